@@ -1,0 +1,57 @@
+import type { OperationKind } from './types.js';
+
+/**
+ * The 22 endpoints of the spec as data: method, path template, the schema of the body (a file in
+ * `schemas/api/`), and for asynchronous ones the operation kind the 202 carries. The typed client
+ * functions and the simulator's router are both built from this table, and a test checks it
+ * against the spec's literal paths, so the two cannot drift apart silently.
+ */
+export interface Endpoint {
+  method: 'GET' | 'POST' | 'PUT';
+  /** Relative to `{base_url}/v2`; `{name}` marks a path parameter. */
+  path: string;
+  /** Name of the body schema in `schemas/api/`, when the endpoint takes a body. */
+  body?: string;
+  /** Operation kind for asynchronous (202) endpoints. */
+  operation?: OperationKind;
+}
+
+export const ENDPOINTS = {
+  listApiKeys: { method: 'GET', path: '/company/{id}/api-keys' },
+  listThemes: { method: 'GET', path: '/company/{id}/wp-themes', body: 'theme-list-query' },
+  createEnvironment: { method: 'POST', path: '/sites/{site_id}/environments', body: 'create-environment', operation: 'environment:add' },
+  addDomain: { method: 'POST', path: '/sites/environments/{env_id}/domains', body: 'add-domain', operation: 'sites:add-domain' },
+  createDnsRecord: { method: 'POST', path: '/domains/{domain_id}/dns-records', body: 'create-dns-record', operation: 'domains:create-dns-record' },
+  cloneEnvironment: { method: 'POST', path: '/sites/{site_id}/environments/clone', body: 'clone-environment', operation: 'environment:clone' },
+  getSshConfig: { method: 'GET', path: '/sites/{site_id}/environments/{env_id}/ssh/config' },
+  bulkUpdateThemes: { method: 'PUT', path: '/sites/environments/{env_id}/themes/bulk-update', body: 'bulk-update-themes', operation: 'wp-themes:bulk-update' },
+  modifyPhpVersion: { method: 'PUT', path: '/sites/tools/modify-php-version', body: 'modify-php-version', operation: 'php:modify-version' },
+  // The spec: creating a plain environment answers with an operation id of kind environment:clone.
+  createPlainEnvironment: { method: 'POST', path: '/sites/{site_id}/environments/plain', body: 'create-plain-environment', operation: 'environment:clone' },
+  createPlainSite: { method: 'POST', path: '/sites/plain', body: 'create-plain-site', operation: 'sites:add-plain' },
+  addManualBackup: { method: 'POST', path: '/sites/environments/{env_id}/manual-backups', body: 'manual-backup', operation: 'backups:add-manual' },
+  toggleSftpAccounts: { method: 'PUT', path: '/sites/environments/{env_id}/additional-sftp-accounts/toggle-status', body: 'toggle-sftp-accounts', operation: 'sftp-accounts:toggle-status' },
+  runWpCliCommand: { method: 'POST', path: '/sites/environments/{env_id}/run-wp-cli-command', body: 'run-wp-cli', operation: 'environment:run-wp-cli-command' },
+  listBackups: { method: 'GET', path: '/sites/environments/{env_id}/backups' },
+  createAdminUser: { method: 'POST', path: '/sites/environments/{env_id}/wpa-create-user', body: 'create-admin-user' },
+  getLoginUrl: { method: 'POST', path: '/sites/environments/{env_id}/wpa-login-url', body: 'login-url' },
+  setDeniedIps: { method: 'PUT', path: '/sites/tools/denied-ips', body: 'denied-ips' },
+  setSshExpiration: { method: 'POST', path: '/sites/environments/{env_id}/ssh/change-expiration-interval', body: 'ssh-expiration' },
+  listDomains: { method: 'GET', path: '/sites/environments/{env_id}/domains' },
+  setSshStatus: { method: 'POST', path: '/sites/environments/{env_id}/ssh/set-status', body: 'ssh-status' },
+  pushEnvironment: { method: 'PUT', path: '/sites/{site_id}/environments', body: 'push-environment', operation: 'environments:push' },
+} as const satisfies Record<string, Endpoint>;
+
+export type EndpointName = keyof typeof ENDPOINTS;
+
+/** Not in the spec, but offered by the real service: 202 running, 200 done, 500 failed, 404 unknown. */
+export const DEFAULT_OPERATION_PATH = '/operations/{operation_id}';
+
+/** Fills `{name}` placeholders, URL-encoding each value. Throws on a missing parameter. */
+export function fillPath(template: string, params: Record<string, string>): string {
+  return template.replace(/\{([a-z_]+)\}/g, (_, name: string) => {
+    const value = params[name];
+    if (value === undefined || value === '') throw new Error(`path parameter ${name} is missing for ${template}`);
+    return encodeURIComponent(value);
+  });
+}

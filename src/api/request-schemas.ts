@@ -1,0 +1,42 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import type { ValidateFunction } from 'ajv';
+import { RequestValidationError } from '../errors.js';
+import { ajvProblems, createAjv } from '../util/ajv.js';
+
+/** `schemas/` at the package root, from both `src/api/` (tests) and `dist/api/` (the built CLI). */
+export const SCHEMAS_DIR = new URL('../../schemas/', import.meta.url);
+const API_DIR = new URL('api/', SCHEMAS_DIR);
+const BASE_ID = 'https://sitefleet.dev/schemas/api/';
+
+const ajv = createAjv();
+for (const file of readdirSync(API_DIR)) {
+  if (file.endsWith('.schema.json')) ajv.addSchema(JSON.parse(readFileSync(new URL(file, API_DIR), 'utf8')));
+}
+const compiled = new Map<string, ValidateFunction>();
+
+function validator(name: string): ValidateFunction {
+  let fn = compiled.get(name);
+  if (!fn) {
+    fn = ajv.getSchema(`${BASE_ID}${name}.schema.json`);
+    if (!fn) throw new Error(`no request schema named ${name} in schemas/api/`);
+    compiled.set(name, fn);
+  }
+  return fn;
+}
+
+/** Throws RequestValidationError, naming each bad field, when `body` breaks the API's rules. */
+export function assertValidBody(schemaName: string, endpoint: string, body: unknown): void {
+  const validate = validator(schemaName);
+  if (!validate(body)) throw new RequestValidationError(endpoint, ajvProblems(validate.errors, 'body'));
+}
+
+/** The problems with `body`, or an empty list. Used by the simulator to answer 400. */
+export function bodyProblems(schemaName: string, body: unknown) {
+  const validate = validator(schemaName);
+  return validate(body) ? [] : ajvProblems(validate.errors, 'body');
+}
+
+/** A JSON sub-schema of an API body, by JSON pointer; the playbook schema reuses these. */
+export function apiSchema(name: string): Record<string, unknown> {
+  return ajv.getSchema(`${BASE_ID}${name}.schema.json`)!.schema as Record<string, unknown>;
+}

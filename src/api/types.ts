@@ -1,0 +1,229 @@
+/**
+ * Request and response shapes of the hosting API, field for field as `hosting-api-spec.md` names them.
+ * Optional markers follow the spec's silence: only ids and the fields an endpoint cannot work without
+ * are required (the schemas in `schemas/api/` say the same, and the simulator enforces them).
+ */
+
+export type Uuid = string;
+
+/** The common body of every asynchronous (HTTP 202) answer. */
+export interface Accepted {
+  message: string;
+  status: 202;
+  /** `<operation_kind>-<uuid>` */
+  operation_id: string;
+}
+
+export type OperationKind =
+  | 'environment:add'
+  | 'sites:add-domain'
+  | 'domains:create-dns-record'
+  | 'environment:clone'
+  | 'wp-themes:bulk-update'
+  | 'php:modify-version'
+  | 'sites:add-plain'
+  | 'backups:add-manual'
+  | 'sftp-accounts:toggle-status'
+  | 'environment:run-wp-cli-command'
+  | 'environments:push';
+
+export interface ApiKey {
+  id: Uuid;
+  name: string;
+  status: string;
+  expires_at: string;
+}
+
+export interface ThemeEnvironment {
+  id: Uuid;
+  site_display_name: string;
+  display_name: string;
+  theme_status: string;
+  theme_update: string;
+  theme_version: string;
+  is_theme_version_vulnerable: boolean;
+  theme_update_version: string;
+  is_theme_update_version_vulnerable: boolean;
+  theme_update_status: string;
+  auto_update_type: string;
+}
+
+export interface Theme {
+  name: string;
+  title: string;
+  description: string;
+  latest_version: string;
+  is_latest_version_vulnerable: boolean;
+  environment_count: number;
+  update_count: number;
+  environments: ThemeEnvironment[];
+}
+
+export interface ThemeListQuery {
+  offset?: number;
+  limit?: number;
+  search?: string;
+  status?: string;
+  column?: string;
+}
+
+export interface ThemeListResponse {
+  company: { themes: { total: number; last_updated_at: string; items: Theme[] } };
+}
+
+export interface CreateEnvironmentBody {
+  display_name: string;
+  site_title?: string;
+  is_premium?: boolean;
+  admin_email?: string;
+  admin_password?: string;
+  admin_user?: string;
+  wp_language?: string;
+  is_subdomain_multisite?: boolean;
+  is_multisite?: boolean;
+  commerce_plugin?: boolean;
+  downloads_plugin?: boolean;
+  seo_plugin?: boolean;
+}
+
+export interface AddDomainBody {
+  domain_name: string;
+  is_wildcardless?: boolean;
+  add_with_www_subdomain?: boolean;
+  setup_type?: string;
+  custom_ssl_key?: string;
+  custom_ssl_cert?: string;
+}
+
+export interface DnsRecordBody {
+  type: string;
+  name: string;
+  ttl?: number;
+  resource_records: { value: string }[];
+}
+
+export interface CloneEnvironmentBody {
+  display_name: string;
+  is_premium?: boolean;
+  source_env_id: Uuid;
+}
+
+export interface SshConfig {
+  site: {
+    id: string;
+    name: string;
+    displayName: string;
+    usr: string;
+    environment: {
+      id: string;
+      activeContainer: { id: string; lxdSshPort: string; loadBalancer: { id: string; extIP: string } };
+    };
+  };
+  port: string;
+  name: string;
+  host: string;
+  user: string;
+  ssh_command: string;
+}
+
+export interface BulkUpdateThemesBody {
+  themes: { name: string }[];
+}
+
+export interface ModifyPhpVersionBody {
+  environment_id: Uuid;
+  php_version: string;
+  is_opt_out_from_automatic_php_update?: boolean;
+}
+
+export interface CreatePlainEnvironmentBody {
+  display_name: string;
+  is_premium?: boolean;
+}
+
+export interface CreatePlainSiteBody {
+  company: Uuid;
+  display_name: string;
+  region: string;
+}
+
+export interface ManualBackupBody {
+  tag: string;
+}
+
+export interface ToggleSftpAccountsBody {
+  enabled: boolean;
+}
+
+export interface RunWpCliBody {
+  wp_command: string;
+}
+
+export interface Backup {
+  id: number;
+  name: string;
+  note: string;
+  type: string;
+  created_at: number;
+}
+
+export interface BackupListResponse {
+  environment: { display_name: string; backups: Backup[] };
+}
+
+export interface CreateAdminUserBody {
+  email: string;
+  first_name: string;
+  last_name: string;
+}
+
+export interface LoginUrlBody {
+  email: string;
+}
+
+export interface DeniedIpsBody {
+  environment_id: Uuid;
+  ip_list: string[];
+}
+
+export interface SshExpirationBody {
+  exp_interval: string;
+}
+
+export interface SiteDomain {
+  id: Uuid;
+  name: string;
+  uses_provider_dns: boolean;
+}
+
+export interface DomainListResponse {
+  environment: { site_domains: SiteDomain[] };
+}
+
+export interface SshStatusBody {
+  is_enabled: boolean;
+}
+
+export interface PushEnvironmentBody {
+  source_env_id: Uuid;
+  target_env_id: Uuid;
+  push_db?: boolean;
+  push_files?: boolean;
+  run_search_and_replace?: boolean;
+  push_files_option?: 'ALL_FILES' | 'SPECIFIC_FILES';
+  file_list?: string[];
+}
+
+export interface NullResult {
+  result: null;
+}
+
+/** What `GET /operations/{id}` tells, folded from its status code (202 / 200 / 500 / 404). */
+export type OperationState = 'in_progress' | 'succeeded' | 'failed' | 'not_found';
+
+export interface OperationStatus {
+  operation_id: string;
+  state: OperationState;
+  http_status: number;
+  message?: string;
+}

@@ -1,0 +1,132 @@
+/**
+ * One base class, one subclass per thing that can go wrong. The CLI maps each to an exit code and one
+ * readable line; the runner maps each to a retry decision. Messages never contain the API token.
+ */
+export class SitefleetError extends Error {
+  override name = 'SitefleetError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** One problem in user input, located as precisely as we can. */
+export interface InputProblem {
+  file?: string;
+  line?: number;
+  column?: number;
+  /** Dotted path of the field, e.g. `tasks.2.with.ip_list.1`. */
+  path: string;
+  message: string;
+}
+
+export function formatProblem(p: InputProblem): string {
+  const where = p.file ? `${p.file}:${p.line ?? 1}:${p.column ?? 1}: ` : '';
+  return `${where}${p.path || '(root)'}: ${p.message}`;
+}
+
+/** A playbook (or any user input) that cannot be used. Exit code 2. Nothing was sent. */
+export class InvalidInputError extends SitefleetError {
+  override name = 'InvalidInputError';
+  constructor(readonly problems: InputProblem[]) {
+    super(problems.map(formatProblem).join('\n'));
+  }
+}
+
+/** A request body that breaks the API's rules; raised before anything is sent. */
+export class RequestValidationError extends SitefleetError {
+  override name = 'RequestValidationError';
+  constructor(
+    readonly endpoint: string,
+    readonly problems: InputProblem[],
+  ) {
+    super(`${endpoint}: ${problems.map(formatProblem).join('; ')}`);
+  }
+}
+
+/** The server answered with a status we do not treat as success. */
+export class HttpError extends SitefleetError {
+  override name = 'HttpError';
+  constructor(
+    readonly status: number,
+    readonly method: string,
+    readonly path: string,
+    readonly serverMessage: string | undefined,
+    readonly data: unknown = undefined,
+  ) {
+    super(`${method} ${path} answered ${status}${serverMessage ? `: ${serverMessage}` : ''}`);
+  }
+}
+
+/** 401: the key is missing, wrong or revoked. Stops a whole run. */
+export class AuthenticationError extends HttpError {
+  override name = 'AuthenticationError';
+}
+
+/** 404: the thing does not exist, or this key may not see it (the service does not say which). */
+export class NotFoundError extends HttpError {
+  override name = 'NotFoundError';
+}
+
+/** 429: too many requests. `retryAfterMs` is the server's Retry-After, parsed, when it sent one. */
+export class RateLimitError extends HttpError {
+  override name = 'RateLimitError';
+  constructor(
+    method: string,
+    path: string,
+    serverMessage: string | undefined,
+    readonly retryAfterMs: number | undefined,
+  ) {
+    super(429, method, path, serverMessage);
+  }
+}
+
+/** 5xx. The request reached the server; whether it was applied is unknown. */
+export class ServerError extends HttpError {
+  override name = 'ServerError';
+}
+
+/**
+ * The connection failed. `mayHaveReached` is false only when we know the request never left
+ * (connection refused, DNS failure): then even a creating call can be sent again.
+ */
+export class NetworkError extends SitefleetError {
+  override name = 'NetworkError';
+  constructor(
+    message: string,
+    readonly mayHaveReached: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** No answer in time. The request may have been applied. */
+export class TimeoutError extends NetworkError {
+  override name = 'TimeoutError';
+  constructor(
+    readonly phase: 'connect' | 'headers' | 'body',
+    method: string,
+    path: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${method} ${path}: no ${phase === 'connect' ? 'connection' : phase} in time`, phase !== 'connect', options);
+  }
+}
+
+/** The server answered 2xx but the body was not the JSON we expected (truncated, HTML, wrong shape). */
+export class MalformedResponseError extends SitefleetError {
+  override name = 'MalformedResponseError';
+  constructor(
+    readonly status: number,
+    readonly method: string,
+    readonly path: string,
+    detail: string,
+  ) {
+    super(`${method} ${path} answered ${status} with a body that is not what the API promises: ${detail}`);
+  }
+}
+
+/** The run was interrupted (signal) or a call was cancelled. */
+export class AbortedError extends SitefleetError {
+  override name = 'AbortedError';
+}

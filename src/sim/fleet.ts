@@ -1,0 +1,181 @@
+import type { Backup } from '../api/types.js';
+import { Random } from './random.js';
+
+/** The simulator's world: one company, its sites, environments, themes, domains and backups. */
+export interface InstalledTheme {
+  version: string;
+  status: 'active' | 'inactive';
+  /** `updated` once a bulk update brought it to the latest version. */
+  updateStatus: string;
+  autoUpdateType: string;
+}
+
+export interface SimDomain {
+  id: string;
+  envId: string;
+  name: string;
+  usesProviderDns: boolean;
+  records: { type: string; name: string; ttl?: number; resource_records: { value: string }[] }[];
+}
+
+export interface SimEnvironment {
+  id: string;
+  siteId: string;
+  displayName: string;
+  themes: Map<string, InstalledTheme>;
+  phpVersion: string;
+  phpAutoUpdateOptOut: boolean;
+  deniedIps: string[];
+  sshEnabled: boolean;
+  sshExpInterval: string;
+  sftpAccountsEnabled: boolean;
+  domains: SimDomain[];
+  backups: Backup[];
+  adminUsers: Map<string, { first_name: string; last_name: string }>;
+  wpCommands: string[];
+  /** The operation now running on this environment, if any. */
+  busyWith?: string;
+}
+
+export interface SimSite {
+  id: string;
+  displayName: string;
+  region: string;
+  envIds: string[];
+}
+
+export interface CatalogTheme {
+  name: string;
+  title: string;
+  description: string;
+  versions: string[];
+  vulnerable: Set<string>;
+}
+
+export interface Fleet {
+  companyId: string;
+  apiKeys: { id: string; name: string; status: string; expires_at: string }[];
+  sites: Map<string, SimSite>;
+  environments: Map<string, SimEnvironment>;
+  domains: Map<string, SimDomain>;
+  catalog: Map<string, CatalogTheme>;
+  nextBackupId: number;
+  lastUpdatedAt: number;
+}
+
+export interface FleetOptions {
+  seed: number;
+  sites: number;
+  themes: number;
+}
+
+export const PHP_VERSIONS = ['7.4', '8.0', '8.1', '8.2', '8.3', '8.4'] as const;
+export const REGIONS = ['us-central1', 'us-east1', 'europe-west1', 'europe-west3', 'asia-southeast1'] as const;
+/** The spec names `days_7` and says there are five; the other four are the simulator's guess. */
+export const SSH_EXPIRATION_INTERVALS = ['days_7', 'days_14', 'days_30', 'days_60', 'days_90'] as const;
+export const SERVICE_AUTO_UPDATE = 'managed';
+
+const SITE_PREFIXES = ['acme', 'blue', 'coral', 'delta', 'ember', 'fjord', 'legacy', 'nova'];
+const THEME_NAMES = [
+  'astra', 'neve', 'kadence', 'generatepress', 'oceanwp', 'hestia', 'sydney', 'zakra',
+  'blocksy', 'hello-elementor', 'storefront', 'twentytwentyfour', 'twentytwentythree', 'colibri-wp', 'popularfx', 'spectra-one',
+];
+/** A fixed "now" for generated history, so the same seed gives the same fleet on any day. */
+const EPOCH = Date.UTC(2026, 0, 1);
+
+function title(slug: string): string {
+  return slug.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => (dash ? ' ' : '') + c.toUpperCase());
+}
+
+function makeCatalog(rng: Random, count: number): Map<string, CatalogTheme> {
+  const catalog = new Map<string, CatalogTheme>();
+  for (let i = 0; i < count; i++) {
+    const name = THEME_NAMES[i] ?? `theme-${String(i + 1).padStart(3, '0')}`;
+    const major = rng.int(1, 4);
+    const versions = Array.from({ length: rng.int(3, 7) }, (_, minor) => `${major}.${minor}.${rng.int(0, 3)}`);
+    const vulnerable = new Set<string>();
+    for (const v of versions.slice(0, -1)) if (rng.chance(0.25)) vulnerable.add(v);
+    // Some latest versions are vulnerable too: updating to them is what skip_vulnerable_updates avoids.
+    if (rng.chance(0.2)) vulnerable.add(versions.at(-1)!);
+    catalog.set(name, { name, title: title(name), description: `The ${title(name)} theme.`, versions, vulnerable });
+  }
+  return catalog;
+}
+
+export function generateFleet(options: FleetOptions): Fleet {
+  const rng = new Random(options.seed);
+  const catalog = makeCatalog(rng, Math.max(1, options.themes));
+  const themeNames = [...catalog.keys()];
+  const fleet: Fleet = {
+    companyId: rng.uuid(),
+    apiKeys: [
+      { id: rng.uuid(), name: 'automation', status: 'active', expires_at: new Date(EPOCH + 400 * 86_400_000).toISOString() },
+      { id: rng.uuid(), name: 'old-integration', status: 'expired', expires_at: new Date(EPOCH - 30 * 86_400_000).toISOString() },
+    ],
+    sites: new Map(),
+    environments: new Map(),
+    domains: new Map(),
+    catalog,
+    nextBackupId: 1000,
+    lastUpdatedAt: EPOCH,
+  };
+  for (let i = 0; i < options.sites; i++) {
+    const siteName = `${SITE_PREFIXES[i % SITE_PREFIXES.length]}-${String(i + 1).padStart(3, '0')}`;
+    const site: SimSite = { id: rng.uuid(), displayName: siteName, region: rng.pick(REGIONS), envIds: [] };
+    fleet.sites.set(site.id, site);
+    const envNames = rng.chance(0.7) ? ['live', 'staging'] : ['live'];
+    for (const envName of envNames) {
+      const env = newEnvironment(fleet, rng, site, envName);
+      const installCount = Math.min(themeNames.length, rng.int(1, 3));
+      const chosen = new Set<string>();
+      while (chosen.size < installCount) chosen.add(rng.pick(themeNames));
+      let first = true;
+      for (const name of chosen) {
+        const versions = catalog.get(name)!.versions;
+        const version = rng.chance(0.5) ? versions.at(-1)! : rng.pick(versions);
+        env.themes.set(name, {
+          version,
+          status: first ? 'active' : 'inactive',
+          updateStatus: 'none',
+          autoUpdateType: rng.chance(0.15) ? SERVICE_AUTO_UPDATE : 'none',
+        });
+        first = false;
+      }
+      const host = envName === 'live' ? `${siteName}.example.com` : `${envName}.${siteName}.example.com`;
+      addDomain(fleet, rng.uuid(), env.id, host, rng.chance(0.6));
+      for (const [k, type] of ['scheduled', 'system', 'manual'].entries()) {
+        env.backups.push({ id: fleet.nextBackupId++, name: `${type}-${k}`, note: type === 'manual' ? 'before launch' : '', type, created_at: EPOCH - (k + 1) * 86_400_000 });
+      }
+    }
+  }
+  return fleet;
+}
+
+export function newEnvironment(fleet: Fleet, rng: Random, site: SimSite, displayName: string): SimEnvironment {
+  const env: SimEnvironment = {
+    id: rng.uuid(),
+    siteId: site.id,
+    displayName,
+    themes: new Map(),
+    phpVersion: rng.pick(PHP_VERSIONS.slice(0, 5)),
+    phpAutoUpdateOptOut: false,
+    deniedIps: [],
+    sshEnabled: true,
+    sshExpInterval: 'days_30',
+    sftpAccountsEnabled: false,
+    domains: [],
+    backups: [],
+    adminUsers: new Map([['admin@example.com', { first_name: 'Site', last_name: 'Admin' }]]),
+    wpCommands: [],
+  };
+  fleet.environments.set(env.id, env);
+  site.envIds.push(env.id);
+  return env;
+}
+
+export function addDomain(fleet: Fleet, id: string, envId: string, name: string, usesProviderDns: boolean): SimDomain {
+  const domain: SimDomain = { id, envId, name, usesProviderDns, records: [] };
+  fleet.domains.set(id, domain);
+  fleet.environments.get(envId)!.domains.push(domain);
+  return domain;
+}

@@ -1,0 +1,237 @@
+import type { EndpointName } from '../api/endpoints.js';
+import type * as T from '../api/types.js';
+import { addDomain, newEnvironment, PHP_VERSIONS, REGIONS, SSH_EXPIRATION_INTERVALS, type Fleet, type SimEnvironment, type SimSite } from './fleet.js';
+import type { Random } from './random.js';
+import { listThemes } from './theme-listing.js';
+
+/** An error answer: the real service's `{status, message, data}`. */
+export class SimHttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly data: unknown = null,
+  ) {
+    super(message);
+  }
+}
+
+export interface HandlerContext {
+  fleet: Fleet;
+  rng: Random;
+  params: Record<string, string>;
+  body: any;
+  maxPageSize: number;
+  now: number;
+}
+
+/** A synchronous answer, or the work of an asynchronous one (applied when its operation completes). */
+export type HandlerResult = { status: number; body: unknown } | { async: { envId?: string; apply: () => void } };
+
+function env(ctx: HandlerContext, id = ctx.params.env_id!): SimEnvironment {
+  const found = ctx.fleet.environments.get(id);
+  if (!found) throw new SimHttpError(404, `Environment ${id} not found`);
+  return found;
+}
+
+function site(ctx: HandlerContext): SimSite {
+  const found = ctx.fleet.sites.get(ctx.params.site_id!);
+  if (!found) throw new SimHttpError(404, `Site ${ctx.params.site_id} not found`);
+  return found;
+}
+
+function company(ctx: HandlerContext, id: string): void {
+  if (id !== ctx.fleet.companyId) throw new SimHttpError(404, `Company ${id} not found`);
+}
+
+function ok(body: unknown) {
+  return { status: 200, body };
+}
+
+function later(envId: string | undefined, apply: () => void): HandlerResult {
+  return { async: { envId, apply } };
+}
+
+function sameSite(ctx: HandlerContext, s: SimSite, envId: string, field: string): SimEnvironment {
+  const e = ctx.fleet.environments.get(envId);
+  if (!e || e.siteId !== s.id) throw new SimHttpError(400, `${field}: environment ${envId} is not an environment of site ${s.id}`);
+  return e;
+}
+
+function installDefaultTheme(ctx: HandlerContext, e: SimEnvironment): void {
+  const theme = [...ctx.fleet.catalog.values()][0]!;
+  e.themes.set(theme.name, { version: theme.versions.at(-1)!, status: 'active', updateStatus: 'none', autoUpdateType: 'none' });
+}
+
+export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResult> = {
+  listApiKeys(ctx) {
+    company(ctx, ctx.params.id!);
+    return ok({ api_keys: ctx.fleet.apiKeys });
+  },
+  listThemes(ctx) {
+    company(ctx, ctx.params.id!);
+    return ok(listThemes(ctx.fleet, ctx.body ?? {}, ctx.maxPageSize));
+  },
+  createEnvironment(ctx) {
+    const s = site(ctx);
+    const body = ctx.body as T.CreateEnvironmentBody;
+    return later(undefined, () => installDefaultTheme(ctx, newEnvironment(ctx.fleet, ctx.rng, s, body.display_name)));
+  },
+  addDomain(ctx) {
+    const e = env(ctx);
+    const body = ctx.body as T.AddDomainBody;
+    const name = body.domain_name.toLowerCase();
+    if ([...ctx.fleet.domains.values()].some((d) => d.name === name)) throw new SimHttpError(400, `domain_name: ${name} is already in use`);
+    const id = ctx.rng.uuid();
+    return later(e.id, () => addDomain(ctx.fleet, id, e.id, name, body.setup_type === 'quick'));
+  },
+  createDnsRecord(ctx) {
+    const domain = ctx.fleet.domains.get(ctx.params.domain_id!);
+    if (!domain) throw new SimHttpError(404, `Domain ${ctx.params.domain_id} not found`);
+    if (!domain.usesProviderDns) throw new SimHttpError(400, `Domain ${domain.name} does not use the provider's DNS`);
+    const body = ctx.body as T.DnsRecordBody;
+    if (body.name !== domain.name && !body.name.endsWith(`.${domain.name}`)) {
+      throw new SimHttpError(400, `name: ${body.name} is not within ${domain.name}`);
+    }
+    return later(undefined, () => domain.records.push(structuredClone(body)));
+  },
+  cloneEnvironment(ctx) {
+    const s = site(ctx);
+    const body = ctx.body as T.CloneEnvironmentBody;
+    const source = sameSite(ctx, s, body.source_env_id, 'source_env_id');
+    return later(source.id, () => {
+      const copy = newEnvironment(ctx.fleet, ctx.rng, s, body.display_name);
+      for (const [name, t] of source.themes) copy.themes.set(name, { ...t });
+      copy.phpVersion = source.phpVersion;
+    });
+  },
+  getSshConfig(ctx) {
+    const s = site(ctx);
+    const e = env(ctx);
+    if (e.siteId !== s.id) throw new SimHttpError(404, `Environment ${e.id} not found in site ${s.id}`);
+    const n = [...ctx.fleet.sites.keys()].indexOf(s.id) + 1;
+    const host = `ssh.${s.region}.hosting.example`;
+    const port = String(2200 + (n % 700));
+    const user = `${s.displayName.replace(/[^a-z0-9]/g, '')}-${e.displayName}`;
+    return ok({
+      site: {
+        id: s.id,
+        name: s.displayName,
+        displayName: s.displayName,
+        usr: `site${n}`,
+        environment: { id: e.id, activeContainer: { id: `ct-${e.id.slice(0, 8)}`, lxdSshPort: port, loadBalancer: { id: `lb-${s.region}`, extIP: `192.0.2.${n % 250}` } } },
+      },
+      port,
+      name: s.displayName,
+      host,
+      user,
+      ssh_command: `ssh -p ${port} ${user}@${host}`,
+    });
+  },
+  bulkUpdateThemes(ctx) {
+    const e = env(ctx);
+    const names = (ctx.body as T.BulkUpdateThemesBody).themes.map((t) => t.name);
+    for (const name of names) if (!e.themes.has(name)) throw new SimHttpError(400, `themes: ${name} is not installed on environment ${e.id}`);
+    return later(e.id, () => {
+      for (const name of names) {
+        const installed = e.themes.get(name)!;
+        installed.version = ctx.fleet.catalog.get(name)!.versions.at(-1)!;
+        installed.updateStatus = 'updated';
+      }
+    });
+  },
+  modifyPhpVersion(ctx) {
+    const body = ctx.body as T.ModifyPhpVersionBody;
+    const e = env(ctx, body.environment_id);
+    if (!(PHP_VERSIONS as readonly string[]).includes(body.php_version)) {
+      throw new SimHttpError(400, `php_version: ${body.php_version} is not offered (offered: ${PHP_VERSIONS.join(', ')})`);
+    }
+    return later(e.id, () => {
+      e.phpVersion = body.php_version;
+      if (body.is_opt_out_from_automatic_php_update !== undefined) e.phpAutoUpdateOptOut = body.is_opt_out_from_automatic_php_update;
+    });
+  },
+  createPlainEnvironment(ctx) {
+    const s = site(ctx);
+    const body = ctx.body as T.CreatePlainEnvironmentBody;
+    return later(undefined, () => newEnvironment(ctx.fleet, ctx.rng, s, body.display_name));
+  },
+  createPlainSite(ctx) {
+    const body = ctx.body as T.CreatePlainSiteBody;
+    company(ctx, body.company);
+    if (!(REGIONS as readonly string[]).includes(body.region)) throw new SimHttpError(400, `region: ${body.region} is not a region (regions: ${REGIONS.join(', ')})`);
+    const id = ctx.rng.uuid();
+    return later(undefined, () => ctx.fleet.sites.set(id, { id, displayName: body.display_name, region: body.region, envIds: [] }));
+  },
+  addManualBackup(ctx) {
+    const e = env(ctx);
+    const tag = (ctx.body as T.ManualBackupBody).tag;
+    return later(e.id, () => {
+      const id = ctx.fleet.nextBackupId++;
+      e.backups.push({ id, name: `manual-${id}`, note: tag, type: 'manual', created_at: ctx.fleet.lastUpdatedAt });
+    });
+  },
+  toggleSftpAccounts(ctx) {
+    const e = env(ctx);
+    const enabled = (ctx.body as T.ToggleSftpAccountsBody).enabled;
+    return later(e.id, () => (e.sftpAccountsEnabled = enabled));
+  },
+  runWpCliCommand(ctx) {
+    const e = env(ctx);
+    const command = (ctx.body as T.RunWpCliBody).wp_command;
+    return later(e.id, () => e.wpCommands.push(command));
+  },
+  listBackups(ctx) {
+    const e = env(ctx);
+    return ok({ environment: { display_name: e.displayName, backups: e.backups } });
+  },
+  createAdminUser(ctx) {
+    const e = env(ctx);
+    const body = ctx.body as T.CreateAdminUserBody;
+    const email = body.email.toLowerCase();
+    if (e.adminUsers.has(email)) return ok({ create_wp_admin_user: false });
+    e.adminUsers.set(email, { first_name: body.first_name, last_name: body.last_name });
+    return ok({ create_wp_admin_user: true });
+  },
+  getLoginUrl(ctx) {
+    const e = env(ctx);
+    const email = (ctx.body as T.LoginUrlBody).email.toLowerCase();
+    if (!e.adminUsers.has(email)) throw new SimHttpError(404, `No admin user ${email} on environment ${e.id}`);
+    const host = e.domains[0]?.name ?? `${e.id}.hosting.example`;
+    return ok({ login_link: `https://${host}/wp-login.php?sso_token=${ctx.rng.uuid().replace(/-/g, '')}` });
+  },
+  setDeniedIps(ctx) {
+    const body = ctx.body as T.DeniedIpsBody;
+    const e = env(ctx, body.environment_id);
+    e.deniedIps = [...body.ip_list];
+    ctx.fleet.lastUpdatedAt = ctx.now;
+    return ok({ result: null });
+  },
+  setSshExpiration(ctx) {
+    const e = env(ctx);
+    const interval = (ctx.body as T.SshExpirationBody).exp_interval;
+    if (!(SSH_EXPIRATION_INTERVALS as readonly string[]).includes(interval)) {
+      throw new SimHttpError(400, `exp_interval: must be one of ${SSH_EXPIRATION_INTERVALS.join(', ')}`);
+    }
+    e.sshExpInterval = interval;
+    return ok({ result: null });
+  },
+  listDomains(ctx) {
+    const e = env(ctx);
+    return ok({ environment: { site_domains: e.domains.map((d) => ({ id: d.id, name: d.name, uses_provider_dns: d.usesProviderDns })) } });
+  },
+  setSshStatus(ctx) {
+    const e = env(ctx);
+    e.sshEnabled = (ctx.body as T.SshStatusBody).is_enabled;
+    return ok({ result: null });
+  },
+  pushEnvironment(ctx) {
+    const s = site(ctx);
+    const body = ctx.body as T.PushEnvironmentBody;
+    const source = sameSite(ctx, s, body.source_env_id, 'source_env_id');
+    const target = sameSite(ctx, s, body.target_env_id, 'target_env_id');
+    if (source.id === target.id) throw new SimHttpError(400, 'target_env_id: must differ from source_env_id');
+    return later(target.id, () => {
+      if (body.push_files !== false) for (const [name, t] of source.themes) target.themes.set(name, { ...t });
+    });
+  },
+};

@@ -1,0 +1,298 @@
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DEFAULT_OPERATION_PATH, ENDPOINTS, type Endpoint, type EndpointName } from '../api/endpoints.js';
+import { bodyProblems } from '../api/request-schemas.js';
+import { FaultPlan, parseFaults, type FaultKind, type FaultRates } from './faults.js';
+import { generateFleet, type Fleet } from './fleet.js';
+import { HANDLERS, SimHttpError } from './handlers.js';
+import { Operations } from './operations.js';
+import { Random } from './random.js';
+import { parseRate, SlidingWindow } from './rate-window.js';
+
+export interface SimulatorOptions {
+  /** 0 (default) picks a free port. The simulator only ever binds 127.0.0.1. */
+  port?: number;
+  /** The bearer token it accepts; generated from the seed when absent. */
+  token?: string;
+  sites?: number;
+  themes?: number;
+  seed?: number;
+  /** A sliding-window limit per token, e.g. `120/min` or `{limit: 50, periodMs: 1000}`. None by default. */
+  rate?: string | { limit: number; periodMs: number };
+  /** e.g. `500=0.05,reset=0.02`; see faults.ts. */
+  faults?: string | FaultRates;
+  /** Every answer is delayed by a latency drawn from this range, in ms. */
+  latencyMs?: [number, number];
+  /** Extra delay of a `slow` fault (default 2000 ms). */
+  slowMs?: number;
+  /** How long an operation runs before it completes (default 1000 ms). */
+  operationDelayMs?: number;
+  /** How long a new operation id answers 404 (default 0), as the real service does for a few seconds. */
+  operationVisibleAfterMs?: number;
+  /** The most themes one page of the theme listing holds (default 100). */
+  maxPageSize?: number;
+  /** Appends the request log to this file as JSON lines. */
+  logFile?: string;
+  /** Keep the request log in memory (default true). */
+  keepLog?: boolean;
+}
+
+export interface SimLogEntry {
+  seq: number;
+  /** ms since the simulator started, when the request arrived */
+  at: number;
+  method: string;
+  path: string;
+  endpoint?: EndpointName | 'getOperation';
+  /** 0 when the connection was dropped without an answer */
+  status: number;
+  operation_id?: string;
+  /** whether the request changed (or, for an accepted operation, will change) the fleet */
+  changed: boolean;
+  fault?: FaultKind;
+  body?: unknown;
+}
+
+export interface Simulator {
+  /** `http://127.0.0.1:PORT`: what the client takes as `{base_url}`. */
+  baseUrl: string;
+  token: string;
+  companyId: string;
+  fleet: Fleet;
+  operations: Operations;
+  log: SimLogEntry[];
+  setFaults(faults: string | FaultRates): void;
+  setRate(rate: string | { limit: number; periodMs: number } | undefined): void;
+  stop(): Promise<void>;
+}
+
+const SECRET_FIELDS = new Set(['admin_password', 'custom_ssl_key']);
+const TOO_MANY = 'Too many requests, please try again later.';
+
+interface Route {
+  name: EndpointName | 'getOperation';
+  method: string;
+  pattern: RegExp;
+  params: string[];
+}
+
+function compileRoutes(): Route[] {
+  const entries: [EndpointName | 'getOperation', string, string][] = Object.entries(ENDPOINTS).map(([name, e]) => [name as EndpointName, e.method, e.path]);
+  entries.push(['getOperation', 'GET', DEFAULT_OPERATION_PATH]);
+  return entries.map(([name, method, path]) => {
+    const params: string[] = [];
+    const source = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{([a-z_]+)\\?\}/g, (_, p: string) => {
+      params.push(p);
+      return '([^/]+)';
+    });
+    return { name, method, pattern: new RegExp(`^${source}$`), params };
+  });
+}
+
+function redact(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, SECRET_FIELDS.has(k) ? '[redacted]' : v]));
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > 10 * 1024 * 1024) throw new SimHttpError(413, 'Request body too large');
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Starts the simulator of the whole hosting API on 127.0.0.1. */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const seed = options.seed ?? 1;
+  const fleet = generateFleet({ seed, sites: options.sites ?? 20, themes: options.themes ?? 8 });
+  const rng = new Random(seed * 7919 + 1);
+  const token = options.token ?? `sim-${rng.uuid().replace(/-/g, '')}`;
+  const started = performance.now();
+  const clock = () => Date.now();
+  const operations = new Operations(fleet, options.operationDelayMs ?? 1000, clock);
+  const faults = new FaultPlan(typeof options.faults === 'string' ? parseFaults(options.faults) : (options.faults ?? {}), seed);
+  const toWindow = (rate: SimulatorOptions['rate']) => {
+    if (rate === undefined) return undefined;
+    const r = typeof rate === 'string' ? parseRate(rate) : rate;
+    return new SlidingWindow(r.limit, r.periodMs);
+  };
+  let window = toWindow(options.rate);
+  const routes = compileRoutes();
+  const log: SimLogEntry[] = [];
+  const keepLog = options.keepLog ?? true;
+  const logStream: WriteStream | undefined = options.logFile ? createWriteStream(options.logFile, { flags: 'a' }) : undefined;
+  const visibleAfter = options.operationVisibleAfterMs ?? 0;
+  let seq = 0;
+
+  function record(entry: SimLogEntry): void {
+    if (keepLog) log.push(entry);
+    logStream?.write(`${JSON.stringify(entry)}\n`);
+  }
+
+  function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+    const text = JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+    res.end(text);
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const at = performance.now() - started;
+    const method = req.method ?? 'GET';
+    const url = new URL(req.url ?? '/', 'http://sim');
+    const entry: SimLogEntry = { seq: ++seq, at: Math.round(at * 1000) / 1000, method, path: url.pathname, status: 0, changed: false };
+    const answer = (status: number, body: unknown, headers?: Record<string, string>) => {
+      entry.status = status;
+      record(entry);
+      send(res, status, body, headers);
+    };
+    const fail = (status: number, message: string, data: unknown = null, headers?: Record<string, string>) => answer(status, { status, message, data }, headers);
+
+    let rawBody: string;
+    try {
+      rawBody = await readBody(req);
+    } catch (error) {
+      if (error instanceof SimHttpError) return fail(error.status, error.message);
+      return; // client went away
+    }
+    if (req.headers.authorization !== `Bearer ${token}`) return fail(401, 'Unauthorized: missing or invalid API key');
+    if (window) {
+      const waitMs = window.take(clock());
+      if (waitMs > 0) return fail(429, TOO_MANY, null, { 'retry-after': String(Math.max(1, Math.ceil(waitMs / 1000))) });
+    }
+    const fault = faults.draw();
+    if (fault) entry.fault = fault;
+    if (fault === 'reset') {
+      record(entry);
+      req.socket.destroy();
+      return;
+    }
+    if (fault === '500' || fault === '502' || fault === '503') return fail(Number(fault), 'Internal server error');
+    if (fault === '429') return fail(429, TOO_MANY, null, { 'retry-after': '1' });
+
+    if (!url.pathname.startsWith('/v2/')) return fail(404, `No route for ${method} ${url.pathname}`);
+    const path = url.pathname.slice(3);
+    let route: Route | undefined;
+    let match: RegExpExecArray | null = null;
+    let pathKnown = false;
+    for (const r of routes) {
+      const m = r.pattern.exec(path);
+      if (!m) continue;
+      pathKnown = true;
+      if (r.method === method) {
+        route = r;
+        match = m;
+        break;
+      }
+    }
+    if (!route || !match) return fail(pathKnown ? 405 : 404, pathKnown ? `Method ${method} not allowed on ${path}` : `No route for ${method} ${path}`);
+    entry.endpoint = route.name;
+    const params = Object.fromEntries(route.params.map((p, i) => [p, decodeURIComponent(match[i + 1]!)]));
+
+    if (route.name === 'getOperation') {
+      operations.settle();
+      const op = operations.all.get(params.operation_id!);
+      entry.operation_id = params.operation_id;
+      if (!op || clock() < op.createdAt + visibleAfter) return fail(404, `Operation ${params.operation_id} not found`);
+      if (op.state === 'in_progress') return answer(202, { status: 202, message: op.message, operation_id: op.id });
+      if (op.state === 'succeeded') return answer(200, { status: 200, message: op.message, operation_id: op.id });
+      return fail(500, op.message, { operation_id: op.id });
+    }
+
+    const endpoint = ENDPOINTS[route.name];
+    let body: unknown;
+    if ('body' in endpoint) {
+      const hasBody = rawBody.length > 0;
+      const isJson = /^application\/json\b/i.test(req.headers['content-type'] ?? '');
+      if (hasBody && !isJson) return fail(415, 'Content-Type must be application/json');
+      if (!hasBody && route.name !== 'listThemes') return fail(415, 'Content-Type must be application/json, with a JSON body');
+      try {
+        body = hasBody ? JSON.parse(rawBody) : {};
+      } catch {
+        return fail(400, 'Body is not valid JSON');
+      }
+      entry.body = redact(body);
+      const problems = bodyProblems(endpoint.body, body);
+      if (problems.length > 0) return fail(400, problems.map((p) => `${p.path.replace(/^body\.?/, '') || 'body'}: ${p.message}`).join('; '), { errors: problems });
+    }
+
+    operations.settle();
+    let result;
+    try {
+      result = HANDLERS[route.name]({ fleet, rng, params, body, maxPageSize: options.maxPageSize ?? 100, now: clock() });
+    } catch (error) {
+      if (error instanceof SimHttpError) return fail(error.status, error.message, error.data);
+      throw error;
+    }
+    let status: number;
+    let responseBody: unknown;
+    if ('async' in result) {
+      const kind = (endpoint as Endpoint).operation!;
+      const op = operations.start(`${kind}-${rng.uuid()}`, kind, result.async.envId, result.async.apply);
+      entry.operation_id = op.id;
+      entry.changed = op.state !== 'failed';
+      status = 202;
+      responseBody = { message: `${kind} in progress`, status: 202, operation_id: op.id };
+    } else {
+      status = result.status;
+      responseBody = result.body;
+      entry.changed = method !== 'GET' && route.name !== 'getLoginUrl';
+    }
+
+    const delay = faults.latency(options.latencyMs) + (fault === 'slow' ? (options.slowMs ?? 2000) : 0);
+    if (delay > 0) await sleep(delay);
+    if (fault === 'lost') {
+      entry.status = status;
+      record(entry);
+      req.socket.destroy();
+      return;
+    }
+    if (fault === 'malformed') {
+      entry.status = status;
+      record(entry);
+      const text = JSON.stringify(responseBody);
+      const cut = text.slice(0, Math.max(1, Math.floor(text.length / 2)));
+      res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(cut) });
+      res.end(cut);
+      return;
+    }
+    answer(status, responseBody);
+  }
+
+  const server: Server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) send(res, 500, { status: 500, message: `simulator bug: ${(error as Error).message}`, data: null });
+    });
+  });
+  server.headersTimeout = 70_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    token,
+    companyId: fleet.companyId,
+    fleet,
+    operations,
+    log,
+    setFaults(next) {
+      faults.rates = typeof next === 'string' ? parseFaults(next) : next;
+    },
+    setRate(rate) {
+      window = toWindow(rate);
+    },
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await new Promise<void>((resolve) => (logStream ? logStream.end(resolve) : resolve()));
+    },
+  };
+}

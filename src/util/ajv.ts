@@ -1,0 +1,88 @@
+import { isIPv4, isIPv6 } from 'node:net';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ErrorObject } from 'ajv';
+import * as formatsModule from 'ajv-formats';
+import type { InputProblem } from '../errors.js';
+
+// ajv-formats is CommonJS; under NodeNext its plugin function sits on `.default`.
+const addFormats = (formatsModule as unknown as { default: (ajv: Ajv2020) => void }).default;
+
+/** An IPv4 address, an IPv4 address with a prefix (`/0`..`/32`), or an IPv6 address. */
+export function isDeniedIp(value: string): boolean {
+  const slash = value.indexOf('/');
+  if (slash === -1) return isIPv4(value) || isIPv6(value);
+  const prefix = value.slice(slash + 1);
+  return isIPv4(value.slice(0, slash)) && /^(?:[0-9]|[12][0-9]|3[0-2])$/.test(prefix);
+}
+
+/** One configured ajv for every schema in the project: draft 2020-12, formats, all errors. */
+export function createAjv(): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: true, strictTypes: false, strictRequired: false, allowUnionTypes: true });
+  addFormats(ajv);
+  ajv.addFormat('denied-ip', { type: 'string', validate: isDeniedIp });
+  // Draft 2020 annotation keywords that editors read but ajv has no use for.
+  ajv.addKeyword({ keyword: 'x-secret', schemaType: 'boolean' });
+  return ajv;
+}
+
+/** `/tasks/2/with/ip_list/1` → `tasks.2.with.ip_list.1` */
+export function pointerToPath(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join('.');
+}
+
+/** Turns ajv's errors into one readable problem per field, dropping the noise of `anyOf`/`if` wrappers. */
+export function ajvProblems(errors: ErrorObject[] | null | undefined, prefix = ''): InputProblem[] {
+  const out: InputProblem[] = [];
+  const seen = new Set<string>();
+  for (const e of errors ?? []) {
+    if (e.keyword === 'if' || e.keyword === 'anyOf' || e.keyword === 'oneOf') continue;
+    let path = pointerToPath(e.instancePath);
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'additionalProperties') {
+      const extra = (e.params as { additionalProperty: string }).additionalProperty;
+      path = path ? `${path}.${extra}` : extra;
+      message = 'is not a known field';
+    } else if (e.keyword === 'required') {
+      const missing = (e.params as { missingProperty: string }).missingProperty;
+      path = path ? `${path}.${missing}` : missing;
+      message = 'is required';
+    } else if (e.keyword === 'enum') {
+      message = `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+    } else if (e.keyword === 'format') {
+      message = `${JSON.stringify(e.data)} is not a valid ${describeFormat((e.params as { format: string }).format)}`;
+    } else if (e.keyword === 'pattern') {
+      message = `${truncate(JSON.stringify(e.data))} does not match ${(e.parentSchema as { description?: string })?.description ?? `the pattern ${(e.params as { pattern: string }).pattern}`}`;
+    }
+    const full = prefix && path ? `${prefix}.${path}` : prefix || path;
+    const key = `${full}\u0000${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ path: full, message });
+  }
+  return out;
+}
+
+function describeFormat(format: string): string {
+  switch (format) {
+    case 'denied-ip':
+      return 'IP entry (IPv4, IPv4 with a prefix such as /32, or IPv6)';
+    case 'uuid':
+      return 'UUID';
+    case 'email':
+      return 'e-mail address';
+    case 'ipv4':
+      return 'IPv4 address';
+    case 'hostname':
+      return 'domain name';
+    default:
+      return format;
+  }
+}
+
+function truncate(s: string, max = 80): string {
+  return s.length > max ? `${s.slice(0, max)}…"` : s;
+}

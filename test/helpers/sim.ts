@@ -1,0 +1,30 @@
+import { afterEach } from 'vitest';
+import { HostingClient } from '../../src/api/client.js';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/sim/server.js';
+
+/** Starts a simulator (and a client for it) that the current test file stops after each test. */
+export function useSimulator() {
+  const started: { sim: Simulator; client: HostingClient }[] = [];
+  afterEach(async () => {
+    for (const { sim, client } of started.splice(0)) {
+      await client.close();
+      await sim.stop();
+    }
+  });
+  return async (options: SimulatorOptions = {}) => {
+    const sim = await startSimulator({ sites: 6, themes: 5, operationDelayMs: 50, ...options });
+    const client = new HostingClient({ baseUrl: sim.baseUrl, token: sim.token });
+    started.push({ sim, client });
+    return { sim, client };
+  };
+}
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
