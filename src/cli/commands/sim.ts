@@ -1,0 +1,60 @@
+import type { Command } from 'commander';
+import { startSimulator } from '../../sim/server.js';
+import { parseFaults } from '../../sim/faults.js';
+import { parseRate } from '../../sim/rate-window.js';
+import { intOption, rangeOption } from '../parse.js';
+
+export function registerSim(program: Command): void {
+  program
+    .command('sim')
+    .description('serve a simulator of the whole hosting API on 127.0.0.1, for demos and tests')
+    .option('--port <n>', 'port to listen on (default: a free one)', intOption('--port', 0, 65535), 0)
+    .option('--token <t>', 'the bearer token it accepts (default: generated from the seed)')
+    .option('--sites <n>', 'number of sites (each with a live and often a staging environment)', intOption('--sites', 0, 1_000_000), 20)
+    .option('--themes <n>', 'size of the theme catalogue', intOption('--themes', 1, 10_000), 8)
+    .option('--seed <n>', 'seed of the generated fleet and of the faults', intOption('--seed', 0, 2 ** 31), 1)
+    .option('--rate <N/period>', 'sliding-window limit per token, e.g. 120/min or 50/s (default: none)')
+    .option('--faults <list>', 'fault probabilities, e.g. 5xx=0.05,reset=0.02,lost=0.01,malformed=0.01,slow=0.05,429=0.01')
+    .option('--latency <min-max>', 'delay every answer by this many ms, e.g. 100-200', rangeOption('--latency'))
+    .option('--op-delay <ms>', 'time an operation takes to complete', intOption('--op-delay', 0, 3_600_000), 1000)
+    .option('--op-visible-after <ms>', 'time a new operation id answers 404, as on the real service', intOption('--op-visible-after', 0, 600_000), 0)
+    .option('--page-size <n>', 'most themes in one page of the listing', intOption('--page-size', 1, 10_000), 100)
+    .option('--log <file>', 'append the request log to FILE as JSON lines')
+    .option('--json', 'print the start line as one JSON object')
+    .addHelpText('after', '\nExample:\n  sitefleet sim --sites 200 --rate 120/min --faults 5xx=0.02,reset=0.01 --json\n')
+    .action(async (opts) => {
+      if (opts.rate) parseRate(opts.rate);
+      if (opts.faults) parseFaults(opts.faults);
+      const sim = await startSimulator({
+        port: opts.port,
+        token: opts.token,
+        sites: opts.sites,
+        themes: opts.themes,
+        seed: opts.seed,
+        rate: opts.rate,
+        faults: opts.faults,
+        latencyMs: opts.latency,
+        operationDelayMs: opts.opDelay,
+        operationVisibleAfterMs: opts.opVisibleAfter,
+        maxPageSize: opts.pageSize,
+        logFile: opts.log,
+        keepLog: false,
+      });
+      const info = { base_url: sim.baseUrl, token: sim.token, company_id: sim.companyId, environments: sim.fleet.environments.size };
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify(info)}\n`);
+      } else {
+        process.stdout.write(
+          `simulator serving ${info.environments} environments at ${info.base_url}/v2\n` +
+            `  export SITEFLEET_BASE_URL=${info.base_url}\n  export SITEFLEET_TOKEN=${info.token}\n  export SITEFLEET_COMPANY=${info.company_id}\n` +
+            'stop it with Ctrl-C\n',
+        );
+      }
+      await new Promise<void>((resolve) => {
+        const stop = () => resolve();
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+      await sim.stop();
+    });
+}
