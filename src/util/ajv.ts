@@ -36,7 +36,7 @@ export function pointerToPath(pointer: string): string {
 
 /** Turns ajv's errors into one readable problem per field, dropping the noise of `anyOf`/`if` wrappers. */
 export function ajvProblems(errors: ErrorObject[] | null | undefined, prefix = ''): InputProblem[] {
-  const out: InputProblem[] = [];
+  const out: (InputProblem & { keyword: string })[] = [];
   const seen = new Set<string>();
   for (const e of errors ?? []) {
     if (e.keyword === 'if' || e.keyword === 'anyOf' || e.keyword === 'oneOf') continue;
@@ -61,8 +61,31 @@ export function ajvProblems(errors: ErrorObject[] | null | undefined, prefix = '
     const key = `${full}\u0000${message}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    out.push({ path: full, message });
+    out.push({ path: full, message, keyword: e.keyword });
   }
+  return simplifyAlternatives(out);
+}
+
+/**
+ * A value checked against alternatives (`oneOf`) fails each branch: a selector given as an object with
+ * a typo also "must be string". Keep the specific errors; merge bare type errors into one.
+ */
+function simplifyAlternatives(problems: (InputProblem & { keyword: string })[]): InputProblem[] {
+  const specific = problems.filter((p) => p.keyword !== 'type');
+  const out: InputProblem[] = [];
+  const typeErrors = new Map<string, string[]>();
+  for (const p of problems) {
+    if (p.keyword !== 'type') {
+      out.push({ path: p.path, message: p.message });
+      continue;
+    }
+    const within = (q: InputProblem) => q.path === p.path || q.path.startsWith(`${p.path}.`) || p.path === '';
+    if (specific.some(within)) continue;
+    const list = typeErrors.get(p.path) ?? [];
+    list.push(p.message.replace(/^must be /, ''));
+    typeErrors.set(p.path, list);
+  }
+  for (const [path, kinds] of typeErrors) out.push({ path, message: `must be ${kinds.join(' or ')}` });
   return out;
 }
 

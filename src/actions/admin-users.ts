@@ -1,0 +1,35 @@
+import type { Action } from './action.js';
+import { field, withBlock } from './schema-parts.js';
+
+export const adminUsersCreate: Action = {
+  name: 'admin_users.create',
+  summary: 'create a site admin user (POST …/wpa-create-user)',
+  scope: 'environment',
+  endpoint: 'createAdminUser',
+  // Sending it twice creates no second user: the service answers create_wp_admin_user: false.
+  creates: false,
+  withSchema: withBlock(
+    { email: field('create-admin-user', 'email'), first_name: field('create-admin-user', 'first_name'), last_name: field('create-admin-user', 'last_name') },
+    ['email', 'first_name', 'last_name'],
+  ),
+  expandEnvironment(env, ctx) {
+    const { email, first_name, last_name } = ctx.with;
+    return [{ request: { endpoint: 'createAdminUser', params: { env_id: env.id }, body: { email, first_name, last_name } } }];
+  },
+};
+
+/** Login links are single-sign-on secrets: they go only to `output_file` (mode 0600), never a report or log. */
+export const adminUsersLoginLink: Action = {
+  name: 'admin_users.login_link',
+  summary: 'get an admin login link into a private file (POST …/wpa-login-url)',
+  scope: 'environment',
+  endpoint: 'getLoginUrl',
+  creates: false,
+  withSchema: withBlock(
+    { email: field('login-url', 'email'), output_file: { type: 'string', minLength: 1, description: 'file the links are written to (mode 0600), relative to the working directory' } },
+    ['email', 'output_file'],
+  ),
+  expandEnvironment(env, ctx) {
+    return [{ request: { endpoint: 'getLoginUrl', params: { env_id: env.id }, body: { email: ctx.with.email } } }];
+  },
+};

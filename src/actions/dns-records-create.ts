@@ -1,0 +1,34 @@
+import { matchesAny } from '../util/glob.js';
+import { fillTemplate, templateValues, type Action } from './action.js';
+import { field, globs, template, withBlock } from './schema-parts.js';
+
+/**
+ * One DNS record on each domain of the selected environments. Domains come from a read of each
+ * environment's domain list; by default only domains whose DNS the provider serves are touched.
+ */
+export const dnsRecordsCreate: Action = {
+  name: 'dns_records.create',
+  summary: 'create a DNS record on the domains of each environment (POST /domains/{domain_id}/dns-records)',
+  scope: 'domain',
+  endpoint: 'createDnsRecord',
+  creates: true,
+  withSchema: withBlock(
+    {
+      domains: { ...globs, description: 'only domains whose name matches (globs); default all' },
+      provider_dns_only: { type: 'boolean', default: true, description: 'skip domains whose DNS the provider does not serve' },
+      type: field('create-dns-record', 'type'),
+      name: template('fully qualified record name; {{domain}}, {{env}}, {{site}} are filled in, e.g. "www.{{domain}}"'),
+      ttl: field('create-dns-record', 'ttl'),
+      resource_records: field('create-dns-record', 'resource_records'),
+    },
+    ['type', 'name', 'resource_records'],
+  ),
+  expandDomain(domain, env, ctx) {
+    if (!matchesAny(domain.name, ctx.with.domains)) return [];
+    if ((ctx.with.provider_dns_only ?? true) && !domain.uses_provider_dns) return [{ skip: `domain ${domain.name} does not use the provider's DNS` }];
+    const name = fillTemplate(ctx.with.name, { ...templateValues(ctx, env), domain: domain.name });
+    const body: Record<string, unknown> = { type: ctx.with.type, name, resource_records: ctx.with.resource_records };
+    if (ctx.with.ttl !== undefined) body.ttl = ctx.with.ttl;
+    return [{ request: { endpoint: 'createDnsRecord', params: { domain_id: domain.id }, body } }];
+  },
+};

@@ -1,0 +1,20 @@
+import type { Action } from './action.js';
+import { adminUsersCreate, adminUsersLoginLink } from './admin-users.js';
+import { backupsCreate } from './backups-create.js';
+import { deniedIpsSet } from './denied-ips-set.js';
+import { dnsRecordsCreate } from './dns-records-create.js';
+import { domainsAdd } from './domains-add.js';
+import { sftpAccountsSetStatus, sshSetPasswordExpiration, sshSetStatus } from './env-settings.js';
+import { environmentsClone, environmentsCreate, environmentsCreatePlain, environmentsPush, sitesCreatePlain } from './environments.js';
+import { phpSetVersion } from './php-set-version.js';
+import { themesUpdate } from './themes-update.js';
+import { wpCliRun } from './wp-cli-run.js';
+
+/** Every playbook action, by the name playbooks use. */
+export const ACTIONS: ReadonlyMap<string, Action> = new Map(
+  [
+    themesUpdate, phpSetVersion, deniedIpsSet, backupsCreate, wpCliRun, sshSetStatus, sshSetPasswordExpiration, sftpAccountsSetStatus,
+    domainsAdd, dnsRecordsCreate, adminUsersCreate, adminUsersLoginLink, environmentsCreate, environmentsCreatePlain, environmentsClone,
+    environmentsPush, sitesCreatePlain,
+  ].map((a) => [a.name, a]),
+);

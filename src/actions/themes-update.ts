@@ -1,0 +1,36 @@
+import { matchesAny } from '../util/glob.js';
+import type { Action } from './action.js';
+import { globs, withBlock } from './schema-parts.js';
+
+/**
+ * One bulk update per environment, of the themes the listing shows an update `available` for.
+ * An update whose target version is itself flagged vulnerable is left alone by default: moving from
+ * one vulnerable version to another is not a fix, and a person should choose.
+ */
+export const themesUpdate: Action = {
+  name: 'themes.update',
+  summary: 'update themes where the listing shows an update available (PUT …/themes/bulk-update)',
+  scope: 'environment',
+  endpoint: 'bulkUpdateThemes',
+  creates: false,
+  withSchema: withBlock({
+    themes: { ...globs, description: 'only these theme slugs (globs); default all' },
+    skip_vulnerable_updates: { type: 'boolean', default: true, description: 'leave alone updates whose version is flagged vulnerable' },
+  }),
+  expandEnvironment(env, ctx) {
+    const skipVulnerable = ctx.with?.skip_vulnerable_updates ?? true;
+    const available = env.themes.filter((t) => t.update_available && matchesAny(t.name, ctx.with?.themes));
+    const leftAlone = skipVulnerable ? available.filter((t) => t.update_vulnerable) : [];
+    const update = available.filter((t) => !leftAlone.includes(t));
+    const vulnerableNote = leftAlone.length
+      ? `left alone (update version flagged vulnerable): ${leftAlone.map((t) => `${t.name} ${t.version} → ${t.update_version}`).join(', ')}`
+      : undefined;
+    if (update.length === 0) return [{ skip: vulnerableNote ?? 'no theme update available' }];
+    return [
+      {
+        request: { endpoint: 'bulkUpdateThemes', params: { env_id: env.id }, body: { themes: update.map((t) => ({ name: t.name })) } },
+        note: vulnerableNote,
+      },
+    ];
+  },
+};

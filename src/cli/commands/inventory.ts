@@ -1,0 +1,25 @@
+import { Option, type Command } from 'commander';
+import { InvalidInputError } from '../../errors.js';
+import { readInventory } from '../../inventory/read.js';
+import { createRuntime, type GlobalOptions } from '../context.js';
+import { inventoryReader } from '../prepare.js';
+import { renderInventory } from '../render.js';
+
+export function registerInventory(program: Command): void {
+  program
+    .command('inventory')
+    .description('list every environment as the theme listing shows it: site, name, themes, versions, updates')
+    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+    .addHelpText('after', '\nExample:\n  sitefleet inventory --company 0f1e2d3c-… --format csv > fleet.csv\n')
+    .action(async (opts: { format: 'table' | 'json' | 'csv' }, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      if (!globals.company) throw new InvalidInputError([{ path: 'company', message: 'no company: set SITEFLEET_COMPANY or pass --company' }]);
+      const runtime = createRuntime(globals);
+      try {
+        const inventory = await readInventory(inventoryReader(runtime.caller), globals.company);
+        process.stdout.write(`${renderInventory(inventory, opts.format)}\n`);
+      } finally {
+        await runtime.close();
+      }
+    });
+}

@@ -1,0 +1,92 @@
+import { readFileSync } from 'node:fs';
+import type { Logger } from 'pino';
+import { HostingClient } from '../api/client.js';
+import { SitefleetError } from '../errors.js';
+import { Caller } from '../run/caller.js';
+import { RateBudget } from '../run/rate-budget.js';
+import { parseRate } from '../sim/rate-window.js';
+import { createLogger } from './logger.js';
+
+/** Options every command understands (commander's globals). */
+export interface GlobalOptions {
+  baseUrl?: string;
+  tokenFile?: string;
+  company?: string;
+  concurrency?: number;
+  rate?: string;
+  logLevel?: string;
+  logFile?: string;
+  quiet?: boolean;
+  color?: boolean;
+}
+
+/** The service's documented budget: about 120 requests a minute per company. */
+export const DEFAULT_RATE = '120/min';
+export const DEFAULT_CONCURRENCY = 8;
+
+/** A usage problem: exit code 2, one line. */
+export class UsageError extends SitefleetError {
+  override name = 'UsageError';
+}
+
+/** The token comes from SITEFLEET_TOKEN or a file, never from a flag (flags end up in shell history and `ps`). */
+export function readToken(opts: GlobalOptions, env = process.env): string {
+  if (opts.tokenFile) {
+    let token: string;
+    try {
+      token = readFileSync(opts.tokenFile, 'utf8').trim();
+    } catch (error) {
+      throw new UsageError(`cannot read --token-file ${opts.tokenFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+    if (!token) throw new UsageError(`--token-file ${opts.tokenFile} is empty`);
+    return token;
+  }
+  const token = env.SITEFLEET_TOKEN?.trim();
+  if (!token) throw new UsageError('no API token: set SITEFLEET_TOKEN or pass --token-file FILE');
+  return token;
+}
+
+export interface Runtime {
+  logger: Logger;
+  client: HostingClient;
+  budget: RateBudget;
+  caller: Caller;
+  rate: string;
+  concurrency: number;
+  close(): Promise<void>;
+}
+
+/** Client, rate budget and caller for a command that talks to the API. */
+export function createRuntime(opts: GlobalOptions, settings: { rate_limit?: string; concurrency?: number } = {}, logger?: Logger): Runtime {
+  if (!opts.baseUrl) throw new UsageError('no API base URL: set SITEFLEET_BASE_URL or pass --base-url URL');
+  const token = readToken(opts);
+  const log = logger ?? createLogger({ level: opts.logLevel, file: opts.logFile });
+  const rate = opts.rate ?? settings.rate_limit ?? DEFAULT_RATE;
+  let parsed;
+  try {
+    parsed = parseRate(rate);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const concurrency = opts.concurrency ?? settings.concurrency ?? DEFAULT_CONCURRENCY;
+  let client: HostingClient;
+  try {
+    client = new HostingClient({ baseUrl: opts.baseUrl, token, connections: Math.max(concurrency, 1) });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const budget = new RateBudget(parsed.limit, parsed.periodMs);
+  const caller = new Caller(client, budget, log);
+  return {
+    logger: log,
+    client,
+    budget,
+    caller,
+    rate,
+    concurrency,
+    async close() {
+      budget.dispose();
+      await client.close();
+    },
+  };
+}

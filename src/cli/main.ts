@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
+import { AuthenticationError, InvalidInputError, RequestValidationError, SitefleetError, formatProblem } from '../errors.js';
+import { UsageError } from './context.js';
+import { registerDemo } from './commands/demo.js';
+import { registerInventory } from './commands/inventory.js';
+import { registerPlan } from './commands/plan.js';
+import { registerRun } from './commands/run.js';
+import { registerSim } from './commands/sim.js';
+import { registerValidate } from './commands/validate.js';
+import { intOption } from './parse.js';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+/** Exit codes, as the README documents them. */
+export const EXIT = { ok: 0, someFailed: 1, invalid: 2, stopped: 3, locked: 4, interrupted: 130 } as const;
+
+export function buildProgram(): Command {
+  const program = new Command('sitefleet')
+    .description('Fleet-wide maintenance for WordPress hosting environments: YAML playbooks, validated, planned, rate-limited, reported.')
+    .version(pkg.version)
+    .addOption(new Option('--base-url <url>', 'the API base URL; /v2 is appended').env('SITEFLEET_BASE_URL'))
+    .option('--token-file <file>', 'read the API token from FILE (else SITEFLEET_TOKEN; never a flag value)')
+    .addOption(new Option('--company <uuid>', 'company id; overrides the playbook').env('SITEFLEET_COMPANY'))
+    .option('--concurrency <n>', 'calls in flight at once (default: playbook, else 8)', intOption('--concurrency', 1, 256))
+    .option('--rate <N/period>', 'API budget shared by every call, e.g. 120/min or 2/s (default: playbook, else 120/min)')
+    .addOption(new Option('--log-level <level>', 'pino log level (default: warn, or info with --log-file)').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']))
+    .option('--log-file <file>', 'write JSON log lines to FILE instead of stderr')
+    .option('-q, --quiet', 'print nothing but errors')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  registerValidate(program);
+  registerPlan(program);
+  registerRun(program);
+  registerInventory(program);
+  registerSim(program);
+  registerDemo(program);
+  for (const command of program.commands) command.exitOverride();
+  return program;
+}
+
+/** One clear line (or one per problem) and the documented exit code. */
+export function reportError(error: unknown, stderr: NodeJS.WritableStream = process.stderr): number {
+  if (error instanceof CommanderError) {
+    return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help' ? EXIT.ok : EXIT.invalid;
+  }
+  if (error instanceof InvalidInputError) {
+    for (const p of error.problems) stderr.write(`${formatProblem(p)}\n`);
+    stderr.write(`${error.problems.length} problem${error.problems.length === 1 ? '' : 's'}; nothing was sent\n`);
+    return EXIT.invalid;
+  }
+  if (error instanceof UsageError || error instanceof RequestValidationError) {
+    stderr.write(`sitefleet: ${error.message}\n`);
+    return EXIT.invalid;
+  }
+  if (error instanceof AuthenticationError) {
+    stderr.write(`sitefleet: ${error.message}\nCheck the API token (SITEFLEET_TOKEN or --token-file) and the base URL. Nothing was changed.\n`);
+    return EXIT.stopped;
+  }
+  if (error instanceof SitefleetError) {
+    stderr.write(`sitefleet: ${error.message}\n`);
+    return EXIT.someFailed;
+  }
+  stderr.write(`sitefleet: unexpected error: ${(error as Error)?.stack ?? String(error)}\n`);
+  return EXIT.someFailed;
+}
+
+async function main(): Promise<void> {
+  try {
+    await buildProgram().parseAsync(process.argv);
+  } catch (error) {
+    process.exitCode = reportError(error);
+  }
+}
+
+await main();

@@ -1,0 +1,65 @@
+import type { SiteDomain, ThemeListResponse } from '../api/types.js';
+import { InvalidInputError } from '../errors.js';
+import type { Inventory } from '../inventory/inventory.js';
+import { readDomains, readInventory, type InventoryReader } from '../inventory/read.js';
+import { loadPlaybook } from '../playbook/load.js';
+import type { Playbook } from '../playbook/types.js';
+import { buildPlan, domainReadsNeeded, type Plan } from '../plan/plan.js';
+import type { Caller } from '../run/caller.js';
+import { createRuntime, UsageError, type GlobalOptions, type Runtime } from './context.js';
+
+/** The inventory reads, through the rate-limited, retrying caller (GETs only). */
+export function inventoryReader(caller: Caller): InventoryReader {
+  return {
+    listThemes: (company, query) => caller.read<ThemeListResponse>('listThemes', { id: company }, query),
+    listDomains: (envId) => caller.read<{ environment: { site_domains: SiteDomain[] } }>('listDomains', { env_id: envId }),
+  };
+}
+
+export function today(now = new Date()): string {
+  return now.toISOString().slice(0, 10);
+}
+
+export interface Prepared {
+  playbook: Playbook;
+  inventory: Inventory;
+  plan: Plan;
+  runtime: Runtime;
+}
+
+/** Load and validate the playbook, read the fleet (GETs only), and build the plan. */
+export async function preparePlan(file: string, opts: GlobalOptions): Promise<Prepared> {
+  const playbook = loadPlaybook(file, { requireEnv: true, company: opts.company });
+  if (!playbook.company) {
+    throw new InvalidInputError([{ file, ...playbook.locate('company'), path: 'company', message: 'no company: give it in the playbook, SITEFLEET_COMPANY or --company' }]);
+  }
+  const runtime = createRuntime(opts, playbook.settings);
+  try {
+    runtime.logger.info({ playbook: file, company: playbook.company }, 'reading the fleet');
+    const reader = inventoryReader(runtime.caller);
+    const inventory = await readInventory(reader, playbook.company);
+    const domainEnvs = domainReadsNeeded(playbook, inventory);
+    if (domainEnvs.length > 0) await readDomains(reader, inventory, domainEnvs);
+    const plan = buildPlan({ playbook, inventory, date: today(), env: process.env });
+    runtime.logger.info({ steps: plan.steps.length, skipped: plan.skipped.length }, 'plan built');
+    return { playbook, inventory, plan, runtime };
+  } catch (error) {
+    await runtime.close();
+    throw error;
+  }
+}
+
+/** Tasks whose target selected nothing, without `allow_empty`: `run` refuses them before any write. */
+export function emptyTargetProblems(prepared: Pick<Prepared, 'plan' | 'playbook'>): InvalidInputError | undefined {
+  const problems = prepared.plan.tasks
+    .filter((t) => t.matched === 0 && !t.allow_empty)
+    .map((t) => ({
+      file: prepared.playbook.file,
+      ...prepared.playbook.locate(`tasks.${t.index}.target`),
+      path: `tasks.${t.index}.target`,
+      message: `task "${t.name}" selects nothing in this fleet (set allow_empty: true if that is expected)`,
+    }));
+  return problems.length ? new InvalidInputError(problems) : undefined;
+}
+
+export { UsageError };

@@ -1,0 +1,48 @@
+/**
+ * One status line on an interactive stderr: done/total, rate, failures, ETA. Redrawn at most five
+ * times a second; nothing at all when stderr is a pipe or a file (cron, CI).
+ */
+export class Progress {
+  #done = 0;
+  #failures = 0;
+  #lastDraw = 0;
+  readonly #started = performance.now();
+  readonly #enabled: boolean;
+
+  constructor(
+    readonly total: number,
+    private readonly stream: NodeJS.WriteStream = process.stderr,
+    enabled = stream.isTTY === true,
+  ) {
+    this.#enabled = enabled && total > 0;
+  }
+
+  step(failed: boolean): void {
+    this.#done++;
+    if (failed) this.#failures++;
+    const now = performance.now();
+    if (this.#done === this.total || now - this.#lastDraw > 200) {
+      this.#lastDraw = now;
+      this.#draw(now);
+    }
+  }
+
+  #draw(now: number): void {
+    if (!this.#enabled) return;
+    const elapsed = (now - this.#started) / 1000;
+    const rate = elapsed > 0 ? this.#done / elapsed : 0;
+    const eta = rate > 0 ? (this.total - this.#done) / rate : 0;
+    this.stream.write(`\r\x1b[K${this.#done}/${this.total}  ${rate.toFixed(1)}/s  failures ${this.#failures}  ETA ${formatDuration(eta)}`);
+  }
+
+  end(): void {
+    if (this.#enabled) this.stream.write('\r\x1b[K');
+  }
+}
+
+export function formatDuration(seconds: number): string {
+  const s = Math.round(seconds);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}

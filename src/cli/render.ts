@@ -1,0 +1,90 @@
+import { styleText } from 'node:util';
+import type { Inventory } from '../inventory/inventory.js';
+import type { Plan } from '../plan/plan.js';
+import type { Report } from '../report/report.js';
+
+type Colour = 'green' | 'red' | 'yellow' | 'cyan' | 'dim' | 'bold';
+
+/** Colour only for a terminal that wants it (NO_COLOR and pipes get plain text). */
+export function paint(colour: Colour, text: string, stream: NodeJS.WriteStream = process.stdout): string {
+  if (!stream.isTTY || process.env.NO_COLOR !== undefined) return text;
+  return styleText(colour, text);
+}
+
+/** Left-aligned columns, numbers right-aligned. */
+export function table(header: string[], rows: (string | number)[][]): string {
+  const cells = [header, ...rows.map((r) => r.map(String))];
+  const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  return cells
+    .map((row, ri) =>
+      row
+        .map((cell, i) => (ri > 0 && typeof rows[ri - 1]![i] === 'number' ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+export function renderPlan(plan: Plan, verbose: boolean): string {
+  const lines: string[] = [];
+  lines.push(`${plan.name} (${plan.playbook}): company ${plan.company}, ${plan.inventory.environments} environments, ${plan.inventory.themes} themes in the listing`);
+  lines.push('');
+  lines.push(
+    table(
+      ['#', 'task', 'action', 'targets', 'calls', 'skipped'],
+      plan.tasks.map((t) => [t.index + 1, t.name, t.action, t.matched, t.steps, t.skipped]),
+    ),
+  );
+  const empty = plan.tasks.filter((t) => t.matched === 0);
+  for (const t of empty) lines.push(paint(t.allow_empty ? 'dim' : 'yellow', `note: task "${t.name}" selects no ${t.action === 'dns_records.create' ? 'domain' : 'environment'}${t.allow_empty ? ' (allow_empty)' : ''}`));
+  const total = plan.steps.length;
+  lines.push('');
+  lines.push(`${total} call${total === 1 ? '' : 's'} would be sent (${plan.steps.filter((s) => !s.idempotent).length} of them create something and are never sent twice), ${plan.skipped.length} target${plan.skipped.length === 1 ? '' : 's'} skipped.`);
+  if (verbose) {
+    lines.push('');
+    for (const s of plan.steps) {
+      lines.push(`${s.method} ${s.path}${s.body === undefined ? '' : ` ${JSON.stringify(s.body)}`}${s.note ? paint('dim', `  # ${s.note}`) : ''}`);
+    }
+    for (const s of plan.skipped) lines.push(paint('dim', `skip ${s.target.site ?? ''}/${s.target.environment ?? ''}${s.target.domain ? ` ${s.target.domain}` : ''} (${s.task}): ${s.reason}`));
+  }
+  return lines.join('\n');
+}
+
+export function renderSummary(report: Report, reportPath: string): string {
+  const s = report.summary;
+  const lines: string[] = [];
+  const tasks = [...new Set(report.results.map((r) => r.task))];
+  const rows = tasks.map((task) => {
+    const rs = report.results.filter((r) => r.task === task);
+    const count = (status: string) => rs.filter((r) => r.status === status).length;
+    return [task, rs.length, count('accepted') + count('succeeded'), count('failed'), count('unknown'), count('skipped'), count('planned')];
+  });
+  lines.push(table(['task', 'targets', 'ok', 'failed', 'unknown', 'skipped', 'planned'], rows));
+  const problems = report.results.filter((r) => r.status === 'failed' || r.status === 'unknown');
+  for (const r of problems.slice(0, 10)) {
+    const where = r.target.domain ?? (r.target.site ? `${r.target.site}/${r.target.environment}` : (r.target.site_id ?? r.target.company ?? ''));
+    lines.push(paint(r.status === 'failed' ? 'red' : 'yellow', `${r.status} ${where} (${r.task}): ${r.reason ?? r.error ?? ''}`));
+  }
+  if (problems.length > 10) lines.push(`… and ${problems.length - 10} more in the report`);
+  if (report.stopped) lines.push(paint('red', `run stopped: ${report.stopped.reason}`));
+  const ok = s.accepted + s.succeeded;
+  const headline = `${report.mode === 'dry-run' ? 'dry run: ' : ''}${s.total} steps: ${ok} ok (${s.accepted} accepted, ${s.succeeded} succeeded), ${s.failed} failed, ${s.unknown} unknown, ${s.skipped} skipped${s.planned ? `, ${s.planned} planned` : ''}`;
+  lines.push(paint(s.failed + s.unknown > 0 || report.stopped ? 'red' : 'green', headline));
+  lines.push(`report: ${reportPath}`);
+  return lines.join('\n');
+}
+
+export function renderInventory(inventory: Inventory, format: 'table' | 'json' | 'csv'): string {
+  if (format === 'json') return JSON.stringify(inventory, null, 2);
+  const rows = inventory.environments.flatMap((env) =>
+    env.themes.map((t) => [env.site, env.name, env.id, t.name, t.status, t.version, t.update_available ? t.update_version : '', t.update_available && t.update_vulnerable ? 'yes' : '', t.version_vulnerable ? 'yes' : '']),
+  );
+  const header = ['site', 'environment', 'env_id', 'theme', 'status', 'version', 'update', 'update_vulnerable', 'version_vulnerable'];
+  if (format === 'csv') return [header, ...rows].map((r) => r.map(csvCell).join(',')).join('\n');
+  const updates = inventory.environments.reduce((n, e) => n + e.themes.filter((t) => t.update_available).length, 0);
+  return `${table(header, rows)}\n\n${inventory.environments.length} environments, ${rows.length} installed themes, ${updates} updates available`;
+}
+
+function csvCell(value: string): string {
+  return /[",\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+}

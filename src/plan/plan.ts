@@ -1,0 +1,207 @@
+import type { Target } from '../actions/action.js';
+import { ACTIONS } from '../actions/index.js';
+import { ENDPOINTS, fillPath, type EndpointName } from '../api/endpoints.js';
+import { bodyProblems } from '../api/request-schemas.js';
+import { InvalidInputError, type InputProblem } from '../errors.js';
+import type { Inventory } from '../inventory/inventory.js';
+import type { Playbook, Task } from '../playbook/types.js';
+import { selectEnvironments } from './select.js';
+
+/** One API call the run will make. */
+export interface Step {
+  /** Unique within a plan: task index and target id. */
+  id: string;
+  task: string;
+  task_index: number;
+  action: string;
+  target: Target;
+  endpoint: EndpointName;
+  method: string;
+  path: string;
+  params: Record<string, string>;
+  body?: unknown;
+  /** False for calls that create something: never sent twice once they may have reached the server. */
+  idempotent: boolean;
+  /** The environment this write occupies; writes to one environment never overlap. */
+  lock?: string;
+  note?: string;
+}
+
+export interface SkippedTarget {
+  task: string;
+  task_index: number;
+  action: string;
+  target: Target;
+  reason: string;
+}
+
+export interface TaskSummary {
+  index: number;
+  name: string;
+  action: string;
+  /** Environments (or domains) the target selected. */
+  matched: number;
+  steps: number;
+  skipped: number;
+  allow_empty: boolean;
+  max_failures?: number | string;
+}
+
+export interface Plan {
+  version: 1;
+  playbook: string;
+  name: string;
+  company: string;
+  /** The date `{{date}}` stands for. */
+  date: string;
+  settings: Playbook['settings'];
+  inventory: { environments: number; themes: number; last_updated_at?: string };
+  tasks: TaskSummary[];
+  steps: Step[];
+  skipped: SkippedTarget[];
+}
+
+export interface PlanInput {
+  playbook: Playbook;
+  inventory: Inventory;
+  /** YYYY-MM-DD for `{{date}}`: the planner reads no clock. */
+  date: string;
+  /** Used only to check bodies whose secret fields hold `${VAR}` references; never copied into the plan. */
+  env?: Record<string, string | undefined>;
+}
+
+/** Environments whose domain lists a plan needs read first (for domain-scoped tasks). */
+export function domainReadsNeeded(playbook: Playbook, inventory: Inventory): string[] {
+  const ids = new Set<string>();
+  for (const task of playbook.tasks) {
+    if (ACTIONS.get(task.action)!.scope === 'domain') for (const env of selectEnvironments(playbook, task, inventory)) ids.add(env.id);
+  }
+  return [...ids];
+}
+
+/**
+ * A pure function of (playbook, inventory, date): no I/O, no clock, no randomness, so the same
+ * inputs give the same plan byte for byte. Throws InvalidInputError when an expanded body breaks
+ * the API's rules (a templated domain name that is not a domain name, say).
+ */
+export function buildPlan({ playbook, inventory, date, env = {} }: PlanInput): Plan {
+  const steps: Step[] = [];
+  const skipped: SkippedTarget[] = [];
+  const tasks: TaskSummary[] = [];
+  const problems: InputProblem[] = [];
+  const company = playbook.company ?? inventory.company;
+
+  for (const task of playbook.tasks) {
+    const action = ACTIONS.get(task.action)!;
+    const ctx = { with: task.with, company, date, inventory };
+    const before = { steps: steps.length, skipped: skipped.length };
+    let matched = 0;
+    const add = (target: Target, expansions: ReturnType<NonNullable<typeof action.expandOnce>>, key: string) => {
+      for (const [i, e] of expansions.entries()) {
+        const id = `${task.index}:${key}${expansions.length > 1 ? `:${i}` : ''}`;
+        if ('skip' in e) {
+          skipped.push({ task: task.name, task_index: task.index, action: action.name, target, reason: e.skip });
+          continue;
+        }
+        const endpoint = ENDPOINTS[e.request.endpoint];
+        const body = e.request.body;
+        if ('body' in endpoint) problems.push(...checkBody(task, endpoint.body, body, target, env));
+        steps.push({
+          id,
+          task: task.name,
+          task_index: task.index,
+          action: action.name,
+          target,
+          endpoint: e.request.endpoint,
+          method: endpoint.method,
+          path: fillPath(endpoint.path, e.request.params),
+          params: e.request.params,
+          ...(body === undefined ? {} : { body }),
+          idempotent: !action.creates,
+          ...lockOf(target, body),
+          ...(e.note ? { note: e.note } : {}),
+        });
+      }
+    };
+
+    if (action.scope === 'once') {
+      matched = 1;
+      add(onceTarget(task, company), action.expandOnce!(ctx), 'once');
+    } else {
+      for (const env of selectEnvironments(playbook, task, inventory)) {
+        const envTarget: Target = { env_id: env.id, site: env.site, environment: env.name };
+        if (action.scope === 'environment') {
+          matched++;
+          add(envTarget, action.expandEnvironment!(env, ctx), env.id);
+        } else {
+          for (const domain of inventory.domains?.[env.id] ?? []) {
+            const expansions = action.expandDomain!(domain, env, ctx);
+            if (expansions.length === 0) continue;
+            matched++;
+            add({ ...envTarget, domain_id: domain.id, domain: domain.name }, expansions, domain.id);
+          }
+        }
+      }
+    }
+    tasks.push({
+      index: task.index,
+      name: task.name,
+      action: action.name,
+      matched,
+      steps: steps.length - before.steps,
+      skipped: skipped.length - before.skipped,
+      allow_empty: task.allow_empty,
+      ...(task.max_failures === undefined ? {} : { max_failures: task.max_failures }),
+    });
+  }
+  if (problems.length > 0) throw new InvalidInputError(dedupe(problems).map((p) => ({ file: playbook.file, ...playbook.locate(p.path), ...p })));
+  return {
+    version: 1,
+    playbook: playbook.file,
+    name: playbook.name,
+    company,
+    date,
+    settings: playbook.settings,
+    inventory: { environments: inventory.environments.length, themes: inventory.theme_count, ...(inventory.last_updated_at ? { last_updated_at: inventory.last_updated_at } : {}) },
+    tasks,
+    steps,
+    skipped,
+  };
+}
+
+function onceTarget(task: Task, company: string): Target {
+  const w = task.with as Record<string, string | undefined>;
+  if (w.site_id) return { site_id: w.site_id, ...(w.target_env_id ? { env_id: w.target_env_id } : {}) };
+  return { company };
+}
+
+/** A push occupies its target environment, a clone its source; other writes their own environment. */
+function lockOf(target: Target, body: unknown): { lock?: string } {
+  const b = (body ?? {}) as Record<string, unknown>;
+  const lock = target.env_id ?? (typeof b.source_env_id === 'string' ? b.source_env_id : undefined);
+  return lock ? { lock } : {};
+}
+
+function checkBody(task: Task, schema: string, body: unknown, target: Target, env: Record<string, string | undefined>): InputProblem[] {
+  const text = JSON.stringify(body ?? {});
+  // Secret fields hold `${VAR}` references; check the value they will be sent with.
+  const resolved = text.includes('${')
+    ? JSON.parse(text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) => JSON.stringify(env[name] ?? whole).slice(1, -1)))
+    : (body ?? {});
+  const where = target.domain ?? (target.site ? `${target.site}/${target.environment}` : undefined);
+  return bodyProblems(schema, resolved).map((p) => {
+    const fieldName = p.path.replace(/^body\.?/, '').split('.')[0] ?? '';
+    const inWith = fieldName !== '' && task.with && fieldName in task.with;
+    return { path: `tasks.${task.index}.with${inWith ? `.${fieldName}` : ''}`, message: `${p.path.replace(/^body\.?/, '') || 'body'}: ${p.message}${where ? ` (for ${where})` : ''}` };
+  });
+}
+
+function dedupe(problems: InputProblem[]): InputProblem[] {
+  const seen = new Set<string>();
+  return problems.filter((p) => {
+    const key = `${p.path}\u0000${p.message.replace(/ \(for .*\)$/, '')}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}

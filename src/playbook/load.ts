@@ -1,0 +1,137 @@
+import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { ACTIONS } from '../actions/index.js';
+import { InvalidInputError, type InputProblem } from '../errors.js';
+import { ajvProblems, createAjv } from '../util/ajv.js';
+import { playbookSchema } from './schema.js';
+import type { Playbook, Task } from './types.js';
+
+const ajv = createAjv();
+const validateSchema = ajv.compile(playbookSchema());
+const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+export interface LoadOptions {
+  /** Where `${VAR}` references are looked up (default process.env). */
+  env?: Record<string, string | undefined>;
+  /** Report `${VAR}` references to unset variables (plan and run do; offline `validate` does not). */
+  requireEnv?: boolean;
+  /** `--company`: overrides the playbook's company. */
+  company?: string;
+}
+
+/** Reads, parses and validates a playbook file. Throws InvalidInputError listing every problem. */
+export function loadPlaybook(file: string, options: LoadOptions = {}): Playbook {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new InvalidInputError([{ file, line: 1, column: 1, path: '', message: `cannot read the playbook: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` }]);
+  }
+  return parsePlaybook(text, file, options);
+}
+
+export function parsePlaybook(text: string, file: string, options: LoadOptions = {}): Playbook {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
+  const locate = (path: string) => {
+    const offset = offsetOf(doc, path ? path.split('.') : []);
+    const pos = lineCounter.linePos(offset);
+    return { line: pos.line, column: pos.col };
+  };
+  const at = (p: InputProblem): InputProblem => (p.file ? p : { file, ...locate(p.path), ...p });
+
+  if (doc.errors.length > 0) {
+    throw new InvalidInputError(
+      doc.errors.map((e) => {
+        const pos = lineCounter.linePos(e.pos[0]);
+        return { file, line: pos.line, column: pos.col, path: '', message: `YAML: ${e.message.split('\n')[0]}` };
+      }),
+    );
+  }
+  const raw = doc.toJS({ maxAliasCount: 100 }) as unknown;
+  if (!validateSchema(raw)) throw new InvalidInputError(ajvProblems(validateSchema.errors).map(at));
+
+  const data = raw as { name: string; company?: string; settings?: Playbook['settings']; targets?: Playbook['targets']; tasks: (Omit<Task, 'index' | 'allow_empty'> & { allow_empty?: boolean })[] };
+  const problems: InputProblem[] = [];
+  const env = options.env ?? process.env;
+  const baseDir = dirname(file);
+
+  const resolveRefs = (value: unknown, path: string, secretPaths: Set<string>): unknown => {
+    if (typeof value === 'string') {
+      if (secretPaths.has(path)) {
+        const name = value.slice(2, -1);
+        if (options.requireEnv && env[name] === undefined) problems.push({ path, message: `environment variable ${name} is not set` });
+        return value; // resolved only when the call is sent, so it never reaches a plan or report
+      }
+      return value.replace(ENV_REF, (whole, name: string) => {
+        const v = env[name];
+        if (v === undefined) {
+          if (options.requireEnv) problems.push({ path, message: `environment variable ${name} is not set` });
+          return whole;
+        }
+        return v;
+      });
+    }
+    if (Array.isArray(value)) return value.map((v, i) => resolveRefs(v, `${path}.${i}`, secretPaths));
+    if (typeof value === 'object' && value !== null) {
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveRefs(v, path ? `${path}.${k}` : k, secretPaths)]));
+    }
+    return value;
+  };
+
+  let company = options.company ?? (data.company === undefined ? undefined : (resolveRefs(data.company, 'company', new Set()) as string));
+  if (company !== undefined && !company.includes('${') && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(company)) {
+    problems.push({ path: 'company', message: `${JSON.stringify(company)} is not a company UUID` });
+  }
+  if (company?.includes('${')) company = undefined; // unset variable: already reported when it matters
+
+  const targets = data.targets ?? {};
+  const names = new Map<string, number>();
+  const tasks: Task[] = data.tasks.map((t, index) => {
+    const action = ACTIONS.get(t.action)!;
+    const path = `tasks.${index}`;
+    if (names.has(t.name)) problems.push({ path: `${path}.name`, message: `another task (tasks.${names.get(t.name)}) has the name ${JSON.stringify(t.name)}; names identify tasks in reports` });
+    names.set(t.name, index);
+    if (action.scope !== 'once') {
+      if (t.target === undefined) problems.push({ path: `${path}.action`, message: `${action.name} needs a target: "all", a name under targets, or a selector` });
+      else if (typeof t.target === 'string' && t.target !== 'all' && !(t.target in targets)) {
+        const known = Object.keys(targets);
+        problems.push({ path: `${path}.target`, message: `no target named ${JSON.stringify(t.target)} (${known.length ? `defined: ${known.join(', ')}` : 'none defined under targets'}; "all" selects every environment)` });
+      }
+    } else if (t.target !== undefined) {
+      problems.push({ path: `${path}.target`, message: `${action.name} acts once, on the ids under with:, and takes no target` });
+    }
+    const secretPaths = new Set((action.secretFields ?? []).map((f) => `${path}.with.${f}`));
+    let withBlock = resolveRefs(t.with ?? {}, `${path}.with`, secretPaths);
+    const checked = action.check?.(withBlock, baseDir) ?? [];
+    problems.push(...checked.map((p) => (p.file ? p : { ...p, path: `${path}.with.${p.path}` })));
+    if (checked.length === 0 && action.prepare) withBlock = action.prepare(withBlock, baseDir);
+    return { index, name: t.name, action: t.action, target: t.target, with: withBlock, allow_empty: t.allow_empty ?? false, max_failures: t.max_failures };
+  });
+
+  if (problems.length > 0) throw new InvalidInputError(problems.map(at));
+  return { file, name: data.name, company, settings: data.settings ?? {}, targets, tasks, locate };
+}
+
+/** Source offset of the node at `path`; for a path that ends in a missing key, its parent's. */
+function offsetOf(doc: Document, path: string[]): number {
+  let node: unknown = doc.contents;
+  let offset = (node as Node | null)?.range?.[0] ?? 0;
+  for (const segment of path) {
+    if (isMap(node)) {
+      const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === segment);
+      if (!pair) break;
+      offset = (pair.key as Node).range?.[0] ?? offset;
+      node = pair.value;
+    } else if (isSeq(node)) {
+      const item = node.items[Number(segment)] as Node | undefined;
+      if (!item) break;
+      offset = item.range?.[0] ?? offset;
+      node = item;
+    } else {
+      break;
+    }
+  }
+  return offset;
+}

@@ -1,0 +1,87 @@
+import { ACTIONS } from '../actions/index.js';
+import { commonDef, globs } from '../actions/schema-parts.js';
+
+export const PLAYBOOK_SCHEMA_ID = 'https://sitefleet.dev/schemas/playbook.schema.json';
+
+const envRef = { type: 'string', pattern: '^\\$\\{[A-Za-z_][A-Za-z0-9_]*\\}$' };
+export const RATE_PATTERN = '^\\s*[1-9][0-9]*\\s*/\\s*[0-9]*\\s*(ms|s|sec|second|m|min|minute|h|hour)\\s*$';
+const budget = {
+  description: 'failures allowed per task before the run stops: a count, or a percentage of the task’s targets',
+  oneOf: [
+    { type: 'integer', minimum: 0 },
+    { type: 'string', pattern: '^(100|[0-9]{1,2})(\\.[0-9]+)?%$' },
+  ],
+};
+
+/**
+ * The playbook's JSON Schema, assembled from the actions: each action's `with:` schema applies when
+ * a task names that action. `schemas/playbook.schema.json` is this, written out for editors (a test
+ * keeps the two equal; `npm run schemas` rewrites the file).
+ */
+export function playbookSchema(): Record<string, unknown> {
+  const actions = [...ACTIONS.values()];
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: PLAYBOOK_SCHEMA_ID,
+    title: 'sitefleet playbook',
+    type: 'object',
+    additionalProperties: false,
+    required: ['version', 'name', 'tasks'],
+    properties: {
+      version: { const: 1, description: 'playbook format version' },
+      name: { type: 'string', minLength: 1 },
+      company: { description: 'company UUID, or a ${ENV_VAR} reference; --company overrides it', anyOf: [commonDef('uuid'), envRef] },
+      settings: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          rate_limit: { type: 'string', pattern: RATE_PATTERN, description: 'the API budget every task shares: N/s, N/min or N/10s' },
+          concurrency: { type: 'integer', minimum: 1, maximum: 256 },
+          max_failures: budget,
+          report_dir: { type: 'string', minLength: 1 },
+        },
+      },
+      targets: { type: 'object', description: 'named selectors', propertyNames: { pattern: '^[A-Za-z][A-Za-z0-9_-]*$', not: { const: 'all' } }, additionalProperties: { $ref: '#/$defs/selector' } },
+      tasks: { type: 'array', minItems: 1, items: { $ref: '#/$defs/task' } },
+    },
+    $defs: {
+      selector: {
+        type: 'object',
+        additionalProperties: false,
+        minProperties: 1,
+        description: 'environments whose fields match every given entry (each a glob or a list of globs), minus `exclude`',
+        properties: {
+          site: { ...globs, description: 'site display name' },
+          environment: { ...globs, description: 'environment display name' },
+          theme: { ...globs, description: 'has a theme with this slug installed' },
+          ids: { type: 'array', minItems: 1, items: commonDef('uuid'), description: 'environment UUIDs' },
+          exclude: { $ref: '#/$defs/selector' },
+        },
+      },
+      task: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'action'],
+        properties: {
+          name: { type: 'string', minLength: 1 },
+          action: { enum: actions.map((a) => a.name) },
+          target: {
+            description: '"all", the name of a selector under `targets`, or an inline selector',
+            oneOf: [{ type: 'string', minLength: 1 }, { $ref: '#/$defs/selector' }],
+          },
+          with: { type: 'object' },
+          allow_empty: { type: 'boolean', description: 'a target that matches nothing is not an error' },
+          max_failures: budget,
+        },
+        allOf: actions.map((a) => ({
+          if: { properties: { action: { const: a.name } }, required: ['action'] },
+          then: { properties: { with: a.withSchema }, ...(requiresWith(a.withSchema) ? { required: ['with'] } : {}) },
+        })),
+      },
+    },
+  };
+}
+
+function requiresWith(schema: Record<string, unknown>): boolean {
+  return Array.isArray(schema.required) && schema.required.length > 0;
+}

@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+import { renameSync, writeFileSync } from 'node:fs';
+import type { Target } from '../actions/action.js';
+import type { Plan } from '../plan/plan.js';
+import type { ExecuteOutcome, StepResult, StepStatus } from '../run/executor.js';
+
+export interface ReportResult {
+  step_id: string | null;
+  task: string;
+  action: string;
+  target: Target;
+  request: { method: string; path: string; body?: unknown } | null;
+  status: StepStatus;
+  http_status: number | null;
+  operation_id: string | null;
+  attempts: number;
+  error: string | null;
+  reason: string | null;
+}
+
+export type Summary = Record<'total' | StepStatus, number>;
+
+export interface Report {
+  version: 1;
+  run_id: string;
+  playbook: string;
+  name: string;
+  company: string;
+  mode: 'run' | 'dry-run';
+  started_at: string;
+  finished_at: string;
+  stopped: { kind: string; reason: string } | null;
+  summary: Summary;
+  results: ReportResult[];
+}
+
+export function emptySummary(): Summary {
+  return { total: 0, planned: 0, accepted: 0, succeeded: 0, failed: 0, skipped: 0, unknown: 0 };
+}
+
+/**
+ * Folds a plan and what happened to its steps into the report: one result per planned step, in plan
+ * order, then one per target the plan skipped. Login links and other outputs are not copied in.
+ */
+export function buildReport(args: {
+  plan: Plan;
+  mode: 'run' | 'dry-run';
+  startedAt: Date;
+  finishedAt: Date;
+  results?: Map<string, StepResult>;
+  stopped?: ExecuteOutcome['stopped'];
+  runId?: string;
+}): Report {
+  const summary = emptySummary();
+  const results: ReportResult[] = [];
+  const add = (r: ReportResult) => {
+    summary.total++;
+    summary[r.status]++;
+    results.push(r);
+  };
+  for (const step of args.plan.steps) {
+    const r = args.results?.get(step.id);
+    add({
+      step_id: step.id,
+      task: step.task,
+      action: step.action,
+      target: step.target,
+      request: { method: step.method, path: step.path, ...(step.body === undefined ? {} : { body: step.body }) },
+      status: r?.status ?? (args.mode === 'dry-run' ? 'planned' : 'skipped'),
+      http_status: r?.http_status ?? null,
+      operation_id: r?.operation_id ?? null,
+      attempts: r?.attempts ?? 0,
+      error: r?.error ?? null,
+      reason: r?.reason ?? (r ? null : (step.note ?? (args.mode === 'dry-run' ? null : 'not sent'))),
+    });
+  }
+  for (const s of args.plan.skipped) {
+    add({ step_id: null, task: s.task, action: s.action, target: s.target, request: null, status: 'skipped', http_status: null, operation_id: null, attempts: 0, error: null, reason: s.reason });
+  }
+  return {
+    version: 1,
+    run_id: args.runId ?? randomUUID(),
+    playbook: args.plan.playbook,
+    name: args.plan.name,
+    company: args.plan.company,
+    mode: args.mode,
+    started_at: args.startedAt.toISOString(),
+    finished_at: args.finishedAt.toISOString(),
+    stopped: args.stopped ? { kind: args.stopped.kind, reason: args.stopped.reason } : null,
+    summary,
+    results,
+  };
+}
+
+/** Writes JSON so that a reader never sees half a file: a temporary file, then a rename. */
+export function writeJsonAtomic(path: string, value: unknown, mode = 0o644): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`, { mode });
+  renameSync(tmp, path);
+}
+
+/**
+ * Exit codes: 0 everything accepted or succeeded (skips are fine), 1 some failed or unknown,
+ * 3 the run stopped (authentication, failure budget), 130 interrupted.
+ */
+export function exitCodeOf(report: Report): number {
+  if (report.stopped?.kind === 'interrupted') return 130;
+  if (report.stopped) return 3;
+  return report.summary.failed + report.summary.unknown > 0 ? 1 : 0;
+}
