@@ -1,5 +1,5 @@
 import { fillTemplate, templateValues, type Action } from './action.js';
-import { field, secretRef, template, withBlock } from './schema-parts.js';
+import { conditionsOf, field, secretRef, template, withBlock } from './schema-parts.js';
 
 export const domainsAdd: Action = {
   name: 'domains.add',
@@ -8,17 +8,20 @@ export const domainsAdd: Action = {
   endpoint: 'addDomain',
   creates: true,
   secretFields: ['custom_ssl_key'],
-  withSchema: withBlock(
-    {
-      domain_name: template('the domain; {{env}}, {{site}} and {{env_id}} are filled in, e.g. "{{site}}.example.org"'),
-      is_wildcardless: field('add-domain', 'is_wildcardless'),
-      add_with_www_subdomain: field('add-domain', 'add_with_www_subdomain'),
-      setup_type: field('add-domain', 'setup_type'),
-      custom_ssl_key: secretRef('private key of a custom certificate'),
-      custom_ssl_cert: field('add-domain', 'custom_ssl_cert'),
-    },
-    ['domain_name'],
-  ),
+  withSchema: {
+    ...conditionsOf('add-domain'),
+    ...withBlock(
+      {
+        domain_name: template('the domain; {{env}}, {{site}} and {{env_id}} are filled in, e.g. "{{site}}.example.org"'),
+        is_wildcardless: field('add-domain', 'is_wildcardless'),
+        add_with_www_subdomain: field('add-domain', 'add_with_www_subdomain'),
+        setup_type: field('add-domain', 'setup_type'),
+        custom_ssl_key: secretRef('private key of a custom certificate'),
+        custom_ssl_cert: field('add-domain', 'custom_ssl_cert'),
+      },
+      ['domain_name'],
+    ),
+  },
   expandEnvironment(env, ctx) {
     const body = { ...ctx.with, domain_name: fillTemplate(ctx.with.domain_name, templateValues(ctx, env)).toLowerCase() };
     return [{ request: { endpoint: 'addDomain', params: { env_id: env.id }, body } }];

@@ -1,6 +1,6 @@
 import type { EndpointName } from '../api/endpoints.js';
 import type { Action } from './action.js';
-import { field, secretRef, uuid, withBlock } from './schema-parts.js';
+import { conditionsOf, field, secretRef, uuid, withBlock } from './schema-parts.js';
 
 /**
  * Site-scoped and company-scoped writes: one call each, with ids from `with` (the theme listing
@@ -14,7 +14,7 @@ function once(name: string, summary: string, endpoint: EndpointName, bodySchema:
     scope: 'once',
     endpoint,
     creates: true,
-    withSchema: withBlock(props, required),
+    withSchema: { ...withBlock(props, required), ...conditionsOf(bodySchema) },
     expandOnce(ctx) {
       const { site_id, ...body } = ctx.with;
       const params: Record<string, string> = site_id ? { site_id } : {};

@@ -30,6 +30,12 @@ export function withBlock(properties: Record<string, unknown>, required: string[
   return { type: 'object', additionalProperties: false, required, properties };
 }
 
+/** The cross-field rules of an API body schema (if/then, dependentRequired), for a `with:` block mirroring it. */
+export function conditionsOf(body: string): Record<string, unknown> {
+  const schema = apiSchema(body) as Record<string, unknown>;
+  return Object.fromEntries(['if', 'then', 'dependentRequired'].filter((k) => k in schema).map((k) => [k, inline(schema[k])]));
+}
+
 /** A string that may hold `{{date}}`, `{{env}}`, `{{site}}` or `{{env_id}}`; checked once expanded. */
 export function template(description: string): Record<string, unknown> {
   return { type: 'string', minLength: 1, description };

@@ -105,7 +105,7 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
     const secretPaths = new Set((action.secretFields ?? []).map((f) => `${path}.with.${f}`));
     let withBlock = resolveRefs(t.with ?? {}, `${path}.with`, secretPaths);
     const checked = action.check?.(withBlock, baseDir) ?? [];
-    problems.push(...checked.map((p) => (p.file ? p : { ...p, path: `${path}.with.${p.path}` })));
+    problems.push(...checked.map((p) => ({ ...p, path: `${path}.with.${p.path}` })));
     if (checked.length === 0 && action.prepare) withBlock = action.prepare(withBlock, baseDir);
     return { index, name: t.name, action: t.action, target: t.target, with: withBlock, allow_empty: t.allow_empty ?? false, max_failures: t.max_failures };
   });
@@ -122,7 +122,8 @@ function offsetOf(doc: Document, path: string[]): number {
     if (isMap(node)) {
       const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === segment);
       if (!pair) break;
-      offset = (pair.key as Node).range?.[0] ?? offset;
+      // The value when there is one (errors are mostly about values), else the key.
+      offset = (pair.value as Node | null)?.range?.[0] ?? (pair.key as Node).range?.[0] ?? offset;
       node = pair.value;
     } else if (isSeq(node)) {
       const item = node.items[Number(segment)] as Node | undefined;

@@ -65,6 +65,8 @@ export interface Simulator {
   log: SimLogEntry[];
   setFaults(faults: string | FaultRates): void;
   setRate(rate: string | { limit: number; periodMs: number } | undefined): void;
+  /** Accept another token from now on (the old one then answers 401, as a revoked key does). */
+  setToken(token: string): void;
   stop(): Promise<void>;
 }
 
@@ -112,7 +114,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const seed = options.seed ?? 1;
   const fleet = generateFleet({ seed, sites: options.sites ?? 20, themes: options.themes ?? 8 });
   const rng = new Random(seed * 7919 + 1);
-  const token = options.token ?? `sim-${rng.uuid().replace(/-/g, '')}`;
+  let token = options.token ?? `sim-${rng.uuid().replace(/-/g, '')}`;
   const started = performance.now();
   const clock = () => Date.now();
   const operations = new Operations(fleet, options.operationDelayMs ?? 1000, clock);
@@ -278,7 +280,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
   return {
     baseUrl: `http://127.0.0.1:${port}`,
-    token,
+    get token() {
+      return token;
+    },
     companyId: fleet.companyId,
     fleet,
     operations,
@@ -288,6 +292,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     },
     setRate(rate) {
       window = toWindow(rate);
+    },
+    setToken(next) {
+      token = next;
     },
     async stop() {
       server.closeAllConnections();

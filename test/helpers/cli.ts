@@ -1,0 +1,53 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Simulator } from '../../src/sim/server.js';
+
+export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+export const PLAYBOOKS = fileURLToPath(new URL('../../playbooks/', import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI as a user would, without blocking the in-process simulator. */
+export function runCli(args: string[], env: Record<string, string | undefined> = {}, options: { timeoutMs?: number; input?: string } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** The environment the CLI needs to talk to a simulator. */
+export function simEnv(sim: Simulator): Record<string, string> {
+  return { SITEFLEET_BASE_URL: sim.baseUrl, SITEFLEET_TOKEN: sim.token, SITEFLEET_COMPANY: sim.companyId };
+}
+
+export function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'sitefleet-test-'));
+}
+
+/** Writes a playbook into a fresh temp folder and returns its path. */
+export function writePlaybook(text: string, dir = tempDir(), name = 'playbook.yaml'): string {
+  const file = join(dir, name);
+  writeFileSync(file, text);
+  return file;
+}

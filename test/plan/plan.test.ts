@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidInputError } from '../../src/errors.js';
+import type { Environment, InstalledTheme, Inventory } from '../../src/inventory/inventory.js';
+import { foldThemes } from '../../src/inventory/inventory.js';
+import { readInventory } from '../../src/inventory/read.js';
+import { parsePlaybook } from '../../src/playbook/load.js';
+import { buildPlan } from '../../src/plan/plan.js';
+
+const COMPANY = '0f1e2d3c-4b5a-4697-8877-665544332211';
+const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+
+function theme(name: string, o: Partial<InstalledTheme> = {}): InstalledTheme {
+  return { name, status: 'active', version: '1.0.0', version_vulnerable: false, update_available: false, update_version: '', update_vulnerable: false, update_status: 'none', auto_update_type: 'none', ...o };
+}
+
+function env(n: number, site: string, name: string, themes: InstalledTheme[] = [theme('astra')]): Environment {
+  return { id: id(n), site, name, themes };
+}
+
+const inventory: Inventory = {
+  company: COMPANY,
+  theme_count: 3,
+  environments: [
+    env(1, 'acme-001', 'live', [theme('astra', { update_available: true, update_version: '1.2.0' }), theme('neve', { status: 'inactive', update_available: true, update_version: '3.0.0', update_vulnerable: true })]),
+    env(2, 'acme-001', 'staging', [theme('astra')]),
+    env(3, 'blue-002', 'live', [theme('neve', { update_available: true, update_version: '3.0.0', update_vulnerable: true })]),
+    env(4, 'legacy-003', 'live', [theme('astra', { update_available: true, update_version: '1.2.0' })]),
+  ],
+};
+
+function plan(yaml: string, inv = inventory) {
+  const playbook = parsePlaybook(`version: 1\nname: t\ncompany: ${COMPANY}\n${yaml}`, 'pb.yaml');
+  return buildPlan({ playbook, inventory: inv, date: '2026-11-22' });
+}
+
+describe('planner', () => {
+  it('is a pure function: the same inputs give the same plan, byte for byte', () => {
+    const yaml = 'tasks:\n  - name: b\n    action: backups.create\n    target: all\n    with: { tag: "n-{{date}}-{{site}}-{{env}}" }\n';
+    expect(JSON.stringify(plan(yaml))).toBe(JSON.stringify(plan(yaml)));
+    expect(plan(yaml).steps.map((s) => s.body)).toEqual([
+      { tag: 'n-2026-11-22-acme-001-live' },
+      { tag: 'n-2026-11-22-acme-001-staging' },
+      { tag: 'n-2026-11-22-blue-002-live' },
+      { tag: 'n-2026-11-22-legacy-003-live' },
+    ]);
+  });
+
+  it('selects by site, environment and theme globs, ids, and exclude', () => {
+    const targets = (target: string) =>
+      plan(`tasks:\n  - name: b\n    action: backups.create\n    target: ${target}\n    with: { tag: x }\n`).steps.map((s) => `${s.target.site}/${s.target.environment}`);
+    expect(targets('{ environment: live, exclude: { site: "legacy-*" } }')).toEqual(['acme-001/live', 'blue-002/live']);
+    expect(targets('{ site: ["acme-*", "BLUE-*"] }')).toEqual(['acme-001/live', 'acme-001/staging', 'blue-002/live']);
+    expect(targets('{ theme: neve }')).toEqual(['acme-001/live', 'blue-002/live']);
+    expect(targets(`{ ids: ["${id(2)}", "${id(4)}"] }`)).toEqual(['acme-001/staging', 'legacy-003/live']);
+    expect(targets('{ site: "nothing-*" }')).toEqual([]);
+  });
+
+  it('themes.update lists only available updates, leaves vulnerable ones alone by default, and skips with a reason', () => {
+    const p = plan('tasks:\n  - name: t\n    action: themes.update\n    target: all\n');
+    expect(p.steps.map((s) => [s.target.site, s.target.environment, s.method, s.path, s.body, s.idempotent])).toEqual([
+      ['acme-001', 'live', 'PUT', `/sites/environments/${id(1)}/themes/bulk-update`, { themes: [{ name: 'astra' }] }, true],
+      ['legacy-003', 'live', 'PUT', `/sites/environments/${id(4)}/themes/bulk-update`, { themes: [{ name: 'astra' }] }, true],
+    ]);
+    expect(p.steps[0]!.note).toBe('left alone (update version flagged vulnerable): neve 1.0.0 → 3.0.0');
+    expect(p.skipped.map((s) => [s.target.site, s.target.environment, s.reason])).toEqual([
+      ['acme-001', 'staging', 'no theme update available'],
+      ['blue-002', 'live', 'left alone (update version flagged vulnerable): neve 1.0.0 → 3.0.0'],
+    ]);
+    const all = plan('tasks:\n  - name: t\n    action: themes.update\n    target: all\n    with: { skip_vulnerable_updates: false, themes: ["ne*"] }\n');
+    expect(all.steps.map((s) => [s.target.site, s.body])).toEqual([
+      ['acme-001', { themes: [{ name: 'neve' }] }],
+      ['blue-002', { themes: [{ name: 'neve' }] }],
+    ]);
+  });
+
+  it('refuses a templated body that breaks the API rules, naming the field and target', () => {
+    const attempt = () => plan('tasks:\n  - name: d\n    action: domains.add\n    target: all\n    with: { domain_name: "{{site}}_x.example.org" }\n');
+    expect(attempt).toThrow(InvalidInputError);
+    try {
+      attempt();
+    } catch (error) {
+      const p = (error as InvalidInputError).problems[0]!;
+      expect([p.file, p.line, p.path]).toEqual(['pb.yaml', 8, 'tasks.0.with.domain_name']);
+      expect(p.message).toMatch(/^domain_name: "acme-001_x.example.org" is not a valid domain name \(for acme-001\/live\)$/);
+    }
+  });
+
+  it('keeps secrets as ${VAR} references in the plan', () => {
+    const playbook = parsePlaybook(
+      `version: 1\nname: t\ncompany: ${COMPANY}\ntasks:\n  - name: e\n    action: environments.create\n    with: { site_id: "${id(9)}", display_name: dev, admin_password: "\${DEV_PASSWORD}" }\n`,
+      'pb.yaml',
+      { env: { DEV_PASSWORD: 'correct horse battery' }, requireEnv: true },
+    );
+    const p = buildPlan({ playbook, inventory, date: '2026-11-22', env: { DEV_PASSWORD: 'correct horse battery' } });
+    expect(p.steps[0]!.body).toEqual({ display_name: 'dev', admin_password: '${DEV_PASSWORD}' });
+    expect(JSON.stringify(p)).not.toContain('correct horse');
+    expect(p.steps[0]!.idempotent).toBe(false);
+  });
+});
+
+describe('inventory', () => {
+  it('pages until total, advancing by what came back, and folds themes into environments', async () => {
+    const themes = ['a', 'b', 'c', 'd', 'e'].map((name, i) => ({
+      name,
+      title: name,
+      description: '',
+      latest_version: '2.0.0',
+      is_latest_version_vulnerable: false,
+      environment_count: 1,
+      update_count: 0,
+      environments: [
+        { id: id(i % 2), site_display_name: `s${i % 2}`, display_name: 'live', theme_status: 'active', theme_update: i === 4 ? 'available' : 'none', theme_version: '1.0.0', is_theme_version_vulnerable: false, theme_update_version: '2.0.0', is_theme_update_version_vulnerable: false, theme_update_status: '', auto_update_type: '' },
+      ],
+    }));
+    const asked: [number, number][] = [];
+    const reader = {
+      // A server that caps pages at 2 themes whatever the limit asks.
+      async listThemes(_: string, q: { offset: number; limit: number }) {
+        asked.push([q.offset, q.limit]);
+        return { company: { themes: { total: 5, last_updated_at: '2026-01-01T00:00:00.000Z', items: themes.slice(q.offset, q.offset + 2) } } };
+      },
+      async listDomains() {
+        return { environment: { site_domains: [] } };
+      },
+    };
+    const inv = await readInventory(reader, COMPANY, 100);
+    expect(asked).toEqual([[0, 100], [2, 100], [4, 100]]);
+    expect(inv.environments.map((e) => [e.site, e.themes.map((t) => t.name)])).toEqual([
+      ['s0', ['a', 'c', 'e']],
+      ['s1', ['b', 'd']],
+    ]);
+    expect(inv.environments[0]!.themes.find((t) => t.name === 'e')!.update_available).toBe(true);
+    expect(foldThemes(COMPANY, []).environments).toEqual([]);
+  });
+});
