@@ -50,17 +50,18 @@ export interface ExecuteOutcome {
 export async function execute(plan: Plan, options: ExecuteOptions): Promise<ExecuteOutcome> {
   const results = new Map<string, StepResult>();
   const queue = new PQueue({ concurrency: options.concurrency });
-  // `options.signal` (Ctrl-C) stops starting calls and lets those in flight end; `inFlight` (a 401)
-  // also cuts the calls in flight, since every one of them will fail the same way.
-  const inFlight = new AbortController();
-  // Every waiting step listens on these: thousands of listeners are expected, not a leak.
-  const stopStarting = options.signal ? AbortSignal.any([options.signal, inFlight.signal]) : inFlight.signal;
-  setMaxListeners(0, inFlight.signal, stopStarting);
+  // Stopping (Ctrl-C, a 401, a crossed failure budget) means starting no new call. Calls in flight
+  // are let end: cutting one would turn an answer the server already gave into an unknown.
+  const stopper = new AbortController();
+  const stopStarting = options.signal ? AbortSignal.any([options.signal, stopper.signal]) : stopper.signal;
+  // Every waiting step listens on this signal: thousands of listeners are expected, not a leak.
+  setMaxListeners(0, stopper.signal, stopStarting);
   let stopped: ExecuteOutcome['stopped'];
   const stop = (reason: string, kind: NonNullable<ExecuteOutcome['stopped']>['kind']) => {
     if (stopped) return;
     stopped = { reason, kind };
     // Queued steps see `stopped` when they come up and end at once; nothing new is sent.
+    stopper.abort();
     options.logger.warn({ reason }, 'run stopping');
     void options.onEvent?.({ type: 'stopped', reason });
   };
@@ -85,11 +86,10 @@ export async function execute(plan: Plan, options: ExecuteOptions): Promise<Exec
     const locks = new Map<string, Promise<void>>();
     const runOne = async (step: Step) => {
       if (stopped) return;
-      const { result, stopRun } = await sendStep(step, options, inFlight.signal, stopStarting);
+      const { result, stopRun } = await sendStep(step, options, stopStarting);
       await finish(step, result);
       if (stopRun) {
         stop(result.reason!, 'auth');
-        inFlight.abort();
       } else if (result.status === 'failed' || result.status === 'unknown') {
         if (budget.fail()) stop(`failure budget exceeded in task "${task.name}": ${budget.describe()}`, 'budget');
       }
@@ -115,10 +115,9 @@ export async function execute(plan: Plan, options: ExecuteOptions): Promise<Exec
   return { results, stopped };
 }
 
-async function sendStep(step: Step, options: ExecuteOptions, signal: AbortSignal, stopSignal: AbortSignal): Promise<{ result: StepResult; stopRun?: boolean }> {
+async function sendStep(step: Step, options: ExecuteOptions, stopSignal: AbortSignal): Promise<{ result: StepResult; stopRun?: boolean }> {
   const body = step.body === undefined ? undefined : resolveSecrets(step.body, options.env ?? process.env);
   const outcome = await options.caller.call(step.endpoint, step.params, body, step.idempotent, {
-    signal,
     stopSignal,
     beforeAttempt: (attempt) => options.onEvent?.({ type: 'attempt', step, attempt }),
   });

@@ -2,7 +2,11 @@
 export class Random {
   #state: number;
   constructor(seed: number) {
-    this.#state = seed >>> 0 || 0x9e3779b9;
+    // Small neighbouring seeds (1, 2, 3…) would start out alike: scramble the seed first (murmur3's finaliser).
+    let h = (seed >>> 0) ^ 0x9e3779b9;
+    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+    this.#state = (h ^ (h >>> 16)) >>> 0;
   }
   /** A float in [0, 1). */
   next(): number {

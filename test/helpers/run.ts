@@ -1,0 +1,31 @@
+import { pino } from 'pino';
+import { HostingClient } from '../../src/api/client.js';
+import { inventoryReader } from '../../src/cli/prepare.js';
+import { readDomains, readInventory } from '../../src/inventory/read.js';
+import { parsePlaybook } from '../../src/playbook/load.js';
+import { buildPlan, domainReadsNeeded } from '../../src/plan/plan.js';
+import { Caller } from '../../src/run/caller.js';
+import { execute, type ExecuteOptions } from '../../src/run/executor.js';
+import { RateBudget } from '../../src/run/rate-budget.js';
+import type { Simulator } from '../../src/sim/server.js';
+
+export const silent = pino({ level: 'silent' });
+
+/** Plans a playbook against a simulator and runs it in-process, with fast retries. */
+export async function runInProcess(sim: Simulator, yaml: string, options: { rate?: { limit: number; periodMs: number }; concurrency?: number; headersTimeoutMs?: number } & Partial<ExecuteOptions> = {}) {
+  const client = new HostingClient({ baseUrl: sim.baseUrl, token: sim.token, headersTimeoutMs: options.headersTimeoutMs });
+  const budget = options.rate ? new RateBudget(options.rate.limit, options.rate.periodMs) : undefined;
+  const caller = new Caller(client, budget, silent, { maxAttempts: 5, maxRateLimitedAttempts: 50, baseDelayMs: 5, maxDelayMs: 50 });
+  try {
+    const playbook = parsePlaybook(`version: 1\nname: t\ncompany: ${sim.companyId}\n${yaml}`, 'pb.yaml');
+    const inventory = await readInventory(inventoryReader(caller), sim.companyId);
+    const needs = domainReadsNeeded(playbook, inventory);
+    if (needs.length) await readDomains(inventoryReader(caller), inventory, needs);
+    const plan = buildPlan({ playbook, inventory, date: '2026-11-22' });
+    const outcome = await execute(plan, { caller, logger: silent, concurrency: options.concurrency ?? 8, ...options });
+    return { plan, ...outcome, budget };
+  } finally {
+    budget?.dispose();
+    await client.close();
+  }
+}

@@ -1,0 +1,31 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { playbookSchema } from '../src/playbook/schema.js';
+import { buildReport } from '../src/report/report.js';
+import { createAjv } from '../src/util/ajv.js';
+import { runInProcess } from './helpers/run.js';
+import { useSimulator } from './helpers/sim.js';
+
+const read = (name: string) => JSON.parse(readFileSync(new URL(`../schemas/${name}`, import.meta.url), 'utf8')) as Record<string, unknown>;
+const start = useSimulator();
+
+describe('published schemas', () => {
+  it('schemas/playbook.schema.json is what the actions assemble (run `npm run schemas` after changing an action)', () => {
+    expect(read('playbook.schema.json')).toEqual(JSON.parse(JSON.stringify(playbookSchema())));
+  });
+
+  it('a plan and its reports (dry-run and run) validate against plan.schema.json and report.schema.json', async () => {
+    const { sim } = await start({ operationDelayMs: 0 });
+    const ajv = createAjv();
+    const validatePlan = ajv.compile(read('plan.schema.json'));
+    const validateReport = ajv.compile(read('report.schema.json'));
+    const { plan, results } = await runInProcess(sim, 'tasks:\n  - { name: t, action: themes.update, target: all }\n  - { name: b, action: backups.create, target: all, with: { tag: x } }\n');
+    expect(validatePlan(plan), JSON.stringify(validatePlan.errors)).toBe(true);
+    const now = new Date();
+    for (const report of [buildReport({ plan, mode: 'dry-run', startedAt: now, finishedAt: now }), buildReport({ plan, mode: 'run', startedAt: now, finishedAt: now, results })]) {
+      expect(validateReport(report), JSON.stringify(validateReport.errors)).toBe(true);
+    }
+    // The schema is not a rubber stamp.
+    expect(validateReport({ ...buildReport({ plan, mode: 'run', startedAt: now, finishedAt: now, results }), mode: 'live' })).toBe(false);
+  });
+});
