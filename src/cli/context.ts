@@ -6,6 +6,7 @@ import { Caller } from '../run/caller.js';
 import { RateBudget } from '../run/rate-budget.js';
 import { parseRate } from '../sim/rate-window.js';
 import { createLogger } from './logger.js';
+import type { TrackOptions } from '../run/track.js';
 
 /** Options every command understands (commander's globals). */
 export interface GlobalOptions {
@@ -17,7 +18,9 @@ export interface GlobalOptions {
   logLevel?: string;
   logFile?: string;
   quiet?: boolean;
-  color?: boolean;
+  stateDir?: string;
+  /** First wait between operation polls, in ms (advanced; tests and the simulator use it). */
+  pollInterval?: number;
 }
 
 /** The service's documented budget: about 120 requests a minute per company. */
@@ -53,11 +56,12 @@ export interface Runtime {
   caller: Caller;
   rate: string;
   concurrency: number;
+  tracking: Partial<TrackOptions>;
   close(): Promise<void>;
 }
 
 /** Client, rate budget and caller for a command that talks to the API. */
-export function createRuntime(opts: GlobalOptions, settings: { rate_limit?: string; concurrency?: number } = {}, logger?: Logger): Runtime {
+export function createRuntime(opts: GlobalOptions, settings: { rate_limit?: string; concurrency?: number; operation_path?: string } = {}, logger?: Logger): Runtime {
   if (!opts.baseUrl) throw new UsageError('no API base URL: set SITEFLEET_BASE_URL or pass --base-url URL');
   const token = readToken(opts);
   const log = logger ?? createLogger({ level: opts.logLevel, file: opts.logFile });
@@ -71,7 +75,7 @@ export function createRuntime(opts: GlobalOptions, settings: { rate_limit?: stri
   const concurrency = opts.concurrency ?? settings.concurrency ?? DEFAULT_CONCURRENCY;
   let client: HostingClient;
   try {
-    client = new HostingClient({ baseUrl: opts.baseUrl, token, connections: Math.max(concurrency, 1) });
+    client = new HostingClient({ baseUrl: opts.baseUrl, token, connections: Math.max(concurrency, 1), operationPath: settings.operation_path });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -84,6 +88,7 @@ export function createRuntime(opts: GlobalOptions, settings: { rate_limit?: stri
     caller,
     rate,
     concurrency,
+    tracking: opts.pollInterval ? { intervalMs: opts.pollInterval, maxIntervalMs: Math.max(opts.pollInterval, 15 * opts.pollInterval) } : {},
     async close() {
       budget.dispose();
       await client.close();

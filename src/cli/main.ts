@@ -2,12 +2,15 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { AuthenticationError, InvalidInputError, RequestValidationError, SitefleetError, formatProblem } from '../errors.js';
+import { LockedError } from '../run/lock.js';
 import { UsageError } from './context.js';
 import { registerDemo } from './commands/demo.js';
 import { registerInventory } from './commands/inventory.js';
 import { registerPlan } from './commands/plan.js';
+import { registerResume } from './commands/resume.js';
 import { registerRun } from './commands/run.js';
 import { registerSim } from './commands/sim.js';
+import { registerStatus } from './commands/status.js';
 import { registerValidate } from './commands/validate.js';
 import { intOption } from './parse.js';
 
@@ -28,11 +31,15 @@ export function buildProgram(): Command {
     .addOption(new Option('--log-level <level>', 'pino log level (default: warn, or info with --log-file)').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']))
     .option('--log-file <file>', 'write JSON log lines to FILE instead of stderr')
     .option('-q, --quiet', 'print nothing but errors')
+    .addOption(new Option('--state-dir <dir>', 'where run locks live (default: ~/.cache/sitefleet)').env('SITEFLEET_STATE_DIR'))
+    .addOption(new Option('--poll-interval <ms>', 'first wait between operation polls (default 1000)').argParser(intOption('--poll-interval', 1, 600_000)).hideHelp())
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
   registerValidate(program);
   registerPlan(program);
   registerRun(program);
+  registerResume(program);
+  registerStatus(program);
   registerInventory(program);
   registerSim(program);
   registerDemo(program);
@@ -53,6 +60,10 @@ export function reportError(error: unknown, stderr: NodeJS.WritableStream = proc
   if (error instanceof UsageError || error instanceof RequestValidationError) {
     stderr.write(`sitefleet: ${error.message}\n`);
     return EXIT.invalid;
+  }
+  if (error instanceof LockedError) {
+    stderr.write(`sitefleet: ${error.message}\n`);
+    return EXIT.locked;
   }
   if (error instanceof AuthenticationError) {
     stderr.write(`sitefleet: ${error.message}\nCheck the API token (SITEFLEET_TOKEN or --token-file) and the base URL. Nothing was changed.\n`);

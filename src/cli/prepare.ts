@@ -1,20 +1,10 @@
-import type { SiteDomain, ThemeListResponse } from '../api/types.js';
 import { InvalidInputError } from '../errors.js';
 import type { Inventory } from '../inventory/inventory.js';
-import { readDomains, readInventory, type InventoryReader } from '../inventory/read.js';
+import { inventoryReader, readDomains, readInventory } from '../inventory/read.js';
 import { loadPlaybook } from '../playbook/load.js';
 import type { Playbook } from '../playbook/types.js';
 import { buildPlan, domainReadsNeeded, type Plan } from '../plan/plan.js';
-import type { Caller } from '../run/caller.js';
 import { createRuntime, UsageError, type GlobalOptions, type Runtime } from './context.js';
-
-/** The inventory reads, through the rate-limited, retrying caller (GETs only). */
-export function inventoryReader(caller: Caller): InventoryReader {
-  return {
-    listThemes: (company, query) => caller.read<ThemeListResponse>('listThemes', { id: company }, query),
-    listDomains: (envId) => caller.read<{ environment: { site_domains: SiteDomain[] } }>('listDomains', { env_id: envId }),
-  };
-}
 
 export function today(now = new Date()): string {
   return now.toISOString().slice(0, 10);

@@ -7,6 +7,18 @@ export interface InventoryReader {
   listDomains(envId: string): Promise<{ environment: { site_domains: SiteDomain[] } }>;
 }
 
+/** Anything that can make a read call: the runner's rate-limited, retrying Caller. */
+export interface ReadCaller {
+  read<T>(endpoint: 'listThemes' | 'listDomains', params: Record<string, string>, body?: unknown): Promise<T>;
+}
+
+export function inventoryReader(caller: ReadCaller): InventoryReader {
+  return {
+    listThemes: (company, query) => caller.read('listThemes', { id: company }, query),
+    listDomains: (envId) => caller.read('listDomains', { env_id: envId }),
+  };
+}
+
 /**
  * Pages through the theme listing until `total` themes are read. A page may hold fewer themes than
  * asked (the server caps pages), so the offset advances by what came back, never by the limit; an

@@ -5,7 +5,9 @@ import { bodyProblems } from '../api/request-schemas.js';
 import { InvalidInputError, type InputProblem } from '../errors.js';
 import type { Inventory } from '../inventory/inventory.js';
 import type { Playbook, Task } from '../playbook/types.js';
+import { parseDuration } from '../util/duration.js';
 import { selectEnvironments } from './select.js';
+import { assignWaves } from './waves.js';
 
 /** One API call the run will make. */
 export interface Step {
@@ -25,6 +27,8 @@ export interface Step {
   /** The environment this write occupies; writes to one environment never overlap. */
   lock?: string;
   note?: string;
+  /** Rollout wave (0 = canary or first wave), for tasks with a rollout. */
+  wave?: number;
 }
 
 export interface SkippedTarget {
@@ -45,6 +49,12 @@ export interface TaskSummary {
   skipped: number;
   allow_empty: boolean;
   max_failures?: number | string;
+  /** Poll this task's operations to their end (a rollout implies it). */
+  wait?: boolean;
+  /** How long to wait for one operation, in ms. */
+  timeout_ms?: number;
+  verify?: boolean;
+  rollout?: { canary: number; waves: string[]; pause_ms: number };
 }
 
 export interface Plan {
@@ -143,6 +153,13 @@ export function buildPlan({ playbook, inventory, date, env = {} }: PlanInput): P
         }
       }
     }
+    const wait = task.rollout !== undefined || (task.wait ?? playbook.settings.wait ?? false);
+    const timeout = task.timeout ?? playbook.settings.wait_timeout;
+    if (task.rollout) {
+      const taskSteps = steps.slice(before.steps);
+      const waves = assignWaves(task.name, taskSteps.map((s) => s.id), task.rollout);
+      for (const step of taskSteps) step.wave = waves.get(step.id)!;
+    }
     tasks.push({
       index: task.index,
       name: task.name,
@@ -152,6 +169,10 @@ export function buildPlan({ playbook, inventory, date, env = {} }: PlanInput): P
       skipped: skipped.length - before.skipped,
       allow_empty: task.allow_empty,
       ...(task.max_failures === undefined ? {} : { max_failures: task.max_failures }),
+      ...(wait ? { wait } : {}),
+      ...(timeout ? { timeout_ms: parseDuration(timeout) } : {}),
+      ...(task.verify ? { verify: true } : {}),
+      ...(task.rollout ? { rollout: { canary: task.rollout.canary ?? 0, waves: task.rollout.waves ?? ['100%'], pause_ms: parseDuration(task.rollout.pause ?? '0s') ?? 0 } } : {}),
     });
   }
   if (problems.length > 0) throw new InvalidInputError(dedupe(problems).map((p) => ({ file: playbook.file, ...playbook.locate(p.path), ...p })));

@@ -107,7 +107,24 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
     const checked = action.check?.(withBlock, baseDir) ?? [];
     problems.push(...checked.map((p) => ({ ...p, path: `${path}.with.${p.path}` })));
     if (checked.length === 0 && action.prepare) withBlock = action.prepare(withBlock, baseDir);
-    return { index, name: t.name, action: t.action, target: t.target, with: withBlock, allow_empty: t.allow_empty ?? false, max_failures: t.max_failures };
+    if (t.verify && action.name !== 'themes.update') problems.push({ path: `${path}.verify`, message: 'verify is offered for themes.update only' });
+    const waves = t.rollout?.waves ?? [];
+    const shares = waves.map((w) => Number(w.replace('%', '')));
+    if (shares.some((v, i) => i > 0 && v <= shares[i - 1]!)) problems.push({ path: `${path}.rollout.waves`, message: 'wave shares must grow, e.g. ["10%", "50%", "100%"]' });
+    else if (shares.length > 0 && shares.at(-1) !== 100) problems.push({ path: `${path}.rollout.waves`, message: 'the last wave must be "100%", or some targets would never be reached' });
+    return {
+      index,
+      name: t.name,
+      action: t.action,
+      target: t.target,
+      with: withBlock,
+      allow_empty: t.allow_empty ?? false,
+      max_failures: t.max_failures,
+      wait: t.wait,
+      timeout: t.timeout,
+      rollout: t.rollout,
+      verify: t.verify,
+    };
   });
 
   if (problems.length > 0) throw new InvalidInputError(problems.map(at));

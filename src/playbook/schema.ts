@@ -1,10 +1,13 @@
 import { ACTIONS } from '../actions/index.js';
 import { commonDef, globs } from '../actions/schema-parts.js';
+import { DURATION_PATTERN } from '../util/duration.js';
 
 export const PLAYBOOK_SCHEMA_ID = 'https://sitefleet.dev/schemas/playbook.schema.json';
 
 const envRef = { type: 'string', pattern: '^\\$\\{[A-Za-z_][A-Za-z0-9_]*\\}$' };
 export const RATE_PATTERN = '^\\s*[1-9][0-9]*\\s*/\\s*[0-9]*\\s*(ms|s|sec|second|m|min|minute|h|hour)\\s*$';
+const duration = { type: 'string', pattern: DURATION_PATTERN, description: 'a duration such as 500ms, 30s, 5m or 1h30m' };
+const share = { type: 'string', pattern: '^(100|[1-9]?[0-9])(\\.[0-9]+)?%$' };
 const budget = {
   description: 'failures allowed per task before the run stops: a count, or a percentage of the task’s targets',
   oneOf: [
@@ -39,6 +42,9 @@ export function playbookSchema(): Record<string, unknown> {
           concurrency: { type: 'integer', minimum: 1, maximum: 256 },
           max_failures: budget,
           report_dir: { type: 'string', minLength: 1 },
+          wait: { type: 'boolean', description: 'poll every operation until it finished (succeeded or failed)' },
+          wait_timeout: { ...duration, description: 'how long to wait for one operation (default 30m)' },
+          operation_path: { type: 'string', pattern: '^/.*\\{operation_id\\}', description: 'operation status endpoint (default /operations/{operation_id})' },
         },
       },
       targets: { type: 'object', description: 'named selectors', propertyNames: { pattern: '^[A-Za-z][A-Za-z0-9_-]*$', not: { const: 'all' } }, additionalProperties: { $ref: '#/$defs/selector' } },
@@ -72,6 +78,19 @@ export function playbookSchema(): Record<string, unknown> {
           with: { type: 'object' },
           allow_empty: { type: 'boolean', description: 'a target that matches nothing is not an error' },
           max_failures: budget,
+          wait: { type: 'boolean', description: 'poll this task’s operations until they finished' },
+          timeout: { ...duration, description: 'how long to wait for one operation of this task' },
+          verify: { type: 'boolean', description: 'themes.update: re-read the listing afterwards and report updates still available' },
+          rollout: {
+            type: 'object',
+            additionalProperties: false,
+            description: 'canary first, then waves, each started only when the one before ended within the failure budget; implies wait',
+            properties: {
+              canary: { type: 'integer', minimum: 0 },
+              waves: { type: 'array', minItems: 1, items: share },
+              pause: duration,
+            },
+          },
         },
         allOf: actions.map((a) => ({
           if: { properties: { action: { const: a.name } }, required: ['action'] },

@@ -10,6 +10,15 @@ export interface Selector {
 
 export type TargetRef = 'all' | string | Selector;
 
+export interface Rollout {
+  /** Targets that go first, alone. */
+  canary?: number;
+  /** Cumulative shares of the targets, e.g. ["10%", "50%", "100%"]. */
+  waves?: string[];
+  /** Wait between waves, e.g. `5m`. */
+  pause?: string;
+}
+
 export interface Task {
   index: number;
   name: string;
@@ -18,6 +27,13 @@ export interface Task {
   with: any;
   allow_empty: boolean;
   max_failures?: number | string;
+  /** Poll each operation until it finished (the playbook's `settings.wait` is the default). */
+  wait?: boolean;
+  /** How long to wait for one operation, e.g. `30m`. */
+  timeout?: string;
+  rollout?: Rollout;
+  /** themes.update: re-read the listing afterwards and report updates still shown as available. */
+  verify?: boolean;
 }
 
 export interface PlaybookSettings {
@@ -25,6 +41,12 @@ export interface PlaybookSettings {
   concurrency?: number;
   max_failures?: number | string;
   report_dir?: string;
+  /** Track every operation to its end. */
+  wait?: boolean;
+  /** How long to wait for one operation (default 30m). */
+  wait_timeout?: string;
+  /** Path of the operation status endpoint (default /operations/{operation_id}). */
+  operation_path?: string;
 }
 
 export interface Playbook {

@@ -1,9 +1,13 @@
 import { setMaxListeners } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
-import type { Plan, Step } from '../plan/plan.js';
+import type { Plan, Step, TaskSummary } from '../plan/plan.js';
 import type { Caller } from './caller.js';
-import { failureBudget, type FailureBudget } from './failure-budget.js';
+import { failureBudget } from './failure-budget.js';
+import { sendStep } from './send-step.js';
+import { DEFAULT_TRACKING, trackOperation, type TrackOptions } from './track.js';
+import { verifyThemeUpdates } from './verify.js';
 
 export type StepStatus = 'planned' | 'accepted' | 'succeeded' | 'failed' | 'skipped' | 'unknown';
 
@@ -21,55 +25,102 @@ export interface StepResult {
 
 export type RunEvent =
   | { type: 'attempt'; step: Step; attempt: number }
+  /** The answer to a step's call. */
   | { type: 'result'; step: Step; result: StepResult }
-  | { type: 'stopped'; reason: string };
+  /** A later word on an ended step: its operation finished, or verify found the work not done. */
+  | { type: 'update'; step: Step; result: StepResult }
+  | { type: 'stopped'; kind: StopKind; reason: string };
+
+export type StopKind = 'auth' | 'budget' | 'interrupted';
 
 export interface ExecuteOptions {
   caller: Caller;
   logger: Logger;
   concurrency: number;
-  /** The playbook's default failure budget; a task's own `max_failures` wins. */
+  /** The playbook's default failure budget; a task's own `max_failures` wins, `overrideMaxFailures` over both. */
   maxFailures?: number | string;
+  overrideMaxFailures?: number | string;
+  /** Ctrl-C: start nothing new, let the calls in flight end. */
   signal?: AbortSignal;
   /** Resolves `${VAR}` references left in bodies (secrets) at the moment of sending. */
   env?: Record<string, string | undefined>;
+  /** Poll timing; a task's `timeout_ms` overrides `timeoutMs`. */
+  tracking?: Partial<TrackOptions>;
+  /** Results known before this execution (resume): those steps are not sent again. */
+  initial?: Map<string, StepResult>;
   onEvent?(event: RunEvent): void | Promise<void>;
 }
 
 export interface ExecuteOutcome {
   results: Map<string, StepResult>;
   /** Why the run stopped early: authentication, failure budget, interruption. */
-  stopped?: { reason: string; kind: 'auth' | 'budget' | 'interrupted' };
+  stopped?: { reason: string; kind: StopKind };
 }
 
+interface PendingOperation {
+  step: Step;
+  task: TaskSummary;
+  acceptedAt: number;
+  settled?: Promise<StepResult>;
+}
+
+const ENDED = new Set(['accepted', 'succeeded', 'failed', 'unknown']);
+
 /**
- * Runs a plan's steps: tasks in playbook order, each task's steps in parallel under one queue (the
- * concurrency cap) and one rate budget (inside the Caller), never two writes in flight on one
- * environment. A 401 or a crossed failure budget stops everything; unstarted steps end `skipped`.
+ * Runs a plan's steps: tasks in playbook order; within a task, rollout waves in order, and each wave's
+ * steps in parallel under one queue (the concurrency cap) and one rate budget (inside the Caller).
+ * Never two writes in flight on one environment, and a write waits until the environment's previous
+ * operation finished (the service fails an operation on a busy environment). A 401 or a crossed
+ * failure budget stops everything; steps not sent end `skipped`.
  */
 export async function execute(plan: Plan, options: ExecuteOptions): Promise<ExecuteOutcome> {
-  const results = new Map<string, StepResult>();
+  const results = new Map<string, StepResult>(options.initial ?? []);
   const queue = new PQueue({ concurrency: options.concurrency });
-  // Stopping (Ctrl-C, a 401, a crossed failure budget) means starting no new call. Calls in flight
-  // are let end: cutting one would turn an answer the server already gave into an unknown.
+  // Stopping means starting no new call. Calls in flight are let end: cutting one would turn an
+  // answer the server already gave into an unknown.
   const stopper = new AbortController();
   const stopStarting = options.signal ? AbortSignal.any([options.signal, stopper.signal]) : stopper.signal;
   // Every waiting step listens on this signal: thousands of listeners are expected, not a leak.
   setMaxListeners(0, stopper.signal, stopStarting);
   let stopped: ExecuteOutcome['stopped'];
-  const stop = (reason: string, kind: NonNullable<ExecuteOutcome['stopped']>['kind']) => {
+  const stop = (reason: string, kind: StopKind) => {
     if (stopped) return;
     stopped = { reason, kind };
-    // Queued steps see `stopped` when they come up and end at once; nothing new is sent.
     stopper.abort();
     options.logger.warn({ reason }, 'run stopping');
-    void options.onEvent?.({ type: 'stopped', reason });
+    void options.onEvent?.({ type: 'stopped', kind, reason });
   };
+  if (options.signal?.aborted) stop('interrupted', 'interrupted');
   options.signal?.addEventListener('abort', () => stop('interrupted', 'interrupted'), { once: true });
 
-  const finish = async (step: Step, result: StepResult) => {
+  const record = async (type: 'result' | 'update', step: Step, result: StepResult) => {
     results.set(step.id, result);
-    await options.onEvent?.({ type: 'result', step, result });
+    await options.onEvent?.({ type, step, result });
+  };
+  const trackingFor = (task: TaskSummary): TrackOptions => ({
+    ...DEFAULT_TRACKING,
+    ...options.tracking,
+    ...(task.timeout_ms ? { timeoutMs: task.timeout_ms } : {}),
+    stopSignal: stopStarting,
+  });
+
+  /** The last accepted, untracked operation on each environment. */
+  const lastOperation = new Map<string, PendingOperation>();
+  const settle = (pending: PendingOperation): Promise<StepResult> => {
+    pending.settled ??= (async () => {
+      const accepted = results.get(pending.step.id)!;
+      const tracked = await trackOperation(options.caller, accepted.operation_id!, trackingFor(pending.task), pending.acceptedAt);
+      if (tracked.state === 'untracked') {
+        if ('auth' in tracked && tracked.auth) stop(tracked.message, 'auth');
+        return accepted; // still accepted: `sitefleet status` can look again later
+      }
+      const status = tracked.state;
+      const reason = status === 'succeeded' ? accepted.reason : status === 'failed' ? `operation failed: ${tracked.message}` : tracked.message;
+      const final: StepResult = { ...accepted, status, reason };
+      await record('update', pending.step, final);
+      return final;
+    })();
+    return pending.settled;
   };
 
   const stepsByTask = new Map<number, Step[]>();
@@ -80,76 +131,78 @@ export async function execute(plan: Plan, options: ExecuteOptions): Promise<Exec
   }
 
   for (const task of plan.tasks) {
-    const steps = stepsByTask.get(task.index) ?? [];
     if (stopped) break;
-    const budget: FailureBudget = failureBudget(task.max_failures ?? options.maxFailures, steps.length);
-    const locks = new Map<string, Promise<void>>();
-    const runOne = async (step: Step) => {
-      if (stopped) return;
-      const { result, stopRun } = await sendStep(step, options, stopStarting);
-      await finish(step, result);
-      if (stopRun) {
-        stop(result.reason!, 'auth');
-      } else if (result.status === 'failed' || result.status === 'unknown') {
-        if (budget.fail()) stop(`failure budget exceeded in task "${task.name}": ${budget.describe()}`, 'budget');
+    const steps = stepsByTask.get(task.index) ?? [];
+    const budget = failureBudget(options.overrideMaxFailures ?? task.max_failures ?? options.maxFailures, steps.length);
+    const countFailure = (result: StepResult) => {
+      if ((result.status === 'failed' || result.status === 'unknown') && budget.fail()) {
+        stop(`failure budget exceeded in task "${task.name}": ${budget.describe()}`, 'budget');
       }
     };
-    const pending = steps.map((step) => {
-      const enqueue = () => (stopped ? Promise.resolve() : queue.add(() => runOne(step)));
-      if (!step.lock) return enqueue();
-      const chained = (locks.get(step.lock) ?? Promise.resolve()).then(enqueue);
-      locks.set(step.lock, chained.then(() => undefined, () => undefined));
-      return chained;
-    });
-    await Promise.allSettled(pending);
-    await queue.onIdle();
+    for (const step of steps) {
+      const known = results.get(step.id);
+      if (known) countFailure(known);
+    }
+
+    const runOne = async (step: Step) => {
+      const known = results.get(step.id);
+      if (known && ENDED.has(known.status)) {
+        // Resume: an operation accepted before the interruption is still tracked when the task waits.
+        if (known.status === 'accepted' && task.wait && known.operation_id) countFailure(await settle({ step, task, acceptedAt: performance.now() }));
+        return;
+      }
+      if (stopped) return;
+      const previous = step.lock ? lastOperation.get(step.lock) : undefined;
+      if (previous) {
+        await settle(previous);
+        if (stopped) return;
+      }
+      const { result, stopRun } = await sendStep(step, options, stopStarting);
+      const acceptedAt = performance.now();
+      if (result.attempts === 0 && stopped) return; // never sent: ends skipped below
+      await record('result', step, result);
+      if (stopRun) return stop(result.reason!, 'auth');
+      let final = result;
+      if (result.status === 'accepted') {
+        const pending: PendingOperation = { step, task, acceptedAt };
+        if (task.wait) final = await settle(pending);
+        else if (step.lock) lastOperation.set(step.lock, pending);
+      }
+      countFailure(final);
+    };
+
+    const waves = [...new Set(steps.map((s) => s.wave ?? 0))].sort((a, b) => a - b);
+    for (const [i, wave] of waves.entries()) {
+      if (stopped) break;
+      const locks = new Map<string, Promise<void>>();
+      const pending = steps
+        .filter((s) => (s.wave ?? 0) === wave)
+        .map((step) => {
+          const enqueue = () => (stopped && !results.has(step.id) ? Promise.resolve() : queue.add(() => runOne(step)));
+          if (!step.lock) return enqueue();
+          const chained = (locks.get(step.lock) ?? Promise.resolve()).then(enqueue);
+          locks.set(step.lock, chained.then(() => undefined, () => undefined));
+          return chained;
+        });
+      await Promise.allSettled(pending);
+      await queue.onIdle();
+      const pause = task.rollout?.pause_ms ?? 0;
+      if (!stopped && i < waves.length - 1 && pause > 0) {
+        options.logger.info({ task: task.name, wave, pause_ms: pause }, 'wave done; pausing before the next');
+        await sleep(pause, undefined, { signal: stopStarting }).catch(() => undefined);
+      }
+    }
+    if (task.verify && !stopped) {
+      for (const [step, result] of await verifyThemeUpdates(options.caller, plan.company, steps, results)) await record('update', step, result);
+    }
   }
 
   if (stopped) {
     for (const step of plan.steps) {
       if (!results.has(step.id)) {
-        await finish(step, { step_id: step.id, status: 'skipped', http_status: null, operation_id: null, attempts: 0, error: null, reason: `not sent: run stopped (${stopped.reason})` });
+        await record('result', step, { step_id: step.id, status: 'skipped', http_status: null, operation_id: null, attempts: 0, error: null, reason: `not sent: run stopped (${stopped.reason})` });
       }
     }
   }
   return { results, stopped };
-}
-
-async function sendStep(step: Step, options: ExecuteOptions, stopSignal: AbortSignal): Promise<{ result: StepResult; stopRun?: boolean }> {
-  const body = step.body === undefined ? undefined : resolveSecrets(step.body, options.env ?? process.env);
-  const outcome = await options.caller.call(step.endpoint, step.params, body, step.idempotent, {
-    stopSignal,
-    beforeAttempt: (attempt) => options.onEvent?.({ type: 'attempt', step, attempt }),
-  });
-  const base = { step_id: step.id, attempts: outcome.attempts, http_status: null, operation_id: null, error: null, reason: step.note ?? null };
-  if (outcome.ok) {
-    const { status, data } = outcome.result!;
-    const fields = (data ?? {}) as Record<string, unknown>;
-    if (status === 202 && typeof fields.operation_id === 'string') return { result: { ...base, status: 'accepted', http_status: status, operation_id: fields.operation_id } };
-    const result: StepResult = { ...base, status: 'succeeded', http_status: status };
-    if (fields.create_wp_admin_user === false) result.reason = 'the service answered create_wp_admin_user: false (the user probably exists already)';
-    if (typeof fields.login_link === 'string') result.output = { login_link: fields.login_link };
-    return { result };
-  }
-  const error = outcome.error as { status?: number; message?: string; name?: string };
-  const decision = outcome.decision!;
-  const status = decision.kind === 'unknown' ? 'unknown' : decision.kind === 'failed' && outcome.attempts === 0 ? 'skipped' : 'failed';
-  return {
-    result: {
-      ...base,
-      status,
-      http_status: typeof error.status === 'number' ? error.status : null,
-      error: `${error.name ?? 'Error'}: ${error.message ?? String(error)}`,
-      reason: decision.reason,
-    },
-    stopRun: decision.kind === 'stop',
-  };
-}
-
-/** `${VAR}` references left in a body are secrets; they are filled in only here, on the way out. */
-export function resolveSecrets(body: unknown, env: Record<string, string | undefined>): unknown {
-  if (typeof body === 'string') return body.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) => env[name] ?? whole);
-  if (Array.isArray(body)) return body.map((v) => resolveSecrets(v, env));
-  if (typeof body === 'object' && body !== null) return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, resolveSecrets(v, env)]));
-  return body;
 }

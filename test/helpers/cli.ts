@@ -38,7 +38,7 @@ export function runCli(args: string[], env: Record<string, string | undefined> =
 
 /** The environment the CLI needs to talk to a simulator. */
 export function simEnv(sim: Simulator): Record<string, string> {
-  return { SITEFLEET_BASE_URL: sim.baseUrl, SITEFLEET_TOKEN: sim.token, SITEFLEET_COMPANY: sim.companyId };
+  return { SITEFLEET_BASE_URL: sim.baseUrl, SITEFLEET_TOKEN: sim.token, SITEFLEET_COMPANY: sim.companyId, SITEFLEET_STATE_DIR: tempDir() };
 }
 
 export function tempDir(): string {

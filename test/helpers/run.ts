@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { HostingClient } from '../../src/api/client.js';
-import { inventoryReader } from '../../src/cli/prepare.js';
+import { inventoryReader } from '../../src/inventory/read.js';
 import { readDomains, readInventory } from '../../src/inventory/read.js';
 import { parsePlaybook } from '../../src/playbook/load.js';
 import { buildPlan, domainReadsNeeded } from '../../src/plan/plan.js';

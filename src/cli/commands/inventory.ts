@@ -1,8 +1,7 @@
 import { Option, type Command } from 'commander';
 import { InvalidInputError } from '../../errors.js';
-import { readInventory } from '../../inventory/read.js';
 import { createRuntime, type GlobalOptions } from '../context.js';
-import { inventoryReader } from '../prepare.js';
+import { inventoryReader, readInventory } from '../../inventory/read.js';
 import { renderInventory } from '../render.js';
 
 export function registerInventory(program: Command): void {

@@ -1,24 +1,30 @@
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { buildReport, exitCodeOf, writeJsonAtomic } from '../../report/report.js';
-import { execute } from '../../run/executor.js';
+import { buildReport, writeJsonAtomic } from '../../report/report.js';
+import { Journal, journalPathFor } from '../../run/journal.js';
+import { acquireLock, defaultStateDir } from '../../run/lock.js';
 import { confirm } from '../confirm.js';
 import { UsageError, type GlobalOptions } from '../context.js';
 import { emptyTargetProblems, preparePlan } from '../prepare.js';
-import { Progress } from '../progress.js';
 import { renderPlan, renderSummary } from '../render.js';
-import { writeLoginLinks } from '../secret-outputs.js';
+import { runSession } from '../session.js';
 
 export interface RunOptions {
   dryRun?: boolean;
   report?: string;
   yes?: boolean;
   verbose?: boolean;
+  wait?: boolean;
+  waitLock?: boolean;
 }
 
 export function defaultReportPath(dir: string | undefined, now = new Date()): string {
   return join(dir ?? '.', `sitefleet-report-${now.toISOString().replace(/[:.]/g, '-')}.json`);
 }
+
+export const EXIT_CODES_HELP =
+  '\nExit codes: 0 all accepted or succeeded, 1 some failed or unknown, 2 invalid input or usage,\n3 run stopped (authentication, failure budget), 4 another run holds the lock, 130 interrupted.\n';
 
 export function registerRun(program: Command): void {
   program
@@ -26,26 +32,26 @@ export function registerRun(program: Command): void {
     .description('plan from the live fleet, then send the calls under the rate limit and write a JSON report')
     .argument('<playbook>', 'playbook file')
     .option('--dry-run', 'do exactly what `plan` does and write the report with every step "planned"')
-    .option('--report <file>', 'where the report goes (default: sitefleet-report-<timestamp>.json)')
+    .option('--report <file>', 'where the report goes (default: sitefleet-report-<timestamp>.json); the journal goes beside it')
     .option('-y, --yes', 'do not ask for confirmation (needed when not on a terminal)')
     .option('-v, --verbose', 'list every call of the plan before running')
-    .addHelpText(
-      'after',
-      '\nExit codes: 0 all accepted or succeeded, 1 some failed or unknown, 2 invalid input or usage,\n3 run stopped (authentication, failure budget), 130 interrupted.\n\nExample:\n  SITEFLEET_TOKEN=… sitefleet run playbooks/nightly-backups.yaml --yes --report /var/log/sitefleet/backups.json\n',
-    )
+    .option('--wait', 'poll every operation until it finished (as settings.wait: true)')
+    .option('--wait-lock', 'if another run holds the company lock, wait for it instead of exiting 4')
+    .addHelpText('after', `${EXIT_CODES_HELP}\nExample:\n  SITEFLEET_TOKEN=… sitefleet run playbooks/nightly-backups.yaml --yes --report /var/log/sitefleet/backups.json\n`)
     .action(async (file: string, opts: RunOptions, command: Command) => {
       const { exitCode } = await runPlaybook(file, command.optsWithGlobals<GlobalOptions>(), opts);
       process.exitCode = exitCode;
     });
 }
 
-/** Plan, confirm, execute, report: the whole `run` command, also used by `demo`. */
+/** Plan, confirm, lock, execute with a journal, report: the whole `run` command, also used by `demo`. */
 export async function runPlaybook(file: string, globals: GlobalOptions, opts: RunOptions): Promise<{ exitCode: number; reportPath: string }> {
-  const out = (text: string) => !globals.quiet && process.stdout.write(`${text}\n`);
+  const out = (text: string) => void (!globals.quiet && process.stdout.write(`${text}\n`));
   const startedAt = new Date();
   const prepared = await preparePlan(file, globals);
   const { plan, playbook, runtime } = prepared;
   try {
+    if (opts.wait) for (const task of plan.tasks) task.wait = true;
     const reportPath = opts.report ?? defaultReportPath(playbook.settings.report_dir, startedAt);
     out(renderPlan(plan, opts.verbose ?? false));
     const empty = emptyTargetProblems(prepared);
@@ -61,47 +67,23 @@ export async function runPlaybook(file: string, globals: GlobalOptions, opts: Ru
       const ok = await confirm(`Send ${plan.steps.length} calls (rate ${runtime.rate}, concurrency ${runtime.concurrency})?`);
       if (!ok) throw new UsageError('not confirmed; nothing was sent');
     }
-
-    const interrupt = new AbortController();
-    let signals = 0;
-    const onSignal = (signal: NodeJS.Signals) => {
-      signals++;
-      if (signals > 1) process.exit(130);
-      runtime.logger.warn({ signal }, 'interrupted: no new calls; waiting for those in flight (again to stop at once)');
-      if (!globals.quiet) process.stderr.write(`\n${signal}: finishing the calls in flight; press Ctrl-C again to stop at once\n`);
-      interrupt.abort();
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-    const progress = new Progress(plan.steps.length, process.stderr, !globals.quiet && process.stderr.isTTY === true);
-    let outcome;
+    const lock = await acquireLock(globals.stateDir ?? defaultStateDir(), plan.company, {
+      command: `run ${file}`,
+      wait: opts.waitLock,
+      onNote: (text) => process.stderr.write(`sitefleet: ${text}\n`),
+    });
     try {
-      outcome = await execute(plan, {
-        caller: runtime.caller,
-        logger: runtime.logger,
-        concurrency: runtime.concurrency,
-        maxFailures: playbook.settings.max_failures,
-        signal: interrupt.signal,
-        onEvent(event) {
-          if (event.type !== 'result') return;
-          const { step, result } = event;
-          progress.step(result.status === 'failed' || result.status === 'unknown');
-          runtime.logger.info(
-            { step: step.id, task: step.task, env_id: step.target.env_id, status: result.status, http_status: result.http_status, operation_id: result.operation_id, attempts: result.attempts, reason: result.reason },
-            'step ended',
-          );
-        },
+      const runId = randomUUID();
+      const journal = await Journal.open(journalPathFor(reportPath), { exclusive: true }).catch((error: NodeJS.ErrnoException) => {
+        throw error.code === 'EEXIST' ? new UsageError(`${journalPathFor(reportPath)} exists: this report belongs to another run (resume it with \`sitefleet resume ${reportPath}\`, or pick another --report)`) : error;
       });
+      await journal.append({ t: 'start', v: 1, run_id: runId, playbook: file, report: reportPath, started_at: startedAt.toISOString(), plan });
+      out(`report: ${reportPath} (journal: ${journal.path}; resume with \`sitefleet resume ${reportPath}\`)`);
+      const { exitCode } = await runSession({ plan, runtime, journal, reportPath, runId, startedAt, globals, playbook, out });
+      return { exitCode, reportPath };
     } finally {
-      progress.end();
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      lock.release();
     }
-    for (const f of writeLoginLinks(playbook, plan, outcome.results)) out(`login links written to ${f} (mode 0600)`);
-    const report = buildReport({ plan, mode: 'run', startedAt, finishedAt: new Date(), results: outcome.results, stopped: outcome.stopped });
-    writeJsonAtomic(reportPath, report);
-    out(renderSummary(report, reportPath));
-    return { exitCode: exitCodeOf(report), reportPath };
   } finally {
     await runtime.close();
   }

@@ -1,0 +1,90 @@
+import type { Command } from 'commander';
+import { createRuntime, UsageError, type GlobalOptions } from '../context.js';
+import { Journal, journalPathFor, readJournal } from '../../run/journal.js';
+import { acquireLock, defaultStateDir } from '../../run/lock.js';
+import { planResume } from '../../run/resume.js';
+import { confirm } from '../confirm.js';
+import { runSession } from '../session.js';
+import { EXIT_CODES_HELP } from './run.js';
+
+interface ResumeOptions {
+  yes?: boolean;
+  wait?: boolean;
+  waitLock?: boolean;
+  maxFailures?: string;
+}
+
+export function registerResume(program: Command): void {
+  program
+    .command('resume')
+    .description('continue an interrupted run from its journal: send what was never sent, leave what ended alone')
+    .argument('<report>', 'the report path the run was given (its journal sits beside it)')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .option('--wait', 'poll every operation until it finished, including those accepted before the interruption')
+    .option('--wait-lock', 'wait for the company lock instead of exiting 4')
+    .option('--max-failures <budget>', 'override the failure budget (a count, or a percentage such as 10%)')
+    .addHelpText(
+      'after',
+      `\nSteps sent without an answer are sent again only when that is safe (PUTs, state-setting POSTs);\ncreating calls (backups, WP-CLI, domains, DNS records, environments, sites) stay unknown for a person to check.\n${EXIT_CODES_HELP}\nExample:\n  sitefleet resume /var/log/sitefleet/backups.json --yes\n`,
+    )
+    .action(async (reportPath: string, opts: ResumeOptions, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      const out = (text: string) => void (!globals.quiet && process.stdout.write(`${text}\n`));
+      if (opts.maxFailures !== undefined && !/^(\d+|(100|\d{1,2})(\.\d+)?%)$/.test(opts.maxFailures)) throw new UsageError('--max-failures takes a count or a percentage such as 10%');
+      const journalPath = journalPathFor(reportPath);
+      let state;
+      try {
+        state = readJournal(journalPath);
+      } catch (error) {
+        throw new UsageError(`cannot resume ${reportPath}: ${(error as Error).message}`);
+      }
+      const plan = state.start.plan;
+      if (opts.wait) for (const task of plan.tasks) task.wait = true;
+      const todo = planResume(state);
+      out(
+        [
+          `resuming run ${state.start.run_id} of ${state.start.playbook} (${plan.steps.length} steps):`,
+          `  ${todo.ended.length} ended before: left alone${todo.toPoll.length ? ` (${todo.toPoll.length} accepted operations will be polled)` : ''}`,
+          `  ${todo.neverSent.length} never sent: will be sent`,
+          `  ${todo.resend.length} sent without an answer, safe to repeat: will be sent again`,
+          `  ${todo.leftUnknown.length} sent without an answer, creating something: left unknown, check them by hand`,
+        ].join('\n'),
+      );
+      for (const step of todo.leftUnknown.slice(0, 10)) out(`    unknown: ${step.method} ${step.path} (${step.task}, ${step.target.site ?? ''}/${step.target.environment ?? ''})`);
+      const work = todo.neverSent.length + todo.resend.length + todo.toPoll.length;
+      if (work > 0 && !opts.yes) {
+        if (!process.stdin.isTTY) throw new UsageError('refusing to resume without --yes: this is not an interactive terminal');
+        if (!(await confirm(`Send ${todo.neverSent.length + todo.resend.length} calls?`))) throw new UsageError('not confirmed; nothing was sent');
+      }
+      const runtime = createRuntime(globals, plan.settings);
+      try {
+        const lock = await acquireLock(globals.stateDir ?? defaultStateDir(), plan.company, {
+          command: `resume ${reportPath}`,
+          wait: opts.waitLock,
+          onNote: (text) => process.stderr.write(`sitefleet: ${text}\n`),
+        });
+        try {
+          const journal = await Journal.open(journalPath, { exclusive: false });
+          await journal.append({ t: 'resume', at: new Date().toISOString() });
+          for (const step of todo.leftUnknown) await journal.append({ t: 'result', step: step.id, result: todo.initial.get(step.id)!, at: new Date().toISOString() });
+          const { exitCode } = await runSession({
+            plan,
+            runtime,
+            journal,
+            reportPath,
+            runId: state.start.run_id,
+            startedAt: new Date(state.start.started_at),
+            globals,
+            initial: todo.initial,
+            overrideMaxFailures: opts.maxFailures === undefined ? undefined : /%$/.test(opts.maxFailures) ? opts.maxFailures : Number(opts.maxFailures),
+            out,
+          });
+          process.exitCode = exitCode;
+        } finally {
+          lock.release();
+        }
+      } finally {
+        await runtime.close();
+      }
+    });
+}

@@ -1,0 +1,105 @@
+import type { Plan } from '../plan/plan.js';
+import type { Playbook } from '../playbook/types.js';
+import { buildReport, exitCodeOf, writeJsonAtomic, type Report } from '../report/report.js';
+import { execute, type StepResult } from '../run/executor.js';
+import { readJournal, type Journal } from '../run/journal.js';
+import type { GlobalOptions, Runtime } from './context.js';
+import { Progress } from './progress.js';
+import { renderSummary } from './render.js';
+import { writeLoginLinks } from './secret-outputs.js';
+
+export interface SessionArgs {
+  plan: Plan;
+  runtime: Runtime;
+  journal: Journal;
+  reportPath: string;
+  runId: string;
+  startedAt: Date;
+  globals: GlobalOptions;
+  /** Resume: results that stand. */
+  initial?: Map<string, StepResult>;
+  overrideMaxFailures?: number | string;
+  /** For writing login links to the files the tasks name (a fresh run only: resume has no playbook). */
+  playbook?: Playbook;
+  out(text: string): void;
+}
+
+const REPORT_EVERY_MS = 5000;
+
+/**
+ * Executes a plan with everything a real run needs around it: the journal (intent before each send,
+ * the answer as soon as it is in), Ctrl-C handling, a progress line, a report rewritten every few
+ * seconds, and at the end the report rebuilt from the journal itself.
+ */
+export async function runSession(args: SessionArgs): Promise<{ report: Report; exitCode: number }> {
+  const { plan, runtime, journal, globals } = args;
+  const live = new Map(args.initial ?? []);
+  const writeReport = (report: Report) => writeJsonAtomic(args.reportPath, report);
+  const snapshot = () => buildReport({ plan, mode: 'run', startedAt: args.startedAt, finishedAt: new Date(), results: live, runId: args.runId });
+
+  const interrupt = new AbortController();
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals++;
+    if (signals > 1) process.exit(130); // the journal has everything; `sitefleet resume` picks it up
+    runtime.logger.warn({ signal }, 'interrupted: no new calls; waiting for those in flight (again to stop at once)');
+    if (!globals.quiet) process.stderr.write(`\n${signal}: finishing the calls in flight; press Ctrl-C again to stop at once\n`);
+    interrupt.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const pending = plan.steps.filter((s) => !live.has(s.id)).length;
+  const progress = new Progress(pending, process.stderr, !globals.quiet && process.stderr.isTTY === true);
+  const timer = setInterval(() => writeReport(snapshot()), REPORT_EVERY_MS);
+  timer.unref();
+  writeReport(snapshot());
+  const at = () => new Date().toISOString();
+
+  let outcome;
+  try {
+    outcome = await execute(plan, {
+      caller: runtime.caller,
+      logger: runtime.logger,
+      concurrency: runtime.concurrency,
+      maxFailures: plan.settings.max_failures,
+      overrideMaxFailures: args.overrideMaxFailures,
+      signal: interrupt.signal,
+      tracking: runtime.tracking,
+      initial: args.initial,
+      async onEvent(event) {
+        switch (event.type) {
+          case 'attempt':
+            return journal.append({ t: 'intent', step: event.step.id, attempt: event.attempt, at: at() });
+          case 'stopped':
+            return journal.append({ t: 'stopped', kind: event.kind, reason: event.reason, at: at() });
+          case 'result':
+          case 'update': {
+            const { step, result } = event;
+            live.set(step.id, result);
+            if (event.type === 'result') progress.step(result.status === 'failed' || result.status === 'unknown');
+            runtime.logger.info(
+              { step: step.id, task: step.task, env_id: step.target.env_id, status: result.status, http_status: result.http_status, operation_id: result.operation_id, attempts: result.attempts, reason: result.reason },
+              event.type === 'result' ? 'step answered' : 'step updated',
+            );
+            return journal.append({ t: event.type, step: step.id, result, at: at() });
+          }
+        }
+      },
+    });
+  } finally {
+    clearInterval(timer);
+    progress.end();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  await journal.append({ t: 'end', at: at() });
+  await journal.close();
+
+  if (args.playbook) for (const f of writeLoginLinks(args.playbook, plan, outcome.results)) args.out(`login links written to ${f} (mode 0600)`);
+  // The report is rebuilt from the journal: what it says is what a resume would see.
+  const state = readJournal(journal.path);
+  const report = buildReport({ plan, mode: 'run', startedAt: args.startedAt, finishedAt: new Date(), results: state.results, stopped: state.stopped, runId: args.runId });
+  writeReport(report);
+  args.out(renderSummary(report, args.reportPath));
+  return { report, exitCode: exitCodeOf(report) };
+}

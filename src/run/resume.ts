@@ -1,0 +1,53 @@
+import type { Step } from '../plan/plan.js';
+import type { StepResult } from './executor.js';
+import type { JournalState } from './journal.js';
+
+export interface ResumePlan {
+  /** Results that stand: those steps are not sent again. */
+  initial: Map<string, StepResult>;
+  ended: Step[];
+  /** Never sent (or skipped when the run stopped): will be sent. */
+  neverSent: Step[];
+  /** Sent, no answer recorded, safe to repeat: will be sent again. */
+  resend: Step[];
+  /** Sent, no answer recorded, and they create something: left `unknown` for a person to check. */
+  leftUnknown: Step[];
+  /** Accepted operations a waiting task will poll. */
+  toPoll: Step[];
+}
+
+/**
+ * What `sitefleet resume` does with each step of the journal's plan: ended steps are left alone;
+ * never-sent ones are sent; ones sent without an answer are sent again only when that is safe.
+ */
+export function planResume(state: JournalState): ResumePlan {
+  const plan = state.start.plan;
+  const waits = new Set(plan.tasks.filter((t) => t.wait).map((t) => t.index));
+  const out: ResumePlan = { initial: new Map(), ended: [], neverSent: [], resend: [], leftUnknown: [], toPoll: [] };
+  for (const step of plan.steps) {
+    const result = state.results.get(step.id);
+    if (result && result.status !== 'skipped') {
+      out.ended.push(step);
+      out.initial.set(step.id, result);
+      if (result.status === 'accepted' && result.operation_id && waits.has(step.task_index)) out.toPoll.push(step);
+    } else if ((state.intents.get(step.id) ?? 0) > 0 && !result) {
+      if (step.idempotent) {
+        out.resend.push(step);
+      } else {
+        out.leftUnknown.push(step);
+        out.initial.set(step.id, {
+          step_id: step.id,
+          status: 'unknown',
+          http_status: null,
+          operation_id: null,
+          attempts: state.intents.get(step.id)!,
+          error: null,
+          reason: 'sent before the interruption, and no answer was recorded; a creating call is not re-sent: check it by hand',
+        });
+      }
+    } else {
+      out.neverSent.push(step);
+    }
+  }
+  return out;
+}

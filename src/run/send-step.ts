@@ -1,0 +1,42 @@
+import type { Step } from '../plan/plan.js';
+import type { ExecuteOptions, StepResult } from './executor.js';
+
+/** Sends one step (with its retries) and folds the outcome into the step's result. */
+export async function sendStep(step: Step, options: ExecuteOptions, stopSignal: AbortSignal): Promise<{ result: StepResult; stopRun?: boolean }> {
+  const body = step.body === undefined ? undefined : resolveSecrets(step.body, options.env ?? process.env);
+  const outcome = await options.caller.call(step.endpoint, step.params, body, step.idempotent, {
+    stopSignal,
+    beforeAttempt: (attempt) => options.onEvent?.({ type: 'attempt', step, attempt }),
+  });
+  const base = { step_id: step.id, attempts: outcome.attempts, http_status: null, operation_id: null, error: null, reason: step.note ?? null };
+  if (outcome.ok) {
+    const { status, data } = outcome.value!;
+    const fields = (data ?? {}) as Record<string, unknown>;
+    if (status === 202 && typeof fields.operation_id === 'string') return { result: { ...base, status: 'accepted', http_status: status, operation_id: fields.operation_id } };
+    const result: StepResult = { ...base, status: 'succeeded', http_status: status };
+    if (fields.create_wp_admin_user === false) result.reason = 'the service answered create_wp_admin_user: false (the user probably exists already)';
+    if (typeof fields.login_link === 'string') result.output = { login_link: fields.login_link };
+    return { result };
+  }
+  const error = outcome.error as { status?: number; message?: string; name?: string };
+  const decision = outcome.decision!;
+  const status = decision.kind === 'unknown' ? 'unknown' : decision.kind === 'failed' && outcome.attempts === 0 ? 'skipped' : 'failed';
+  return {
+    result: {
+      ...base,
+      status,
+      http_status: typeof error.status === 'number' ? error.status : null,
+      error: `${error.name ?? 'Error'}: ${error.message ?? String(error)}`,
+      reason: decision.reason,
+    },
+    stopRun: decision.kind === 'stop',
+  };
+}
+
+/** `${VAR}` references left in a body are secrets; they are filled in only here, on the way out. */
+export function resolveSecrets(body: unknown, env: Record<string, string | undefined>): unknown {
+  if (typeof body === 'string') return body.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) => env[name] ?? whole);
+  if (Array.isArray(body)) return body.map((v) => resolveSecrets(v, env));
+  if (typeof body === 'object' && body !== null) return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, resolveSecrets(v, env)]));
+  return body;
+}
