@@ -61,7 +61,6 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
       caller: runtime.caller,
       logger: runtime.logger,
       concurrency: runtime.concurrency,
-      maxFailures: plan.settings.max_failures,
       overrideMaxFailures: args.overrideMaxFailures,
       signal: interrupt.signal,
       tracking: runtime.tracking,

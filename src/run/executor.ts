@@ -37,8 +37,7 @@ export interface ExecuteOptions {
   caller: Caller;
   logger: Logger;
   concurrency: number;
-  /** The playbook's default failure budget; a task's own `max_failures` wins, `overrideMaxFailures` over both. */
-  maxFailures?: number | string;
+  /** Replaces every task's failure budget (resume --max-failures). */
   overrideMaxFailures?: number | string;
   /** Ctrl-C: start nothing new, let the calls in flight end. */
   signal?: AbortSignal;
@@ -133,7 +132,7 @@ export async function execute(plan: Plan, options: ExecuteOptions): Promise<Exec
   for (const task of plan.tasks) {
     if (stopped) break;
     const steps = stepsByTask.get(task.index) ?? [];
-    const budget = failureBudget(options.overrideMaxFailures ?? task.max_failures ?? options.maxFailures, steps.length);
+    const budget = failureBudget(options.overrideMaxFailures ?? task.max_failures ?? plan.settings.max_failures, steps.length);
     const countFailure = (result: StepResult) => {
       if ((result.status === 'failed' || result.status === 'unknown') && budget.fail()) {
         stop(`failure budget exceeded in task "${task.name}": ${budget.describe()}`, 'budget');

@@ -63,7 +63,8 @@ export interface Simulator {
   fleet: Fleet;
   operations: Operations;
   log: SimLogEntry[];
-  setFaults(faults: string | FaultRates): void;
+  /** Changes the fault mix; `writesOnly` spares GETs (a test then reads the fleet cleanly). */
+  setFaults(faults: string | FaultRates, options?: { writesOnly?: boolean }): void;
   setRate(rate: string | { limit: number; periodMs: number } | undefined): void;
   /** Accept another token from now on (the old one then answers 401, as a revoked key does). */
   setToken(token: string): void;
@@ -131,6 +132,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const logStream: WriteStream | undefined = options.logFile ? createWriteStream(options.logFile, { flags: 'a' }) : undefined;
   const visibleAfter = options.operationVisibleAfterMs ?? 0;
   let seq = 0;
+  let faultsWritesOnly = false;
 
   function record(entry: SimLogEntry): void {
     if (keepLog) log.push(entry);
@@ -167,7 +169,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       const waitMs = window.take(clock());
       if (waitMs > 0) return fail(429, TOO_MANY, null, { 'retry-after': String(Math.max(1, Math.ceil(waitMs / 1000))) });
     }
-    const fault = faults.draw();
+    const fault = method === 'GET' && faultsWritesOnly ? undefined : faults.draw();
     if (fault) entry.fault = fault;
     if (fault === 'reset') {
       record(entry);
@@ -287,8 +289,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     fleet,
     operations,
     log,
-    setFaults(next) {
+    setFaults(next, opts = {}) {
       faults.rates = typeof next === 'string' ? parseFaults(next) : next;
+      faultsWritesOnly = opts.writesOnly ?? false;
     },
     setRate(rate) {
       window = toWindow(rate);

@@ -1,0 +1,188 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Report } from '../../src/report/report.js';
+import { readJournal } from '../../src/run/journal.js';
+import { Random } from '../../src/sim/random.js';
+import type { Simulator } from '../../src/sim/server.js';
+import { CLI, runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
+import { useSimulator } from '../helpers/sim.js';
+
+const start = useSimulator();
+
+function readReport(path: string): Report {
+  return JSON.parse(readFileSync(path, 'utf8')) as Report;
+}
+
+/** Starts the CLI and kills it with SIGKILL after `afterMs`; resolves when it is gone. */
+function runAndKill(args: string[], env: Record<string, string>, afterMs: number): Promise<number | null> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: 'ignore' });
+    const timer = setTimeout(() => child.kill('SIGKILL'), afterMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
+}
+
+/**
+ * The guarantees, checked against the simulator's own request log:
+ * - no creating call (a backup) reached the server twice for one step;
+ * - every operation id in the report is one the simulator issued for that very call;
+ * - every call the simulator accepted and answered is in the report with its operation id, or its
+ *   step is `unknown` (the answer was lost, or in flight when the client died).
+ */
+function checkAgainstLog(sim: Simulator, report: Report) {
+  const posts = sim.log.filter((e) => e.method === 'POST' && e.status !== 0 && e.status !== 429 && !String(e.status).startsWith('5'));
+  const byPath = new Map<string, typeof posts>();
+  for (const e of posts) byPath.set(e.path, [...(byPath.get(e.path) ?? []), e]);
+  for (const [path, entries] of byPath) expect(entries.filter((e) => e.changed), path).toHaveLength(1);
+  const issued = new Map(sim.log.filter((e) => e.operation_id && e.endpoint !== 'getOperation').map((e) => [e.operation_id!, e]));
+  for (const r of report.results) {
+    if (r.operation_id) expect(`/v2${r.request!.path}`).toBe(issued.get(r.operation_id)?.path);
+  }
+  const reported = new Set(report.results.map((r) => r.operation_id).filter(Boolean));
+  for (const [id, e] of issued) {
+    if (reported.has(id)) continue;
+    const result = report.results.find((r) => r.request && `/v2${r.request.path}` === e.path && r.request.method === e.method && JSON.stringify(r.request.body) === JSON.stringify(e.body));
+    // The client never heard of this id: its step is unknown, or (a call safe to repeat whose answer
+    // was lost or garbled) it was sent again and the report holds the later id.
+    const resent = (e.fault === 'lost' || e.fault === 'malformed') && result !== undefined && result.attempts > 1;
+    if (!resent) expect(result?.status, `${e.method} ${e.path} was accepted as ${id}`).toBe('unknown');
+  }
+}
+
+describe('crash safety', () => {
+  it('SIGKILL at random moments of a 500-step run, resumed each time: nothing lost, no creating call twice', { timeout: 120_000 }, async () => {
+    const { sim } = await start({ sites: 150, themes: 4, operationDelayMs: 0, latencyMs: [5, 15], seed: 21 });
+    const dir = tempDir();
+    const env = simEnv(sim);
+    const file = writePlaybook(
+      'version: 1\nname: chaos\nsettings: { concurrency: 4, rate_limit: 5000/s }\ntasks:\n  - { name: backup, action: backups.create, target: all, with: { tag: chaos } }\n  - { name: ips, action: denied_ips.set, target: all, with: { ip_list: ["203.0.113.9"] } }\n',
+      dir,
+    );
+    const steps = sim.fleet.environments.size * 2;
+    expect(steps).toBeGreaterThanOrEqual(500);
+    const report = join(dir, 'report.json');
+    const journal = join(dir, 'report.journal.jsonl');
+    const rng = new Random(4242);
+    let kills = 0;
+    for (let i = 0; i < 6; i++) {
+      const args = existsSync(journal) ? ['resume', report, '--yes'] : ['run', file, '--yes', '--report', report];
+      await runAndKill(args, env, rng.int(400, 1100));
+      kills++;
+    }
+    const final = await runCli(['resume', report, '--yes'], env);
+    expect([0, 1]).toContain(final.code);
+    const result = readReport(report);
+    expect(result.summary.total).toBe(steps);
+    expect(result.results.every((r) => ['accepted', 'succeeded', 'unknown'].includes(r.status))).toBe(true);
+    // Idempotent calls left without an answer were sent again; only creating calls may stay unknown.
+    expect(result.results.filter((r) => r.action === 'denied_ips.set').every((r) => r.status === 'succeeded')).toBe(true);
+    checkAgainstLog(sim, result);
+    const state = readJournal(journal);
+    // The kills landed mid-run: several resumes had work left.
+    expect(state.resumes).toBeGreaterThanOrEqual(3);
+    expect(kills).toBe(6);
+  });
+
+  it('Ctrl-C lets the calls in flight end, writes the report, exits 130; resume finishes the job', async () => {
+    const { sim } = await start({ sites: 40, operationDelayMs: 0, latencyMs: [20, 30] });
+    const dir = tempDir();
+    const file = writePlaybook('version: 1\nname: int\nsettings: { concurrency: 2, rate_limit: 5000/s }\ntasks:\n  - { name: backup, action: backups.create, target: all, with: { tag: i } }\n', dir);
+    const report = join(dir, 'r.json');
+    const child = spawn(process.execPath, [CLI, 'run', file, '--yes', '--report', report], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...simEnv(sim) }, stdio: 'ignore' });
+    const code = await new Promise<number | null>((resolve) => {
+      const poll = setInterval(() => {
+        if (sim.log.filter((e) => e.method === 'POST').length >= 5) {
+          clearInterval(poll);
+          child.kill('SIGINT');
+        }
+      }, 5);
+      child.on('close', (c) => resolve(c));
+    });
+    expect(code).toBe(130);
+    const interrupted = readReport(report);
+    expect(interrupted.stopped?.kind).toBe('interrupted');
+    expect(interrupted.summary.unknown).toBe(0); // in-flight calls were let end
+    expect(interrupted.summary.skipped).toBeGreaterThan(0);
+    const resumed = await runCli(['resume', report, '--yes'], simEnv(sim));
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toMatch(/\d+ never sent: will be sent/);
+    const done = readReport(report);
+    expect(done.summary.accepted).toBe(sim.fleet.environments.size);
+    checkAgainstLog(sim, done);
+  });
+
+  it('a fault mix: every step ends, the report agrees with the simulator, no creating call applied twice', { timeout: 60_000 }, async () => {
+    const { sim } = await start({ sites: 70, operationDelayMs: 0, seed: 5, faults: '5xx=0.05,reset=0.02,lost=0.01,429=0.01,slow=0.02', slowMs: 300 });
+    const dir = tempDir();
+    const file = writePlaybook(
+      'version: 1\nname: mix\nsettings: { concurrency: 8, rate_limit: 5000/s }\ntasks:\n  - { name: backup, action: backups.create, target: all, with: { tag: m } }\n  - { name: php, action: php.set_version, target: all, with: { php_version: "8.3" } }\n',
+      dir,
+    );
+    const report = join(dir, 'r.json');
+    const result = await runCli(['run', file, '--yes', '--report', report, '--poll-interval', '20'], simEnv(sim));
+    expect([0, 1]).toContain(result.code);
+    const parsed = readReport(report);
+    expect(parsed.results.every((r) => ['accepted', 'succeeded', 'failed', 'unknown'].includes(r.status))).toBe(true);
+    expect(sim.log.some((e) => e.fault)).toBe(true);
+    checkAgainstLog(sim, parsed);
+  });
+});
+
+describe('status, resume bookkeeping and the run lock', () => {
+  it('`sitefleet status` polls accepted operations and rewrites the report and journal', async () => {
+    const { sim } = await start({ sites: 5, operationDelayMs: 400 });
+    const dir = tempDir();
+    const file = writePlaybook('version: 1\nname: s\ntasks:\n  - { name: backup, action: backups.create, target: all, with: { tag: s } }\n', dir);
+    const report = join(dir, 'r.json');
+    expect((await runCli(['run', file, '--yes', '--report', report], simEnv(sim))).code).toBe(0);
+    expect(readReport(report).summary.accepted).toBe(sim.fleet.environments.size);
+    const status = await runCli(['status', report, '--wait', '10s', '--poll-interval', '50'], simEnv(sim));
+    expect(status.code).toBe(0);
+    const after = readReport(report);
+    expect(after.summary.succeeded).toBe(sim.fleet.environments.size);
+    expect(after.summary.accepted).toBe(0);
+    const state = readJournal(join(dir, 'r.journal.jsonl'));
+    expect([...state.results.values()].every((r) => r.status === 'succeeded')).toBe(true);
+  });
+
+  it('run --wait tracks operations: succeeded, with a 404 "not visible yet" tolerated', async () => {
+    const { sim } = await start({ sites: 4, operationDelayMs: 200, operationVisibleAfterMs: 100 });
+    const dir = tempDir();
+    const file = writePlaybook('version: 1\nname: w\ntasks:\n  - { name: backup, action: backups.create, target: all, with: { tag: w } }\n', dir);
+    const result = await runCli(['run', file, '--yes', '--wait', '--report', join(dir, 'r.json'), '--poll-interval', '30'], simEnv(sim));
+    expect(result.code).toBe(0);
+    expect(readReport(join(dir, 'r.json')).summary.succeeded).toBe(sim.fleet.environments.size);
+  });
+
+  it('a second run for the company exits 4 naming the holder; a stale lock is taken over; --wait-lock waits', async () => {
+    const { sim } = await start({ sites: 2, operationDelayMs: 0 });
+    const env = simEnv(sim);
+    const locks = join(env.SITEFLEET_STATE_DIR!, 'locks');
+    mkdirSync(locks, { recursive: true });
+    const lockFile = join(locks, `${sim.companyId}.lock`);
+    const file = writePlaybook('version: 1\nname: l\ntasks:\n  - { name: backup, action: backups.create, target: all, with: { tag: l } }\n');
+
+    // A live holder: this test process.
+    writeFileSync(lockFile, JSON.stringify({ pid: process.pid, host: hostname(), started_at: '2026-11-22T01:00:00.000Z', command: 'run nightly.yaml' }));
+    const held = await runCli(['run', file, '--yes', '--report', join(tempDir(), 'r.json')], env);
+    expect(held.code).toBe(4);
+    expect(held.stderr).toContain(`pid ${process.pid} on ${hostname()}, started 2026-11-22T01:00:00.000Z (run nightly.yaml)`);
+    expect(sim.log.filter((e) => e.method === 'POST')).toEqual([]);
+
+    const waiting = runCli(['run', file, '--yes', '--wait-lock', '--report', join(tempDir(), 'r.json')], env);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(sim.log.filter((e) => e.method === 'POST')).toEqual([]);
+    writeFileSync(lockFile, JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), started_at: '2026-11-22T01:00:00.000Z', command: 'run' }));
+    const waited = await waiting;
+    expect(waited.code).toBe(0);
+    expect(waited.stderr).toContain('waiting for the lock held by pid');
+    expect(waited.stderr).toContain('taking over a stale lock');
+    expect(existsSync(lockFile)).toBe(false); // released at the end
+  });
+});
