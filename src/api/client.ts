@@ -27,11 +27,14 @@ export class HostingClient {
     this.#operationPath = options.operationPath ?? DEFAULT_OPERATION_PATH;
   }
 
-  /** The generic call the typed functions and the runner's steps go through. */
-  async call(name: EndpointName, params: Record<string, string>, body?: unknown, signal?: AbortSignal): Promise<CallResult> {
+  /**
+   * The generic call the typed functions and the runner's steps go through. `prevalidated` skips the
+   * schema check for a body the planner already checked (the runner's hot path).
+   */
+  async call(name: EndpointName, params: Record<string, string>, body?: unknown, signal?: AbortSignal, prevalidated = false): Promise<CallResult> {
     const endpoint = ENDPOINTS[name];
     const path = fillPath(endpoint.path, params);
-    if ('body' in endpoint) assertValidBody(endpoint.body, `${endpoint.method} ${endpoint.path}`, body ?? {});
+    if ('body' in endpoint && !prevalidated) assertValidBody(endpoint.body, `${endpoint.method} ${endpoint.path}`, body ?? {});
     const response = await this.transport.send(endpoint.method, path, 'body' in endpoint ? (body ?? {}) : undefined, signal);
     if ('operation' in endpoint) assertAccepted(response, endpoint.method, path);
     return response;

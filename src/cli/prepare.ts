@@ -26,12 +26,20 @@ export async function preparePlan(file: string, opts: GlobalOptions): Promise<Pr
   const runtime = createRuntime(opts, playbook.settings);
   try {
     runtime.logger.info({ playbook: file, company: playbook.company }, 'reading the fleet');
+    const readStart = performance.now();
     const reader = inventoryReader(runtime.caller);
     const inventory = await readInventory(reader, playbook.company);
     const domainEnvs = domainReadsNeeded(playbook, inventory);
     if (domainEnvs.length > 0) await readDomains(reader, inventory, domainEnvs);
+    runtime.logger.info({ environments: inventory.environments.length, themes: inventory.theme_count, wall_ms: Math.round(performance.now() - readStart) }, 'fleet read');
+    const cpu = process.cpuUsage();
+    const planStart = performance.now();
     const plan = buildPlan({ playbook, inventory, date: today(), env: process.env });
-    runtime.logger.info({ steps: plan.steps.length, skipped: plan.skipped.length }, 'plan built');
+    const planCpu = process.cpuUsage(cpu);
+    runtime.logger.info(
+      { steps: plan.steps.length, skipped: plan.skipped.length, cpu_ms: Math.round((planCpu.user + planCpu.system) / 1000), wall_ms: Math.round(performance.now() - planStart) },
+      'plan built',
+    );
     return { playbook, inventory, plan, runtime };
   } catch (error) {
     await runtime.close();

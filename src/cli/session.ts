@@ -1,3 +1,4 @@
+import { rename, writeFile } from 'node:fs/promises';
 import type { Plan } from '../plan/plan.js';
 import type { Playbook } from '../playbook/types.js';
 import { buildReport, exitCodeOf, writeJsonAtomic, type Report } from '../report/report.js';
@@ -34,7 +35,34 @@ const REPORT_EVERY_MS = 5000;
 export async function runSession(args: SessionArgs): Promise<{ report: Report; exitCode: number }> {
   const { plan, runtime, journal, globals } = args;
   const live = new Map(args.initial ?? []);
-  const writeReport = (report: Report) => writeJsonAtomic(args.reportPath, report);
+  // During the run the report is a compact snapshot, rewritten every few seconds when something
+  // changed, written out asynchronously; only building it holds the event loop, and that is measured.
+  // The final report, rebuilt from the journal, is indented for people.
+  const snapshots = { count: 0, totalMs: 0, maxMs: 0 };
+  let changed = true;
+  let writing = false;
+  const writeSnapshot = async () => {
+    if (!changed || writing) return;
+    changed = false;
+    writing = true;
+    const t0 = performance.now();
+    const text = JSON.stringify(snapshot());
+    const ms = performance.now() - t0;
+    snapshots.count++;
+    snapshots.totalMs += ms;
+    snapshots.maxMs = Math.max(snapshots.maxMs, ms);
+    const tmp = `${args.reportPath}.${process.pid}.tmp`;
+    try {
+      await writeFile(tmp, text);
+      await rename(tmp, args.reportPath);
+    } catch (error) {
+      runtime.logger.warn({ err: (error as Error).message }, 'could not write the report snapshot');
+    } finally {
+      writing = false;
+    }
+  };
+  const cpuAtStart = process.cpuUsage();
+  const wallAtStart = performance.now();
   const snapshot = () => buildReport({ plan, mode: 'run', startedAt: args.startedAt, finishedAt: new Date(), results: live, runId: args.runId });
 
   const interrupt = new AbortController();
@@ -50,10 +78,10 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   process.on('SIGTERM', onSignal);
   const pending = plan.steps.filter((s) => !live.has(s.id)).length;
   const progress = new Progress(pending, process.stderr, !globals.quiet && process.stderr.isTTY === true);
-  const timer = setInterval(() => writeReport(snapshot()), REPORT_EVERY_MS);
+  const timer = setInterval(() => void writeSnapshot(), REPORT_EVERY_MS);
   timer.unref();
-  writeReport(snapshot());
-  const at = () => new Date().toISOString();
+  writeJsonAtomic(args.reportPath, snapshot());
+  const at = () => Date.now();
 
   let outcome;
   try {
@@ -75,6 +103,7 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
           case 'update': {
             const { step, result } = event;
             live.set(step.id, result);
+            changed = true;
             if (event.type === 'result') progress.step(result.status === 'failed' || result.status === 'unknown');
             runtime.logger.info(
               { step: step.id, task: step.task, env_id: step.target.env_id, status: result.status, http_status: result.http_status, operation_id: result.operation_id, attempts: result.attempts, reason: result.reason },
@@ -98,7 +127,27 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   // The report is rebuilt from the journal: what it says is what a resume would see.
   const state = readJournal(journal.path);
   const report = buildReport({ plan, mode: 'run', startedAt: args.startedAt, finishedAt: new Date(), results: state.results, stopped: state.stopped, runId: args.runId });
-  writeReport(report);
+  while (writing) await new Promise((r) => setTimeout(r, 5)); // a snapshot must not land after the final report
+  const finalStart = performance.now();
+  writeJsonAtomic(args.reportPath, report);
+  const finalMs = performance.now() - finalStart;
+  const cpu = process.cpuUsage(cpuAtStart);
+  runtime.logger.info(
+    {
+      steps: plan.steps.length,
+      wall_ms: Math.round(performance.now() - wallAtStart),
+      cpu_user_ms: Math.round(cpu.user / 1000),
+      cpu_system_ms: Math.round(cpu.system / 1000),
+      max_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
+      report_snapshots: snapshots.count,
+      report_snapshot_ms_total: Math.round(snapshots.totalMs),
+      report_snapshot_ms_max: Math.round(snapshots.maxMs),
+      report_final_write_ms: Math.round(finalMs),
+      rate_limited: runtime.budget.rateLimitedCount,
+      learned_limit: runtime.budget.limit,
+    },
+    'run finished',
+  );
   args.out(renderSummary(report, args.reportPath));
   return { report, exitCode: exitCodeOf(report) };
 }

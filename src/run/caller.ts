@@ -22,6 +22,8 @@ export interface CallHooks {
   beforeAttempt?(attempt: number): void | Promise<void>;
   /** Stops starting new attempts (and waiting for a slot); a call in flight ends normally. */
   stopSignal?: AbortSignal;
+  /** The body was checked against its schema when the plan was built. */
+  prevalidated?: boolean;
 }
 
 /**
@@ -38,7 +40,7 @@ export class Caller {
   ) {}
 
   call(endpoint: EndpointName, params: Record<string, string>, body: unknown, idempotent: boolean, hooks: CallHooks = {}): Promise<CallOutcome> {
-    return this.#withRetries(() => this.client.call(endpoint, params, body), idempotent, hooks, endpoint);
+    return this.#withRetries(() => this.client.call(endpoint, params, body, undefined, hooks.prevalidated), idempotent, hooks, endpoint);
   }
 
   /** One look at an operation's status (a GET: always safe to repeat). */

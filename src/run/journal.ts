@@ -3,18 +3,18 @@ import { open, type FileHandle } from 'node:fs/promises';
 import type { Plan } from '../plan/plan.js';
 import type { StepResult, StopKind } from './executor.js';
 
-/** One line of the journal. `t` is the record type; every record after `start` names its step. */
+/** One line of the journal. `t` is the record type; every record after `start` names its step; `at` is epoch ms. */
 export type JournalRecord =
   | { t: 'start'; v: 1; run_id: string; playbook: string; report: string; started_at: string; plan: Plan }
-  | { t: 'resume'; at: string }
+  | { t: 'resume'; at: number }
   /** Written, and made durable, before an attempt is sent. */
-  | { t: 'intent'; step: string; attempt: number; at: string }
+  | { t: 'intent'; step: string; attempt: number; at: number }
   /** The answer to a step's call (written as soon as it is in). */
-  | { t: 'result'; step: string; result: StepResult; at: string }
+  | { t: 'result'; step: string; result: StepResult; at: number }
   /** A later word on a step: its operation ended, verify, `sitefleet status`. */
-  | { t: 'update'; step: string; result: StepResult; at: string }
-  | { t: 'stopped'; kind: StopKind; reason: string; at: string }
-  | { t: 'end'; at: string };
+  | { t: 'update'; step: string; result: StepResult; at: number }
+  | { t: 'stopped'; kind: StopKind; reason: string; at: number }
+  | { t: 'end'; at: number };
 
 /** `report.json` → `report.journal.jsonl`, beside it. */
 export function journalPathFor(reportPath: string): string {

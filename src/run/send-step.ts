@@ -6,6 +6,8 @@ export async function sendStep(step: Step, options: ExecuteOptions, stopSignal: 
   const body = step.body === undefined ? undefined : resolveSecrets(step.body, options.env ?? process.env);
   const outcome = await options.caller.call(step.endpoint, step.params, body, step.idempotent, {
     stopSignal,
+    // The planner checked every body; secrets were checked with the values they are sent with.
+    prevalidated: true,
     beforeAttempt: (attempt) => options.onEvent?.({ type: 'attempt', step, attempt }),
   });
   const base = { step_id: step.id, attempts: outcome.attempts, http_status: null, operation_id: null, error: null, reason: step.note ?? null };

@@ -49,6 +49,8 @@ export interface SimLogEntry {
   /** 0 when the connection was dropped without an answer */
   status: number;
   operation_id?: string;
+  /** ms since the simulator started, when the answer was sent (or the connection dropped) */
+  answered_at?: number;
   /** whether the request changed (or, for an accepted operation, will change) the fleet */
   changed: boolean;
   fault?: FaultKind;
@@ -135,6 +137,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   let faultsWritesOnly = false;
 
   function record(entry: SimLogEntry): void {
+    entry.answered_at = Math.round((performance.now() - started) * 1000) / 1000;
     if (keepLog) log.push(entry);
     logStream?.write(`${JSON.stringify(entry)}\n`);
   }

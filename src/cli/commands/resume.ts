@@ -65,8 +65,8 @@ export function registerResume(program: Command): void {
         });
         try {
           const journal = await Journal.open(journalPath, { exclusive: false });
-          await journal.append({ t: 'resume', at: new Date().toISOString() });
-          for (const step of todo.leftUnknown) await journal.append({ t: 'result', step: step.id, result: todo.initial.get(step.id)!, at: new Date().toISOString() });
+          await journal.append({ t: 'resume', at: Date.now() });
+          for (const step of todo.leftUnknown) await journal.append({ t: 'result', step: step.id, result: todo.initial.get(step.id)!, at: Date.now() });
           const { exitCode } = await runSession({
             plan,
             runtime,

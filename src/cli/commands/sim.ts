@@ -22,7 +22,9 @@ export function registerSim(program: Command): void {
     .option('--log <file>', 'append the request log to FILE as JSON lines')
     .option('--json', 'print the start line as one JSON object')
     .addHelpText('after', '\nExample:\n  sitefleet sim --sites 200 --rate 120/min --faults 5xx=0.02,reset=0.01 --json\n')
-    .action(async (opts) => {
+    .action(async (opts, command: Command) => {
+      // `--rate` is also a global option (the client's budget); here it is the server's limit.
+      opts.rate ??= command.optsWithGlobals().rate;
       if (opts.rate) parseRate(opts.rate);
       if (opts.faults) parseFaults(opts.faults);
       const sim = await startSimulator({

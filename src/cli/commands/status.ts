@@ -39,7 +39,7 @@ export function registerStatus(program: Command): void {
             r.reason = tracked.state === 'succeeded' ? null : tracked.state === 'failed' ? `operation failed: ${tracked.message}` : tracked.message;
             if (journal && r.step_id) {
               const { step_id, status, http_status, operation_id, attempts, error, reason } = r;
-              await journal.append({ t: 'update', step: step_id, result: { step_id, status, http_status, operation_id, attempts, error, reason }, at: new Date().toISOString() });
+              await journal.append({ t: 'update', step: step_id, result: { step_id, status, http_status, operation_id, attempts, error, reason }, at: Date.now() });
             }
           }),
         );

@@ -1,0 +1,27 @@
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { CLI } from '../helpers/cli.js';
+
+describe('sitefleet sim', () => {
+  it('prints its base URL, token and company as one JSON line, serves the spec paths, and enforces --rate', async () => {
+    const child = spawn(process.execPath, [CLI, 'sim', '--sites', '3', '--rate', '2/s', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
+      const info = JSON.parse(line) as { base_url: string; token: string; company_id: string; environments: number };
+      expect(info.base_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(info.environments).toBeGreaterThanOrEqual(3);
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const res = await request(`${info.base_url}/v2/company/${info.company_id}/api-keys`, { headers: { authorization: `Bearer ${info.token}` } });
+        await res.body.text();
+        statuses.push(res.statusCode);
+      }
+      expect(statuses).toEqual([200, 200, 429]);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+  });
+});
