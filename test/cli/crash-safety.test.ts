@@ -69,11 +69,15 @@ describe('crash safety', () => {
     const report = join(dir, 'report.json');
     const journal = join(dir, 'report.journal.jsonl');
     const rng = new Random(4242);
-    let kills = 0;
+    // Count the kills that landed while there was work going on: the journal grew and did not end.
+    let midRun = 0;
+    let lines = 0;
     for (let i = 0; i < 6; i++) {
       const args = existsSync(journal) ? ['resume', report, '--yes'] : ['run', file, '--yes', '--report', report];
-      await runAndKill(args, env, rng.int(400, 1100));
-      kills++;
+      await runAndKill(args, env, rng.int(400, 1500));
+      const text = existsSync(journal) ? readFileSync(journal, 'utf8').trim().split('\n') : [];
+      if (text.length > lines && !text.at(-1)!.includes('"t":"end"')) midRun++;
+      lines = text.length;
     }
     const final = await runCli(['resume', report, '--yes'], env);
     expect([0, 1]).toContain(final.code);
@@ -83,10 +87,8 @@ describe('crash safety', () => {
     // Idempotent calls left without an answer were sent again; only creating calls may stay unknown.
     expect(result.results.filter((r) => r.action === 'denied_ips.set').every((r) => r.status === 'succeeded')).toBe(true);
     checkAgainstLog(sim, result);
-    const state = readJournal(journal);
-    // The kills landed mid-run: several resumes had work left.
-    expect(state.resumes).toBeGreaterThanOrEqual(3);
-    expect(kills).toBe(6);
+    expect(midRun).toBeGreaterThanOrEqual(2);
+    expect(readJournal(journal).resumes).toBeGreaterThanOrEqual(1);
   });
 
   it('Ctrl-C lets the calls in flight end, writes the report, exits 130; resume finishes the job', async () => {
