@@ -4,18 +4,14 @@ import type { Target } from '../actions/action.js';
 import type { Plan } from '../plan/plan.js';
 import type { ExecuteOutcome, StepResult, StepStatus } from '../run/executor.js';
 
-export interface ReportResult {
+/** A step's result as the report shows it: with its task, target and request, without its output. */
+export interface ReportResult extends Omit<StepResult, 'step_id' | 'output'> {
+  /** null for a target the plan skipped (no call was planned). */
   step_id: string | null;
   task: string;
   action: string;
   target: Target;
   request: { method: string; path: string; body?: unknown } | null;
-  status: StepStatus;
-  http_status: number | null;
-  operation_id: string | null;
-  attempts: number;
-  error: string | null;
-  reason: string | null;
 }
 
 export type Summary = Record<'total' | StepStatus, number>;

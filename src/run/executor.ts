@@ -45,6 +45,8 @@ export interface ExecuteOptions {
   env?: Record<string, string | undefined>;
   /** Poll timing; a task's `timeout_ms` overrides `timeoutMs`. */
   tracking?: Partial<TrackOptions>;
+  /** First wait before re-sending a step whose operation found the environment busy (default 2 s). */
+  blockedBackoffMs?: number;
   /** Results known before this execution (resume): those steps are not sent again. */
   initial?: Map<string, StepResult>;
   onEvent?(event: RunEvent): void | Promise<void>;
@@ -64,6 +66,10 @@ interface PendingOperation {
 }
 
 const ENDED = new Set(['accepted', 'succeeded', 'failed', 'unknown']);
+/** How the service says an environment is busy with another operation. */
+const BLOCKED = /blocked by another process/i;
+const MAX_BLOCKED_RETRIES = 3;
+const BLOCKED_BACKOFF_MS = 2000;
 
 /**
  * Runs a plan's steps: tasks in playbook order; within a task, rollout waves in order, and each wave's
@@ -107,17 +113,35 @@ export async function execute(plan: Plan, options: ExecuteOptions): Promise<Exec
   const lastOperation = new Map<string, PendingOperation>();
   const settle = (pending: PendingOperation): Promise<StepResult> => {
     pending.settled ??= (async () => {
-      const accepted = results.get(pending.step.id)!;
-      const tracked = await trackOperation(options.caller, accepted.operation_id!, trackingFor(pending.task), pending.acceptedAt);
-      if (tracked.state === 'untracked') {
-        if ('auth' in tracked && tracked.auth) stop(tracked.message, 'auth');
-        return accepted; // still accepted: `sitefleet status` can look again later
+      let accepted = results.get(pending.step.id)!;
+      let acceptedAt = pending.acceptedAt;
+      for (let blocked = 0; ; blocked++) {
+        const tracked = await trackOperation(options.caller, accepted.operation_id!, trackingFor(pending.task), acceptedAt);
+        if (tracked.state === 'untracked') {
+          if ('auth' in tracked && tracked.auth) stop(tracked.message, 'auth');
+          return accepted; // still accepted: `sitefleet status` can look again later
+        }
+        // The service refused to start the work because something else (another run, its own
+        // jobs) occupies the environment: nothing happened, so even a creating call may go again.
+        if (tracked.state === 'failed' && BLOCKED.test(tracked.message) && blocked < MAX_BLOCKED_RETRIES && !stopped) {
+          options.logger.info({ step: pending.step.id, operation_id: accepted.operation_id }, 'environment busy; sending again');
+          await sleep((options.blockedBackoffMs ?? BLOCKED_BACKOFF_MS) * 2 ** blocked, undefined, { signal: stopStarting }).catch(() => undefined);
+          if (stopped) return accepted;
+          const again = await sendStep(pending.step, options, stopStarting);
+          const attempts = accepted.attempts + again.result.attempts;
+          await record('update', pending.step, { ...again.result, attempts });
+          if (again.stopRun) stop(again.result.reason!, 'auth');
+          if (again.result.status !== 'accepted') return results.get(pending.step.id)!;
+          accepted = results.get(pending.step.id)!;
+          acceptedAt = performance.now();
+          continue;
+        }
+        const status = tracked.state;
+        const reason = status === 'succeeded' ? accepted.reason : status === 'failed' ? `operation failed: ${tracked.message}` : tracked.message;
+        const final: StepResult = { ...accepted, status, reason };
+        await record('update', pending.step, final);
+        return final;
       }
-      const status = tracked.state;
-      const reason = status === 'succeeded' ? accepted.reason : status === 'failed' ? `operation failed: ${tracked.message}` : tracked.message;
-      const final: StepResult = { ...accepted, status, reason };
-      await record('update', pending.step, final);
-      return final;
     })();
     return pending.settled;
   };

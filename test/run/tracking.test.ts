@@ -17,14 +17,25 @@ describe('operation tracking', () => {
     for (const env of sim.fleet.environments.values()) expect(env.backups.filter((b) => b.note === 'w')).toHaveLength(1);
   });
 
-  it('a failed operation ends the step failed with the service’s message', async () => {
-    const { sim, client } = await start({ sites: 4, operationDelayMs: 400 });
+  it('an environment busy with someone else’s operation: the step is sent again once it is free', async () => {
+    const { sim, client } = await start({ sites: 4, operationDelayMs: 300 });
     const busy = [...sim.fleet.environments.values()][0]!;
     await client.addManualBackup(busy.id, { tag: 'someone else' }); // another actor keeps this environment busy
-    const { results, plan } = await runInProcess(sim, 'tasks:\n  - { name: p, action: php.set_version, target: all, wait: true, with: { php_version: "8.4" } }\n', fast);
+    const { results, plan } = await runInProcess(sim, 'tasks:\n  - { name: p, action: php.set_version, target: all, wait: true, with: { php_version: "8.4" } }\n', { ...fast, blockedBackoffMs: 500 });
     const byEnv = new Map(plan.steps.map((s) => [s.target.env_id, results.get(s.id)!]));
-    expect(byEnv.get(busy.id)).toMatchObject({ status: 'failed', reason: 'operation failed: The environment is blocked by another process' });
-    expect([...byEnv.entries()].filter(([id]) => id !== busy.id).every(([, r]) => r.status === 'succeeded')).toBe(true);
+    expect(byEnv.get(busy.id)).toMatchObject({ status: 'succeeded', attempts: 2 });
+    expect([...byEnv.values()].every((r) => r.status === 'succeeded')).toBe(true);
+    const sent = sim.log.filter((e) => e.method === 'PUT' && (e.body as { environment_id: string }).environment_id === busy.id);
+    expect(sent).toHaveLength(2);
+    expect(sim.operations.all.get(sent[0]!.operation_id!)!.state).toBe('failed');
+  });
+
+  it('an environment that stays busy: the step ends failed with the service’s message', async () => {
+    const { sim, client } = await start({ sites: 4, operationDelayMs: 60_000 });
+    const busy = [...sim.fleet.environments.values()][0]!;
+    await client.addManualBackup(busy.id, { tag: 'someone else' });
+    const { results, plan } = await runInProcess(sim, 'tasks:\n  - { name: p, action: php.set_version, target: { ids: ["' + busy.id + '"] }, wait: true, with: { php_version: "8.4" } }\n', { ...fast, blockedBackoffMs: 10 });
+    expect(results.get(plan.steps[0]!.id)).toMatchObject({ status: 'failed', reason: 'operation failed: The environment is blocked by another process', attempts: 4 });
   });
 
   it('an operation that outlives the task timeout ends unknown, with a pointer to `sitefleet status`', async () => {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { buildReport, writeJsonAtomic } from '../../report/report.js';
 import { Journal, journalPathFor } from '../../run/journal.js';
@@ -48,6 +49,7 @@ export function registerRun(program: Command): void {
 export async function runPlaybook(file: string, globals: GlobalOptions, opts: RunOptions): Promise<{ exitCode: number; reportPath: string }> {
   const out = (text: string) => void (!globals.quiet && process.stdout.write(`${text}\n`));
   const startedAt = new Date();
+  if (opts.report && !existsSync(dirname(resolve(opts.report)))) throw new UsageError(`the folder of --report ${opts.report} does not exist`);
   const prepared = await preparePlan(file, globals);
   const { plan, playbook, runtime } = prepared;
   try {

@@ -1,0 +1,13 @@
+import { describe, expect, it } from 'vitest';
+import { runCli, tempDir } from '../helpers/cli.js';
+
+describe('sitefleet demo', () => {
+  it('starts its own simulator, plans and runs every example playbook, and prints the summaries', { timeout: 60_000 }, async () => {
+    const result = await runCli(['demo', '--rate', '2000/s'], { SITEFLEET_STATE_DIR: tempDir() });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    for (const name of ['theme-updates', 'php-staging', 'denied-ips', 'nightly-backups', 'wp-cli-and-dns']) expect(result.stdout).toContain(`== run ${name}.yaml`);
+    expect(result.stdout).toMatch(/== plan theme-updates\.yaml/);
+    expect(result.stdout.match(/\d+ steps: \d+ ok .* 0 failed, 0 unknown/g)).toHaveLength(5);
+  });
+});
