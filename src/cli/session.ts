@@ -108,9 +108,10 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
             live.set(step.id, result);
             changed = true;
             if (event.type === 'result') progress.step(result.status === 'failed' || result.status === 'unknown');
-            // Per step at debug (the journal and the report hold every outcome); problems at warn.
+            // Problems at info (a log file's default level); every other step at debug: the journal
+            // and the report hold every outcome, and a line per step costs more than it tells.
             const problem = result.status === 'failed' || result.status === 'unknown';
-            runtime.logger[problem ? 'warn' : 'debug'](
+            runtime.logger[problem ? 'info' : 'debug'](
               { step: step.id, task: step.task, env_id: step.target.env_id, status: result.status, http_status: result.http_status, operation_id: result.operation_id, attempts: result.attempts, reason: result.reason },
               event.type === 'result' ? 'step answered' : 'step updated',
             );

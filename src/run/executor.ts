@@ -127,6 +127,9 @@ export async function execute(plan: Plan, options: ExecuteOptions): Promise<Exec
           options.logger.info({ step: pending.step.id, operation_id: accepted.operation_id }, 'environment busy; sending again');
           await sleep((options.blockedBackoffMs ?? BLOCKED_BACKOFF_MS) * 2 ** blocked, undefined, { signal: stopStarting }).catch(() => undefined);
           if (stopped) return accepted;
+          // Journal first that the step is in question: if the process dies during the re-send, a
+          // resume must not take the earlier (failed) operation for the step's answer and send again.
+          await record('update', pending.step, { ...accepted, status: 'unknown', operation_id: null, reason: 'sent again after the environment was busy; no answer recorded' });
           const again = await sendStep(pending.step, options, stopStarting);
           const attempts = accepted.attempts + again.result.attempts;
           await record('update', pending.step, { ...again.result, attempts });

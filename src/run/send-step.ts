@@ -35,10 +35,21 @@ export async function sendStep(step: Step, options: ExecuteOptions, stopSignal: 
   };
 }
 
-/** `${VAR}` references left in a body are secrets; they are filled in only here, on the way out. */
+/**
+ * `${VAR}` references left in a body are secrets; they are filled in only here, on the way out.
+ * A body without one is returned as it is (no copy: this runs for every call).
+ */
 export function resolveSecrets(body: unknown, env: Record<string, string | undefined>): unknown {
-  if (typeof body === 'string') return body.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) => env[name] ?? whole);
-  if (Array.isArray(body)) return body.map((v) => resolveSecrets(v, env));
-  if (typeof body === 'object' && body !== null) return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, resolveSecrets(v, env)]));
-  return body;
+  if (typeof body === 'string') return body.includes('${') ? body.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) => env[name] ?? whole) : body;
+  if (typeof body !== 'object' || body === null) return body;
+  let copy: Record<string, unknown> | unknown[] | undefined;
+  const entries = Array.isArray(body) ? body.entries() : Object.entries(body);
+  for (const [key, value] of entries) {
+    const resolved = resolveSecrets(value, env);
+    if (resolved !== value) {
+      copy ??= Array.isArray(body) ? [...body] : { ...body };
+      (copy as Record<string | number, unknown>)[key] = resolved;
+    }
+  }
+  return copy ?? body;
 }

@@ -133,3 +133,14 @@ describe('inventory', () => {
     expect(foldThemes(COMPANY, []).environments).toEqual([]);
   });
 });
+
+describe('secrets on the way out', () => {
+  it('fills ${VAR} references at send time, copying only what changes', async () => {
+    const { resolveSecrets } = await import('../../src/run/send-step.js');
+    const plain = { display_name: 'dev', list: ['a'] };
+    expect(resolveSecrets(plain, {})).toBe(plain);
+    const body = { display_name: 'dev', admin_password: '${PW}', nested: [{ key: '${KEY}' }] };
+    expect(resolveSecrets(body, { PW: 's3cret-pass', KEY: 'k' })).toEqual({ display_name: 'dev', admin_password: 's3cret-pass', nested: [{ key: 'k' }] });
+    expect(body.admin_password).toBe('${PW}');
+  });
+});
