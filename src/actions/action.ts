@@ -67,7 +67,8 @@ export function fillTemplate(text: string, values: Record<string, string>): stri
   return text.replace(/\{\{\s*([a-z_]+)\s*\}\}/g, (whole, name: string) => values[name] ?? whole);
 }
 
-export const TEMPLATE_NAMES = ['date', 'env', 'site', 'env_id'];
+/** Names a `{{…}}` template may use; DNS record names may also say `{{domain}}`. */
+export const TEMPLATE_NAMES = ['date', 'env', 'site', 'env_id', 'domain'];
 
 export function templateValues(ctx: ExpandContext, env?: Environment): Record<string, string> {
   return env ? { date: ctx.date, env: env.name, site: env.site, env_id: env.id } : { date: ctx.date };

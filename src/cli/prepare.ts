@@ -4,7 +4,7 @@ import { inventoryReader, readDomains, readInventory } from '../inventory/read.j
 import { loadPlaybook } from '../playbook/load.js';
 import type { Playbook } from '../playbook/types.js';
 import { buildPlan, domainReadsNeeded, type Plan } from '../plan/plan.js';
-import { createRuntime, UsageError, type GlobalOptions, type Runtime } from './context.js';
+import { createRuntime, type GlobalOptions, type Runtime } from './context.js';
 
 export function today(now = new Date()): string {
   return now.toISOString().slice(0, 10);
@@ -60,4 +60,3 @@ export function emptyTargetProblems(prepared: Pick<Prepared, 'plan' | 'playbook'
   return problems.length ? new InvalidInputError(problems) : undefined;
 }
 
-export { UsageError };

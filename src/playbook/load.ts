@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { TEMPLATE_NAMES } from '../actions/action.js';
 import { ACTIONS } from '../actions/index.js';
 import { InvalidInputError, type InputProblem } from '../errors.js';
 import { ajvProblems, createAjv } from '../util/ajv.js';
@@ -104,6 +105,7 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
     }
     const secretPaths = new Set((action.secretFields ?? []).map((f) => `${path}.with.${f}`));
     let withBlock = resolveRefs(t.with ?? {}, `${path}.with`, secretPaths);
+    problems.push(...unknownTemplates(withBlock, `${path}.with`));
     const checked = action.check?.(withBlock, baseDir) ?? [];
     problems.push(...checked.map((p) => ({ ...p, path: `${path}.with.${p.path}` })));
     if (checked.length === 0 && action.prepare) withBlock = action.prepare(withBlock, baseDir);
@@ -129,6 +131,18 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
 
   if (problems.length > 0) throw new InvalidInputError(problems.map(at));
   return { file, name: data.name, company, settings: data.settings ?? {}, targets, tasks, locate };
+}
+
+/** `{{envv}}` would be sent as it stands: a typo in a template name is an error, not a literal. */
+function unknownTemplates(value: unknown, path: string): InputProblem[] {
+  if (typeof value === 'string') {
+    return [...value.matchAll(/\{\{\s*([^}\s]*)\s*\}\}/g)]
+      .filter((m) => !TEMPLATE_NAMES.includes(m[1]!))
+      .map((m) => ({ path, message: `unknown template ${m[0]}; known: ${TEMPLATE_NAMES.map((n) => `{{${n}}}`).join(', ')}` }));
+  }
+  if (Array.isArray(value)) return value.flatMap((v, i) => unknownTemplates(v, `${path}.${i}`));
+  if (typeof value === 'object' && value !== null) return Object.entries(value).flatMap(([k, v]) => unknownTemplates(v, `${path}.${k}`));
+  return [];
 }
 
 /** Source offset of the node at `path`; for a path that ends in a missing key, its parent's. */
