@@ -31,7 +31,8 @@ export class HostingClient {
    * The generic call the typed functions and the runner's steps go through. `prevalidated` skips the
    * schema check for a body the planner already checked (the runner's hot path).
    */
-  async call(name: EndpointName, params: Record<string, string>, body?: unknown, signal?: AbortSignal, prevalidated = false): Promise<CallResult> {
+  async call(name: EndpointName, params: Record<string, string>, body?: unknown, options: { signal?: AbortSignal; prevalidated?: boolean } = {}): Promise<CallResult> {
+    const { signal, prevalidated = false } = options;
     const endpoint = ENDPOINTS[name];
     const path = fillPath(endpoint.path, params);
     if ('body' in endpoint && !prevalidated) assertValidBody(endpoint.body, `${endpoint.method} ${endpoint.path}`, body ?? {});

@@ -1,4 +1,5 @@
 import { createInterface } from 'node:readline/promises';
+import { UsageError } from './context.js';
 
 /** Asks a yes/no question on the terminal; anything but y/yes is a no. */
 export async function confirm(question: string): Promise<boolean> {
@@ -9,4 +10,14 @@ export async function confirm(question: string): Promise<boolean> {
   } finally {
     rl.close();
   }
+}
+
+/**
+ * Before a command sends writes: `--yes` goes ahead, a terminal is asked, and anything else (cron,
+ * CI, a pipe) is refused, since nobody is there to answer. Throws UsageError (exit 2) on a no.
+ */
+export async function confirmWrites(command: string, question: string, yes: boolean | undefined): Promise<void> {
+  if (yes) return;
+  if (!process.stdin.isTTY) throw new UsageError(`refusing to ${command} without --yes: this is not an interactive terminal`);
+  if (!(await confirm(question))) throw new UsageError('not confirmed; nothing was sent');
 }

@@ -4,6 +4,7 @@ import type { Playbook } from '../playbook/types.js';
 import { buildReport, exitCodeOf, writeJsonAtomic, type Report } from '../report/report.js';
 import { execute, type StepResult } from '../run/executor.js';
 import { readJournal, type Journal } from '../run/journal.js';
+import { acquireLock, defaultStateDir } from '../run/lock.js';
 import type { GlobalOptions, Runtime } from './context.js';
 import { Progress } from './progress.js';
 import { renderSummary } from './render.js';
@@ -23,6 +24,20 @@ export interface SessionArgs {
   /** For writing login links to the files the tasks name (a fresh run only: resume has no playbook). */
   playbook?: Playbook;
   out(text: string): void;
+}
+
+/** Holds the company's run lock (exit 4, or waiting with --wait-lock) while `work` runs. */
+export async function withRunLock<T>(globals: GlobalOptions, company: string, command: string, waitLock: boolean | undefined, work: () => Promise<T>): Promise<T> {
+  const lock = await acquireLock(globals.stateDir ?? defaultStateDir(), company, {
+    command,
+    wait: waitLock,
+    onNote: (text) => process.stderr.write(`sitefleet: ${text}\n`),
+  });
+  try {
+    return await work();
+  } finally {
+    lock.release();
+  }
 }
 
 /** Snapshots come at least this far apart, and 50 times as far apart as one takes to build: ≤ 2% of the run. */

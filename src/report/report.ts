@@ -30,8 +30,14 @@ export interface Report {
   results: ReportResult[];
 }
 
-export function emptySummary(): Summary {
-  return { total: 0, planned: 0, accepted: 0, succeeded: 0, failed: 0, skipped: 0, unknown: 0 };
+/** Counts of the results by status. */
+export function summarize(results: readonly { status: StepStatus }[]): Summary {
+  const summary: Summary = { total: 0, planned: 0, accepted: 0, succeeded: 0, failed: 0, skipped: 0, unknown: 0 };
+  for (const r of results) {
+    summary.total++;
+    summary[r.status]++;
+  }
+  return summary;
 }
 
 /**
@@ -47,16 +53,10 @@ export function buildReport(args: {
   stopped?: ExecuteOutcome['stopped'];
   runId?: string;
 }): Report {
-  const summary = emptySummary();
   const results: ReportResult[] = [];
-  const add = (r: ReportResult) => {
-    summary.total++;
-    summary[r.status]++;
-    results.push(r);
-  };
   for (const step of args.plan.steps) {
     const r = args.results?.get(step.id);
-    add({
+    results.push({
       step_id: step.id,
       task: step.task,
       action: step.action,
@@ -71,7 +71,7 @@ export function buildReport(args: {
     });
   }
   for (const s of args.plan.skipped) {
-    add({ step_id: null, task: s.task, action: s.action, target: s.target, request: null, status: 'skipped', http_status: null, operation_id: null, attempts: 0, error: null, reason: s.reason });
+    results.push({ step_id: null, task: s.task, action: s.action, target: s.target, request: null, status: 'skipped', http_status: null, operation_id: null, attempts: 0, error: null, reason: s.reason });
   }
   return {
     version: 1,
@@ -83,7 +83,7 @@ export function buildReport(args: {
     started_at: args.startedAt.toISOString(),
     finished_at: args.finishedAt.toISOString(),
     stopped: args.stopped ? { kind: args.stopped.kind, reason: args.stopped.reason } : null,
-    summary,
+    summary: summarize(results),
     results,
   };
 }

@@ -40,7 +40,7 @@ export class Caller {
   ) {}
 
   call(endpoint: EndpointName, params: Record<string, string>, body: unknown, idempotent: boolean, hooks: CallHooks = {}): Promise<CallOutcome> {
-    return this.#withRetries(() => this.client.call(endpoint, params, body, undefined, hooks.prevalidated), idempotent, hooks, endpoint);
+    return this.#withRetries(() => this.client.call(endpoint, params, body, { prevalidated: hooks.prevalidated }), idempotent, hooks, endpoint);
   }
 
   /** One look at an operation's status (a GET: always safe to repeat). */

@@ -205,10 +205,10 @@ export async function execute(plan: Plan, options: ExecuteOptions): Promise<Exec
         .filter((s) => (s.wave ?? 0) === wave)
         .map((step) => {
           const enqueue = () => (stopped && !results.has(step.id) ? Promise.resolve() : queue.add(() => runOne(step)));
-          if (!step.lock) return enqueue();
-          const chained = (locks.get(step.lock) ?? Promise.resolve()).then(enqueue);
-          locks.set(step.lock, chained.then(() => undefined, () => undefined));
-          return chained;
+          const before = step.lock ? locks.get(step.lock) : undefined;
+          const done = before ? before.then(enqueue) : enqueue();
+          if (step.lock) locks.set(step.lock, done.then(() => undefined, () => undefined));
+          return done;
         });
       await Promise.allSettled(pending);
       await queue.onIdle();

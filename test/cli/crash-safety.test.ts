@@ -153,6 +153,21 @@ describe('status, resume bookkeeping and the run lock', () => {
     expect([...state.results.values()].every((r) => r.status === 'succeeded')).toBe(true);
   });
 
+  it('resuming a run that ended sends nothing and needs no --yes: it says so and exits with the report’s code', async () => {
+    const { sim } = await start({ sites: 3, operationDelayMs: 0 });
+    const dir = tempDir();
+    const file = writePlaybook('version: 1\nname: e\ntasks:\n  - { name: backup, action: backups.create, target: all, with: { tag: e } }\n', dir);
+    const report = join(dir, 'r.json');
+    expect((await runCli(['run', file, '--yes', '--report', report], simEnv(sim))).code).toBe(0);
+    const requests = sim.log.length;
+    const again = await runCli(['resume', report], simEnv(sim));
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('nothing left to send: every step has ended.');
+    expect(sim.log).toHaveLength(requests);
+    expect(readJournal(join(dir, 'r.journal.jsonl')).resumes).toBe(0);
+    expect(readReport(report).summary.accepted).toBe(sim.fleet.environments.size);
+  });
+
   it('run --wait tracks operations: succeeded, with a 404 "not visible yet" tolerated', async () => {
     const { sim } = await start({ sites: 4, operationDelayMs: 200, operationVisibleAfterMs: 100 });
     const dir = tempDir();

@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import { createRuntime, UsageError, type GlobalOptions } from '../context.js';
 import { Journal, journalPathFor, readJournal } from '../../run/journal.js';
-import { acquireLock, defaultStateDir } from '../../run/lock.js';
 import { planResume } from '../../run/resume.js';
-import { confirm } from '../confirm.js';
-import { runSession } from '../session.js';
+import { confirmWrites } from '../confirm.js';
+import { buildReport, exitCodeOf, writeJsonAtomic } from '../../report/report.js';
+import { renderSummary } from '../render.js';
+import { runSession, withRunLock } from '../session.js';
 import { EXIT_CODES_HELP } from './run.js';
 
 interface ResumeOptions {
@@ -52,18 +53,18 @@ export function registerResume(program: Command): void {
       );
       for (const step of todo.leftUnknown.slice(0, 10)) out(`    unknown: ${step.method} ${step.path} (${step.task}, ${step.target.site ?? ''}/${step.target.environment ?? ''})`);
       const work = todo.neverSent.length + todo.resend.length + todo.toPoll.length;
-      if (work > 0 && !opts.yes) {
-        if (!process.stdin.isTTY) throw new UsageError('refusing to resume without --yes: this is not an interactive terminal');
-        if (!(await confirm(`Send ${todo.neverSent.length + todo.resend.length} calls?`))) throw new UsageError('not confirmed; nothing was sent');
+      if (work === 0) {
+        // Nothing to send or poll: say so, bring the report up to date with the journal, send nothing.
+        const report = buildReport({ plan, mode: 'run', startedAt: new Date(state.start.started_at), finishedAt: new Date(), results: todo.initial, stopped: state.stopped, runId: state.start.run_id });
+        writeJsonAtomic(reportPath, report);
+        out(`nothing left to send: every step has ended.\n${renderSummary(report, reportPath)}`);
+        process.exitCode = exitCodeOf(report);
+        return;
       }
+      await confirmWrites('resume', `Send ${todo.neverSent.length + todo.resend.length} calls${todo.toPoll.length ? ` and poll ${todo.toPoll.length} operations` : ''}?`, opts.yes);
       const runtime = createRuntime(globals, plan.settings);
       try {
-        const lock = await acquireLock(globals.stateDir ?? defaultStateDir(), plan.company, {
-          command: `resume ${reportPath}`,
-          wait: opts.waitLock,
-          onNote: (text) => process.stderr.write(`sitefleet: ${text}\n`),
-        });
-        try {
+        await withRunLock(globals, plan.company, `resume ${reportPath}`, opts.waitLock, async () => {
           const journal = await Journal.open(journalPath, { exclusive: false });
           await journal.append({ t: 'resume', at: Date.now() });
           for (const step of todo.leftUnknown) await journal.append({ t: 'result', step: step.id, result: todo.initial.get(step.id)!, at: Date.now() });
@@ -80,9 +81,7 @@ export function registerResume(program: Command): void {
             out,
           });
           process.exitCode = exitCode;
-        } finally {
-          lock.release();
-        }
+        });
       } finally {
         await runtime.close();
       }

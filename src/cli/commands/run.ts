@@ -4,12 +4,11 @@ import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { buildReport, writeJsonAtomic } from '../../report/report.js';
 import { Journal, journalPathFor } from '../../run/journal.js';
-import { acquireLock, defaultStateDir } from '../../run/lock.js';
-import { confirm } from '../confirm.js';
+import { confirmWrites } from '../confirm.js';
 import { UsageError, type GlobalOptions } from '../context.js';
 import { emptyTargetProblems, preparePlan } from '../prepare.js';
 import { renderPlan, renderSummary } from '../render.js';
-import { runSession } from '../session.js';
+import { runSession, withRunLock } from '../session.js';
 
 export interface RunOptions {
   dryRun?: boolean;
@@ -64,17 +63,8 @@ export async function runPlaybook(file: string, globals: GlobalOptions, opts: Ru
       out(renderSummary(report, reportPath));
       return { exitCode: 0, reportPath };
     }
-    if (plan.steps.length > 0 && !opts.yes) {
-      if (!process.stdin.isTTY) throw new UsageError('refusing to run without --yes: this is not an interactive terminal');
-      const ok = await confirm(`Send ${plan.steps.length} calls (rate ${runtime.rate}, concurrency ${runtime.concurrency})?`);
-      if (!ok) throw new UsageError('not confirmed; nothing was sent');
-    }
-    const lock = await acquireLock(globals.stateDir ?? defaultStateDir(), plan.company, {
-      command: `run ${file}`,
-      wait: opts.waitLock,
-      onNote: (text) => process.stderr.write(`sitefleet: ${text}\n`),
-    });
-    try {
+    if (plan.steps.length > 0) await confirmWrites('run', `Send ${plan.steps.length} calls (rate ${runtime.rate}, concurrency ${runtime.concurrency})?`, opts.yes);
+    return await withRunLock(globals, plan.company, `run ${file}`, opts.waitLock, async () => {
       const runId = randomUUID();
       const journal = await Journal.open(journalPathFor(reportPath), { exclusive: true }).catch((error: NodeJS.ErrnoException) => {
         throw error.code === 'EEXIST' ? new UsageError(`${journalPathFor(reportPath)} exists: this report belongs to another run (resume it with \`sitefleet resume ${reportPath}\`, or pick another --report)`) : error;
@@ -83,9 +73,7 @@ export async function runPlaybook(file: string, globals: GlobalOptions, opts: Ru
       out(`report: ${reportPath} (journal: ${journal.path}; resume with \`sitefleet resume ${reportPath}\`)`);
       const { exitCode } = await runSession({ plan, runtime, journal, reportPath, runId, startedAt, globals, playbook, out });
       return { exitCode, reportPath };
-    } finally {
-      lock.release();
-    }
+    });
   } finally {
     await runtime.close();
   }

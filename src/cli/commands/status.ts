@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { emptySummary, exitCodeOf, writeJsonAtomic, type Report } from '../../report/report.js';
+import { exitCodeOf, summarize, writeJsonAtomic, type Report } from '../../report/report.js';
 import { Journal, journalPathFor } from '../../run/journal.js';
 import { DEFAULT_TRACKING, trackOperation } from '../../run/track.js';
 import { createRuntime, UsageError, type GlobalOptions } from '../context.js';
@@ -43,12 +43,7 @@ export function registerStatus(program: Command): void {
             }
           }),
         );
-        const summary = emptySummary();
-        for (const r of report.results) {
-          summary.total++;
-          summary[r.status]++;
-        }
-        report.summary = summary;
+        report.summary = summarize(report.results);
         writeJsonAtomic(reportPath, report);
         const still = report.results.filter((r) => r.status === 'accepted').length;
         if (!globals.quiet) process.stdout.write(`${renderSummary(report, reportPath)}\n${still ? `${still} operations still running\n` : ''}`);
