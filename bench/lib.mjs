@@ -37,21 +37,26 @@ export async function startSim(args, dir) {
 }
 
 /** Runs a command, returning exit code, wall time and output. */
-export function run(command, args, env = {}) {
+export function run(command, args, env = {}, options = {}) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // A bounded run: a scenario that hangs is a finding, not a bench that never ends.
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 600_000);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, wallMs: performance.now() - started, stdout, stderr }));
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, wallMs: performance.now() - started, stdout, stderr });
+    });
   });
 }
 
-export function runCli(args, env) {
-  return run(process.execPath, [CLI, ...args], env);
+export function runCli(args, env, options) {
+  return run(process.execPath, [CLI, ...args], env, options);
 }
 
 export function writePlaybook(dir, text, name = 'playbook.yaml') {

@@ -4,8 +4,21 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { knownLimit, latencyBound, ownOverhead, scale, sideBySide, unknownLimit } from './scenarios.mjs';
 import { tempDir } from './lib.mjs';
+import { longOperations, otherWindow, overstatedLimit, rolloutAndInterrupt, twoTasks } from './watching.mjs';
 
-const ALL = { known: knownLimit, unknown: unknownLimit, latency: latencyBound, overhead: ownOverhead, scale, peers: sideBySide };
+const ALL = {
+  known: knownLimit,
+  unknown: unknownLimit,
+  latency: latencyBound,
+  overhead: ownOverhead,
+  scale,
+  peers: sideBySide,
+  long: longOperations,
+  two: twoTasks,
+  overstated: overstatedLimit,
+  window: otherWindow,
+  waves: rolloutAndInterrupt,
+};
 const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg > 0 ? process.argv[onlyArg + 1].split(',') : Object.keys(ALL);
 

@@ -6,7 +6,7 @@ import { Caller } from '../run/caller.js';
 import { RateBudget } from '../run/rate-budget.js';
 import { parseRate } from '../sim/rate-window.js';
 import { createLogger } from './logger.js';
-import type { TrackOptions } from '../run/track.js';
+import type { TrackOptions } from '../run/watcher.js';
 
 /** Options every command understands (commander's globals). */
 export interface GlobalOptions {
@@ -80,7 +80,7 @@ export function createRuntime(opts: GlobalOptions, settings: { rate_limit?: stri
     throw new UsageError((error as Error).message);
   }
   const budget = new RateBudget(parsed.limit, parsed.periodMs);
-  const caller = new Caller(client, budget, log);
+  const caller = new Caller(client, { budget, logger: log, concurrency });
   return {
     logger: log,
     client,

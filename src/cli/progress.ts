@@ -13,6 +13,7 @@ export class Progress {
     readonly total: number,
     private readonly stream: NodeJS.WriteStream = process.stderr,
     enabled = stream.isTTY === true,
+    private readonly label = 'steps',
   ) {
     this.#enabled = enabled && total > 0;
   }
@@ -32,7 +33,7 @@ export class Progress {
     const elapsed = (now - this.#started) / 1000;
     const rate = elapsed > 0 ? this.#done / elapsed : 0;
     const eta = rate > 0 ? (this.total - this.#done) / rate : 0;
-    this.stream.write(`\r\x1b[K${this.#done}/${this.total}  ${rate.toFixed(1)}/s  failures ${this.#failures}  ETA ${formatDuration(eta)}`);
+    this.stream.write(`\r\x1b[K${this.#done}/${this.total} ${this.label}  ${rate.toFixed(1)}/s  failures ${this.#failures}  ETA ${formatDuration(eta)}`);
   }
 
   end(): void {

@@ -1,7 +1,7 @@
 import { chmodSync, writeFileSync } from 'node:fs';
 import type { Playbook } from '../playbook/types.js';
 import type { Plan } from '../plan/plan.js';
-import type { StepResult } from '../run/executor.js';
+import type { StepResult } from '../run/types.js';
 
 /**
  * Login links are single-sign-on secrets: they are written only to the file the task names, readable

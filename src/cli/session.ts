@@ -2,11 +2,13 @@ import { rename, writeFile } from 'node:fs/promises';
 import type { Plan } from '../plan/plan.js';
 import type { Playbook } from '../playbook/types.js';
 import { buildReport, exitCodeOf, writeJsonAtomic, type Report } from '../report/report.js';
-import { execute, type StepResult } from '../run/executor.js';
+import { execute } from '../run/executor.js';
+import type { StepResult } from '../run/types.js';
 import { readJournal, type Journal } from '../run/journal.js';
 import { acquireLock, defaultStateDir } from '../run/lock.js';
 import type { GlobalOptions, Runtime } from './context.js';
 import { Progress } from './progress.js';
+import { onInterrupt } from './signals.js';
 import { renderSummary } from './render.js';
 import { writeLoginLinks } from './secret-outputs.js';
 
@@ -84,16 +86,11 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   const snapshot = () => buildReport({ plan, mode: 'run', startedAt: args.startedAt, finishedAt: new Date(), results: live, runId: args.runId });
 
   const interrupt = new AbortController();
-  let signals = 0;
-  const onSignal = (signal: NodeJS.Signals) => {
-    signals++;
-    if (signals > 1) process.exit(130); // the journal has everything; `sitefleet resume` picks it up
+  const restoreSignals = onInterrupt((signal) => {
     runtime.logger.warn({ signal }, 'interrupted: no new calls; waiting for those in flight (again to stop at once)');
     if (!globals.quiet) process.stderr.write(`\n${signal}: finishing the calls in flight; press Ctrl-C again to stop at once\n`);
     interrupt.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  });
   const pending = plan.steps.filter((s) => !live.has(s.id)).length;
   const progress = new Progress(pending, process.stderr, !globals.quiet && process.stderr.isTTY === true);
   const timer = setInterval(() => void writeSnapshot(), 1000);
@@ -106,7 +103,6 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
     outcome = await execute(plan, {
       caller: runtime.caller,
       logger: runtime.logger,
-      concurrency: runtime.concurrency,
       overrideMaxFailures: args.overrideMaxFailures,
       signal: interrupt.signal,
       tracking: runtime.tracking,
@@ -138,8 +134,7 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   } finally {
     clearInterval(timer);
     progress.end();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    restoreSignals();
   }
   await journal.append({ t: 'end', at: at() });
   await journal.close();

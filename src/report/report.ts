@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { renameSync, writeFileSync } from 'node:fs';
 import type { Target } from '../actions/action.js';
 import type { Plan } from '../plan/plan.js';
-import type { ExecuteOutcome, StepResult, StepStatus } from '../run/executor.js';
+import type { ExecuteOutcome, StepResult, StepStatus } from '../run/types.js';
 
 /** A step's result as the report shows it: with its task, target and request, without its output. */
 export interface ReportResult extends Omit<StepResult, 'step_id' | 'output'> {

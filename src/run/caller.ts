@@ -1,10 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { CallResult, HostingClient } from '../api/client.js';
 import type { EndpointName } from '../api/endpoints.js';
 import type { OperationStatus } from '../api/types.js';
 import { AbortedError, RateLimitError } from '../errors.js';
-import type { RateBudget } from './rate-budget.js';
+import { PRIORITY, type Priority, type RateBudget } from './rate-budget.js';
 import { decide, DEFAULT_RETRY, type Decision, type RetryPolicy } from './retry.js';
 
 export interface Outcome<T> {
@@ -17,6 +18,8 @@ export interface Outcome<T> {
 
 export type CallOutcome = Outcome<CallResult>;
 
+const NOT_SENT = Symbol('not sent');
+
 export interface CallHooks {
   /** Called right before each attempt is sent (the journal records intent here). */
   beforeAttempt?(attempt: number): void | Promise<void>;
@@ -24,6 +27,18 @@ export interface CallHooks {
   stopSignal?: AbortSignal;
   /** The body was checked against its schema when the plan was built. */
   prevalidated?: boolean;
+  /** Who goes first when calls wait for the budget (default: a write's priority). */
+  priority?: Priority;
+  /** The caller already holds a place among the calls in flight (`withSlot`). */
+  holdingSlot?: boolean;
+}
+
+export interface CallerOptions {
+  budget?: RateBudget;
+  logger: Logger;
+  retry?: RetryPolicy;
+  /** HTTP calls in flight at once, whatever they are (writes, polls, reads). Default 8. */
+  concurrency?: number;
 }
 
 /**
@@ -32,20 +47,38 @@ export interface CallHooks {
  * everything counts against the one budget the service enforces.
  */
 export class Caller {
+  readonly budget: RateBudget | undefined;
+  readonly logger: Logger;
+  readonly retry: RetryPolicy;
+  /** Bounds the HTTP calls in flight. A call waiting out a backoff holds no place in it. */
+  readonly #slots: PQueue;
+
   constructor(
     readonly client: HostingClient,
-    readonly budget: RateBudget | undefined,
-    readonly logger: Logger,
-    readonly retry: RetryPolicy = DEFAULT_RETRY,
-  ) {}
+    options: CallerOptions,
+  ) {
+    this.budget = options.budget;
+    this.logger = options.logger;
+    this.retry = options.retry ?? DEFAULT_RETRY;
+    this.#slots = new PQueue({ concurrency: options.concurrency ?? 8 });
+  }
 
   call(endpoint: EndpointName, params: Record<string, string>, body: unknown, idempotent: boolean, hooks: CallHooks = {}): Promise<CallOutcome> {
     return this.#withRetries(() => this.client.call(endpoint, params, body, { prevalidated: hooks.prevalidated }), idempotent, hooks, endpoint);
   }
 
-  /** One look at an operation's status (a GET: always safe to repeat). */
+  /**
+   * Runs `work` holding one place among the calls in flight. A step's send holds it until its answer
+   * is journaled and counted against the failure budget, so a stop (a 401, a crossed budget) is
+   * seen before the next step goes out.
+   */
+  withSlot<T>(priority: Priority, work: () => Promise<T>): Promise<T> {
+    return this.#slots.add(work, { priority: -priority });
+  }
+
+  /** One look at an operation's status (a GET: always safe to repeat); polls wait behind writes unless told otherwise. */
   poll(operationId: string, hooks: CallHooks = {}): Promise<Outcome<OperationStatus>> {
-    return this.#withRetries(() => this.client.getOperation(operationId), true, hooks, 'getOperation');
+    return this.#withRetries(() => this.client.getOperation(operationId), true, { priority: PRIORITY.poll, ...hooks }, 'getOperation');
   }
 
   /** A read that must succeed (inventory): retried like any safe call; its final error is thrown. */
@@ -60,19 +93,30 @@ export class Caller {
     for (let attempt = 1; ; attempt++) {
       if (hooks.stopSignal?.aborted) return notSent(attempt - 1);
       try {
-        await this.budget?.acquire(hooks.stopSignal);
+        await this.budget?.acquire(hooks.stopSignal, hooks.priority ?? PRIORITY.write);
       } catch {
         return notSent(attempt - 1);
       }
       let released = false;
-      const release = (outcome?: { rateLimited: boolean; retryAfterMs?: number }) => {
+      const release = (outcome?: { rateLimited?: boolean; retryAfterMs?: number; notSent?: boolean }) => {
         if (!released) this.budget?.release(outcome);
         released = true;
       };
       let decision: Decision;
       try {
-        await hooks.beforeAttempt?.(attempt);
-        const value = await send();
+        // Polls and reads take the budget slot first (it orders them behind writes), then a place
+        // among the calls in flight; a step's send already holds its place (see withSlot).
+        const attemptNow = async () => {
+          // The run may have stopped (a 401, Ctrl-C) while this call waited for its place.
+          if (hooks.stopSignal?.aborted) return NOT_SENT;
+          await hooks.beforeAttempt?.(attempt);
+          return send();
+        };
+        const value = hooks.holdingSlot ? await attemptNow() : await this.withSlot(hooks.priority ?? PRIORITY.write, attemptNow);
+        if (value === NOT_SENT) {
+          release({ notSent: true });
+          return notSent(attempt - 1);
+        }
         release();
         return { ok: true, value, attempts: attempt };
       } catch (error) {

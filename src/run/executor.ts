@@ -1,42 +1,21 @@
-import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { Plan, Step, TaskSummary } from '../plan/plan.js';
 import type { Caller } from './caller.js';
-import { failureBudget } from './failure-budget.js';
+import { EnvironmentSequence, type Turn } from './env-sequence.js';
+import { failureBudget, type FailureBudget } from './failure-budget.js';
+import { OperationFollower, type FollowContext } from './follow.js';
+import { PRIORITY } from './rate-budget.js';
+import { RunStop } from './run-stop.js';
 import { sendStep } from './send-step.js';
-import { DEFAULT_TRACKING, trackOperation, type TrackOptions } from './track.js';
+import { ENDED_STATUSES, type ExecuteOutcome, type RunEvent, type StepResult } from './types.js';
 import { verifyThemeUpdates } from './verify.js';
-
-export type StepStatus = 'planned' | 'accepted' | 'succeeded' | 'failed' | 'skipped' | 'unknown';
-
-export interface StepResult {
-  step_id: string;
-  status: StepStatus;
-  http_status: number | null;
-  operation_id: string | null;
-  attempts: number;
-  error: string | null;
-  reason: string | null;
-  /** What a synchronous call answered that the user asked to keep (login links go to a private file). */
-  output?: unknown;
-}
-
-export type RunEvent =
-  | { type: 'attempt'; step: Step; attempt: number }
-  /** The answer to a step's call. */
-  | { type: 'result'; step: Step; result: StepResult }
-  /** A later word on an ended step: its operation finished, or verify found the work not done. */
-  | { type: 'update'; step: Step; result: StepResult }
-  | { type: 'stopped'; kind: StopKind; reason: string };
-
-export type StopKind = 'auth' | 'budget' | 'interrupted';
+import { DEFAULT_TRACKING, Watcher, type TrackOptions, type WatchOptions } from './watcher.js';
 
 export interface ExecuteOptions {
+  /** Sends every call: it owns the rate budget and the bound on calls in flight. */
   caller: Caller;
   logger: Logger;
-  concurrency: number;
   /** Replaces every task's failure budget (resume --max-failures). */
   overrideMaxFailures?: number | string;
   /** Ctrl-C: start nothing new, let the calls in flight end. */
@@ -52,183 +31,162 @@ export interface ExecuteOptions {
   onEvent?(event: RunEvent): void | Promise<void>;
 }
 
-export interface ExecuteOutcome {
-  results: Map<string, StepResult>;
-  /** Why the run stopped early: authentication, failure budget, interruption. */
-  stopped?: { reason: string; kind: StopKind };
-}
-
-interface PendingOperation {
-  step: Step;
-  task: TaskSummary;
-  acceptedAt: number;
-  settled?: Promise<StepResult>;
-}
-
-const ENDED = new Set(['accepted', 'succeeded', 'failed', 'unknown']);
-/** How the service says an environment is busy with another operation. */
-const BLOCKED = /blocked by another process/i;
-const MAX_BLOCKED_RETRIES = 3;
-const BLOCKED_BACKOFF_MS = 2000;
-
 /**
- * Runs a plan's steps: tasks in playbook order; within a task, rollout waves in order, and each wave's
- * steps in parallel under one queue (the concurrency cap) and one rate budget (inside the Caller).
- * Never two writes in flight on one environment, and a write waits until the environment's previous
- * operation finished (the service fails an operation on a busy environment). A 401 or a crossed
- * failure budget stops everything; steps not sent end `skipped`.
+ * Runs a plan's steps: tasks in playbook order (a task's failure budget decides whether the next one
+ * starts); within a task, rollout waves in order; a wave's steps all at once, bounded by the Caller's
+ * rate budget and calls in flight. A write waits (holding nothing) until its environment's previous
+ * operation ended. Accepted operations go to one Watcher. A 401 or a crossed failure budget stops
+ * everything; steps not sent end `skipped`.
  */
-export async function execute(plan: Plan, options: ExecuteOptions): Promise<ExecuteOutcome> {
-  const results = new Map<string, StepResult>(options.initial ?? []);
-  const queue = new PQueue({ concurrency: options.concurrency });
-  // Stopping means starting no new call. Calls in flight are let end: cutting one would turn an
-  // answer the server already gave into an unknown.
-  const stopper = new AbortController();
-  const stopStarting = options.signal ? AbortSignal.any([options.signal, stopper.signal]) : stopper.signal;
-  // Every waiting step listens on this signal: thousands of listeners are expected, not a leak.
-  setMaxListeners(0, stopper.signal, stopStarting);
-  let stopped: ExecuteOutcome['stopped'];
-  const stop = (reason: string, kind: StopKind) => {
-    if (stopped) return;
-    stopped = { reason, kind };
-    stopper.abort();
-    options.logger.warn({ reason }, 'run stopping');
-    void options.onEvent?.({ type: 'stopped', kind, reason });
-  };
-  if (options.signal?.aborted) stop('interrupted', 'interrupted');
-  options.signal?.addEventListener('abort', () => stop('interrupted', 'interrupted'), { once: true });
+export function execute(plan: Plan, options: ExecuteOptions): Promise<ExecuteOutcome> {
+  return new Execution(plan, options).run();
+}
 
-  const record = async (type: 'result' | 'update', step: Step, result: StepResult) => {
-    results.set(step.id, result);
-    await options.onEvent?.({ type, step, result });
-  };
-  const trackingFor = (task: TaskSummary): TrackOptions => ({
-    ...DEFAULT_TRACKING,
-    ...options.tracking,
-    ...(task.timeout_ms ? { timeoutMs: task.timeout_ms } : {}),
-    stopSignal: stopStarting,
-  });
+class Execution {
+  readonly results: Map<string, StepResult>;
+  readonly stop: RunStop;
+  readonly watcher: Watcher;
+  readonly sequence = new EnvironmentSequence();
+  readonly context: FollowContext;
+  readonly tracking: TrackOptions;
 
-  /** The last accepted, untracked operation on each environment. */
-  const lastOperation = new Map<string, PendingOperation>();
-  const settle = (pending: PendingOperation): Promise<StepResult> => {
-    pending.settled ??= (async () => {
-      let accepted = results.get(pending.step.id)!;
-      let acceptedAt = pending.acceptedAt;
-      for (let blocked = 0; ; blocked++) {
-        const tracked = await trackOperation(options.caller, accepted.operation_id!, trackingFor(pending.task), acceptedAt);
-        if (tracked.state === 'untracked') {
-          if ('auth' in tracked && tracked.auth) stop(tracked.message, 'auth');
-          return accepted; // still accepted: `sitefleet status` can look again later
-        }
-        // The service refused to start the work because something else (another run, its own
-        // jobs) occupies the environment: nothing happened, so even a creating call may go again.
-        if (tracked.state === 'failed' && BLOCKED.test(tracked.message) && blocked < MAX_BLOCKED_RETRIES && !stopped) {
-          options.logger.info({ step: pending.step.id, operation_id: accepted.operation_id }, 'environment busy; sending again');
-          await sleep((options.blockedBackoffMs ?? BLOCKED_BACKOFF_MS) * 2 ** blocked, undefined, { signal: stopStarting }).catch(() => undefined);
-          if (stopped) return accepted;
-          // Journal first that the step is in question: if the process dies during the re-send, a
-          // resume must not take the earlier (failed) operation for the step's answer and send again.
-          await record('update', pending.step, { ...accepted, status: 'unknown', operation_id: null, reason: 'sent again after the environment was busy; no answer recorded' });
-          const again = await sendStep(pending.step, options, stopStarting);
-          const attempts = accepted.attempts + again.result.attempts;
-          await record('update', pending.step, { ...again.result, attempts });
-          if (again.stopRun) stop(again.result.reason!, 'auth');
-          if (again.result.status !== 'accepted') return results.get(pending.step.id)!;
-          accepted = results.get(pending.step.id)!;
-          acceptedAt = performance.now();
-          continue;
-        }
-        const status = tracked.state;
-        const reason = status === 'succeeded' ? accepted.reason : status === 'failed' ? `operation failed: ${tracked.message}` : tracked.message;
-        const final: StepResult = { ...accepted, status, reason };
-        await record('update', pending.step, final);
-        return final;
-      }
-    })();
-    return pending.settled;
-  };
-
-  const stepsByTask = new Map<number, Step[]>();
-  for (const step of plan.steps) {
-    const list = stepsByTask.get(step.task_index) ?? [];
-    list.push(step);
-    stepsByTask.set(step.task_index, list);
+  constructor(
+    readonly plan: Plan,
+    readonly options: ExecuteOptions,
+  ) {
+    this.results = new Map(options.initial ?? []);
+    this.stop = new RunStop(options.signal, (reason, kind) => {
+      options.logger.warn({ reason }, 'run stopping');
+      void options.onEvent?.({ type: 'stopped', kind, reason });
+    });
+    this.tracking = { ...DEFAULT_TRACKING, ...options.tracking };
+    this.watcher = new Watcher((id, o) => options.caller.poll(id, o), {
+      signal: this.stop.signal,
+      firstPollMs: this.tracking.intervalMs,
+      maxIntervalMs: this.tracking.maxIntervalMs,
+    });
+    this.context = {
+      caller: options.caller,
+      env: options.env,
+      onEvent: options.onEvent,
+      watcher: this.watcher,
+      stop: this.stop,
+      logger: options.logger,
+      blockedBackoffMs: options.blockedBackoffMs ?? 2000,
+      update: (step, result) => this.record('update', step, result),
+    };
   }
 
-  for (const task of plan.tasks) {
-    if (stopped) break;
-    const steps = stepsByTask.get(task.index) ?? [];
-    const budget = failureBudget(options.overrideMaxFailures ?? task.max_failures ?? plan.settings.max_failures, steps.length);
-    const countFailure = (result: StepResult) => {
-      if ((result.status === 'failed' || result.status === 'unknown') && budget.fail()) {
-        stop(`failure budget exceeded in task "${task.name}": ${budget.describe()}`, 'budget');
-      }
-    };
-    for (const step of steps) {
-      const known = results.get(step.id);
-      if (known) countFailure(known);
+  async run(): Promise<ExecuteOutcome> {
+    const stepsByTask = new Map<number, Step[]>();
+    for (const step of this.plan.steps) {
+      const list = stepsByTask.get(step.task_index) ?? [];
+      list.push(step);
+      stepsByTask.set(step.task_index, list);
     }
+    for (const task of this.plan.tasks) {
+      if (this.stop.stopped) break;
+      await this.runTask(task, stepsByTask.get(task.index) ?? []);
+    }
+    if (this.stop.reason) {
+      for (const step of this.plan.steps) {
+        if (!this.results.has(step.id)) {
+          await this.record('result', step, { step_id: step.id, status: 'skipped', http_status: null, operation_id: null, attempts: 0, error: null, reason: `not sent: run stopped (${this.stop.reason.reason})` });
+        }
+      }
+    }
+    return { results: this.results, stopped: this.stop.reason };
+  }
 
-    const runOne = async (step: Step) => {
-      const known = results.get(step.id);
-      if (known && ENDED.has(known.status)) {
-        // Resume: an operation accepted before the interruption is still tracked when the task waits.
-        if (known.status === 'accepted' && task.wait && known.operation_id) countFailure(await settle({ step, task, acceptedAt: performance.now() }));
-        return;
-      }
-      if (stopped) return;
-      const previous = step.lock ? lastOperation.get(step.lock) : undefined;
-      if (previous) {
-        await settle(previous);
-        if (stopped) return;
-      }
-      const { result, stopRun } = await sendStep(step, options, stopStarting);
-      const acceptedAt = performance.now();
-      if (result.attempts === 0 && stopped) return; // never sent: ends skipped below
-      await record('result', step, result);
-      if (stopRun) return stop(result.reason!, 'auth');
-      let final = result;
-      if (result.status === 'accepted') {
-        const pending: PendingOperation = { step, task, acceptedAt };
-        if (task.wait) final = await settle(pending);
-        else if (step.lock) lastOperation.set(step.lock, pending);
-      }
-      countFailure(final);
-    };
+  async record(type: 'result' | 'update', step: Step, result: StepResult): Promise<void> {
+    this.results.set(step.id, result);
+    await this.options.onEvent?.({ type, step, result });
+  }
 
+  async runTask(task: TaskSummary, steps: Step[]): Promise<void> {
+    const budget = failureBudget(this.options.overrideMaxFailures ?? task.max_failures ?? this.plan.settings.max_failures, steps.length);
+    for (const step of steps) {
+      const known = this.results.get(step.id);
+      if (known) this.countFailure(task, budget, known);
+    }
     const waves = [...new Set(steps.map((s) => s.wave ?? 0))].sort((a, b) => a - b);
     for (const [i, wave] of waves.entries()) {
-      if (stopped) break;
-      const locks = new Map<string, Promise<void>>();
-      const pending = steps
-        .filter((s) => (s.wave ?? 0) === wave)
-        .map((step) => {
-          const enqueue = () => (stopped && !results.has(step.id) ? Promise.resolve() : queue.add(() => runOne(step)));
-          const before = step.lock ? locks.get(step.lock) : undefined;
-          const done = before ? before.then(enqueue) : enqueue();
-          if (step.lock) locks.set(step.lock, done.then(() => undefined, () => undefined));
-          return done;
-        });
-      await Promise.allSettled(pending);
-      await queue.onIdle();
+      if (this.stop.stopped) break;
+      await Promise.all(steps.filter((s) => (s.wave ?? 0) === wave).map((step) => this.runStep(task, budget, step)));
       const pause = task.rollout?.pause_ms ?? 0;
-      if (!stopped && i < waves.length - 1 && pause > 0) {
-        options.logger.info({ task: task.name, wave, pause_ms: pause }, 'wave done; pausing before the next');
-        await sleep(pause, undefined, { signal: stopStarting }).catch(() => undefined);
+      if (!this.stop.stopped && i < waves.length - 1 && pause > 0) {
+        this.options.logger.info({ task: task.name, wave, pause_ms: pause }, 'wave done; pausing before the next');
+        await sleep(pause, undefined, { signal: this.stop.signal }).catch(() => undefined);
       }
     }
-    if (task.verify && !stopped) {
-      for (const [step, result] of await verifyThemeUpdates(options.caller, plan.company, steps, results)) await record('update', step, result);
+    if (task.verify && !this.stop.stopped) {
+      for (const [step, result] of await verifyThemeUpdates(this.options.caller, this.plan.company, steps, this.results)) await this.record('update', step, result);
     }
   }
 
-  if (stopped) {
-    for (const step of plan.steps) {
-      if (!results.has(step.id)) {
-        await record('result', step, { step_id: step.id, status: 'skipped', http_status: null, operation_id: null, attempts: 0, error: null, reason: `not sent: run stopped (${stopped.reason})` });
-      }
+  countFailure(task: TaskSummary, budget: FailureBudget, result: StepResult): void {
+    if ((result.status === 'failed' || result.status === 'unknown') && budget.fail()) {
+      this.stop.stop(`failure budget exceeded in task "${task.name}": ${budget.describe()}`, 'budget');
     }
   }
-  return { results, stopped };
+
+  watchOptions(task: TaskSummary, unknownAge = false): WatchOptions {
+    return { timeoutMs: task.timeout_ms ?? this.tracking.timeoutMs, notFoundGraceMs: this.tracking.notFoundGraceMs, unknownAge };
+  }
+
+  /** One step: wait for its environment, send, and (for a waiting task) follow its operation to the end. */
+  async runStep(task: TaskSummary, budget: FailureBudget, step: Step): Promise<void> {
+    const known = this.results.get(step.id);
+    if (known && ENDED_STATUSES.has(known.status)) return this.resumeKnown(task, budget, step, known);
+    if (this.stop.stopped) return;
+    const release = await this.sequence.enter(step.lock);
+    let turn: Turn | undefined;
+    try {
+      const accepted = await this.options.caller.withSlot(PRIORITY.write, () => this.send(task, budget, step));
+      if (!accepted) return;
+      const follow = this.follower(task, step, accepted, false);
+      turn = follow.turn;
+      if (task.wait) this.countFailure(task, budget, await follow.done());
+    } finally {
+      release(turn);
+    }
+  }
+
+  /** Sends a step and records its answer; returns the result when it started an operation. */
+  async send(task: TaskSummary, budget: FailureBudget, step: Step): Promise<StepResult | undefined> {
+    if (this.stop.stopped) return undefined;
+    const { result, stopRun } = await sendStep(step, this.context, this.stop.signal);
+    if (result.attempts === 0 && this.stop.stopped) return undefined; // never sent: ends skipped
+    await this.record('result', step, result);
+    if (stopRun) return void this.stop.stop(result.reason!, 'auth');
+    if (result.status === 'accepted') return result;
+    this.countFailure(task, budget, result);
+    return undefined;
+  }
+
+  /** Resume: an operation accepted before the interruption is followed when its task waits, or when its environment is needed. */
+  async resumeKnown(task: TaskSummary, budget: FailureBudget, step: Step, known: StepResult): Promise<void> {
+    if (known.status !== 'accepted' || !known.operation_id) return;
+    const release = await this.sequence.enter(step.lock);
+    const follow = this.follower(task, step, known, true);
+    release(follow.turn);
+    if (task.wait) this.countFailure(task, budget, await follow.done());
+  }
+
+  /**
+   * The operation of an accepted step, as a turn of its environment. A waiting task follows it at
+   * once; otherwise it is followed only if a later step needs the environment (or never).
+   */
+  follower(task: TaskSummary, step: Step, accepted: StepResult, unknownAge: boolean): { turn: Turn; done(): Promise<StepResult> } {
+    let follower: OperationFollower | undefined;
+    const acceptedAt = unknownAge ? undefined : performance.now(); // the watcher's clock
+    const start = () => (follower ??= new OperationFollower(this.context, step, accepted, this.watchOptions(task, unknownAge), acceptedAt));
+    const turn: Turn = {
+      get free() {
+        return start().done.then(() => undefined);
+      },
+      expedite: () => start().expedite(),
+    };
+    return { turn, done: () => start().done };
+  }
 }

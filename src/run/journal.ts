@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { Plan } from '../plan/plan.js';
-import type { StepResult, StopKind } from './executor.js';
+import type { StepResult, StopKind } from './types.js';
 
 /** One line of the journal. `t` is the record type; every record after `start` names its step; `at` is epoch ms. */
 export type JournalRecord =

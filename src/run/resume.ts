@@ -1,5 +1,5 @@
 import type { Step } from '../plan/plan.js';
-import type { StepResult } from './executor.js';
+import type { StepResult } from './types.js';
 import type { JournalState } from './journal.js';
 
 export interface ResumePlan {

@@ -1,14 +1,24 @@
 import type { Step } from '../plan/plan.js';
-import type { ExecuteOptions, StepResult } from './executor.js';
+import type { Caller } from './caller.js';
+import type { RunEvent, StepResult } from './types.js';
 
-/** Sends one step (with its retries) and folds the outcome into the step's result. */
-export async function sendStep(step: Step, options: ExecuteOptions, stopSignal: AbortSignal): Promise<{ result: StepResult; stopRun?: boolean }> {
-  const body = step.body === undefined ? undefined : resolveSecrets(step.body, options.env ?? process.env);
-  const outcome = await options.caller.call(step.endpoint, step.params, body, step.idempotent, {
+/** What sending a step needs from the run. */
+export interface SendContext {
+  caller: Caller;
+  /** Resolves `${VAR}` references left in bodies (secrets) at the moment of sending. */
+  env?: Record<string, string | undefined>;
+  onEvent?(event: RunEvent): void | Promise<void>;
+}
+
+/** Sends one step (with its retries) and folds the outcome into the step's result. Call it within `caller.withSlot`. */
+export async function sendStep(step: Step, context: SendContext, stopSignal: AbortSignal): Promise<{ result: StepResult; stopRun?: boolean }> {
+  const body = step.body === undefined ? undefined : resolveSecrets(step.body, context.env ?? process.env);
+  const outcome = await context.caller.call(step.endpoint, step.params, body, step.idempotent, {
     stopSignal,
     // The planner checked every body; secrets were checked with the values they are sent with.
     prevalidated: true,
-    beforeAttempt: (attempt) => options.onEvent?.({ type: 'attempt', step, attempt }),
+    holdingSlot: true,
+    beforeAttempt: (attempt) => context.onEvent?.({ type: 'attempt', step, attempt }),
   });
   const base = { step_id: step.id, attempts: outcome.attempts, http_status: null, operation_id: null, error: null, reason: step.note ?? null };
   if (outcome.ok) {

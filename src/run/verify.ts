@@ -1,7 +1,7 @@
 import { inventoryReader, readInventory } from '../inventory/read.js';
 import type { Step } from '../plan/plan.js';
 import type { Caller } from './caller.js';
-import type { StepResult } from './executor.js';
+import type { StepResult } from './types.js';
 
 /**
  * `verify: true` on themes.update: once the task's operations ended, read the listing again and

@@ -1,5 +1,6 @@
 import type { OperationKind } from '../api/types.js';
 import type { Fleet } from './fleet.js';
+import type { Random } from './random.js';
 
 export type OperationState = 'in_progress' | 'succeeded' | 'failed';
 
@@ -16,26 +17,37 @@ export interface SimOperation {
 
 export const BLOCKED_MESSAGE = 'The environment is blocked by another process';
 
+/** How long an operation runs: a fixed time, or a range drawn from (seeded) per operation. */
+export type OperationDelay = number | [min: number, max: number];
+
 /**
- * Asynchronous work. An accepted write becomes an operation that completes `delayMs` later and only
- * then changes the fleet. Operations settle lazily, in order, whenever the simulator looks at its
- * state: no timers to leak, and a fixed delay keeps the pending list sorted by completion time.
+ * Asynchronous work. An accepted write becomes an operation that completes some time later and only
+ * then changes the fleet. Operations settle lazily, in completion order, whenever the simulator looks
+ * at its state: no timers to leak. Pending operations sit in a binary min-heap on `completeAt`, so
+ * durations drawn from a range still settle in the order they finish.
  */
 export class Operations {
   readonly all = new Map<string, SimOperation>();
-  #pending: SimOperation[] = [];
-  #head = 0;
+  readonly #heap: SimOperation[] = [];
 
   constructor(
     private readonly fleet: Fleet,
-    private readonly delayMs: number,
+    private readonly delay: OperationDelay,
     private readonly now: () => number,
+    private readonly rng?: Random,
   ) {}
+
+  #duration(): number {
+    if (typeof this.delay === 'number') return this.delay;
+    const [min, max] = this.delay;
+    return this.rng ? this.rng.int(min, max) : min;
+  }
 
   start(id: string, kind: OperationKind, envId: string | undefined, apply: () => void): SimOperation {
     this.settle();
     const now = this.now();
-    const op: SimOperation = { id, kind, envId, createdAt: now, completeAt: now + this.delayMs, state: 'in_progress', message: `${kind} in progress`, apply };
+    const duration = this.#duration();
+    const op: SimOperation = { id, kind, envId, createdAt: now, completeAt: now + duration, state: 'in_progress', message: `${kind} in progress`, apply };
     this.all.set(id, op);
     const env = envId ? this.fleet.environments.get(envId) : undefined;
     if (env?.busyWith) {
@@ -46,16 +58,16 @@ export class Operations {
       return op;
     }
     if (env) env.busyWith = id;
-    this.#pending.push(op);
-    if (this.delayMs <= 0) this.settle();
+    this.#push(op);
+    if (duration <= 0) this.settle();
     return op;
   }
 
   /** Completes every operation whose time has come. */
   settle(): void {
     const now = this.now();
-    while (this.#head < this.#pending.length && this.#pending[this.#head]!.completeAt <= now) {
-      const op = this.#pending[this.#head++]!;
+    while (this.#heap.length > 0 && this.#heap[0]!.completeAt <= now) {
+      const op = this.#pop();
       op.apply?.();
       op.apply = undefined;
       op.state = 'succeeded';
@@ -64,14 +76,41 @@ export class Operations {
       const env = op.envId ? this.fleet.environments.get(op.envId) : undefined;
       if (env?.busyWith === op.id) env.busyWith = undefined;
     }
-    if (this.#head > 1024 && this.#head * 2 > this.#pending.length) {
-      this.#pending = this.#pending.slice(this.#head);
-      this.#head = 0;
-    }
   }
 
   get inProgress(): number {
     this.settle();
-    return this.#pending.length - this.#head;
+    return this.#heap.length;
+  }
+
+  #push(op: SimOperation): void {
+    const heap = this.#heap;
+    heap.push(op);
+    for (let i = heap.length - 1; i > 0; ) {
+      const parent = (i - 1) >> 1;
+      if (heap[parent]!.completeAt <= heap[i]!.completeAt) break;
+      [heap[parent], heap[i]] = [heap[i]!, heap[parent]!];
+      i = parent;
+    }
+  }
+
+  #pop(): SimOperation {
+    const heap = this.#heap;
+    const top = heap[0]!;
+    const last = heap.pop()!;
+    if (heap.length > 0) {
+      heap[0] = last;
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let least = i;
+        if (l < heap.length && heap[l]!.completeAt < heap[least]!.completeAt) least = l;
+        if (r < heap.length && heap[r]!.completeAt < heap[least]!.completeAt) least = r;
+        if (least === i) break;
+        [heap[least], heap[i]] = [heap[i]!, heap[least]!];
+        i = least;
+      }
+    }
+    return top;
   }
 }

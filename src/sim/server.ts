@@ -7,7 +7,7 @@ import { bodyProblems } from '../api/request-schemas.js';
 import { FaultPlan, parseFaults, type FaultKind, type FaultRates } from './faults.js';
 import { generateFleet, type Fleet } from './fleet.js';
 import { HANDLERS, SimHttpError } from './handlers.js';
-import { Operations } from './operations.js';
+import { Operations, type OperationDelay } from './operations.js';
 import { Random } from './random.js';
 import { parseRate, SlidingWindow } from './rate-window.js';
 
@@ -27,8 +27,8 @@ export interface SimulatorOptions {
   latencyMs?: [number, number];
   /** Extra delay of a `slow` fault (default 2000 ms). */
   slowMs?: number;
-  /** How long an operation runs before it completes (default 1000 ms). */
-  operationDelayMs?: number;
+  /** How long an operation runs before it completes (default 1000 ms); `[min, max]` draws each from a range. */
+  operationDelayMs?: OperationDelay;
   /** How long a new operation id answers 404 (default 0), as the real service does for a few seconds. */
   operationVisibleAfterMs?: number;
   /** The most themes one page of the theme listing holds (default 100). */
@@ -120,7 +120,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   let token = options.token ?? `sim-${rng.uuid().replace(/-/g, '')}`;
   const started = performance.now();
   const clock = () => Date.now();
-  const operations = new Operations(fleet, options.operationDelayMs ?? 1000, clock);
+  const operations = new Operations(fleet, options.operationDelayMs ?? 1000, clock, new Random(seed * 104_729 + 3));
   const faults = new FaultPlan(typeof options.faults === 'string' ? parseFaults(options.faults) : (options.faults ?? {}), seed);
   const toWindow = (rate: SimulatorOptions['rate']) => {
     if (rate === undefined) return undefined;

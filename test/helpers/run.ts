@@ -15,7 +15,7 @@ export const silent = pino({ level: 'silent' });
 export async function runInProcess(sim: Simulator, yaml: string, options: { rate?: { limit: number; periodMs: number }; concurrency?: number; headersTimeoutMs?: number } & Partial<ExecuteOptions> = {}) {
   const client = new HostingClient({ baseUrl: sim.baseUrl, token: sim.token, headersTimeoutMs: options.headersTimeoutMs });
   const budget = options.rate ? new RateBudget(options.rate.limit, options.rate.periodMs) : undefined;
-  const caller = new Caller(client, budget, silent, { maxAttempts: 5, maxRateLimitedAttempts: 50, baseDelayMs: 5, maxDelayMs: 50 });
+  const caller = new Caller(client, { budget, logger: silent, concurrency: options.concurrency ?? 8, retry: { maxAttempts: 5, maxRateLimitedAttempts: 50, baseDelayMs: 5, maxDelayMs: 50 } });
   try {
     const playbook = parsePlaybook(`version: 1\nname: t\ncompany: ${sim.companyId}\n${yaml}`, 'pb.yaml');
     const inventory = await readInventory(inventoryReader(caller), sim.companyId);

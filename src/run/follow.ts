@@ -1,0 +1,91 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { Step } from '../plan/plan.js';
+import { PRIORITY } from './rate-budget.js';
+import { sendStep, type SendContext } from './send-step.js';
+import type { RunStop } from './run-stop.js';
+import type { StepResult } from './types.js';
+import type { Watch, Watcher, WatchOptions } from './watcher.js';
+
+/** How the service says an environment is busy with another operation. */
+const BLOCKED = /blocked by another process/i;
+const MAX_BLOCKED_RETRIES = 3;
+
+export interface FollowContext extends SendContext {
+  watcher: Watcher;
+  stop: RunStop;
+  logger: Logger;
+  /** First wait before re-sending a step whose operation found the environment busy (doubles each time). */
+  blockedBackoffMs: number;
+  /** Records a later word on a step (journal, report, progress). */
+  update(step: Step, result: StepResult): Promise<void>;
+}
+
+/**
+ * Follows an accepted step's operation to its end through the watcher, and records the outcome.
+ *
+ * When the operation fails because something outside the run occupies the environment, nothing
+ * happened, so even a creating call may go again: it is re-sent after 2, 4, 8 s. The step is
+ * journaled as `unknown` before each re-send, so a crash during it can't lead to a double send.
+ */
+export class OperationFollower {
+  #watch: Watch | undefined;
+  #urgent = false;
+  readonly done: Promise<StepResult>;
+
+  constructor(
+    private readonly context: FollowContext,
+    private readonly step: Step,
+    accepted: StepResult,
+    private readonly options: WatchOptions,
+    acceptedAt?: number,
+  ) {
+    this.done = this.#follow(accepted, acceptedAt);
+  }
+
+  /** Something waits for this operation: poll it ahead of writes. */
+  expedite(): void {
+    this.#urgent = true;
+    this.#watch?.expedite();
+  }
+
+  async #follow(first: StepResult, firstAcceptedAt: number | undefined): Promise<StepResult> {
+    const { context, step } = this;
+    let accepted = first;
+    let acceptedAt = firstAcceptedAt;
+    for (let blocked = 0; ; blocked++) {
+      this.#watch = context.watcher.watch(accepted.operation_id!, step.action, this.options, acceptedAt);
+      if (this.#urgent) this.#watch.expedite();
+      const tracked = await this.#watch.done;
+      if (tracked.state === 'untracked') {
+        if (tracked.auth) context.stop.stop(tracked.message, 'auth');
+        return accepted; // still accepted: `sitefleet status` or `resume` can look again later
+      }
+      if (tracked.state === 'failed' && BLOCKED.test(tracked.message) && blocked < MAX_BLOCKED_RETRIES && !context.stop.stopped) {
+        context.logger.info({ step: step.id, operation_id: accepted.operation_id }, 'environment busy; sending again');
+        await sleep(context.blockedBackoffMs * 2 ** blocked, undefined, { signal: context.stop.signal }).catch(() => undefined);
+        if (context.stop.stopped) return accepted;
+        // Journal first that the step is in question: if the process dies during the re-send, a
+        // resume must not take the earlier (failed) operation for the step's answer and send again.
+        const previous = accepted;
+        const { again, result } = await context.caller.withSlot(PRIORITY.write, async () => {
+          await context.update(step, { ...previous, status: 'unknown', operation_id: null, reason: 'sent again after the environment was busy; no answer recorded' });
+          const again = await sendStep(step, context, context.stop.signal);
+          const result = { ...again.result, attempts: previous.attempts + again.result.attempts };
+          await context.update(step, result);
+          return { again, result };
+        });
+        if (again.stopRun) context.stop.stop(result.reason!, 'auth');
+        if (result.status !== 'accepted') return result;
+        accepted = result;
+        acceptedAt = undefined;
+        continue;
+      }
+      const status = tracked.state;
+      const reason = status === 'succeeded' ? accepted.reason : status === 'failed' ? `operation failed: ${tracked.message}` : tracked.message;
+      const final: StepResult = { ...accepted, status, reason };
+      await context.update(step, final);
+      return final;
+    }
+  }
+}

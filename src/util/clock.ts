@@ -1,0 +1,14 @@
+/** Time as the run sees it: monotonic milliseconds and timers. Tests inject a manual clock. */
+export interface Clock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const systemClock: Clock = {
+  now: () => performance.now(),
+  // Not unref'd: a run waiting for its next slot or poll has nothing else keeping the process alive.
+  // Whoever sets a timer clears it when done (RateBudget.dispose, the Watcher when an operation ends).
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
