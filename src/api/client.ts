@@ -1,12 +1,20 @@
 import { MalformedResponseError, NotFoundError, ServerError } from '../errors.js';
-import { DEFAULT_OPERATION_PATH, ENDPOINTS, fillPath, type EndpointName } from './endpoints.js';
+import { DEFAULT_OPERATION_PATH, ENDPOINTS, fillPath, type Endpoint, type EndpointName } from './endpoints.js';
 import { Transport, type TransportOptions } from './http.js';
-import { assertValidBody } from './request-schemas.js';
+import { assertValidBody, assertValidResponse } from './request-schemas.js';
 import type * as T from './types.js';
 
 export interface ClientOptions extends TransportOptions {
   /** Path of the operation status endpoint; `{operation_id}` is filled in. */
   operationPath?: string;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** The body was checked against its schema already (the runner's hot path). */
+  prevalidated?: boolean;
+  /** Parameters also sent in the query string (a listing behind a proxy that drops GET bodies). */
+  query?: Record<string, string | number>;
 }
 
 export interface CallResult {
@@ -31,13 +39,15 @@ export class HostingClient {
    * The generic call the typed functions and the runner's steps go through. `prevalidated` skips the
    * schema check for a body the planner already checked (the runner's hot path).
    */
-  async call(name: EndpointName, params: Record<string, string>, body?: unknown, options: { signal?: AbortSignal; prevalidated?: boolean } = {}): Promise<CallResult> {
-    const { signal, prevalidated = false } = options;
-    const endpoint = ENDPOINTS[name];
+  async call(name: EndpointName, params: Record<string, string>, body?: unknown, options: CallOptions = {}): Promise<CallResult> {
+    const { signal, prevalidated = false, query } = options;
+    const endpoint: Endpoint = ENDPOINTS[name];
     const path = fillPath(endpoint.path, params);
-    if ('body' in endpoint && !prevalidated) assertValidBody(endpoint.body, `${endpoint.method} ${endpoint.path}`, body ?? {});
-    const response = await this.transport.send(endpoint.method, path, 'body' in endpoint ? (body ?? {}) : undefined, signal);
-    if ('operation' in endpoint) assertAccepted(response, endpoint.method, path);
+    if (endpoint.body && !prevalidated) assertValidBody(endpoint.body, `${endpoint.method} ${endpoint.path}`, body ?? {});
+    const search = query ? `?${new URLSearchParams(Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)]))).toString()}` : '';
+    const response = await this.transport.send(endpoint.method, path + search, endpoint.body ? (body ?? {}) : undefined, signal);
+    if (endpoint.operation) assertAccepted(response, endpoint.method, path);
+    if (endpoint.response) assertValidResponse(endpoint.response, endpoint.method, path, response.status, response.data);
     return response;
   }
 

@@ -2,7 +2,8 @@ import type { OperationKind } from './types.js';
 
 /**
  * The 22 endpoints of the spec as data: method, path template, the schema of the body (a file in
- * `schemas/api/`), and for asynchronous ones the operation kind the 202 carries. The typed client
+ * `schemas/api/`), for asynchronous ones the operation kind the 202 carries, and for the reads the
+ * runner plans from, the schema their answers are checked against. The typed client
  * functions and the simulator's router are both built from this table, and a test checks it
  * against the spec's literal paths, so the two cannot drift apart silently.
  */
@@ -14,11 +15,13 @@ export interface Endpoint {
   body?: string;
   /** Operation kind for asynchronous (202) endpoints. */
   operation?: OperationKind;
+  /** Name of the schema in `schemas/api/` every 2xx answer is checked against: the fields the runner relies on. */
+  response?: string;
 }
 
 export const ENDPOINTS = {
   listApiKeys: { method: 'GET', path: '/company/{id}/api-keys' },
-  listThemes: { method: 'GET', path: '/company/{id}/wp-themes', body: 'theme-list-query' },
+  listThemes: { method: 'GET', path: '/company/{id}/wp-themes', body: 'theme-list-query', response: 'theme-list-response' },
   createEnvironment: { method: 'POST', path: '/sites/{site_id}/environments', body: 'create-environment', operation: 'environment:add' },
   addDomain: { method: 'POST', path: '/sites/environments/{env_id}/domains', body: 'add-domain', operation: 'sites:add-domain' },
   createDnsRecord: { method: 'POST', path: '/domains/{domain_id}/dns-records', body: 'create-dns-record', operation: 'domains:create-dns-record' },
@@ -37,7 +40,7 @@ export const ENDPOINTS = {
   getLoginUrl: { method: 'POST', path: '/sites/environments/{env_id}/wpa-login-url', body: 'login-url' },
   setDeniedIps: { method: 'PUT', path: '/sites/tools/denied-ips', body: 'denied-ips' },
   setSshExpiration: { method: 'POST', path: '/sites/environments/{env_id}/ssh/change-expiration-interval', body: 'ssh-expiration' },
-  listDomains: { method: 'GET', path: '/sites/environments/{env_id}/domains' },
+  listDomains: { method: 'GET', path: '/sites/environments/{env_id}/domains', response: 'domain-list-response' },
   setSshStatus: { method: 'POST', path: '/sites/environments/{env_id}/ssh/set-status', body: 'ssh-status' },
   pushEnvironment: { method: 'PUT', path: '/sites/{site_id}/environments', body: 'push-environment', operation: 'environments:push' },
 } as const satisfies Record<string, Endpoint>;

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { ValidateFunction } from 'ajv';
-import { RequestValidationError } from '../errors.js';
+import { formatProblem, MalformedResponseError, RequestValidationError } from '../errors.js';
 import { ajvProblems, createAjv } from '../util/ajv.js';
 
 /** `schemas/` at the package root, from both `src/api/` (tests) and `dist/api/` (the built CLI). */
@@ -18,7 +18,7 @@ function validator(name: string): ValidateFunction {
   let fn = compiled.get(name);
   if (!fn) {
     fn = ajv.getSchema(`${BASE_ID}${name}.schema.json`);
-    if (!fn) throw new Error(`no request schema named ${name} in schemas/api/`);
+    if (!fn) throw new Error(`no schema named ${name} in schemas/api/`);
     compiled.set(name, fn);
   }
   return fn;
@@ -28,6 +28,17 @@ function validator(name: string): ValidateFunction {
 export function assertValidBody(schemaName: string, endpoint: string, body: unknown): void {
   const validate = validator(schemaName);
   if (!validate(body)) throw new RequestValidationError(endpoint, ajvProblems(validate.errors, 'body'));
+}
+
+/**
+ * Throws MalformedResponseError naming the first fields that are missing or mistyped, when an answer
+ * lacks what the runner relies on: a clear error at the read, not a crash deep in the planner.
+ */
+export function assertValidResponse(schemaName: string, method: string, path: string, status: number, data: unknown): void {
+  const validate = validator(schemaName);
+  if (validate(data)) return;
+  const problems = ajvProblems(validate.errors, 'response');
+  throw new MalformedResponseError(status, method, path, problems.slice(0, 3).map(formatProblem).join('; ') + (problems.length > 3 ? ` (and ${problems.length - 3} more)` : ''));
 }
 
 /** The problems with `body`, or an empty list. Used by the simulator to answer 400. */

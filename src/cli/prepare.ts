@@ -17,12 +17,23 @@ export interface Prepared {
   runtime: Runtime;
 }
 
-/** Load and validate the playbook, read the fleet (GETs only), and build the plan. */
-export async function preparePlan(file: string, opts: GlobalOptions): Promise<Prepared> {
+/** Load and validate the playbook (no network): its company is what `run` locks before reading the fleet. */
+export function loadForRun(file: string, opts: GlobalOptions): Playbook & { company: string } {
   const playbook = loadPlaybook(file, { requireEnv: true, company: opts.company });
   if (!playbook.company) {
     throw new InvalidInputError([{ file, ...playbook.locate('company'), path: 'company', message: 'no company: give it in the playbook, SITEFLEET_COMPANY or --company' }]);
   }
+  return playbook as Playbook & { company: string };
+}
+
+/** Load and validate the playbook, read the fleet (GETs only), and build the plan. */
+export async function preparePlan(file: string, opts: GlobalOptions): Promise<Prepared> {
+  return planFrom(loadForRun(file, opts), opts);
+}
+
+/** Read the fleet (GETs only) and build the plan of a loaded playbook. */
+export async function planFrom(playbook: Playbook & { company: string }, opts: GlobalOptions): Promise<Prepared> {
+  const file = playbook.file;
   const runtime = createRuntime(opts, playbook.settings);
   try {
     runtime.logger.info({ playbook: file, company: playbook.company }, 'reading the fleet');

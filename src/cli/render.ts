@@ -71,6 +71,10 @@ export function renderSummary(report: Report, reportPath: string): string {
   const headline = `${report.mode === 'dry-run' ? 'dry run: ' : ''}${s.total} steps: ${ok} ok (${s.accepted} accepted, ${s.succeeded} succeeded), ${s.failed} failed, ${s.unknown} unknown, ${s.skipped} skipped${s.planned ? `, ${s.planned} planned` : ''}`;
   lines.push(paint(s.failed + s.unknown > 0 || report.stopped ? 'red' : 'green', headline));
   lines.push(`report: ${reportPath}`);
+  const neverAccepted = report.mode === 'run' ? report.results.filter((r) => r.step_id !== null && r.status === 'skipped').length : 0;
+  const running = report.results.filter((r) => r.status === 'accepted').length;
+  if (neverAccepted > 0) lines.push(`${neverAccepted} steps were never accepted by the service; send them with: sitefleet resume ${shellQuote(reportPath)}`);
+  else if (running > 0 && report.stopped) lines.push(`${running} operations may still be running; follow them with: sitefleet status ${shellQuote(reportPath)} --wait`);
   return lines.join('\n');
 }
 
@@ -87,4 +91,9 @@ export function renderInventory(inventory: Inventory, format: 'table' | 'json' |
 
 function csvCell(value: string): string {
   return /[",\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+}
+
+/** A path as a shell would need it typed: bare when it is plain, else in single quotes. */
+export function shellQuote(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }

@@ -1,4 +1,4 @@
-import { chmodSync, writeFileSync } from 'node:fs';
+import { writeFileAtomic } from '../util/atomic-write.js';
 import type { Playbook } from '../playbook/types.js';
 import type { Plan } from '../plan/plan.js';
 import type { StepResult } from '../run/types.js';
@@ -18,8 +18,7 @@ export function writeLoginLinks(playbook: Playbook, plan: Plan, results: Map<str
       });
     if (links.length === 0) continue;
     const file = task.with.output_file as string;
-    writeFileSync(file, `${JSON.stringify(links, null, 2)}\n`, { mode: 0o600 });
-    chmodSync(file, 0o600); // an existing file keeps its old mode on write
+    writeFileAtomic(file, `${JSON.stringify(links, null, 2)}\n`, 0o600); // never through a symlink
     written.push(file);
   }
   return written;

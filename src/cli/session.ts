@@ -1,4 +1,3 @@
-import { rename, writeFile } from 'node:fs/promises';
 import type { Plan } from '../plan/plan.js';
 import type { Playbook } from '../playbook/types.js';
 import { buildReport, exitCodeOf, writeJsonAtomic, type Report } from '../report/report.js';
@@ -7,6 +6,7 @@ import type { StepResult } from '../run/types.js';
 import { readJournal, type Journal } from '../run/journal.js';
 import { acquireLock, defaultStateDir } from '../run/lock.js';
 import type { GlobalOptions, Runtime } from './context.js';
+import { writeFileAtomicAsync } from '../util/atomic-write.js';
 import { Progress } from './progress.js';
 import { onInterrupt } from './signals.js';
 import { renderSummary } from './render.js';
@@ -71,10 +71,8 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
     snapshots.totalMs += ms;
     snapshots.maxMs = Math.max(snapshots.maxMs, ms);
     nextSnapshotAt = performance.now() + Math.max(REPORT_EVERY_MS, 50 * ms);
-    const tmp = `${args.reportPath}.${process.pid}.tmp`;
     try {
-      await writeFile(tmp, text);
-      await rename(tmp, args.reportPath);
+      await writeFileAtomicAsync(args.reportPath, text);
     } catch (error) {
       runtime.logger.warn({ err: (error as Error).message }, 'could not write the report snapshot');
     } finally {
@@ -161,6 +159,7 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
       report_final_write_ms: Math.round(finalMs),
       rate_limited: runtime.budget.rateLimitedCount,
       learned_limit: runtime.budget.limit,
+      rate_rules: runtime.budget.describe(),
     },
     'run finished',
   );

@@ -1,40 +1,70 @@
 import type { SiteDomain, Theme } from '../api/types.js';
+import { SitefleetError } from '../errors.js';
 import { foldThemes, type Inventory } from './inventory.js';
 
 /** The reads the inventory needs; the runner passes rate-limited, retried versions of these. */
 export interface InventoryReader {
-  listThemes(company: string, query: { offset: number; limit: number }): Promise<{ company: { themes: { total: number; last_updated_at: string; items: Theme[] } } }>;
+  /** `inQuery`: send offset and limit in the query string too (for a listing whose GET body is dropped). */
+  listThemes(company: string, query: { offset: number; limit: number }, inQuery?: boolean): Promise<{ company: { themes: { total: number; last_updated_at: string; items: Theme[] } } }>;
   listDomains(envId: string): Promise<{ environment: { site_domains: SiteDomain[] } }>;
 }
 
 /** Anything that can make a read call: the runner's rate-limited, retrying Caller. */
 export interface ReadCaller {
-  read<T>(endpoint: 'listThemes' | 'listDomains', params: Record<string, string>, body?: unknown): Promise<T>;
+  read<T>(endpoint: 'listThemes' | 'listDomains', params: Record<string, string>, body?: unknown, options?: { query?: Record<string, string | number> }): Promise<T>;
 }
 
 export function inventoryReader(caller: ReadCaller): InventoryReader {
   return {
-    listThemes: (company, query) => caller.read('listThemes', { id: company }, query),
+    listThemes: (company, query, inQuery) => caller.read('listThemes', { id: company }, query, inQuery ? { query } : {}),
     listDomains: (envId) => caller.read('listDomains', { env_id: envId }),
   };
 }
 
+/** The listing cannot be read whole: planning from part of the fleet would skip the rest silently. */
+export class IncompleteListingError extends SitefleetError {
+  override name = 'IncompleteListingError';
+}
+
 /**
- * Pages through the theme listing until `total` themes are read. A page may hold fewer themes than
- * asked (the server caps pages), so the offset advances by what came back, never by the limit; an
- * empty page before `total` ends the reading rather than looping forever.
+ * Pages through the theme listing until `total` themes are read, and proves every page moved on.
+ *
+ * A page may hold fewer themes than asked (the server caps pages), so the offset advances by what
+ * came back, never by the limit. A page made only of themes already read means the paging is being
+ * ignored: the spec sends offset and limit in a GET body, which some proxies drop, and then every
+ * page is the first one again. The page is asked again with the parameters in the query string as
+ * well; if the listing still does not move, or ends (an empty page) before `total`, reading stops
+ * with an error instead of planning from part of the fleet.
  */
 export async function readInventory(reader: InventoryReader, company: string, pageSize = 100): Promise<Inventory> {
   const themes: Theme[] = [];
+  const seen = new Set<string>();
   let total = Infinity;
+  let offset = 0;
   let lastUpdatedAt: string | undefined;
-  while (themes.length < total) {
-    const page = await reader.listThemes(company, { offset: themes.length, limit: pageSize });
+  let inQuery = false;
+  while (seen.size < total) {
+    const page = await reader.listThemes(company, { offset, limit: pageSize }, inQuery);
     const listing = page.company.themes;
     total = listing.total;
     lastUpdatedAt ??= listing.last_updated_at;
-    if (listing.items.length === 0) break;
-    themes.push(...listing.items);
+    if (listing.items.length === 0) {
+      if (seen.size >= total) break;
+      throw new IncompleteListingError(`the theme listing ended at ${seen.size} of its ${total} themes (an empty page at offset ${offset}); nothing was planned from part of the fleet`);
+    }
+    const fresh = listing.items.filter((t) => !seen.has(t.name));
+    if (fresh.length === 0) {
+      if (!inQuery) {
+        inQuery = true;
+        continue;
+      }
+      throw new IncompleteListingError(
+        `the theme listing does not page: offset ${offset} answered themes already read, with offset and limit in the body and in the query string (read ${seen.size} of ${total}); nothing was planned from part of the fleet`,
+      );
+    }
+    for (const t of fresh) seen.add(t.name);
+    themes.push(...fresh);
+    offset += listing.items.length;
   }
   return foldThemes(company, themes, lastUpdatedAt);
 }

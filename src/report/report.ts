@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { renameSync, writeFileSync } from 'node:fs';
+import { writeFileAtomic } from '../util/atomic-write.js';
 import type { Target } from '../actions/action.js';
 import type { Plan } from '../plan/plan.js';
 import type { ExecuteOutcome, StepResult, StepStatus } from '../run/types.js';
@@ -88,11 +88,9 @@ export function buildReport(args: {
   };
 }
 
-/** Writes JSON so that a reader never sees half a file: a temporary file, then a rename. */
+/** Writes JSON so that a reader never sees half a file, and a power cut never leaves an empty one (see writeFileAtomic). */
 export function writeJsonAtomic(path: string, value: unknown, mode = 0o644): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`, { mode });
-  renameSync(tmp, path);
+  writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`, mode);
 }
 
 /**

@@ -14,6 +14,12 @@ export interface Outcome<T> {
   error?: unknown;
   decision?: Decision;
   attempts: number;
+  /**
+   * The run stopped before the call had an answer that counts: it was never sent, or it was waiting
+   * to retry after attempts that were refused (429), never reached the server, or are safe to repeat.
+   * Either way the service accepted nothing, and `resume` must send it.
+   */
+  interrupted?: boolean;
 }
 
 export type CallOutcome = Outcome<CallResult>;
@@ -31,6 +37,8 @@ export interface CallHooks {
   priority?: Priority;
   /** The caller already holds a place among the calls in flight (`withSlot`). */
   holdingSlot?: boolean;
+  /** Parameters also sent in the query string. */
+  query?: Record<string, string | number>;
 }
 
 export interface CallerOptions {
@@ -64,7 +72,7 @@ export class Caller {
   }
 
   call(endpoint: EndpointName, params: Record<string, string>, body: unknown, idempotent: boolean, hooks: CallHooks = {}): Promise<CallOutcome> {
-    return this.#withRetries(() => this.client.call(endpoint, params, body, { prevalidated: hooks.prevalidated }), idempotent, hooks, endpoint);
+    return this.#withRetries(() => this.client.call(endpoint, params, body, { prevalidated: hooks.prevalidated, query: hooks.query }), idempotent, hooks, endpoint);
   }
 
   /**
@@ -82,14 +90,21 @@ export class Caller {
   }
 
   /** A read that must succeed (inventory): retried like any safe call; its final error is thrown. */
-  async read<T>(endpoint: EndpointName, params: Record<string, string>, body?: unknown): Promise<T> {
-    const outcome = await this.call(endpoint, params, body, true);
+  async read<T>(endpoint: EndpointName, params: Record<string, string>, body?: unknown, options: { query?: Record<string, string | number> } = {}): Promise<T> {
+    const outcome = await this.call(endpoint, params, body, true, { query: options.query });
     if (!outcome.ok) throw outcome.error;
     return outcome.value!.data as T;
   }
 
   async #withRetries<T>(send: () => Promise<T>, idempotent: boolean, hooks: CallHooks, label: string): Promise<Outcome<T>> {
-    const notSent = (attempts: number): Outcome<T> => ({ ok: false, error: new AbortedError('run interrupted'), decision: { kind: 'failed', reason: 'not sent: run interrupted' }, attempts });
+    let lastRefusal = '';
+    const notSent = (attempts: number): Outcome<T> => ({
+      ok: false,
+      error: new AbortedError('run interrupted'),
+      decision: { kind: 'failed', reason: attempts === 0 ? 'not sent: run stopped' : `not accepted: the run stopped while the call waited to be retried (${lastRefusal})` },
+      attempts,
+      interrupted: true,
+    });
     for (let attempt = 1; ; attempt++) {
       if (hooks.stopSignal?.aborted) return notSent(attempt - 1);
       try {
@@ -125,6 +140,7 @@ export class Caller {
         decision = decide(error, attempt, idempotent, this.retry);
         this.logger.debug({ call: label, attempt, error: (error as Error).message, decision: decision.kind }, 'call failed');
         if (decision.kind !== 'retry') return { ok: false, error, decision, attempts: attempt };
+        lastRefusal = decision.reason;
       } finally {
         release();
       }

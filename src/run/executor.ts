@@ -156,7 +156,7 @@ class Execution {
   async send(task: TaskSummary, budget: FailureBudget, step: Step): Promise<StepResult | undefined> {
     if (this.stop.stopped) return undefined;
     const { result, stopRun } = await sendStep(step, this.context, this.stop.signal);
-    if (result.attempts === 0 && this.stop.stopped) return undefined; // never sent: ends skipped
+    if (result.attempts === 0 && this.stop.stopped) return undefined; // never sent: ends skipped below
     await this.record('result', step, result);
     if (stopRun) return void this.stop.stop(result.reason!, 'auth');
     if (result.status === 'accepted') return result;

@@ -1,6 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
+import { link, open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { Plan } from '../plan/plan.js';
+import { SitefleetError } from '../errors.js';
+import { syncFolder } from '../util/atomic-write.js';
 import type { StepResult, StopKind } from './types.js';
 
 /** One line of the journal. `t` is the record type; every record after `start` names its step; `at` is epoch ms. */
@@ -38,10 +42,52 @@ export class Journal {
     private readonly fsync: boolean,
   ) {}
 
-  /** Opens for appending; `exclusive` refuses a file that already exists (a new run). */
-  static async open(path: string, options: { exclusive: boolean; fsync?: boolean }): Promise<Journal> {
-    const handle = await open(path, options.exclusive ? 'wx' : 'a', 0o600);
-    return new Journal(handle, path, options.fsync ?? true);
+  /**
+   * Brings a new run's journal into being whole: the start record is written and fsync'd under a
+   * temporary name, then linked to the final name (which fails if that name exists: one run, one
+   * journal). A crash at any instant leaves either no journal or one with a complete start record.
+   * A journal at that name without a complete start record belonged to a run that sent nothing: it is
+   * replaced (`replaced` says so).
+   */
+  static async create(path: string, start: Extract<JournalRecord, { t: 'start' }>, options: { fsync?: boolean } = {}): Promise<{ journal: Journal; replaced: boolean }> {
+    const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    const handle = await open(tmp, 'wx', 0o600);
+    try {
+      await handle.write(`${JSON.stringify(start)}\n`);
+      await handle.datasync();
+    } finally {
+      await handle.close();
+    }
+    let replaced = false;
+    try {
+      await link(tmp, path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || hasStartRecord(path)) {
+        await unlink(tmp).catch(() => undefined);
+        throw error;
+      }
+      await rename(tmp, path); // an empty or torn journal: its run sent nothing
+      replaced = true;
+    }
+    await unlink(tmp).catch(() => undefined);
+    syncFolder(dirname(path));
+    return { journal: await Journal.open(path, options), replaced };
+  }
+
+  /**
+   * Opens an existing journal for appending. A torn last record (the process was killed mid-write)
+   * is cut off first: appending after it would leave a broken line in the middle of the file.
+   */
+  static async open(path: string, options: { fsync?: boolean } = {}): Promise<Journal> {
+    const handle = await open(path, 'r+');
+    const { size } = await handle.stat();
+    const end = await lastNewlineEnd(handle, size);
+    if (end < size) {
+      await handle.truncate(end);
+      await handle.datasync();
+    }
+    await handle.close();
+    return new Journal(await open(path, 'a', 0o600), path, options.fsync ?? true);
   }
 
   append(record: JournalRecord): Promise<void> {
@@ -92,6 +138,50 @@ export interface JournalState {
   resumes: number;
 }
 
+/** The offset just past the last newline of the file (0 if none): where its last complete record ends. */
+async function lastNewlineEnd(handle: FileHandle, size: number): Promise<number> {
+  const chunk = Buffer.alloc(Math.min(Math.max(size, 1), 64 * 1024));
+  for (let at = size; at > 0; ) {
+    const from = Math.max(0, at - chunk.length);
+    const { bytesRead } = await handle.read(chunk, 0, at - from, from);
+    const i = chunk.subarray(0, bytesRead).lastIndexOf(0x0a);
+    if (i >= 0) return from + i + 1;
+    at = from;
+  }
+  return 0;
+}
+
+/** A journal whose run never got a complete start record on disk: that run sent nothing. */
+export class NoStartRecordError extends SitefleetError {
+  override name = 'NoStartRecordError';
+}
+
+/** Whether the file begins with a complete (newline-ended) start record. */
+export function hasStartRecord(path: string): boolean {
+  const fd = openSync(path, 'r');
+  try {
+    const chunk = Buffer.alloc(64 * 1024);
+    let text = '';
+    for (let at = 0; ; ) {
+      const n = readSync(fd, chunk, 0, chunk.length, at);
+      if (n === 0) return false;
+      const newline = chunk.subarray(0, n).indexOf(0x0a);
+      if (newline >= 0) {
+        text += chunk.subarray(0, newline).toString('utf8');
+        try {
+          return (JSON.parse(text) as { t?: unknown }).t === 'start';
+        } catch {
+          return false;
+        }
+      }
+      text += chunk.subarray(0, n).toString('utf8');
+      at += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Reads a journal; a torn last line (the process was killed mid-write) is ignored. */
 export function readJournal(path: string): JournalState {
   if (!existsSync(path)) throw new Error(`no journal at ${path}`);
@@ -106,6 +196,7 @@ export function readJournal(path: string): JournalState {
       throw new Error(`${path}:${i + 1}: not a journal record`);
     }
   }
+  if (records[0]?.t !== 'start') throw new NoStartRecordError(`${path} has no complete start record: its run was stopped before it sent anything`);
   return foldJournal(records, path);
 }
 

@@ -20,10 +20,21 @@ interface Rule {
   /** Limit before the last raise: a 429 right after a raise goes back to it without a pause. */
   knownGood: number;
   changedAt: number;
+  /** Windows without a 429 before the next raise; doubles each time a raise is refused. */
+  quietWindows: number;
 }
 
 /** A lowered limit goes back up by this share of itself (at least one) at a time. */
 const RAISE_SHARE = 0.1;
+
+/**
+ * Tokens the pacer may hold once the starting credit is spent: enough to absorb late timers at any
+ * rate, small enough that a stalled event loop does not release a burst when it wakes (a burst at
+ * the moment the service's limit is reached is a burst of 429s).
+ */
+function steadyBurst(limit: number): number {
+  return Math.max(2, Math.ceil(limit / 50));
+}
 
 export interface RateBudgetOptions {
   clock?: Clock;
@@ -40,9 +51,9 @@ export interface RateBudgetOptions {
  * hearing the answer. So a call holds its slot from the moment it is sent until one period after its
  * answer: whatever the network did, the server can never see more than `limit` arrivals in a window.
  *
- * Sends are also paced by a token bucket that refills at the rule's average rate and holds a quarter
- * of the limit: a small run still goes out at once, but a large one is spread over the window instead
- * of arriving as one burst. That is what keeps an overstated limit cheap: when the first 429 comes,
+ * Sends are also paced by a token bucket that refills at the rules' average rate. It starts with a
+ * quarter of the limit, so a small run still goes out at once, then holds only a few tokens, so a large
+ * one is spread over the window instead of arriving as one burst. That is what keeps an overstated limit cheap: when the first 429 comes,
  * only the one or two calls sent in the last moments are in flight, not a whole burst.
  *
  * When the server answers 429 (its limit is lower, or others share the key), the budget learns:
@@ -53,7 +64,7 @@ export interface RateBudgetOptions {
  *   the window. Since sends are paced, that count is close to exact: few calls are in flight.
  * - A lowered rule goes back up by a tenth (at least one) after `recoverAfterPeriods` of its windows
  *   in which it held calls back without a 429. A 429 right after such a raise returns to the limit
- *   that worked, without a pause: the window accounting alone keeps the run under it. So a 429 from
+ *   that worked, doubles the wait before the next raise, and makes no pause: the window accounting alone keeps the run under it. So a 429 from
  *   someone else's burst costs a little speed for a while, not the rest of the run.
  *
  * Waiters are served by priority (see PRIORITY), first come first served within one.
@@ -86,9 +97,9 @@ export class RateBudget {
     this.#marginMs = options.marginMs ?? 2;
     this.#recoverAfterPeriods = options.recoverAfterPeriods ?? 5;
     const now = this.#clock.now();
-    this.#rules = [{ limit, windowMs: periodMs + this.#marginMs, ceiling: limit, blockedAt: -Infinity, knownGood: limit, changedAt: now }];
-    this.#burst = Math.max(1, Math.ceil(limit / 4));
-    this.#tokens = this.#burst;
+    this.#rules = [{ limit, windowMs: periodMs + this.#marginMs, ceiling: limit, blockedAt: -Infinity, knownGood: limit, changedAt: now, quietWindows: this.#recoverAfterPeriods }];
+    this.#burst = steadyBurst(limit);
+    this.#tokens = Math.max(this.#burst, Math.ceil(limit / 4)); // the starting credit
     this.#tokensAt = now;
   }
 
@@ -154,6 +165,7 @@ export class RateBudget {
       // A probe above a limit that worked: go back to it. The window accounting keeps us under it.
       raisedJustBefore.limit = raisedJustBefore.knownGood;
       raisedJustBefore.changedAt = now;
+      raisedJustBefore.quietWindows = Math.min(raisedJustBefore.quietWindows * 2, 64 * this.#recoverAfterPeriods);
       return;
     }
     this.#pausedUntil = Math.max(this.#pausedUntil, now + window);
@@ -168,7 +180,7 @@ export class RateBudget {
         existing.knownGood = existing.limit;
         existing.changedAt = now;
       } else if (passed < main.limit) {
-        this.#rules.push({ limit: passed, windowMs: window, ceiling: main.ceiling, blockedAt: -Infinity, knownGood: passed, changedAt: now });
+        this.#rules.push({ limit: passed, windowMs: window, ceiling: main.ceiling, blockedAt: -Infinity, knownGood: passed, changedAt: now, quietWindows: this.#recoverAfterPeriods });
       }
       return;
     }
@@ -180,7 +192,7 @@ export class RateBudget {
   #recover(now: number): void {
     for (const [i, rule] of this.#rules.entries()) {
       if (rule.limit >= rule.ceiling) continue;
-      const quietFor = this.#recoverAfterPeriods * rule.windowMs;
+      const quietFor = rule.quietWindows * rule.windowMs;
       if (now - Math.max(this.#last429, rule.changedAt) < quietFor || now - rule.blockedAt > rule.windowMs) continue;
       rule.knownGood = rule.limit;
       rule.limit = Math.min(rule.ceiling, rule.limit + Math.max(1, Math.round(rule.limit * RAISE_SHARE)));
@@ -214,10 +226,11 @@ export class RateBudget {
 
   #refill(now: number): void {
     const rate = Math.min(...this.#rules.map((r) => r.limit / r.windowMs));
-    this.#tokens = Math.min(this.#burst, this.#tokens + (now - this.#tokensAt) * rate);
+    // Above the cap (the starting credit) nothing is added; below it, time adds tokens up to the cap.
+    this.#tokens = Math.max(this.#tokens, Math.min(this.#burst, this.#tokens + (now - this.#tokensAt) * rate));
     this.#tokensAt = now;
-    if (this.#burst < Math.ceil(this.#rules[0]!.limit / 4) && now - this.#last429 > this.#rules[0]!.windowMs * this.#recoverAfterPeriods) {
-      this.#burst++; // bursts come back slowly once the service has been quiet for a long while
+    if (this.#burst < steadyBurst(this.#rules[0]!.limit) && now - this.#last429 > this.#rules[0]!.windowMs * this.#recoverAfterPeriods) {
+      this.#burst++; // small bursts come back once the service has been quiet for a long while
     }
   }
 

@@ -32,7 +32,10 @@ export async function sendStep(step: Step, context: SendContext, stopSignal: Abo
   }
   const error = outcome.error as { status?: number; message?: string; name?: string };
   const decision = outcome.decision!;
-  const status = decision.kind === 'unknown' ? 'unknown' : decision.kind === 'failed' && outcome.attempts === 0 ? 'skipped' : 'failed';
+  // Never accepted (stopped before an answer that counts, or refused with a 401): `skipped`, which
+  // `resume` sends. A step the service never accepted is never reported as failed or done.
+  const neverAccepted = outcome.interrupted === true || decision.kind === 'stop';
+  const status = neverAccepted ? 'skipped' : decision.kind === 'unknown' ? 'unknown' : 'failed';
   return {
     result: {
       ...base,

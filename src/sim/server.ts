@@ -33,6 +33,8 @@ export interface SimulatorOptions {
   operationVisibleAfterMs?: number;
   /** The most themes one page of the theme listing holds (default 100). */
   maxPageSize?: number;
+  /** Ignore the JSON body of GET requests, as some proxies do (paging then only works through the query string). */
+  dropGetBodies?: boolean;
   /** Appends the request log to this file as JSON lines. */
   logFile?: string;
   /** Keep the request log in memory (default true). */
@@ -101,6 +103,16 @@ function redact(body: unknown): unknown {
   return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, SECRET_FIELDS.has(k) ? '[redacted]' : v]));
 }
 
+/**
+ * What a GET's parameters are: its JSON body (unless a proxy dropped it), with query-string
+ * parameters filling in what the body does not say. Whole numbers in the query are numbers.
+ */
+function getBodyAndQuery(body: unknown, query: URLSearchParams, dropBody: boolean): unknown {
+  const merged: Record<string, unknown> = dropBody || typeof body !== 'object' || body === null ? {} : { ...(body as Record<string, unknown>) };
+  for (const [key, value] of query) if (!(key in merged)) merged[key] = /^\d+$/.test(value) ? Number(value) : value;
+  return merged;
+}
+
 async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -133,6 +145,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const keepLog = options.keepLog ?? true;
   const logStream: WriteStream | undefined = options.logFile ? createWriteStream(options.logFile, { flags: 'a' }) : undefined;
   const visibleAfter = options.operationVisibleAfterMs ?? 0;
+  const dropGetBodies = options.dropGetBodies ?? false;
   let seq = 0;
   let faultsWritesOnly = false;
 
@@ -223,6 +236,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       } catch {
         return fail(400, 'Body is not valid JSON');
       }
+      if (method === 'GET') body = getBodyAndQuery(body, url.searchParams, dropGetBodies);
       entry.body = redact(body);
       const problems = bodyProblems(endpoint.body, body);
       if (problems.length > 0) return fail(400, problems.map((p) => `${p.path.replace(/^body\.?/, '') || 'body'}: ${p.message}`).join('; '), { errors: problems });

@@ -6,7 +6,8 @@ import { buildReport, writeJsonAtomic } from '../../report/report.js';
 import { Journal, journalPathFor } from '../../run/journal.js';
 import { confirmWrites } from '../confirm.js';
 import { UsageError, type GlobalOptions } from '../context.js';
-import { emptyTargetProblems, preparePlan } from '../prepare.js';
+import type { Playbook } from '../../playbook/types.js';
+import { emptyTargetProblems, loadForRun, planFrom } from '../prepare.js';
 import { renderPlan, renderSummary } from '../render.js';
 import { runSession, withRunLock } from '../session.js';
 
@@ -44,12 +45,22 @@ export function registerRun(program: Command): void {
     });
 }
 
-/** Plan, confirm, lock, execute with a journal, report: the whole `run` command, also used by `demo`. */
+/**
+ * Lock, plan, confirm, execute with a journal, report: the whole `run` command, also used by `demo`.
+ * The company's lock comes first, before the fleet is read: a second run must not plan from a fleet
+ * the first one is changing, nor spend its rate budget on reads. A dry run takes no lock.
+ */
 export async function runPlaybook(file: string, globals: GlobalOptions, opts: RunOptions): Promise<{ exitCode: number; reportPath: string }> {
-  const out = (text: string) => void (!globals.quiet && process.stdout.write(`${text}\n`));
   const startedAt = new Date();
   if (opts.report && !existsSync(dirname(resolve(opts.report)))) throw new UsageError(`the folder of --report ${opts.report} does not exist`);
-  const prepared = await preparePlan(file, globals);
+  const playbook = loadForRun(file, globals);
+  if (opts.dryRun) return planAndRun(playbook, globals, opts, startedAt);
+  return withRunLock(globals, playbook.company, `run ${file}`, opts.waitLock, () => planAndRun(playbook, globals, opts, startedAt));
+}
+
+async function planAndRun(loaded: Playbook & { company: string }, globals: GlobalOptions, opts: RunOptions, startedAt: Date): Promise<{ exitCode: number; reportPath: string }> {
+  const out = (text: string) => void (!globals.quiet && process.stdout.write(`${text}\n`));
+  const prepared = await planFrom(loaded, globals);
   const { plan, playbook, runtime } = prepared;
   try {
     if (opts.wait) for (const task of plan.tasks) task.wait = true;
@@ -64,16 +75,16 @@ export async function runPlaybook(file: string, globals: GlobalOptions, opts: Ru
       return { exitCode: 0, reportPath };
     }
     if (plan.steps.length > 0) await confirmWrites('run', `Send ${plan.steps.length} calls (rate ${runtime.rate}, concurrency ${runtime.concurrency})?`, opts.yes);
-    return await withRunLock(globals, plan.company, `run ${file}`, opts.waitLock, async () => {
-      const runId = randomUUID();
-      const journal = await Journal.open(journalPathFor(reportPath), { exclusive: true }).catch((error: NodeJS.ErrnoException) => {
-        throw error.code === 'EEXIST' ? new UsageError(`${journalPathFor(reportPath)} exists: this report belongs to another run (resume it with \`sitefleet resume ${reportPath}\`, or pick another --report)`) : error;
-      });
-      await journal.append({ t: 'start', v: 1, run_id: runId, playbook: file, report: reportPath, started_at: startedAt.toISOString(), plan });
-      out(`report: ${reportPath} (journal: ${journal.path}; resume with \`sitefleet resume ${reportPath}\`)`);
-      const { exitCode } = await runSession({ plan, runtime, journal, reportPath, runId, startedAt, globals, playbook, out });
-      return { exitCode, reportPath };
+    const runId = randomUUID();
+    const journalPath = journalPathFor(reportPath);
+    const start = { t: 'start', v: 1, run_id: runId, playbook: playbook.file, report: reportPath, started_at: startedAt.toISOString(), plan } as const;
+    const { journal, replaced } = await Journal.create(journalPath, start).catch((error: NodeJS.ErrnoException) => {
+      throw error.code === 'EEXIST' ? new UsageError(`${journalPath} exists: this report belongs to another run (resume it with \`sitefleet resume ${reportPath}\`, or pick another --report)`) : error;
     });
+    if (replaced) out(`${journalPath} belonged to a run stopped before it sent anything: starting afresh`);
+    out(`report: ${reportPath} (journal: ${journal.path}; resume with \`sitefleet resume ${reportPath}\`)`);
+    const { exitCode } = await runSession({ plan, runtime, journal, reportPath, runId, startedAt, globals, playbook, out });
+    return { exitCode, reportPath };
   } finally {
     await runtime.close();
   }

@@ -19,6 +19,7 @@ export function registerSim(program: Command): void {
     .option('--op-delay <ms>', 'time an operation takes to complete, or a range drawn from per operation (e.g. 6000-10000)', rangeOption('--op-delay'), [1000, 1000])
     .option('--op-visible-after <ms>', 'time a new operation id answers 404, as on the real service', intOption('--op-visible-after', 0, 600_000), 0)
     .option('--page-size <n>', 'most themes in one page of the listing', intOption('--page-size', 1, 10_000), 100)
+    .option('--drop-get-bodies', 'ignore the JSON body of GET requests, as some proxies do (the listing then pages only by query string)')
     .option('--log <file>', 'append the request log to FILE as JSON lines')
     .option('--json', 'print the start line as one JSON object')
     .addHelpText('after', '\nExample:\n  sitefleet sim --sites 200 --rate 120/min --faults 5xx=0.02,reset=0.01 --json\n')
@@ -39,6 +40,7 @@ export function registerSim(program: Command): void {
         operationDelayMs: opts.opDelay,
         operationVisibleAfterMs: opts.opVisibleAfter,
         maxPageSize: opts.pageSize,
+        dropGetBodies: opts.dropGetBodies === true,
         logFile: opts.log,
         keepLog: false,
       });

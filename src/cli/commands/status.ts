@@ -40,7 +40,7 @@ export function registerStatus(program: Command): void {
  */
 async function checkOperations(reportPath: string, report: Report, waitMs: number, globals: GlobalOptions): Promise<number> {
   const runtime = createRuntime(globals);
-  const journal = existsSync(journalPathFor(reportPath)) ? await Journal.open(journalPathFor(reportPath), { exclusive: false }) : undefined;
+  const journal = existsSync(journalPathFor(reportPath)) ? await Journal.open(journalPathFor(reportPath)) : undefined;
   const stop = new AbortController();
   const open = report.results.filter((r) => r.status === 'accepted' && r.operation_id);
   const progress = new Progress(open.length, process.stderr, !globals.quiet && process.stderr.isTTY === true, 'operations ended');
