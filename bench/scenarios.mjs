@@ -44,7 +44,7 @@ export async function unknownLimit(dir) {
   try {
     const report = join(dir, 'unknown.json');
     const logFile = join(dir, 'unknown.log');
-    const res = await runCli(['run', writePlaybook(dir, phpPlaybook(`${3 * R}/s`, 8)), '--yes', '--report', report, '--state-dir', dir, '--log-file', logFile], sim.env);
+    await runCli(['run', writePlaybook(dir, phpPlaybook(`${3 * R}/s`, 8)), '--yes', '--report', report, '--state-dir', dir, '--log-file', logFile], sim.env);
     const log = sim.log();
     const ok = writes(log).filter((e) => e.status === 202);
     const rate = arrivalRate(ok);

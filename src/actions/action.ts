@@ -22,9 +22,12 @@ export interface RequestSpec {
 
 export type Expansion = { request: RequestSpec; note?: string } | { skip: string };
 
-export interface ExpandContext {
+/** A task's `with:` block: checked against the action's schema before any action code sees it. */
+export type WithBlock = Record<string, unknown>;
+
+export interface ExpandContext<W extends object = WithBlock> {
   /** The task's `with:` block, after `${ENV}` references outside secret fields were resolved. */
-  with: any;
+  with: W;
   company: string;
   /** `{{date}}` in templates: the run's date, YYYY-MM-DD, given to the planner (it reads no clock). */
   date: string;
@@ -33,9 +36,10 @@ export interface ExpandContext {
 
 /**
  * One playbook action. Adding an action is one file in this folder plus one line in `index.ts`; the
- * playbook schema, validation, planning and execution pick it up from here.
+ * playbook schema, validation, planning and execution pick it up from here. `W` is the shape of its
+ * `with:` block, as its `withSchema` guarantees it (the registry holds them all as `Action`).
  */
-export interface Action {
+export interface Action<W extends object = WithBlock> {
   name: string;
   summary: string;
   /** JSON Schema of the task's `with:` block. */
@@ -54,12 +58,12 @@ export interface Action {
   /** Fields of `with` that hold secrets: they must be `${ENV_VAR}` references and are resolved only when sent. */
   secretFields?: string[];
   /** Checks a schema cannot express; `path` is relative to the `with` block. */
-  check?(withBlock: any, baseDir: string): InputProblem[];
+  check?(withBlock: W, baseDir: string): InputProblem[];
   /** Loads what the check referenced (e.g. an IP list file) into the block; runs after `check` passed. */
-  prepare?(withBlock: any, baseDir: string): any;
-  expandEnvironment?(env: Environment, ctx: ExpandContext): Expansion[];
-  expandDomain?(domain: { id: string; name: string; uses_provider_dns: boolean }, env: Environment, ctx: ExpandContext): Expansion[];
-  expandOnce?(ctx: ExpandContext): Expansion[];
+  prepare?(withBlock: W, baseDir: string): W;
+  expandEnvironment?(env: Environment, ctx: ExpandContext<W>): Expansion[];
+  expandDomain?(domain: { id: string; name: string; uses_provider_dns: boolean }, env: Environment, ctx: ExpandContext<W>): Expansion[];
+  expandOnce?(ctx: ExpandContext<W>): Expansion[];
 }
 
 /** `{{date}}`, `{{env}}`, `{{site}}`, `{{env_id}}` in a template string. */
@@ -70,6 +74,6 @@ export function fillTemplate(text: string, values: Record<string, string>): stri
 /** Names a `{{…}}` template may use; DNS record names may also say `{{domain}}`. */
 export const TEMPLATE_NAMES = ['date', 'env', 'site', 'env_id', 'domain'];
 
-export function templateValues(ctx: ExpandContext, env?: Environment): Record<string, string> {
+export function templateValues(ctx: Pick<ExpandContext, 'date'>, env?: Environment): Record<string, string> {
   return env ? { date: ctx.date, env: env.name, site: env.site, env_id: env.id } : { date: ctx.date };
 }

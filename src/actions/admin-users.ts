@@ -1,7 +1,7 @@
 import type { Action } from './action.js';
 import { field, withBlock } from './schema-parts.js';
 
-export const adminUsersCreate: Action = {
+export const adminUsersCreate: Action<{ email: string; first_name: string; last_name: string }> = {
   name: 'admin_users.create',
   summary: 'create a site admin user (POST …/wpa-create-user)',
   scope: 'environment',
@@ -19,7 +19,7 @@ export const adminUsersCreate: Action = {
 };
 
 /** Login links are single-sign-on secrets: they go only to `output_file` (mode 0600), never a report or log. */
-export const adminUsersLoginLink: Action = {
+export const adminUsersLoginLink: Action<{ email: string; output_file: string }> = {
   name: 'admin_users.login_link',
   summary: 'get an admin login link into a private file (POST …/wpa-login-url)',
   scope: 'environment',

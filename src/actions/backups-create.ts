@@ -1,7 +1,7 @@
 import { fillTemplate, templateValues, type Action } from './action.js';
 import { template, withBlock } from './schema-parts.js';
 
-export const backupsCreate: Action = {
+export const backupsCreate: Action<{ tag: string }> = {
   name: 'backups.create',
   summary: 'take a manual backup (POST …/manual-backups)',
   scope: 'environment',

@@ -13,8 +13,10 @@ function readIpFile(path: string): { lines: { line: number; text: string }[] } {
   return { lines };
 }
 
+type DeniedIpsWith = { ip_list?: string[]; ip_list_file?: string };
+
 /** Replaces each environment's denied IP list with the given one (the API has no add or remove). */
-export const deniedIpsSet: Action = {
+export const deniedIpsSet: Action<DeniedIpsWith> = {
   name: 'denied_ips.set',
   summary: "replace the denied IP list (PUT /sites/tools/denied-ips)",
   scope: 'environment',
@@ -47,7 +49,7 @@ export const deniedIpsSet: Action = {
     return { ...rest, ip_list: readIpFile(resolve(baseDir, ip_list_file)).lines.map((l) => l.text) };
   },
   expandEnvironment(env, ctx) {
-    const ipList = [...new Set<string>(ctx.with.ip_list)];
+    const ipList = [...new Set<string>(ctx.with.ip_list ?? [])];
     return [{ request: { endpoint: 'setDeniedIps', params: {}, body: { environment_id: env.id, ip_list: ipList } } }];
   },
 };

@@ -1,7 +1,7 @@
 import { fillTemplate, templateValues, type Action } from './action.js';
 import { conditionsOf, field, secretRef, template, withBlock } from './schema-parts.js';
 
-export const domainsAdd: Action = {
+export const domainsAdd: Action<{ domain_name: string } & Record<string, unknown>> = {
   name: 'domains.add',
   summary: 'add a domain to each environment (POST …/domains)',
   scope: 'environment',

@@ -17,7 +17,7 @@ function once(name: string, summary: string, endpoint: EndpointName, bodySchema:
     withSchema: { ...withBlock(props, required), ...conditionsOf(bodySchema) },
     expandOnce(ctx) {
       const { site_id, ...body } = ctx.with;
-      const params: Record<string, string> = site_id ? { site_id } : {};
+      const params: Record<string, string> = typeof site_id === 'string' ? { site_id } : {};
       return [{ request: { endpoint, params, body: endpoint === 'createPlainSite' ? { company: ctx.company, ...body } : body } }];
     },
   };

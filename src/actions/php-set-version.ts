@@ -1,7 +1,7 @@
 import type { Action } from './action.js';
 import { field, withBlock } from './schema-parts.js';
 
-export const phpSetVersion: Action = {
+export const phpSetVersion: Action<{ php_version: string; opt_out_automatic_updates?: boolean }> = {
   name: 'php.set_version',
   summary: 'set the PHP version (PUT /sites/tools/modify-php-version)',
   scope: 'environment',

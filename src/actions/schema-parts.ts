@@ -32,7 +32,7 @@ export function withBlock(properties: Record<string, unknown>, required: string[
 
 /** The cross-field rules of an API body schema (if/then, dependentRequired), for a `with:` block mirroring it. */
 export function conditionsOf(body: string): Record<string, unknown> {
-  const schema = apiSchema(body) as Record<string, unknown>;
+  const schema = apiSchema(body);
   return Object.fromEntries(['if', 'then', 'dependentRequired'].filter((k) => k in schema).map((k) => [k, inline(schema[k])]));
 }
 

@@ -7,7 +7,7 @@ import { globs, withBlock } from './schema-parts.js';
  * An update whose target version is itself flagged vulnerable is left alone by default: moving from
  * one vulnerable version to another is not a fix, and a person should choose.
  */
-export const themesUpdate: Action = {
+export const themesUpdate: Action<{ themes?: string | string[]; skip_vulnerable_updates?: boolean }> = {
   name: 'themes.update',
   summary: 'update themes where the listing shows an update available (PUT …/themes/bulk-update)',
   scope: 'environment',
@@ -18,8 +18,8 @@ export const themesUpdate: Action = {
     skip_vulnerable_updates: { type: 'boolean', default: true, description: 'leave alone updates whose version is flagged vulnerable' },
   }),
   expandEnvironment(env, ctx) {
-    const skipVulnerable = ctx.with?.skip_vulnerable_updates ?? true;
-    const available = env.themes.filter((t) => t.update_available && matchesAny(t.name, ctx.with?.themes));
+    const skipVulnerable = ctx.with.skip_vulnerable_updates ?? true;
+    const available = env.themes.filter((t) => t.update_available && matchesAny(t.name, ctx.with.themes));
     const leftAlone = skipVulnerable ? available.filter((t) => t.update_vulnerable) : [];
     const update = available.filter((t) => !leftAlone.includes(t));
     const vulnerableNote = leftAlone.length

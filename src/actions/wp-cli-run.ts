@@ -1,7 +1,7 @@
 import type { Action } from './action.js';
 import { field, withBlock } from './schema-parts.js';
 
-export const wpCliRun: Action = {
+export const wpCliRun: Action<{ wp_command: string }> = {
   name: 'wp_cli.run',
   summary: 'run a WP-CLI command (POST …/run-wp-cli-command)',
   scope: 'environment',

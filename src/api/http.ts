@@ -68,7 +68,7 @@ export class Transport {
     let text: string;
     try {
       const res = await this.#pool.request({
-        method: method as 'GET',
+        method: method,
         path: fullPath,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import type { ValidateFunction } from 'ajv';
+import type { AnySchemaObject, ValidateFunction } from 'ajv';
 import { formatProblem, MalformedResponseError, RequestValidationError } from '../errors.js';
 import { ajvProblems, createAjv } from '../util/ajv.js';
 
@@ -10,7 +10,7 @@ const BASE_ID = 'https://sitefleet.dev/schemas/api/';
 
 const ajv = createAjv();
 for (const file of readdirSync(API_DIR)) {
-  if (file.endsWith('.schema.json')) ajv.addSchema(JSON.parse(readFileSync(new URL(file, API_DIR), 'utf8')));
+  if (file.endsWith('.schema.json')) ajv.addSchema(JSON.parse(readFileSync(new URL(file, API_DIR), 'utf8')) as AnySchemaObject);
 }
 const compiled = new Map<string, ValidateFunction>();
 

@@ -207,7 +207,7 @@ function checkBody(task: Task, schema: string, body: unknown, target: Target, en
   const text = JSON.stringify(body ?? {});
   // Secret fields hold `${VAR}` references; check the value they will be sent with.
   const resolved = text.includes('${')
-    ? JSON.parse(text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) => JSON.stringify(env[name] ?? whole).slice(1, -1)))
+    ? (JSON.parse(text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) => JSON.stringify(env[name] ?? whole).slice(1, -1))) as unknown)
     : (body ?? {});
   const where = target.domain ?? (target.site ? `${target.site}/${target.environment}` : undefined);
   return bodyProblems(schema, resolved).map((p) => {

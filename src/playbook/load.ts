@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
-import { TEMPLATE_NAMES } from '../actions/action.js';
+import { TEMPLATE_NAMES, type WithBlock } from '../actions/action.js';
 import { ACTIONS } from '../actions/index.js';
 import { InvalidInputError, type InputProblem } from '../errors.js';
 import { ajvProblems, createAjv } from '../util/ajv.js';
@@ -104,7 +104,7 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
       problems.push({ path: `${path}.target`, message: `${action.name} acts once, on the ids under with:, and takes no target` });
     }
     const secretPaths = new Set((action.secretFields ?? []).map((f) => `${path}.with.${f}`));
-    let withBlock = resolveRefs(t.with ?? {}, `${path}.with`, secretPaths);
+    let withBlock = resolveRefs(t.with ?? {}, `${path}.with`, secretPaths) as WithBlock; // the schema checked it is an object
     problems.push(...unknownTemplates(withBlock, `${path}.with`));
     const checked = action.check?.(withBlock, baseDir) ?? [];
     problems.push(...checked.map((p) => ({ ...p, path: `${path}.with.${p.path}` })));

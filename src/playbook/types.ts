@@ -1,3 +1,5 @@
+import type { WithBlock } from '../actions/action.js';
+
 export type Globs = string | string[];
 
 export interface Selector {
@@ -8,7 +10,8 @@ export interface Selector {
   exclude?: Selector;
 }
 
-export type TargetRef = 'all' | string | Selector;
+/** `all`, the name of a set under `targets:`, or a selector. */
+export type TargetRef = string | Selector;
 
 export interface Rollout {
   /** Targets that go first, alone. */
@@ -24,7 +27,7 @@ export interface Task {
   name: string;
   action: string;
   target?: TargetRef;
-  with: any;
+  with: WithBlock;
   allow_empty: boolean;
   max_failures?: number | string;
   /** Poll each operation until it finished (the playbook's `settings.wait` is the default). */

@@ -68,7 +68,7 @@ class Execution {
     this.context = {
       caller: options.caller,
       env: options.env,
-      onEvent: options.onEvent,
+      onEvent: options.onEvent?.bind(options),
       watcher: this.watcher,
       stop: this.stop,
       logger: options.logger,

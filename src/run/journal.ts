@@ -34,7 +34,7 @@ export class Journal {
   #buffer: string[] = [];
   #waiters: { resolve: () => void; reject: (e: unknown) => void }[] = [];
   #flushing: Promise<void> | undefined;
-  #failed: unknown;
+  #failed: Error | undefined;
 
   private constructor(
     private readonly handle: FileHandle,
@@ -112,7 +112,7 @@ export class Journal {
         if (this.fsync) await this.handle.datasync();
         for (const w of waiters) w.resolve();
       } catch (error) {
-        this.#failed = error;
+        this.#failed = error instanceof Error ? error : new Error(String(error));
         for (const w of [...waiters, ...this.#waiters]) w.reject(error);
         this.#waiters = [];
         this.#buffer = [];

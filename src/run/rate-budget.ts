@@ -115,7 +115,7 @@ export class RateBudget {
 
   /** Waits for a slot. The caller must call `release` exactly once when the answer (or failure) is in. */
   async acquire(signal?: AbortSignal, priority: Priority = PRIORITY.write): Promise<void> {
-    if (signal?.aborted) throw signal.reason;
+    if (signal?.aborted) throw signal.reason as Error;
     if (this.#waiting === 0 && this.#canStart(this.#clock.now())) {
       this.#take();
       return;
@@ -132,7 +132,7 @@ export class RateBudget {
           queue.splice(i, 1);
           this.#waiting--;
         }
-        reject(signal!.reason);
+        reject(signal!.reason as Error);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       queue.push(grant);

@@ -41,7 +41,7 @@ export async function sendStep(step: Step, context: SendContext, stopSignal: Abo
       ...base,
       status,
       http_status: typeof error.status === 'number' ? error.status : null,
-      error: `${error.name ?? 'Error'}: ${error.message ?? String(error)}`,
+      error: `${error.name ?? 'Error'}: ${error.message ?? String(outcome.error)}`,
       reason: decision.reason,
     },
     stopRun: decision.kind === 'stop',
@@ -60,7 +60,7 @@ export function resolveSecrets(body: unknown, env: Record<string, string | undef
   for (const [key, value] of entries) {
     const resolved = resolveSecrets(value, env);
     if (resolved !== value) {
-      copy ??= Array.isArray(body) ? [...body] : { ...body };
+      copy ??= Array.isArray(body) ? [...(body as unknown[])] : { ...body };
       (copy as Record<string | number, unknown>)[key] = resolved;
     }
   }

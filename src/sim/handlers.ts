@@ -19,7 +19,8 @@ export interface HandlerContext {
   fleet: Fleet;
   rng: Random;
   params: Record<string, string>;
-  body: any;
+  /** Checked against the endpoint's body schema before a handler sees it. */
+  body: unknown;
   maxPageSize: number;
   now: number;
 }
@@ -69,7 +70,7 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
   },
   listThemes(ctx) {
     company(ctx, ctx.params.id!);
-    return ok(listThemes(ctx.fleet, ctx.body ?? {}, ctx.maxPageSize));
+    return ok(listThemes(ctx.fleet, (ctx.body ?? {}), ctx.maxPageSize));
   },
   createEnvironment(ctx) {
     const s = site(ctx);

@@ -4,6 +4,23 @@ import { parseFaults } from '../../sim/faults.js';
 import { parseRate } from '../../sim/rate-window.js';
 import { intOption, rangeOption } from '../parse.js';
 
+interface SimOptions {
+  port: number;
+  token?: string;
+  sites: number;
+  themes: number;
+  seed: number;
+  rate?: string;
+  faults?: string;
+  latency?: [number, number];
+  opDelay: [number, number];
+  opVisibleAfter: number;
+  pageSize: number;
+  dropGetBodies?: boolean;
+  log?: string;
+  json?: boolean;
+}
+
 export function registerSim(program: Command): void {
   program
     .command('sim')
@@ -23,9 +40,9 @@ export function registerSim(program: Command): void {
     .option('--log <file>', 'append the request log to FILE as JSON lines')
     .option('--json', 'print the start line as one JSON object')
     .addHelpText('after', '\nExample:\n  sitefleet sim --sites 200 --rate 120/min --faults 5xx=0.02,reset=0.01 --json\n')
-    .action(async (opts, command: Command) => {
+    .action(async (opts: SimOptions, command: Command) => {
       // `--rate` is also a global option (the client's budget); here it is the server's limit.
-      opts.rate ??= command.optsWithGlobals().rate;
+      opts.rate ??= command.optsWithGlobals<{ rate?: string }>().rate;
       if (opts.rate) parseRate(opts.rate);
       if (opts.faults) parseFaults(opts.faults);
       const sim = await startSimulator({
