@@ -31,7 +31,11 @@ export async function startSim(args, dir) {
       await new Promise((resolve) => child.once('exit', resolve));
     },
     log() {
-      return readFileSync(logFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      return readFileSync(logFile, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
     },
   };
 }
@@ -67,7 +71,10 @@ export function writePlaybook(dir, text, name = 'playbook.yaml') {
 
 /** pino JSON lines → the record whose msg is `msg` (the last one). */
 export function logRecord(file, msg) {
-  const records = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const records = readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   return records.filter((r) => r.msg === msg).at(-1);
 }
 

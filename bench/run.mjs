@@ -44,13 +44,21 @@ const lines = [
   '',
   '| scenario | figures | target | met |',
   '| --- | --- | --- | --- |',
-  ...results.map((r) => `| ${r.name} | ${Object.entries(r.figures).map(([k, v]) => `${k}: ${v}`).join('<br>')} | ${r.target} | ${r.met ? 'yes' : '**no**'} |`),
+  ...results.map(
+    (r) =>
+      `| ${r.name} | ${Object.entries(r.figures)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('<br>')} | ${r.target} | ${r.met ? 'yes' : '**no**'} |`,
+  ),
   '',
   `total ${Math.round((Date.now() - started) / 1000)} s`,
 ];
 const markdown = lines.join('\n');
 process.stdout.write(`${markdown}\n`);
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-writeFileSync(new URL('./results/latest.json', import.meta.url), `${JSON.stringify({ at: new Date().toISOString(), node: process.version, results }, null, 2)}\n`);
+writeFileSync(
+  new URL('./results/latest.json', import.meta.url),
+  `${JSON.stringify({ at: new Date().toISOString(), node: process.version, results }, null, 2)}\n`,
+);
 writeFileSync(new URL('./results/latest.md', import.meta.url), `${markdown}\n`);
 process.exitCode = results.every((r) => r.met) ? 0 : 1;

@@ -29,7 +29,18 @@ export async function knownLimit(dir) {
     const limited = log.filter((e) => e.status === 429).length;
     return {
       name: '1. known limit',
-      figures: { calls: w.length, limit_per_s: R, achieved_per_s: round(rate), ratio: round(rate / R, 3), answered_429: limited, busiest_window: busiestWindow(log.map((e) => e.at), 1000), exit: res.code },
+      figures: {
+        calls: w.length,
+        limit_per_s: R,
+        achieved_per_s: round(rate),
+        ratio: round(rate / R, 3),
+        answered_429: limited,
+        busiest_window: busiestWindow(
+          log.map((e) => e.at),
+          1000,
+        ),
+        exit: res.code,
+      },
       target: 'achieved ≥ 97% of R, zero 429',
       met: rate / R >= 0.97 && limited === 0 && res.code === 0,
     };
@@ -53,7 +64,18 @@ export async function unknownLimit(dir) {
     const finished = logRecord(logFile, 'run finished');
     return {
       name: '2. unknown limit (playbook 3× too high)',
-      figures: { calls: ok.length, real_limit_per_s: R, configured_per_s: 3 * R, achieved_per_s: round(rate), ratio: round(rate / R, 3), answered_429: limited, share_429: round(limited / log.length, 4), learned_limit: finished.learned_limit, accepted: summary.accepted, total: summary.total },
+      figures: {
+        calls: ok.length,
+        real_limit_per_s: R,
+        configured_per_s: 3 * R,
+        achieved_per_s: round(rate),
+        ratio: round(rate / R, 3),
+        answered_429: limited,
+        share_429: round(limited / log.length, 4),
+        learned_limit: finished.learned_limit,
+        accepted: summary.accepted,
+        total: summary.total,
+      },
       target: 'achieved ≥ 85% of the real limit, ≤ 2% answered 429, every step accepted',
       met: rate / R >= 0.85 && limited / log.length <= 0.02 && summary.accepted === summary.total,
     };
@@ -66,14 +88,25 @@ export async function latencyBound(dir) {
   const C = 32;
   const sim = await startSim(['--sites', String(sitesFor(800)), '--themes', '4', '--latency', '100-200', '--op-delay', '0'], dir);
   try {
-    const res = await runCli(['run', writePlaybook(dir, phpPlaybook('1000000/s', C)), '--yes', '--report', join(dir, 'latency.json'), '--state-dir', dir], sim.env);
+    const res = await runCli(
+      ['run', writePlaybook(dir, phpPlaybook('1000000/s', C)), '--yes', '--report', join(dir, 'latency.json'), '--state-dir', dir],
+      sim.env,
+    );
     const w = writes(sim.log());
     const meanLatency = w.reduce((s, e) => s + (e.answered_at - e.at), 0) / w.length;
     const wall = Math.max(...w.map((e) => e.answered_at)) - Math.min(...w.map((e) => e.at));
     const ideal = (w.length * meanLatency) / C;
     return {
       name: '3. latency-bound (100–200 ms, C=32)',
-      figures: { calls: w.length, concurrency: C, mean_latency_ms: round(meanLatency, 1), wall_ms: Math.round(wall), ideal_ms: Math.round(ideal), ratio: round(wall / ideal, 3), exit: res.code },
+      figures: {
+        calls: w.length,
+        concurrency: C,
+        mean_latency_ms: round(meanLatency, 1),
+        wall_ms: Math.round(wall),
+        ideal_ms: Math.round(ideal),
+        ratio: round(wall / ideal, 3),
+        exit: res.code,
+      },
       target: 'wall ≤ 1.15 × calls × mean latency / C',
       met: wall / ideal <= 1.15 && res.code === 0,
     };
@@ -110,7 +143,10 @@ export async function ownOverhead(dir) {
   try {
     const logFile = join(dir, 'overhead.log');
     const playbook = `version: 1\nname: overhead\nsettings: { rate_limit: 1000000/s, concurrency: ${C} }\ntasks:\n  - { name: ips, action: denied_ips.set, target: all, with: { ip_list: ["203.0.113.7"] } }\n`;
-    const res = await runCli(['run', writePlaybook(dir, playbook), '--yes', '--report', join(dir, 'overhead.json'), '--state-dir', dir, '--log-file', logFile], sim.env);
+    const res = await runCli(
+      ['run', writePlaybook(dir, playbook), '--yes', '--report', join(dir, 'overhead.json'), '--state-dir', dir, '--log-file', logFile],
+      sim.env,
+    );
     const w = writes(sim.log());
     const sfWall = Math.max(...w.map((e) => e.answered_at)) - Math.min(...w.map((e) => e.at));
     const finished = logRecord(logFile, 'run finished');
@@ -142,8 +178,12 @@ export async function scale(dir) {
   try {
     const logFile = join(dir, 'scale.log');
     // 2,000 calls a second: a run of about ten seconds, long enough for report snapshots to be taken.
-    const playbook = 'version: 1\nname: scale\nsettings: { rate_limit: 2000/s, concurrency: 64 }\ntasks:\n  - { name: ips, action: denied_ips.set, target: all, with: { ip_list: ["203.0.113.7"] } }\n';
-    const res = await runCli(['run', writePlaybook(dir, playbook), '--yes', '--report', join(dir, 'scale.json'), '--state-dir', dir, '--log-file', logFile], sim.env);
+    const playbook =
+      'version: 1\nname: scale\nsettings: { rate_limit: 2000/s, concurrency: 64 }\ntasks:\n  - { name: ips, action: denied_ips.set, target: all, with: { ip_list: ["203.0.113.7"] } }\n';
+    const res = await runCli(
+      ['run', writePlaybook(dir, playbook), '--yes', '--report', join(dir, 'scale.json'), '--state-dir', dir, '--log-file', logFile],
+      sim.env,
+    );
     const read = logRecord(logFile, 'fleet read');
     const plan = logRecord(logFile, 'plan built');
     const finished = logRecord(logFile, 'run finished');
@@ -163,7 +203,13 @@ export async function scale(dir) {
         exit: res.code,
       },
       target: 'plan ≤ 3 s CPU after the listing is read, ≤ 400 MB RSS, report snapshots ≤ 5% of the run’s time',
-      met: read.environments >= 20000 && plan.cpu_ms <= 3000 && finished.max_rss_mb <= 400 && finished.report_snapshots > 0 && finished.report_snapshot_ms_total / finished.wall_ms <= 0.05 && res.code === 0,
+      met:
+        read.environments >= 20000 &&
+        plan.cpu_ms <= 3000 &&
+        finished.max_rss_mb <= 400 &&
+        finished.report_snapshots > 0 &&
+        finished.report_snapshot_ms_total / finished.wall_ms <= 0.05 &&
+        res.code === 0,
     };
   } finally {
     await sim.stop();
@@ -177,7 +223,12 @@ async function sequentialLoop(sim, envIds) {
   const started = performance.now();
   for (const id of envIds) {
     for (;;) {
-      const res = await pool.request({ method: 'PUT', path: '/v2/sites/tools/modify-php-version', headers, body: JSON.stringify({ environment_id: id, php_version: '8.3' }) });
+      const res = await pool.request({
+        method: 'PUT',
+        path: '/v2/sites/tools/modify-php-version',
+        headers,
+        body: JSON.stringify({ environment_id: id, php_version: '8.3' }),
+      });
       await res.body.text();
       if (res.statusCode !== 429) break;
       await new Promise((r) => setTimeout(r, Number(res.headers['retry-after'] ?? 1) * 1000));
@@ -188,7 +239,14 @@ async function sequentialLoop(sim, envIds) {
 }
 
 function ansiblePlaybook(sim, envIds, dir) {
-  const inventory = ['[envs]', ...envIds.map((id, i) => `env${i} env_id=${id}`), '', '[envs:vars]', 'ansible_connection=local', `ansible_python_interpreter=${'/usr/bin/python3'}`].join('\n');
+  const inventory = [
+    '[envs]',
+    ...envIds.map((id, i) => `env${i} env_id=${id}`),
+    '',
+    '[envs:vars]',
+    'ansible_connection=local',
+    `ansible_python_interpreter=${'/usr/bin/python3'}`,
+  ].join('\n');
   writeFileSync(join(dir, 'hosts.ini'), `${inventory}\n`);
   const play = `- hosts: envs
   gather_facts: false
@@ -225,7 +283,13 @@ export async function sideBySide(dir) {
       const puts = log.filter((e) => e.method === 'PUT');
       const accepted = new Set(puts.filter((e) => e.status === 202).map((e) => e.body.environment_id));
       const writePhase = Math.max(...puts.map((e) => e.answered_at)) - Math.min(...puts.map((e) => e.at));
-      rows.push({ peer, wall_ms: Math.round(wallMs), write_phase_ms: Math.round(writePhase), answered_429: log.filter((e) => e.status === 429).length, ended_correctly: accepted.size });
+      rows.push({
+        peer,
+        wall_ms: Math.round(wallMs),
+        write_phase_ms: Math.round(writePhase),
+        answered_429: log.filter((e) => e.status === 429).length,
+        ended_correctly: accepted.size,
+      });
     } finally {
       await sim.stop();
     }
@@ -250,7 +314,11 @@ export async function sideBySide(dir) {
   return {
     name: `6. side by side: PHP version on ${envIds.length} environments at ${R}/s`,
     figures: Object.fromEntries(
-      rows.map((r) => [r.peer, r.skipped ?? `wall ${r.wall_ms} ms (writes ${r.write_phase_ms} ms, ${round(r.write_phase_ms / sf.write_phase_ms, 2)}× sitefleet), ${r.answered_429} × 429, ${r.ended_correctly}/${envIds.length} ok`]),
+      rows.map((r) => [
+        r.peer,
+        r.skipped ??
+          `wall ${r.wall_ms} ms (writes ${r.write_phase_ms} ms, ${round(r.write_phase_ms / sf.write_phase_ms, 2)}× sitefleet), ${r.answered_429} × 429, ${r.ended_correctly}/${envIds.length} ok`,
+      ]),
     ),
     rows,
     target: 'sitefleet: no 429, every environment changed, writes no slower than any alternative',

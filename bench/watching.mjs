@@ -14,7 +14,14 @@ function watchFigures(log) {
   const accepted = writes.filter((e) => e.status === 202).length;
   const first = Math.min(...writes.map((e) => e.at));
   const last = Math.max(...log.map((e) => e.answered_at));
-  return { writes: writes.length, accepted, polls: polls.length, wallMs: last - first, pollsPerOp: polls.length / Math.max(1, accepted), limited: log.filter((e) => e.status === 429).length };
+  return {
+    writes: writes.length,
+    accepted,
+    polls: polls.length,
+    wallMs: last - first,
+    pollsPerOp: polls.length / Math.max(1, accepted),
+    limited: log.filter((e) => e.status === 429).length,
+  };
 }
 
 function readReport(path) {
@@ -37,7 +44,16 @@ export async function longOperations(dir) {
     const summary = readReport(report).summary;
     return {
       name: `7. long operations, few slots (${n} envs, ops ${dMin / 1000}–${dMax / 1000} s, ${R}/s, C=8, wait)`,
-      figures: { operations: n, wall_ms: Math.round(f.wallMs), bound_ms: Math.round(bound), ratio: round(f.wallMs / bound, 3), polls_per_op: round(f.pollsPerOp, 2), answered_429: f.limited, succeeded: summary.succeeded, exit: res.code },
+      figures: {
+        operations: n,
+        wall_ms: Math.round(f.wallMs),
+        bound_ms: Math.round(bound),
+        ratio: round(f.wallMs / bound, 3),
+        polls_per_op: round(f.pollsPerOp, 2),
+        answered_429: f.limited,
+        succeeded: summary.succeeded,
+        exit: res.code,
+      },
       target: 'wall ≤ 1.3 × max(2N/R, N/R + longest op); ≤ 1.5 polls per operation; zero 429',
       met: f.wallMs / bound <= 1.3 && f.pollsPerOp <= 1.5 && f.limited === 0 && summary.succeeded === n && res.code === 0,
     };
@@ -66,7 +82,17 @@ export async function twoTasks(dir) {
     const summary = readReport(report).summary;
     return {
       name: `8. two waiting tasks on the same ${perTask} environments (ops ${dMin / 1000}–${dMax / 1000} s, ${R}/s)`,
-      figures: { operations: f.accepted, wall_ms: Math.round(f.wallMs), least_ms: Math.round(least), ratio: round(f.wallMs / least, 3), polls_per_op: round(f.pollsPerOp, 2), blocked_resends: blocked, answered_429: f.limited, succeeded: summary.succeeded, exit: res.code },
+      figures: {
+        operations: f.accepted,
+        wall_ms: Math.round(f.wallMs),
+        least_ms: Math.round(least),
+        ratio: round(f.wallMs / least, 3),
+        polls_per_op: round(f.pollsPerOp, 2),
+        blocked_resends: blocked,
+        answered_429: f.limited,
+        succeeded: summary.succeeded,
+        exit: res.code,
+      },
       target: 'nothing sent to a busy environment; ≤ 2 polls per operation; ≤ 1.5 × the least possible time',
       met: blocked === 0 && f.pollsPerOp <= 2 && f.wallMs / least <= 1.5 && summary.succeeded === summary.total && res.code === 0,
     };
@@ -91,7 +117,16 @@ export async function overstatedLimit(dir) {
     const summary = readReport(report).summary;
     return {
       name: '9. unknown limit, 600 calls at C=16 (playbook 3× too high)',
-      figures: { calls: ok.length, requests: log.length, answered_429: limited, share_429: round(limited / log.length, 4), achieved_per_s: round(rate), ratio: round(rate / R, 3), accepted: summary.accepted, exit: res.code },
+      figures: {
+        calls: ok.length,
+        requests: log.length,
+        answered_429: limited,
+        share_429: round(limited / log.length, 4),
+        achieved_per_s: round(rate),
+        ratio: round(rate / R, 3),
+        accepted: summary.accepted,
+        exit: res.code,
+      },
       target: '≤ 1% of requests answered 429, ≥ 90% of the real limit, every step accepted',
       met: limited / log.length <= 0.01 && rate / R >= 0.9 && summary.accepted === summary.total && res.code === 0,
     };
@@ -122,7 +157,18 @@ export async function otherWindow(dir) {
     const limited = log.filter((e) => e.status === 429).length;
     return {
       name: `10. a window the service counts differently (${ok.length} calls; 40/10s configured, service 5/s)`,
-      figures: { calls: ok.length, achieved_per_s: round(rate), allowed_per_s: allowed, ratio: round(rate / allowed, 3), answered_429: limited, busiest_second: busiestWindow(log.filter((e) => e.status !== 429).map((e) => e.at), 1000), exit: res.code },
+      figures: {
+        calls: ok.length,
+        achieved_per_s: round(rate),
+        allowed_per_s: allowed,
+        ratio: round(rate / allowed, 3),
+        answered_429: limited,
+        busiest_second: busiestWindow(
+          log.filter((e) => e.status !== 429).map((e) => e.at),
+          1000,
+        ),
+        exit: res.code,
+      },
       target: '≥ 85% of what both limits allow on average; 429s only in the first burst (≤ concurrency)',
       met: rate / allowed >= 0.85 && limited <= 8 && res.code === 0,
     };
@@ -165,7 +211,10 @@ export async function rolloutAndInterrupt(dir) {
     const pb = `version: 1\nname: int\nsettings: { rate_limit: 100/s, concurrency: 8, wait: true }\ntasks:\n  - { name: php, action: php.set_version, target: all, with: { php_version: "8.3" } }\n`;
     const { spawn } = await import('node:child_process');
     const { CLI } = await import('./lib.mjs');
-    const child = spawn(process.execPath, [CLI, 'run', writePlaybook(dir, pb, 'int.yaml'), '--yes', '--report', report, '--state-dir', dir], { env: { ...process.env, ...slow.env }, stdio: 'ignore' });
+    const child = spawn(process.execPath, [CLI, 'run', writePlaybook(dir, pb, 'int.yaml'), '--yes', '--report', report, '--state-dir', dir], {
+      env: { ...process.env, ...slow.env },
+      stdio: 'ignore',
+    });
     const closed = new Promise((resolve) => child.on('close', (code) => resolve({ code, at: performance.now() })));
     // Once every write is accepted and operations are being watched.
     for (;;) {
@@ -179,12 +228,25 @@ export async function rolloutAndInterrupt(dir) {
     const summary = readReport(report).summary;
     const status = await runCli(['status', report, '--wait', '60s'], slow.env);
     const after = readReport(report).summary;
-    Object.assign(figures, { interrupt_to_exit_ms: Math.round(at - sent), interrupted_exit: code, left_accepted: summary.accepted, status_wait_exit: status.code, succeeded_after_status: after.succeeded, total: after.total });
+    Object.assign(figures, {
+      interrupt_to_exit_ms: Math.round(at - sent),
+      interrupted_exit: code,
+      left_accepted: summary.accepted,
+      status_wait_exit: status.code,
+      succeeded_after_status: after.succeeded,
+      total: after.total,
+    });
     return {
       name: '11. rollout waves wait; Ctrl-C while watching (ops 20–30 s)',
       figures,
       target: 'no write of a wave before the previous wave’s operations ended; Ctrl-C exits 130 within 1 s, steps left accepted; status --wait finishes them',
-      met: figures.writes_before_previous_wave_done === 0 && figures.rollout_exit === 0 && code === 130 && at - sent < 1000 && summary.accepted === summary.total && after.succeeded === after.total,
+      met:
+        figures.writes_before_previous_wave_done === 0 &&
+        figures.rollout_exit === 0 &&
+        code === 130 &&
+        at - sent < 1000 &&
+        summary.accepted === summary.total &&
+        after.succeeded === after.total,
     };
   } finally {
     await slow.stop();

@@ -19,10 +19,17 @@ describe('published schemas', () => {
     const ajv = createAjv();
     const validatePlan = ajv.compile(read('plan.schema.json'));
     const validateReport = ajv.compile(read('report.schema.json'));
-    const { plan, results } = await runInProcess(sim, 'tasks:\n  - { name: t, action: themes.update, target: all, verify: true, timeout: 1m }\n  - { name: b, action: backups.create, target: all, rollout: { canary: 1, waves: ["100%"], pause: 10ms }, with: { tag: x } }\n', { tracking: { intervalMs: 10, maxIntervalMs: 20 } });
+    const { plan, results } = await runInProcess(
+      sim,
+      'tasks:\n  - { name: t, action: themes.update, target: all, verify: true, timeout: 1m }\n  - { name: b, action: backups.create, target: all, rollout: { canary: 1, waves: ["100%"], pause: 10ms }, with: { tag: x } }\n',
+      { tracking: { intervalMs: 10, maxIntervalMs: 20 } },
+    );
     expect(validatePlan(plan), JSON.stringify(validatePlan.errors)).toBe(true);
     const now = new Date();
-    for (const report of [buildReport({ plan, mode: 'dry-run', startedAt: now, finishedAt: now }), buildReport({ plan, mode: 'run', startedAt: now, finishedAt: now, results })]) {
+    for (const report of [
+      buildReport({ plan, mode: 'dry-run', startedAt: now, finishedAt: now }),
+      buildReport({ plan, mode: 'run', startedAt: now, finishedAt: now, results }),
+    ]) {
       expect(validateReport(report), JSON.stringify(validateReport.errors)).toBe(true);
     }
     // The schema is not a rubber stamp.

@@ -26,7 +26,10 @@ export const adminUsersLoginLink: Action<{ email: string; output_file: string }>
   endpoint: 'getLoginUrl',
   creates: false,
   withSchema: withBlock(
-    { email: field('login-url', 'email'), output_file: { type: 'string', minLength: 1, description: 'file the links are written to (mode 0600), relative to the working directory' } },
+    {
+      email: field('login-url', 'email'),
+      output_file: { type: 'string', minLength: 1, description: 'file the links are written to (mode 0600), relative to the working directory' },
+    },
     ['email', 'output_file'],
   ),
   expandEnvironment(env, ctx) {

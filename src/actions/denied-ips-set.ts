@@ -18,7 +18,7 @@ type DeniedIpsWith = { ip_list?: string[]; ip_list_file?: string };
 /** Replaces each environment's denied IP list with the given one (the API has no add or remove). */
 export const deniedIpsSet: Action<DeniedIpsWith> = {
   name: 'denied_ips.set',
-  summary: "replace the denied IP list (PUT /sites/tools/denied-ips)",
+  summary: 'replace the denied IP list (PUT /sites/tools/denied-ips)',
   scope: 'environment',
   endpoint: 'setDeniedIps',
   creates: false,
@@ -40,7 +40,13 @@ export const deniedIpsSet: Action<DeniedIpsWith> = {
     }
     const problems: InputProblem[] = lines
       .filter((l) => !isDeniedIp(l.text))
-      .map((l) => ({ file: path, line: l.line, column: 1, path: 'ip_list_file', message: `${JSON.stringify(l.text)} is not an IPv4 address, IPv4 with a prefix such as /32, or IPv6 address` }));
+      .map((l) => ({
+        file: path,
+        line: l.line,
+        column: 1,
+        path: 'ip_list_file',
+        message: `${JSON.stringify(l.text)} is not an IPv4 address, IPv4 with a prefix such as /32, or IPv6 address`,
+      }));
     return problems;
   },
   prepare(w, baseDir) {

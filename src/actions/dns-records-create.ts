@@ -6,7 +6,14 @@ import { field, globs, template, withBlock } from './schema-parts.js';
  * One DNS record on each domain of the selected environments. Domains come from a read of each
  * environment's domain list; by default only domains whose DNS the provider serves are touched.
  */
-type DnsRecordWith = { domains?: string | string[]; provider_dns_only?: boolean; type: string; name: string; ttl?: number; resource_records: { value: string }[] };
+type DnsRecordWith = {
+  domains?: string | string[];
+  provider_dns_only?: boolean;
+  type: string;
+  name: string;
+  ttl?: number;
+  resource_records: { value: string }[];
+};
 
 export const dnsRecordsCreate: Action<DnsRecordWith> = {
   name: 'dns_records.create',

@@ -6,7 +6,15 @@ import { conditionsOf, field, secretRef, uuid, withBlock } from './schema-parts.
  * Site-scoped and company-scoped writes: one call each, with ids from `with` (the theme listing
  * carries no site ids). Every one of them creates something, so none is ever sent twice.
  */
-function once(name: string, summary: string, endpoint: EndpointName, bodySchema: string, fields: string[], required: string[], extra: Record<string, unknown> = {}): Action {
+function once(
+  name: string,
+  summary: string,
+  endpoint: EndpointName,
+  bodySchema: string,
+  fields: string[],
+  required: string[],
+  extra: Record<string, unknown> = {},
+): Action {
   const props: Record<string, unknown> = { ...Object.fromEntries(fields.map((f) => [f, field(bodySchema, f)])), ...extra };
   return {
     name,
@@ -31,7 +39,19 @@ export const environmentsCreate: Action = {
     'create an environment with site software (POST /sites/{site_id}/environments)',
     'createEnvironment',
     'create-environment',
-    ['display_name', 'site_title', 'is_premium', 'admin_email', 'admin_user', 'wp_language', 'is_subdomain_multisite', 'is_multisite', 'commerce_plugin', 'downloads_plugin', 'seo_plugin'],
+    [
+      'display_name',
+      'site_title',
+      'is_premium',
+      'admin_email',
+      'admin_user',
+      'wp_language',
+      'is_subdomain_multisite',
+      'is_multisite',
+      'commerce_plugin',
+      'downloads_plugin',
+      'seo_plugin',
+    ],
     ['site_id', 'display_name'],
     { ...siteId, admin_password: secretRef('the admin password') },
   ),
@@ -68,4 +88,11 @@ export const environmentsPush = {
   // A push sets the target to the source's content: sending it again gives the same result.
   creates: false,
 } satisfies Action;
-export const sitesCreatePlain = once('sites.create_plain', 'create a plain site (POST /sites/plain)', 'createPlainSite', 'create-plain-site', ['display_name', 'region'], ['display_name', 'region']);
+export const sitesCreatePlain = once(
+  'sites.create_plain',
+  'create a plain site (POST /sites/plain)',
+  'createPlainSite',
+  'create-plain-site',
+  ['display_name', 'region'],
+  ['display_name', 'region'],
+);

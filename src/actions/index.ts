@@ -13,8 +13,22 @@ import { wpCliRun } from './wp-cli-run.js';
 /** Every playbook action, by the name playbooks use. */
 export const ACTIONS: ReadonlyMap<string, Action> = new Map(
   [
-    themesUpdate, phpSetVersion, deniedIpsSet, backupsCreate, wpCliRun, sshSetStatus, sshSetPasswordExpiration, sftpAccountsSetStatus,
-    domainsAdd, dnsRecordsCreate, adminUsersCreate, adminUsersLoginLink, environmentsCreate, environmentsCreatePlain, environmentsClone,
-    environmentsPush, sitesCreatePlain,
+    themesUpdate,
+    phpSetVersion,
+    deniedIpsSet,
+    backupsCreate,
+    wpCliRun,
+    sshSetStatus,
+    sshSetPasswordExpiration,
+    sftpAccountsSetStatus,
+    domainsAdd,
+    dnsRecordsCreate,
+    adminUsersCreate,
+    adminUsersLoginLink,
+    environmentsCreate,
+    environmentsCreatePlain,
+    environmentsClone,
+    environmentsPush,
+    sitesCreatePlain,
   ].map((a) => [a.name, a]),
 );

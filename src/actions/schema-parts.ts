@@ -43,7 +43,12 @@ export function template(description: string): Record<string, unknown> {
 
 /** A secret: never written in a playbook, only referenced. Resolved when the call is sent. */
 export function secretRef(description: string): Record<string, unknown> {
-  return { type: 'string', pattern: '^\\$\\{[A-Za-z_][A-Za-z0-9_]*\\}$', description: `${description}: a \${ENV_VAR} reference, never the secret itself`, 'x-secret': true };
+  return {
+    type: 'string',
+    pattern: '^\\$\\{[A-Za-z_][A-Za-z0-9_]*\\}$',
+    description: `${description}: a \${ENV_VAR} reference, never the secret itself`,
+    'x-secret': true,
+  };
 }
 
 export const globs = {

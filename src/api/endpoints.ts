@@ -33,7 +33,12 @@ export const ENDPOINTS = {
   createPlainEnvironment: { method: 'POST', path: '/sites/{site_id}/environments/plain', body: 'create-plain-environment', operation: 'environment:clone' },
   createPlainSite: { method: 'POST', path: '/sites/plain', body: 'create-plain-site', operation: 'sites:add-plain' },
   addManualBackup: { method: 'POST', path: '/sites/environments/{env_id}/manual-backups', body: 'manual-backup', operation: 'backups:add-manual' },
-  toggleSftpAccounts: { method: 'PUT', path: '/sites/environments/{env_id}/additional-sftp-accounts/toggle-status', body: 'toggle-sftp-accounts', operation: 'sftp-accounts:toggle-status' },
+  toggleSftpAccounts: {
+    method: 'PUT',
+    path: '/sites/environments/{env_id}/additional-sftp-accounts/toggle-status',
+    body: 'toggle-sftp-accounts',
+    operation: 'sftp-accounts:toggle-status',
+  },
   runWpCliCommand: { method: 'POST', path: '/sites/environments/{env_id}/run-wp-cli-command', body: 'run-wp-cli', operation: 'environment:run-wp-cli-command' },
   listBackups: { method: 'GET', path: '/sites/environments/{env_id}/backups' },
   createAdminUser: { method: 'POST', path: '/sites/environments/{env_id}/wpa-create-user', body: 'create-admin-user' },

@@ -38,7 +38,12 @@ export function assertValidResponse(schemaName: string, method: string, path: st
   const validate = validator(schemaName);
   if (validate(data)) return;
   const problems = ajvProblems(validate.errors, 'response');
-  throw new MalformedResponseError(status, method, path, problems.slice(0, 3).map(formatProblem).join('; ') + (problems.length > 3 ? ` (and ${problems.length - 3} more)` : ''));
+  throw new MalformedResponseError(
+    status,
+    method,
+    path,
+    problems.slice(0, 3).map(formatProblem).join('; ') + (problems.length > 3 ? ` (and ${problems.length - 3} more)` : ''),
+  );
 }
 
 /** The problems with `body`, or an empty list. Used by the simulator to answer 400. */

@@ -61,7 +61,11 @@ export interface Runtime {
 }
 
 /** Client, rate budget and caller for a command that talks to the API. */
-export function createRuntime(opts: GlobalOptions, settings: { rate_limit?: string; concurrency?: number; operation_path?: string } = {}, logger?: Logger): Runtime {
+export function createRuntime(
+  opts: GlobalOptions,
+  settings: { rate_limit?: string; concurrency?: number; operation_path?: string } = {},
+  logger?: Logger,
+): Runtime {
   if (!opts.baseUrl) throw new UsageError('no API base URL: set SITEFLEET_BASE_URL or pass --base-url URL');
   const token = readToken(opts);
   const log = logger ?? createLogger({ level: opts.logLevel, file: opts.logFile });

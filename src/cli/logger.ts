@@ -28,5 +28,8 @@ export function createLogger(options: { level?: string; file?: string }): Logger
     ? pino.destination({ dest: options.file, sync: false, mkdir: true, append: true, minLength: 8 * 1024 })
     : pino.destination({ fd: 2, sync: true });
   if (options.file) process.once('exit', () => destination.flushSync());
-  return pino({ level, base: { app: 'sitefleet' }, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
+  return pino(
+    { level, base: { app: 'sitefleet' }, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, timestamp: pino.stdTimeFunctions.isoTime },
+    destination,
+  );
 }

@@ -28,11 +28,23 @@ export function buildProgram(): Command {
     .addOption(new Option('--company <uuid>', 'company id; overrides the playbook').env('SITEFLEET_COMPANY'))
     .option('--concurrency <n>', 'calls in flight at once (default: playbook, else 8)', intOption('--concurrency', 1, 256))
     .option('--rate <N/period>', 'API budget shared by every call, e.g. 120/min or 2/s (default: playbook, else 120/min)')
-    .addOption(new Option('--log-level <level>', 'pino log level (default: warn, or info with --log-file)').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']))
+    .addOption(
+      new Option('--log-level <level>', 'pino log level (default: warn, or info with --log-file)').choices([
+        'trace',
+        'debug',
+        'info',
+        'warn',
+        'error',
+        'fatal',
+        'silent',
+      ]),
+    )
     .option('--log-file <file>', 'write JSON log lines to FILE instead of stderr')
     .option('-q, --quiet', 'print nothing but errors')
     .addOption(new Option('--state-dir <dir>', 'where run locks live (default: ~/.cache/sitefleet)').env('SITEFLEET_STATE_DIR'))
-    .addOption(new Option('--poll-interval <ms>', 'first wait between operation polls (default 1000)').argParser(intOption('--poll-interval', 1, 600_000)).hideHelp())
+    .addOption(
+      new Option('--poll-interval <ms>', 'first wait between operation polls (default 1000)').argParser(intOption('--poll-interval', 1, 600_000)).hideHelp(),
+    )
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
   registerValidate(program);

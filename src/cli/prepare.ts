@@ -21,7 +21,9 @@ export interface Prepared {
 export function loadForRun(file: string, opts: GlobalOptions): Playbook & { company: string } {
   const playbook = loadPlaybook(file, { requireEnv: true, company: opts.company });
   if (!playbook.company) {
-    throw new InvalidInputError([{ file, ...playbook.locate('company'), path: 'company', message: 'no company: give it in the playbook, SITEFLEET_COMPANY or --company' }]);
+    throw new InvalidInputError([
+      { file, ...playbook.locate('company'), path: 'company', message: 'no company: give it in the playbook, SITEFLEET_COMPANY or --company' },
+    ]);
   }
   return playbook as Playbook & { company: string };
 }
@@ -42,13 +44,21 @@ export async function planFrom(playbook: Playbook & { company: string }, opts: G
     const inventory = await readInventory(reader, playbook.company);
     const domainEnvs = domainReadsNeeded(playbook, inventory);
     if (domainEnvs.length > 0) await readDomains(reader, inventory, domainEnvs);
-    runtime.logger.info({ environments: inventory.environments.length, themes: inventory.theme_count, wall_ms: Math.round(performance.now() - readStart) }, 'fleet read');
+    runtime.logger.info(
+      { environments: inventory.environments.length, themes: inventory.theme_count, wall_ms: Math.round(performance.now() - readStart) },
+      'fleet read',
+    );
     const cpu = process.cpuUsage();
     const planStart = performance.now();
     const plan = buildPlan({ playbook, inventory, date: today(), env: process.env });
     const planCpu = process.cpuUsage(cpu);
     runtime.logger.info(
-      { steps: plan.steps.length, skipped: plan.skipped.length, cpu_ms: Math.round((planCpu.user + planCpu.system) / 1000), wall_ms: Math.round(performance.now() - planStart) },
+      {
+        steps: plan.steps.length,
+        skipped: plan.skipped.length,
+        cpu_ms: Math.round((planCpu.user + planCpu.system) / 1000),
+        wall_ms: Math.round(performance.now() - planStart),
+      },
       'plan built',
     );
     return { playbook, inventory, plan, runtime };
@@ -70,4 +80,3 @@ export function emptyTargetProblems(prepared: Pick<Prepared, 'plan' | 'playbook'
     }));
   return problems.length ? new InvalidInputError(problems) : undefined;
 }
-

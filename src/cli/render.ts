@@ -27,7 +27,9 @@ export function table(header: string[], rows: (string | number)[][]): string {
 
 export function renderPlan(plan: Plan, verbose: boolean): string {
   const lines: string[] = [];
-  lines.push(`${plan.name} (${plan.playbook}): company ${plan.company}, ${plan.inventory.environments} environments, ${plan.inventory.themes} themes in the listing`);
+  lines.push(
+    `${plan.name} (${plan.playbook}): company ${plan.company}, ${plan.inventory.environments} environments, ${plan.inventory.themes} themes in the listing`,
+  );
   lines.push('');
   lines.push(
     table(
@@ -36,16 +38,27 @@ export function renderPlan(plan: Plan, verbose: boolean): string {
     ),
   );
   const empty = plan.tasks.filter((t) => t.matched === 0);
-  for (const t of empty) lines.push(paint(t.allow_empty ? 'dim' : 'yellow', `note: task "${t.name}" selects no ${t.action === 'dns_records.create' ? 'domain' : 'environment'}${t.allow_empty ? ' (allow_empty)' : ''}`));
+  for (const t of empty)
+    lines.push(
+      paint(
+        t.allow_empty ? 'dim' : 'yellow',
+        `note: task "${t.name}" selects no ${t.action === 'dns_records.create' ? 'domain' : 'environment'}${t.allow_empty ? ' (allow_empty)' : ''}`,
+      ),
+    );
   const total = plan.steps.length;
   lines.push('');
-  lines.push(`${total} call${total === 1 ? '' : 's'} would be sent (${plan.steps.filter((s) => !s.idempotent).length} of them create something and are never sent twice), ${plan.skipped.length} target${plan.skipped.length === 1 ? '' : 's'} skipped.`);
+  lines.push(
+    `${total} call${total === 1 ? '' : 's'} would be sent (${plan.steps.filter((s) => !s.idempotent).length} of them create something and are never sent twice), ${plan.skipped.length} target${plan.skipped.length === 1 ? '' : 's'} skipped.`,
+  );
   if (verbose) {
     lines.push('');
     for (const s of plan.steps) {
       lines.push(`${s.method} ${s.path}${s.body === undefined ? '' : ` ${JSON.stringify(s.body)}`}${s.note ? paint('dim', `  # ${s.note}`) : ''}`);
     }
-    for (const s of plan.skipped) lines.push(paint('dim', `skip ${s.target.site ?? ''}/${s.target.environment ?? ''}${s.target.domain ? ` ${s.target.domain}` : ''} (${s.task}): ${s.reason}`));
+    for (const s of plan.skipped)
+      lines.push(
+        paint('dim', `skip ${s.target.site ?? ''}/${s.target.environment ?? ''}${s.target.domain ? ` ${s.target.domain}` : ''} (${s.task}): ${s.reason}`),
+      );
   }
   return lines.join('\n');
 }
@@ -74,14 +87,25 @@ export function renderSummary(report: Report, reportPath: string): string {
   const neverAccepted = report.mode === 'run' ? report.results.filter((r) => r.step_id !== null && r.status === 'skipped').length : 0;
   const running = report.results.filter((r) => r.status === 'accepted').length;
   if (neverAccepted > 0) lines.push(`${neverAccepted} steps were never accepted by the service; send them with: sitefleet resume ${shellQuote(reportPath)}`);
-  else if (running > 0 && report.stopped) lines.push(`${running} operations may still be running; follow them with: sitefleet status ${shellQuote(reportPath)} --wait`);
+  else if (running > 0 && report.stopped)
+    lines.push(`${running} operations may still be running; follow them with: sitefleet status ${shellQuote(reportPath)} --wait`);
   return lines.join('\n');
 }
 
 export function renderInventory(inventory: Inventory, format: 'table' | 'json' | 'csv'): string {
   if (format === 'json') return JSON.stringify(inventory, null, 2);
   const rows = inventory.environments.flatMap((env) =>
-    env.themes.map((t) => [env.site, env.name, env.id, t.name, t.status, t.version, t.update_available ? t.update_version : '', t.update_available && t.update_vulnerable ? 'yes' : '', t.version_vulnerable ? 'yes' : '']),
+    env.themes.map((t) => [
+      env.site,
+      env.name,
+      env.id,
+      t.name,
+      t.status,
+      t.version,
+      t.update_available ? t.update_version : '',
+      t.update_available && t.update_vulnerable ? 'yes' : '',
+      t.version_vulnerable ? 'yes' : '',
+    ]),
   );
   const header = ['site', 'environment', 'env_id', 'theme', 'status', 'version', 'update', 'update_vulnerable', 'version_vulnerable'];
   if (format === 'csv') return [header, ...rows].map((r) => r.map(csvCell).join(',')).join('\n');

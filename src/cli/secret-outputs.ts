@@ -14,7 +14,9 @@ export function writeLoginLinks(playbook: Playbook, plan: Plan, results: Map<str
       .filter((s) => s.task_index === task.index)
       .flatMap((s) => {
         const output = results.get(s.id)?.output as { login_link?: string } | undefined;
-        return output?.login_link ? [{ site: s.target.site, environment: s.target.environment, env_id: s.target.env_id, email: task.with.email, login_link: output.login_link }] : [];
+        return output?.login_link
+          ? [{ site: s.target.site, environment: s.target.environment, env_id: s.target.env_id, email: task.with.email, login_link: output.login_link }]
+          : [];
       });
     if (links.length === 0) continue;
     const file = task.with.output_file as string;

@@ -29,7 +29,13 @@ export interface SessionArgs {
 }
 
 /** Holds the company's run lock (exit 4, or waiting with --wait-lock) while `work` runs. */
-export async function withRunLock<T>(globals: GlobalOptions, company: string, command: string, waitLock: boolean | undefined, work: () => Promise<T>): Promise<T> {
+export async function withRunLock<T>(
+  globals: GlobalOptions,
+  company: string,
+  command: string,
+  waitLock: boolean | undefined,
+  work: () => Promise<T>,
+): Promise<T> {
   const lock = await acquireLock(globals.stateDir ?? defaultStateDir(), company, {
     command,
     wait: waitLock,
@@ -121,7 +127,16 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
             // and the report hold every outcome, and a line per step costs more than it tells.
             const problem = result.status === 'failed' || result.status === 'unknown';
             runtime.logger[problem ? 'info' : 'debug'](
-              { step: step.id, task: step.task, env_id: step.target.env_id, status: result.status, http_status: result.http_status, operation_id: result.operation_id, attempts: result.attempts, reason: result.reason },
+              {
+                step: step.id,
+                task: step.task,
+                env_id: step.target.env_id,
+                status: result.status,
+                http_status: result.http_status,
+                operation_id: result.operation_id,
+                attempts: result.attempts,
+                reason: result.reason,
+              },
               event.type === 'result' ? 'step answered' : 'step updated',
             );
             return journal.append({ t: event.type, step: step.id, result, at: at() });
@@ -140,7 +155,15 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   if (args.playbook) for (const f of writeLoginLinks(args.playbook, plan, outcome.results)) args.out(`login links written to ${f} (mode 0600)`);
   // The report is rebuilt from the journal: what it says is what a resume would see.
   const state = readJournal(journal.path);
-  const report = buildReport({ plan, mode: 'run', startedAt: args.startedAt, finishedAt: new Date(), results: state.results, stopped: state.stopped, runId: args.runId });
+  const report = buildReport({
+    plan,
+    mode: 'run',
+    startedAt: args.startedAt,
+    finishedAt: new Date(),
+    results: state.results,
+    stopped: state.stopped,
+    runId: args.runId,
+  });
   while (writing) await new Promise((r) => setTimeout(r, 5)); // a snapshot must not land after the final report
   const finalStart = performance.now();
   writeJsonAtomic(args.reportPath, report);

@@ -5,13 +5,22 @@ import { foldThemes, type Inventory } from './inventory.js';
 /** The reads the inventory needs; the runner passes rate-limited, retried versions of these. */
 export interface InventoryReader {
   /** `inQuery`: send offset and limit in the query string too (for a listing whose GET body is dropped). */
-  listThemes(company: string, query: { offset: number; limit: number }, inQuery?: boolean): Promise<{ company: { themes: { total: number; last_updated_at: string; items: Theme[] } } }>;
+  listThemes(
+    company: string,
+    query: { offset: number; limit: number },
+    inQuery?: boolean,
+  ): Promise<{ company: { themes: { total: number; last_updated_at: string; items: Theme[] } } }>;
   listDomains(envId: string): Promise<{ environment: { site_domains: SiteDomain[] } }>;
 }
 
 /** Anything that can make a read call: the runner's rate-limited, retrying Caller. */
 export interface ReadCaller {
-  read<T>(endpoint: 'listThemes' | 'listDomains', params: Record<string, string>, body?: unknown, options?: { query?: Record<string, string | number> }): Promise<T>;
+  read<T>(
+    endpoint: 'listThemes' | 'listDomains',
+    params: Record<string, string>,
+    body?: unknown,
+    options?: { query?: Record<string, string | number> },
+  ): Promise<T>;
 }
 
 export function inventoryReader(caller: ReadCaller): InventoryReader {
@@ -50,7 +59,9 @@ export async function readInventory(reader: InventoryReader, company: string, pa
     lastUpdatedAt ??= listing.last_updated_at;
     if (listing.items.length === 0) {
       if (seen.size >= total) break;
-      throw new IncompleteListingError(`the theme listing ended at ${seen.size} of its ${total} themes (an empty page at offset ${offset}); nothing was planned from part of the fleet`);
+      throw new IncompleteListingError(
+        `the theme listing ended at ${seen.size} of its ${total} themes (an empty page at offset ${offset}); nothing was planned from part of the fleet`,
+      );
     }
     const fresh = listing.items.filter((t) => !seen.has(t.name));
     if (fresh.length === 0) {

@@ -157,7 +157,11 @@ export function buildPlan({ playbook, inventory, date, env = {} }: PlanInput): P
     const timeout = task.timeout ?? playbook.settings.wait_timeout;
     if (task.rollout) {
       const taskSteps = steps.slice(before.steps);
-      const waves = assignWaves(task.name, taskSteps.map((s) => s.id), task.rollout);
+      const waves = assignWaves(
+        task.name,
+        taskSteps.map((s) => s.id),
+        task.rollout,
+      );
       for (const step of taskSteps) step.wave = waves.get(step.id)!;
     }
     tasks.push({
@@ -172,7 +176,9 @@ export function buildPlan({ playbook, inventory, date, env = {} }: PlanInput): P
       ...(wait ? { wait } : {}),
       ...(timeout ? { timeout_ms: parseDuration(timeout) } : {}),
       ...(task.verify ? { verify: true } : {}),
-      ...(task.rollout ? { rollout: { canary: task.rollout.canary ?? 0, waves: task.rollout.waves ?? ['100%'], pause_ms: parseDuration(task.rollout.pause ?? '0s') ?? 0 } } : {}),
+      ...(task.rollout
+        ? { rollout: { canary: task.rollout.canary ?? 0, waves: task.rollout.waves ?? ['100%'], pause_ms: parseDuration(task.rollout.pause ?? '0s') ?? 0 } }
+        : {}),
     });
   }
   if (problems.length > 0) throw new InvalidInputError(dedupe(problems).map((p) => ({ file: playbook.file, ...playbook.locate(p.path), ...p })));
@@ -183,7 +189,11 @@ export function buildPlan({ playbook, inventory, date, env = {} }: PlanInput): P
     company,
     date,
     settings: playbook.settings,
-    inventory: { environments: inventory.environments.length, themes: inventory.theme_count, ...(inventory.last_updated_at ? { last_updated_at: inventory.last_updated_at } : {}) },
+    inventory: {
+      environments: inventory.environments.length,
+      themes: inventory.theme_count,
+      ...(inventory.last_updated_at ? { last_updated_at: inventory.last_updated_at } : {}),
+    },
     tasks,
     steps,
     skipped,
@@ -213,7 +223,10 @@ function checkBody(task: Task, schema: string, body: unknown, target: Target, en
   return bodyProblems(schema, resolved).map((p) => {
     const fieldName = p.path.replace(/^body\.?/, '').split('.')[0] ?? '';
     const inWith = fieldName !== '' && task.with && fieldName in task.with;
-    return { path: `tasks.${task.index}.with${inWith ? `.${fieldName}` : ''}`, message: `${p.path.replace(/^body\.?/, '') || 'body'}: ${p.message}${where ? ` (for ${where})` : ''}` };
+    return {
+      path: `tasks.${task.index}.with${inWith ? `.${fieldName}` : ''}`,
+      message: `${p.path.replace(/^body\.?/, '') || 'body'}: ${p.message}${where ? ` (for ${where})` : ''}`,
+    };
   });
 }
 

@@ -27,7 +27,9 @@ export function loadPlaybook(file: string, options: LoadOptions = {}): Playbook 
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new InvalidInputError([{ file, line: 1, column: 1, path: '', message: `cannot read the playbook: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` }]);
+    throw new InvalidInputError([
+      { file, line: 1, column: 1, path: '', message: `cannot read the playbook: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` },
+    ]);
   }
   return parsePlaybook(text, file, options);
 }
@@ -53,7 +55,13 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
   const raw = doc.toJS({ maxAliasCount: 100 }) as unknown;
   if (!validateSchema(raw)) throw new InvalidInputError(ajvProblems(validateSchema.errors).map(at));
 
-  const data = raw as { name: string; company?: string; settings?: Playbook['settings']; targets?: Playbook['targets']; tasks: (Omit<Task, 'index' | 'allow_empty'> & { allow_empty?: boolean })[] };
+  const data = raw as {
+    name: string;
+    company?: string;
+    settings?: Playbook['settings'];
+    targets?: Playbook['targets'];
+    tasks: (Omit<Task, 'index' | 'allow_empty'> & { allow_empty?: boolean })[];
+  };
   const problems: InputProblem[] = [];
   const env = options.env ?? process.env;
   const baseDir = dirname(file);
@@ -92,13 +100,21 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
   const tasks: Task[] = data.tasks.map((t, index) => {
     const action = ACTIONS.get(t.action)!;
     const path = `tasks.${index}`;
-    if (names.has(t.name)) problems.push({ path: `${path}.name`, message: `another task (tasks.${names.get(t.name)}) has the name ${JSON.stringify(t.name)}; names identify tasks in reports` });
+    if (names.has(t.name))
+      problems.push({
+        path: `${path}.name`,
+        message: `another task (tasks.${names.get(t.name)}) has the name ${JSON.stringify(t.name)}; names identify tasks in reports`,
+      });
     names.set(t.name, index);
     if (action.scope !== 'once') {
-      if (t.target === undefined) problems.push({ path: `${path}.action`, message: `${action.name} needs a target: "all", a name under targets, or a selector` });
+      if (t.target === undefined)
+        problems.push({ path: `${path}.action`, message: `${action.name} needs a target: "all", a name under targets, or a selector` });
       else if (typeof t.target === 'string' && t.target !== 'all' && !(t.target in targets)) {
         const known = Object.keys(targets);
-        problems.push({ path: `${path}.target`, message: `no target named ${JSON.stringify(t.target)} (${known.length ? `defined: ${known.join(', ')}` : 'none defined under targets'}; "all" selects every environment)` });
+        problems.push({
+          path: `${path}.target`,
+          message: `no target named ${JSON.stringify(t.target)} (${known.length ? `defined: ${known.join(', ')}` : 'none defined under targets'}; "all" selects every environment)`,
+        });
       }
     } else if (t.target !== undefined) {
       problems.push({ path: `${path}.target`, message: `${action.name} acts once, on the ids under with:, and takes no target` });
@@ -112,8 +128,10 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
     if (t.verify && action.name !== 'themes.update') problems.push({ path: `${path}.verify`, message: 'verify is offered for themes.update only' });
     const waves = t.rollout?.waves ?? [];
     const shares = waves.map((w) => Number(w.replace('%', '')));
-    if (shares.some((v, i) => i > 0 && v <= shares[i - 1]!)) problems.push({ path: `${path}.rollout.waves`, message: 'wave shares must grow, e.g. ["10%", "50%", "100%"]' });
-    else if (shares.length > 0 && shares.at(-1) !== 100) problems.push({ path: `${path}.rollout.waves`, message: 'the last wave must be "100%", or some targets would never be reached' });
+    if (shares.some((v, i) => i > 0 && v <= shares[i - 1]!))
+      problems.push({ path: `${path}.rollout.waves`, message: 'wave shares must grow, e.g. ["10%", "50%", "100%"]' });
+    else if (shares.length > 0 && shares.at(-1) !== 100)
+      problems.push({ path: `${path}.rollout.waves`, message: 'the last wave must be "100%", or some targets would never be reached' });
     return {
       index,
       name: t.name,

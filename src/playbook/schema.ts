@@ -47,7 +47,12 @@ export function playbookSchema(): Record<string, unknown> {
           operation_path: { type: 'string', pattern: '^/.*\\{operation_id\\}', description: 'operation status endpoint (default /operations/{operation_id})' },
         },
       },
-      targets: { type: 'object', description: 'named selectors', propertyNames: { pattern: '^[A-Za-z][A-Za-z0-9_-]*$', not: { const: 'all' } }, additionalProperties: { $ref: '#/$defs/selector' } },
+      targets: {
+        type: 'object',
+        description: 'named selectors',
+        propertyNames: { pattern: '^[A-Za-z][A-Za-z0-9_-]*$', not: { const: 'all' } },
+        additionalProperties: { $ref: '#/$defs/selector' },
+      },
       tasks: { type: 'array', minItems: 1, items: { $ref: '#/$defs/task' } },
     },
     $defs: {

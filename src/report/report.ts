@@ -71,7 +71,19 @@ export function buildReport(args: {
     });
   }
   for (const s of args.plan.skipped) {
-    results.push({ step_id: null, task: s.task, action: s.action, target: s.target, request: null, status: 'skipped', http_status: null, operation_id: null, attempts: 0, error: null, reason: s.reason });
+    results.push({
+      step_id: null,
+      task: s.task,
+      action: s.action,
+      target: s.target,
+      request: null,
+      status: 'skipped',
+      http_status: null,
+      operation_id: null,
+      attempts: 0,
+      error: null,
+      reason: s.reason,
+    });
   }
   return {
     version: 1,

@@ -72,7 +72,12 @@ export class Caller {
   }
 
   call(endpoint: EndpointName, params: Record<string, string>, body: unknown, idempotent: boolean, hooks: CallHooks = {}): Promise<CallOutcome> {
-    return this.#withRetries(() => this.client.call(endpoint, params, body, { prevalidated: hooks.prevalidated, query: hooks.query }), idempotent, hooks, endpoint);
+    return this.#withRetries(
+      () => this.client.call(endpoint, params, body, { prevalidated: hooks.prevalidated, query: hooks.query }),
+      idempotent,
+      hooks,
+      endpoint,
+    );
   }
 
   /**
@@ -101,7 +106,10 @@ export class Caller {
     const notSent = (attempts: number): Outcome<T> => ({
       ok: false,
       error: new AbortedError('run interrupted'),
-      decision: { kind: 'failed', reason: attempts === 0 ? 'not sent: run stopped' : `not accepted: the run stopped while the call waited to be retried (${lastRefusal})` },
+      decision: {
+        kind: 'failed',
+        reason: attempts === 0 ? 'not sent: run stopped' : `not accepted: the run stopped while the call waited to be retried (${lastRefusal})`,
+      },
       attempts,
       interrupted: true,
     });

@@ -91,7 +91,15 @@ class Execution {
     if (this.stop.reason) {
       for (const step of this.plan.steps) {
         if (!this.results.has(step.id)) {
-          await this.record('result', step, { step_id: step.id, status: 'skipped', http_status: null, operation_id: null, attempts: 0, error: null, reason: `not sent: run stopped (${this.stop.reason.reason})` });
+          await this.record('result', step, {
+            step_id: step.id,
+            status: 'skipped',
+            http_status: null,
+            operation_id: null,
+            attempts: 0,
+            error: null,
+            reason: `not sent: run stopped (${this.stop.reason.reason})`,
+          });
         }
       }
     }
@@ -120,7 +128,8 @@ class Execution {
       }
     }
     if (task.verify && !this.stop.stopped) {
-      for (const [step, result] of await verifyThemeUpdates(this.options.caller, this.plan.company, steps, this.results)) await this.record('update', step, result);
+      for (const [step, result] of await verifyThemeUpdates(this.options.caller, this.plan.company, steps, this.results))
+        await this.record('update', step, result);
     }
   }
 

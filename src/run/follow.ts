@@ -69,7 +69,12 @@ export class OperationFollower {
         // resume must not take the earlier (failed) operation for the step's answer and send again.
         const previous = accepted;
         const { again, result } = await context.caller.withSlot(PRIORITY.write, async () => {
-          await context.update(step, { ...previous, status: 'unknown', operation_id: null, reason: 'sent again after the environment was busy; no answer recorded' });
+          await context.update(step, {
+            ...previous,
+            status: 'unknown',
+            operation_id: null,
+            reason: 'sent again after the environment was busy; no answer recorded',
+          });
           const again = await sendStep(step, context, context.stop.signal);
           const result = { ...again.result, attempts: previous.attempts + again.result.attempts };
           await context.update(step, result);

@@ -49,7 +49,11 @@ export class Journal {
    * A journal at that name without a complete start record belonged to a run that sent nothing: it is
    * replaced (`replaced` says so).
    */
-  static async create(path: string, start: Extract<JournalRecord, { t: 'start' }>, options: { fsync?: boolean } = {}): Promise<{ journal: Journal; replaced: boolean }> {
+  static async create(
+    path: string,
+    start: Extract<JournalRecord, { t: 'start' }>,
+    options: { fsync?: boolean } = {},
+  ): Promise<{ journal: Journal; replaced: boolean }> {
     const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     const handle = await open(tmp, 'wx', 0o600);
     try {
@@ -141,7 +145,7 @@ export interface JournalState {
 /** The offset just past the last newline of the file (0 if none): where its last complete record ends. */
 async function lastNewlineEnd(handle: FileHandle, size: number): Promise<number> {
   const chunk = Buffer.alloc(Math.min(Math.max(size, 1), 64 * 1024));
-  for (let at = size; at > 0; ) {
+  for (let at = size; at > 0;) {
     const from = Math.max(0, at - chunk.length);
     const { bytesRead } = await handle.read(chunk, 0, at - from, from);
     const i = chunk.subarray(0, bytesRead).lastIndexOf(0x0a);
@@ -162,7 +166,7 @@ export function hasStartRecord(path: string): boolean {
   try {
     const chunk = Buffer.alloc(64 * 1024);
     let text = '';
-    for (let at = 0; ; ) {
+    for (let at = 0; ;) {
       const n = readSync(fd, chunk, 0, chunk.length, at);
       if (n === 0) return false;
       const newline = chunk.subarray(0, n).indexOf(0x0a);

@@ -108,7 +108,11 @@ function takeOver(path: string, stale: LockHolder, me: LockHolder): boolean {
  * A lock left by a process that is gone (same host, pid not running) is taken over, and `onNote` says
  * so. With `wait`, polls until the holder lets go.
  */
-export async function acquireLock(stateDir: string, company: string, options: { command: string; wait?: boolean; onNote?: (text: string) => void; signal?: AbortSignal }): Promise<RunLock> {
+export async function acquireLock(
+  stateDir: string,
+  company: string,
+  options: { command: string; wait?: boolean; onNote?: (text: string) => void; signal?: AbortSignal },
+): Promise<RunLock> {
   const dir = join(stateDir, 'locks');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const path = join(dir, `${company}.lock`);

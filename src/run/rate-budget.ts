@@ -97,7 +97,17 @@ export class RateBudget {
     this.#marginMs = options.marginMs ?? 2;
     this.#recoverAfterPeriods = options.recoverAfterPeriods ?? 5;
     const now = this.#clock.now();
-    this.#rules = [{ limit, windowMs: periodMs + this.#marginMs, ceiling: limit, blockedAt: -Infinity, knownGood: limit, changedAt: now, quietWindows: this.#recoverAfterPeriods }];
+    this.#rules = [
+      {
+        limit,
+        windowMs: periodMs + this.#marginMs,
+        ceiling: limit,
+        blockedAt: -Infinity,
+        knownGood: limit,
+        changedAt: now,
+        quietWindows: this.#recoverAfterPeriods,
+      },
+    ];
     this.#burst = steadyBurst(limit);
     this.#tokens = Math.max(this.#burst, Math.ceil(limit / 4)); // the starting credit
     this.#tokensAt = now;
@@ -180,7 +190,15 @@ export class RateBudget {
         existing.knownGood = existing.limit;
         existing.changedAt = now;
       } else if (passed < main.limit) {
-        this.#rules.push({ limit: passed, windowMs: window, ceiling: main.ceiling, blockedAt: -Infinity, knownGood: passed, changedAt: now, quietWindows: this.#recoverAfterPeriods });
+        this.#rules.push({
+          limit: passed,
+          windowMs: window,
+          ceiling: main.ceiling,
+          blockedAt: -Infinity,
+          knownGood: passed,
+          changedAt: now,
+          quietWindows: this.#recoverAfterPeriods,
+        });
       }
       return;
     }

@@ -50,7 +50,9 @@ export function decide(error: unknown, attempt: number, idempotent: boolean, pol
   if (error instanceof RequestValidationError) return { kind: 'failed', reason };
   if (error instanceof ServerError) {
     if (!idempotent) return { kind: 'unknown', reason: `${reason}; a creating call is not re-sent, check it by hand` };
-    return attempt < policy.maxAttempts ? { kind: 'retry', delayMs: backoff(attempt, policy), reason } : { kind: 'failed', reason: `${reason} (after ${attempt} attempts)` };
+    return attempt < policy.maxAttempts
+      ? { kind: 'retry', delayMs: backoff(attempt, policy), reason }
+      : { kind: 'failed', reason: `${reason} (after ${attempt} attempts)` };
   }
   if (error instanceof HttpError) return { kind: 'failed', reason };
   if (error instanceof AbortedError) return { kind: 'unknown', reason: 'interrupted while the call was in flight' };

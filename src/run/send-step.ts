@@ -24,7 +24,8 @@ export async function sendStep(step: Step, context: SendContext, stopSignal: Abo
   if (outcome.ok) {
     const { status, data } = outcome.value!;
     const fields = (data ?? {}) as Record<string, unknown>;
-    if (status === 202 && typeof fields.operation_id === 'string') return { result: { ...base, status: 'accepted', http_status: status, operation_id: fields.operation_id } };
+    if (status === 202 && typeof fields.operation_id === 'string')
+      return { result: { ...base, status: 'accepted', http_status: status, operation_id: fields.operation_id } };
     const result: StepResult = { ...base, status: 'succeeded', http_status: status };
     if (fields.create_wp_admin_user === false) result.reason = 'the service answered create_wp_admin_user: false (the user probably exists already)';
     if (typeof fields.login_link === 'string') result.output = { login_link: fields.login_link };
@@ -53,7 +54,8 @@ export async function sendStep(step: Step, context: SendContext, stopSignal: Abo
  * A body without one is returned as it is (no copy: this runs for every call).
  */
 export function resolveSecrets(body: unknown, env: Record<string, string | undefined>): unknown {
-  if (typeof body === 'string') return body.includes('${') ? body.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) => env[name] ?? whole) : body;
+  if (typeof body === 'string')
+    return body.includes('${') ? body.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) => env[name] ?? whole) : body;
   if (typeof body !== 'object' || body === null) return body;
   let copy: Record<string, unknown> | unknown[] | undefined;
   const entries = Array.isArray(body) ? body.entries() : Object.entries(body);

@@ -18,7 +18,10 @@ export async function verifyThemeUpdates(caller: Caller, company: string, steps:
     const wanted = ((step.body as { themes?: { name: string }[] }).themes ?? []).map((t) => t.name);
     const still = env?.themes.filter((t) => wanted.includes(t.name) && t.update_available).map((t) => t.name) ?? [];
     if (still.length > 0) {
-      changed.push([step, { ...results.get(step.id)!, status: 'failed', reason: `verify: the listing still shows an update available for ${still.join(', ')}` }]);
+      changed.push([
+        step,
+        { ...results.get(step.id)!, status: 'failed', reason: `verify: the listing still shows an update available for ${still.join(', ')}` },
+      ]);
     }
   }
   return changed;

@@ -178,7 +178,12 @@ export class Watcher {
     const elapsed = this.#clock.now() - entry.acceptedAt;
     if (!outcome.ok) {
       const auth = outcome.decision?.kind === 'stop';
-      return this.#finish(entry, { state: 'untracked', message: `could not read the operation status: ${outcome.decision?.reason ?? String(outcome.error)}`, polls: entry.polls, auth });
+      return this.#finish(entry, {
+        state: 'untracked',
+        message: `could not read the operation status: ${outcome.decision?.reason ?? String(outcome.error)}`,
+        polls: entry.polls,
+        auth,
+      });
     }
     const status = outcome.value!;
     if (status.state === 'succeeded') {
@@ -192,11 +197,20 @@ export class Watcher {
     }
     entry.failedOnce = undefined;
     if (status.state === 'not_found' && elapsed > entry.options.notFoundGraceMs) {
-      return this.#finish(entry, { state: 'unknown', message: `the service does not know operation ${entry.id} (404 for ${Math.round(elapsed / 1000)}s)`, polls: entry.polls });
+      return this.#finish(entry, {
+        state: 'unknown',
+        message: `the service does not know operation ${entry.id} (404 for ${Math.round(elapsed / 1000)}s)`,
+        polls: entry.polls,
+      });
     }
     if (status.state === 'in_progress') entry.runningAt = elapsed;
     if (elapsed >= entry.options.timeoutMs) {
-      return this.#finish(entry, { state: 'unknown', message: `operation still in progress after ${Math.round(elapsed / 1000)}s (timeout); check it with \`sitefleet status\``, polls: entry.polls, timedOut: true });
+      return this.#finish(entry, {
+        state: 'unknown',
+        message: `operation still in progress after ${Math.round(elapsed / 1000)}s (timeout); check it with \`sitefleet status\``,
+        polls: entry.polls,
+        timedOut: true,
+      });
     }
     this.#schedule(entry);
   }
@@ -232,7 +246,8 @@ export class Watcher {
   }
 
   #stopAll(): void {
-    for (const entry of [...this.#entries]) this.#finish(entry, { state: 'untracked', message: 'stopped watching the operation: run interrupted', polls: entry.polls });
+    for (const entry of [...this.#entries])
+      this.#finish(entry, { state: 'untracked', message: 'stopped watching the operation: run interrupted', polls: entry.polls });
   }
 }
 

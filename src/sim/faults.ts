@@ -16,10 +16,14 @@ export type FaultRates = Partial<Record<FaultKind, number>>;
 /** `500=0.05,reset=0.02,lost=0.01` → rates. `5xx=0.05` spreads evenly over 500, 502 and 503. */
 export function parseFaults(text: string): FaultRates {
   const rates: FaultRates = {};
-  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [name, value] = part.split('=');
     const p = Number(value);
-    if (!name || value === undefined || !(p >= 0 && p <= 1)) throw new Error(`fault ${JSON.stringify(part)} must be NAME=PROBABILITY with a probability from 0 to 1`);
+    if (!name || value === undefined || !(p >= 0 && p <= 1))
+      throw new Error(`fault ${JSON.stringify(part)} must be NAME=PROBABILITY with a probability from 0 to 1`);
     if (name === '5xx') {
       for (const k of ['500', '502', '503'] as const) rates[k] = (rates[k] ?? 0) + p / 3;
     } else if ((FAULT_KINDS as readonly string[]).includes(name)) {

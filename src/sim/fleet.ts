@@ -77,8 +77,22 @@ export const SERVICE_AUTO_UPDATE = 'managed';
 
 const SITE_PREFIXES = ['acme', 'blue', 'coral', 'delta', 'ember', 'fjord', 'legacy', 'nova'];
 const THEME_NAMES = [
-  'astra', 'neve', 'kadence', 'generatepress', 'oceanwp', 'hestia', 'sydney', 'zakra',
-  'blocksy', 'hello-elementor', 'storefront', 'twentytwentyfour', 'twentytwentythree', 'colibri-wp', 'popularfx', 'spectra-one',
+  'astra',
+  'neve',
+  'kadence',
+  'generatepress',
+  'oceanwp',
+  'hestia',
+  'sydney',
+  'zakra',
+  'blocksy',
+  'hello-elementor',
+  'storefront',
+  'twentytwentyfour',
+  'twentytwentythree',
+  'colibri-wp',
+  'popularfx',
+  'spectra-one',
 ];
 /** A fixed "now" for generated history, so the same seed gives the same fleet on any day. */
 const EPOCH = Date.UTC(2026, 0, 1);
@@ -144,7 +158,13 @@ export function generateFleet(options: FleetOptions): Fleet {
       const host = envName === 'live' ? `${siteName}.example.com` : `${envName}.${siteName}.example.com`;
       addDomain(fleet, rng.uuid(), env.id, host, rng.chance(0.6));
       for (const [k, type] of ['scheduled', 'system', 'manual'].entries()) {
-        env.backups.push({ id: fleet.nextBackupId++, name: `${type}-${k}`, note: type === 'manual' ? 'before launch' : '', type, created_at: EPOCH - (k + 1) * 86_400_000 });
+        env.backups.push({
+          id: fleet.nextBackupId++,
+          name: `${type}-${k}`,
+          note: type === 'manual' ? 'before launch' : '',
+          type,
+          created_at: EPOCH - (k + 1) * 86_400_000,
+        });
       }
     }
   }

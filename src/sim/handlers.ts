@@ -70,7 +70,7 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
   },
   listThemes(ctx) {
     company(ctx, ctx.params.id!);
-    return ok(listThemes(ctx.fleet, (ctx.body ?? {}), ctx.maxPageSize));
+    return ok(listThemes(ctx.fleet, ctx.body ?? {}, ctx.maxPageSize));
   },
   createEnvironment(ctx) {
     const s = site(ctx);
@@ -119,7 +119,10 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
         name: s.displayName,
         displayName: s.displayName,
         usr: `site${n}`,
-        environment: { id: e.id, activeContainer: { id: `ct-${e.id.slice(0, 8)}`, lxdSshPort: port, loadBalancer: { id: `lb-${s.region}`, extIP: `192.0.2.${n % 250}` } } },
+        environment: {
+          id: e.id,
+          activeContainer: { id: `ct-${e.id.slice(0, 8)}`, lxdSshPort: port, loadBalancer: { id: `lb-${s.region}`, extIP: `192.0.2.${n % 250}` } },
+        },
       },
       port,
       name: s.displayName,
@@ -159,7 +162,8 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
   createPlainSite(ctx) {
     const body = ctx.body as T.CreatePlainSiteBody;
     company(ctx, body.company);
-    if (!(REGIONS as readonly string[]).includes(body.region)) throw new SimHttpError(400, `region: ${body.region} is not a region (regions: ${REGIONS.join(', ')})`);
+    if (!(REGIONS as readonly string[]).includes(body.region))
+      throw new SimHttpError(400, `region: ${body.region} is not a region (regions: ${REGIONS.join(', ')})`);
     const id = ctx.rng.uuid();
     return later(undefined, () => ctx.fleet.sites.set(id, { id, displayName: body.display_name, region: body.region, envIds: [] }));
   },

@@ -86,7 +86,7 @@ export class Operations {
   #push(op: SimOperation): void {
     const heap = this.#heap;
     heap.push(op);
-    for (let i = heap.length - 1; i > 0; ) {
+    for (let i = heap.length - 1; i > 0;) {
       const parent = (i - 1) >> 1;
       if (heap[parent]!.completeAt <= heap[i]!.completeAt) break;
       [heap[parent], heap[i]] = [heap[i]!, heap[parent]!];
@@ -100,7 +100,7 @@ export class Operations {
     const last = heap.pop()!;
     if (heap.length > 0) {
       heap[0] = last;
-      for (let i = 0; ; ) {
+      for (let i = 0; ;) {
         const l = 2 * i + 1;
         const r = l + 1;
         let least = i;

@@ -171,7 +171,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       record(entry);
       send(res, status, body, headers);
     };
-    const fail = (status: number, message: string, data: unknown = null, headers?: Record<string, string>) => answer(status, { status, message, data }, headers);
+    const fail = (status: number, message: string, data: unknown = null, headers?: Record<string, string>) =>
+      answer(status, { status, message, data }, headers);
 
     let rawBody: string;
     try {
@@ -239,7 +240,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       if (method === 'GET') body = getBodyAndQuery(body, url.searchParams, dropGetBodies);
       entry.body = redact(body);
       const problems = bodyProblems(endpoint.body, body);
-      if (problems.length > 0) return fail(400, problems.map((p) => `${p.path.replace(/^body\.?/, '') || 'body'}: ${p.message}`).join('; '), { errors: problems });
+      if (problems.length > 0)
+        return fail(400, problems.map((p) => `${p.path.replace(/^body\.?/, '') || 'body'}: ${p.message}`).join('; '), { errors: problems });
     }
 
     operations.settle();

@@ -45,8 +45,17 @@ describe('HostingClient against the simulator: every endpoint', () => {
     );
     expect(Object.keys(theme.environments[0]!).sort()).toEqual(
       [
-        'auto_update_type', 'display_name', 'id', 'is_theme_update_version_vulnerable', 'is_theme_version_vulnerable', 'site_display_name',
-        'theme_status', 'theme_update', 'theme_update_status', 'theme_update_version', 'theme_version',
+        'auto_update_type',
+        'display_name',
+        'id',
+        'is_theme_update_version_vulnerable',
+        'is_theme_version_vulnerable',
+        'site_display_name',
+        'theme_status',
+        'theme_update',
+        'theme_update_status',
+        'theme_update_version',
+        'theme_version',
       ].sort(),
     );
     const filtered = await client.listThemes(sim.companyId, { status: 'active', column: 'updatesAvailable', limit: 100 });
@@ -93,7 +102,12 @@ describe('HostingClient against the simulator: every endpoint', () => {
   it('adds a domain that then appears in the domain list, and creates a DNS record on a provider domain', async () => {
     const { sim, client } = await start({ operationDelayMs: 0 });
     const { env } = await firstEnv(client, sim.companyId);
-    const answer = await client.addDomain(env.id, { domain_name: 'shop.example.org', setup_type: 'quick', add_with_www_subdomain: true, is_wildcardless: false });
+    const answer = await client.addDomain(env.id, {
+      domain_name: 'shop.example.org',
+      setup_type: 'quick',
+      add_with_www_subdomain: true,
+      is_wildcardless: false,
+    });
     expectAccepted(answer, 'sites:add-domain');
     const { environment } = await client.listDomains(env.id);
     const added = environment.site_domains.find((d) => d.name === 'shop.example.org')!;
@@ -101,7 +115,9 @@ describe('HostingClient against the simulator: every endpoint', () => {
     expect(added.uses_provider_dns).toBe(true);
     const record = await client.createDnsRecord(added.id, { type: 'A', name: 'www.shop.example.org', ttl: 300, resource_records: [{ value: '203.0.113.10' }] });
     expectAccepted(record, 'domains:create-dns-record');
-    expect(sim.fleet.domains.get(added.id)!.records).toEqual([{ type: 'A', name: 'www.shop.example.org', ttl: 300, resource_records: [{ value: '203.0.113.10' }] }]);
+    expect(sim.fleet.domains.get(added.id)!.records).toEqual([
+      { type: 'A', name: 'www.shop.example.org', ttl: 300, resource_records: [{ value: '203.0.113.10' }] },
+    ]);
   });
 
   it('creates, clones and pushes environments, and creates a plain environment and a plain site', async () => {
@@ -109,13 +125,29 @@ describe('HostingClient against the simulator: every endpoint', () => {
     const site = [...sim.fleet.sites.values()].find((s) => s.envIds.length === 2)!;
     const [live, staging] = site.envIds;
     expectAccepted(
-      await client.createEnvironment(site.id, { display_name: 'dev', site_title: 'Dev', admin_email: 'ops@example.com', admin_password: 'correct horse', admin_user: 'ops', wp_language: 'en_US', is_multisite: false }),
+      await client.createEnvironment(site.id, {
+        display_name: 'dev',
+        site_title: 'Dev',
+        admin_email: 'ops@example.com',
+        admin_password: 'correct horse',
+        admin_user: 'ops',
+        wp_language: 'en_US',
+        is_multisite: false,
+      }),
       'environment:add',
     );
     expectAccepted(await client.cloneEnvironment(site.id, { display_name: 'qa', is_premium: false, source_env_id: live! }), 'environment:clone');
     expectAccepted(await client.createPlainEnvironment(site.id, { display_name: 'bare', is_premium: false }), 'environment:clone');
     expectAccepted(
-      await client.pushEnvironment(site.id, { source_env_id: staging!, target_env_id: live!, push_db: true, push_files: true, run_search_and_replace: true, push_files_option: 'SPECIFIC_FILES', file_list: ['wp-content/themes'] }),
+      await client.pushEnvironment(site.id, {
+        source_env_id: staging!,
+        target_env_id: live!,
+        push_db: true,
+        push_files: true,
+        run_search_and_replace: true,
+        push_files_option: 'SPECIFIC_FILES',
+        file_list: ['wp-content/themes'],
+      }),
       'environments:push',
     );
     expectAccepted(await client.createPlainSite({ company: sim.companyId, display_name: 'new-site', region: 'us-central1' }), 'sites:add-plain');
@@ -186,12 +218,24 @@ describe('request validation refuses bad bodies before sending', () => {
     ['a PHP version not major.minor', (c) => c.modifyPhpVersion({ environment_id: envId, php_version: '8' }), 'body.php_version'],
     ['a locale not xx_XX', (c) => c.createEnvironment(envId, { display_name: 'x', wp_language: 'english' }), 'body.wp_language'],
     ['an invalid e-mail', (c) => c.createAdminUser(envId, { email: 'not-an-email', first_name: 'a', last_name: 'b' }), 'body.email'],
-    ['an unknown push_files_option', (c) => c.pushEnvironment(envId, { source_env_id: envId, target_env_id: envId, push_files_option: 'SOME' as 'ALL_FILES' }), 'body.push_files_option'],
-    ['SPECIFIC_FILES without file_list', (c) => c.pushEnvironment(envId, { source_env_id: envId, target_env_id: envId, push_files_option: 'SPECIFIC_FILES' }), 'body.file_list'],
+    [
+      'an unknown push_files_option',
+      (c) => c.pushEnvironment(envId, { source_env_id: envId, target_env_id: envId, push_files_option: 'SOME' as 'ALL_FILES' }),
+      'body.push_files_option',
+    ],
+    [
+      'SPECIFIC_FILES without file_list',
+      (c) => c.pushEnvironment(envId, { source_env_id: envId, target_env_id: envId, push_files_option: 'SPECIFIC_FILES' }),
+      'body.file_list',
+    ],
     ['an unknown field', (c) => c.addManualBackup(envId, { tag: 'x', colour: 'red' } as never), 'body.colour'],
     ['a missing required field', (c) => c.setSshExpiration(envId, {} as never), 'body.exp_interval'],
     ['a wrong type', (c) => c.setSshStatus(envId, { is_enabled: 'yes' as never }), 'body.is_enabled'],
-    ['an A record that is not IPv4', (c) => c.createDnsRecord(envId, { type: 'A', name: 'a.example.com', resource_records: [{ value: 'example.org' }] }), 'body.resource_records.0.value'],
+    [
+      'an A record that is not IPv4',
+      (c) => c.createDnsRecord(envId, { type: 'A', name: 'a.example.com', resource_records: [{ value: 'example.org' }] }),
+      'body.resource_records.0.value',
+    ],
   ];
   it.each(cases)('%s', async (_, call, path) => {
     const { sim, client } = await start();

@@ -135,7 +135,11 @@ describe('operation lifecycle', () => {
     const first = await client.addManualBackup(env.id, { tag: 'first' });
     const second = await client.runWpCliCommand(env.id, { wp_command: 'wp cache flush' });
     expect(second.status).toBe(202);
-    expect(await client.getOperation(second.operation_id)).toMatchObject({ state: 'failed', http_status: 500, message: 'The environment is blocked by another process' });
+    expect(await client.getOperation(second.operation_id)).toMatchObject({
+      state: 'failed',
+      http_status: 500,
+      message: 'The environment is blocked by another process',
+    });
     await new Promise((r) => setTimeout(r, 350));
     expect((await client.getOperation(first.operation_id)).state).toBe('succeeded');
     expect(env.wpCommands).toEqual([]);
@@ -163,7 +167,12 @@ describe('simulator strictness (raw requests with the spec paths)', () => {
     const bad = await raw(sim, 'POST', `/sites/environments/${env.id}/run-wp-cli-command`, JSON.stringify({ wp_command: 'wp db drop; echo' }));
     expect(bad.status).toBe(400);
     expect(bad.body.message).toMatch(/^wp_command: /);
-    const unknownField = await raw(sim, 'PUT', `/sites/tools/modify-php-version`, JSON.stringify({ environment_id: env.id, php_version: '8.2', colour: 'red' }));
+    const unknownField = await raw(
+      sim,
+      'PUT',
+      `/sites/tools/modify-php-version`,
+      JSON.stringify({ environment_id: env.id, php_version: '8.2', colour: 'red' }),
+    );
     expect([unknownField.status, unknownField.body.message]).toEqual([400, 'colour: is not a known field']);
     const wrongType = await raw(sim, 'POST', `/sites/environments/${env.id}/ssh/set-status`, JSON.stringify({ is_enabled: 'true' }));
     expect([wrongType.status, wrongType.body.message]).toEqual([400, 'is_enabled: must be boolean']);
@@ -176,17 +185,34 @@ describe('simulator strictness (raw requests with the spec paths)', () => {
 
   it('serves every endpoint of the spec at its literal path and method', async () => {
     const literal: [string, string][] = [
-      ['GET', '/company/{id}/api-keys'], ['GET', '/company/{id}/wp-themes'], ['POST', '/sites/{site_id}/environments'],
-      ['POST', '/sites/environments/{env_id}/domains'], ['POST', '/domains/{domain_id}/dns-records'], ['POST', '/sites/{site_id}/environments/clone'],
-      ['GET', '/sites/{site_id}/environments/{env_id}/ssh/config'], ['PUT', '/sites/environments/{env_id}/themes/bulk-update'],
-      ['PUT', '/sites/tools/modify-php-version'], ['POST', '/sites/{site_id}/environments/plain'], ['POST', '/sites/plain'],
-      ['POST', '/sites/environments/{env_id}/manual-backups'], ['PUT', '/sites/environments/{env_id}/additional-sftp-accounts/toggle-status'],
-      ['POST', '/sites/environments/{env_id}/run-wp-cli-command'], ['GET', '/sites/environments/{env_id}/backups'],
-      ['POST', '/sites/environments/{env_id}/wpa-create-user'], ['POST', '/sites/environments/{env_id}/wpa-login-url'],
-      ['PUT', '/sites/tools/denied-ips'], ['POST', '/sites/environments/{env_id}/ssh/change-expiration-interval'],
-      ['GET', '/sites/environments/{env_id}/domains'], ['POST', '/sites/environments/{env_id}/ssh/set-status'], ['PUT', '/sites/{site_id}/environments'],
+      ['GET', '/company/{id}/api-keys'],
+      ['GET', '/company/{id}/wp-themes'],
+      ['POST', '/sites/{site_id}/environments'],
+      ['POST', '/sites/environments/{env_id}/domains'],
+      ['POST', '/domains/{domain_id}/dns-records'],
+      ['POST', '/sites/{site_id}/environments/clone'],
+      ['GET', '/sites/{site_id}/environments/{env_id}/ssh/config'],
+      ['PUT', '/sites/environments/{env_id}/themes/bulk-update'],
+      ['PUT', '/sites/tools/modify-php-version'],
+      ['POST', '/sites/{site_id}/environments/plain'],
+      ['POST', '/sites/plain'],
+      ['POST', '/sites/environments/{env_id}/manual-backups'],
+      ['PUT', '/sites/environments/{env_id}/additional-sftp-accounts/toggle-status'],
+      ['POST', '/sites/environments/{env_id}/run-wp-cli-command'],
+      ['GET', '/sites/environments/{env_id}/backups'],
+      ['POST', '/sites/environments/{env_id}/wpa-create-user'],
+      ['POST', '/sites/environments/{env_id}/wpa-login-url'],
+      ['PUT', '/sites/tools/denied-ips'],
+      ['POST', '/sites/environments/{env_id}/ssh/change-expiration-interval'],
+      ['GET', '/sites/environments/{env_id}/domains'],
+      ['POST', '/sites/environments/{env_id}/ssh/set-status'],
+      ['PUT', '/sites/{site_id}/environments'],
     ];
-    expect(Object.values(ENDPOINTS).map((e) => [e.method, e.path]).sort()).toEqual([...literal].sort());
+    expect(
+      Object.values(ENDPOINTS)
+        .map((e) => [e.method, e.path])
+        .sort(),
+    ).toEqual([...literal].sort());
   });
 });
 

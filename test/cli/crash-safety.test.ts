@@ -39,7 +39,11 @@ function checkAgainstLog(sim: Simulator, report: Report) {
   const posts = sim.log.filter((e) => e.method === 'POST' && e.status !== 0 && e.status !== 429 && !String(e.status).startsWith('5'));
   const byPath = new Map<string, typeof posts>();
   for (const e of posts) byPath.set(e.path, [...(byPath.get(e.path) ?? []), e]);
-  for (const [path, entries] of byPath) expect(entries.filter((e) => e.changed), path).toHaveLength(1);
+  for (const [path, entries] of byPath)
+    expect(
+      entries.filter((e) => e.changed),
+      path,
+    ).toHaveLength(1);
   const issued = new Map(sim.log.filter((e) => e.operation_id && e.endpoint !== 'getOperation').map((e) => [e.operation_id!, e]));
   for (const r of report.results) {
     if (r.operation_id) expect(`/v2${r.request!.path}`).toBe(issued.get(r.operation_id)?.path);
@@ -47,7 +51,9 @@ function checkAgainstLog(sim: Simulator, report: Report) {
   const reported = new Set(report.results.map((r) => r.operation_id).filter(Boolean));
   for (const [id, e] of issued) {
     if (reported.has(id)) continue;
-    const result = report.results.find((r) => r.request && `/v2${r.request.path}` === e.path && r.request.method === e.method && JSON.stringify(r.request.body) === JSON.stringify(e.body));
+    const result = report.results.find(
+      (r) => r.request && `/v2${r.request.path}` === e.path && r.request.method === e.method && JSON.stringify(r.request.body) === JSON.stringify(e.body),
+    );
     // The client never heard of this id: its step is unknown, or (a call safe to repeat whose answer
     // was lost or garbled) it was sent again and the report holds the later id.
     const resent = (e.fault === 'lost' || e.fault === 'malformed') && result !== undefined && result.attempts > 1;
@@ -96,9 +102,15 @@ describe('crash safety', () => {
   it('Ctrl-C lets the calls in flight end, writes the report, exits 130; resume finishes the job', async () => {
     const { sim } = await start({ sites: 40, operationDelayMs: 0, latencyMs: [20, 30] });
     const dir = tempDir();
-    const file = writePlaybook('version: 1\nname: int\nsettings: { concurrency: 2, rate_limit: 5000/s }\ntasks:\n  - { name: backup, action: backups.create, target: all, with: { tag: i } }\n', dir);
+    const file = writePlaybook(
+      'version: 1\nname: int\nsettings: { concurrency: 2, rate_limit: 5000/s }\ntasks:\n  - { name: backup, action: backups.create, target: all, with: { tag: i } }\n',
+      dir,
+    );
     const report = join(dir, 'r.json');
-    const child = spawn(process.execPath, [CLI, 'run', file, '--yes', '--report', report], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...simEnv(sim) }, stdio: 'ignore' });
+    const child = spawn(process.execPath, [CLI, 'run', file, '--yes', '--report', report], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...simEnv(sim) },
+      stdio: 'ignore',
+    });
     const code = await new Promise<number | null>((resolve) => {
       const poll = setInterval(() => {
         if (sim.log.filter((e) => e.method === 'POST').length >= 5) {

@@ -14,7 +14,8 @@ function readReport(path: string): Report {
   return JSON.parse(readFileSync(path, 'utf8')) as Report;
 }
 
-const backups = (tag: string, settings = '') => `version: 1\nname: b\n${settings}tasks:\n  - { name: backup, action: backups.create, target: all, with: { tag: ${tag} } }\n`;
+const backups = (tag: string, settings = '') =>
+  `version: 1\nname: b\n${settings}tasks:\n  - { name: backup, action: backups.create, target: all, with: { tag: ${tag} } }\n`;
 
 describe('the lock comes first', () => {
   it('an overlapping run exits 4 naming the holder without a single request, not even a read', async () => {
@@ -22,7 +23,10 @@ describe('the lock comes first', () => {
     const env = simEnv(sim);
     const locks = join(env.SITEFLEET_STATE_DIR!, 'locks');
     mkdirSync(locks, { recursive: true });
-    writeFileSync(join(locks, `${sim.companyId}.lock`), JSON.stringify({ pid: process.pid, host: hostname(), started_at: '2026-11-22T01:00:00.000Z', command: 'run nightly.yaml' }));
+    writeFileSync(
+      join(locks, `${sim.companyId}.lock`),
+      JSON.stringify({ pid: process.pid, host: hostname(), started_at: '2026-11-22T01:00:00.000Z', command: 'run nightly.yaml' }),
+    );
     const held = await runCli(['run', writePlaybook(backups('x')), '--yes', '--report', join(tempDir(), 'r.json')], env);
     expect(held.code).toBe(4);
     expect(held.stderr).toContain(`pid ${process.pid} on ${hostname()}`);
@@ -37,7 +41,10 @@ describe('the lock comes first', () => {
     const env = simEnv(sim);
     const locks = join(env.SITEFLEET_STATE_DIR!, 'locks');
     mkdirSync(locks, { recursive: true });
-    writeFileSync(join(locks, `${sim.companyId}.lock`), JSON.stringify({ pid: 2 ** 22 + 4321, host: hostname(), started_at: '2026-11-22T01:00:00.000Z', command: 'run (killed)' }));
+    writeFileSync(
+      join(locks, `${sim.companyId}.lock`),
+      JSON.stringify({ pid: 2 ** 22 + 4321, host: hostname(), started_at: '2026-11-22T01:00:00.000Z', command: 'run (killed)' }),
+    );
     const file = writePlaybook(backups('race', 'settings: { wait: true }\n'));
     const results = await Promise.all(Array.from({ length: 5 }, (_, i) => runCli(['run', file, '--yes', '--report', join(tempDir(), `r${i}.json`)], env)));
     const codes = results.map((r) => r.code).sort();
@@ -53,10 +60,14 @@ describe('what never reached the service is sent by resume', () => {
     const { sim } = await start({ sites: 20, operationDelayMs: 0, rate: '5/s' });
     const dir = tempDir();
     const report = join(dir, 'r.json');
-    const child = spawn(process.execPath, [CLI, 'run', writePlaybook(backups('pause', 'settings: { rate_limit: 100/s, concurrency: 4 }\n'), dir), '--yes', '--report', report], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...simEnv(sim) },
-      stdio: 'ignore',
-    });
+    const child = spawn(
+      process.execPath,
+      [CLI, 'run', writePlaybook(backups('pause', 'settings: { rate_limit: 100/s, concurrency: 4 }\n'), dir), '--yes', '--report', report],
+      {
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, ...simEnv(sim) },
+        stdio: 'ignore',
+      },
+    );
     const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
     await waitFor(() => sim.log.some((e) => e.status === 429), 10_000);
     child.kill('SIGINT');
@@ -88,7 +99,9 @@ describe('journal windows, on purpose', () => {
       const before = sim.log.length;
       const resumed = await runCli(['resume', report, '--yes'], simEnv(sim));
       expect(resumed.code).toBe(2);
-      expect(resumed.stderr).toMatch(/nothing to resume: the run of .* was stopped before it sent anything; start it again with `sitefleet run PLAYBOOK --report/);
+      expect(resumed.stderr).toMatch(
+        /nothing to resume: the run of .* was stopped before it sent anything; start it again with `sitefleet run PLAYBOOK --report/,
+      );
       expect(sim.log).toHaveLength(before);
       const run = await runCli(['run', writePlaybook(backups('afresh'), dir), '--yes', '--report', report], simEnv(sim));
       expect(run.code).toBe(0);

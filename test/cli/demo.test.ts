@@ -6,7 +6,8 @@ describe('sitefleet demo', () => {
     const result = await runCli(['demo', '--rate', '2000/s'], { SITEFLEET_STATE_DIR: tempDir() });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    for (const name of ['theme-updates', 'php-staging', 'denied-ips', 'nightly-backups', 'wp-cli-and-dns']) expect(result.stdout).toContain(`== run ${name}.yaml`);
+    for (const name of ['theme-updates', 'php-staging', 'denied-ips', 'nightly-backups', 'wp-cli-and-dns'])
+      expect(result.stdout).toContain(`== run ${name}.yaml`);
     expect(result.stdout).toMatch(/== plan theme-updates\.yaml/);
     expect(result.stdout.match(/\d+ steps: \d+ ok .* 0 failed, 0 unknown/g)).toHaveLength(5);
   });

@@ -9,7 +9,9 @@ import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
 const start = useSimulator();
 
 function envsOf(sim: { fleet: { environments: Map<string, SimEnvironment>; sites: Map<string, { displayName: string }> } }, site: RegExp, env?: string) {
-  return [...sim.fleet.environments.values()].filter((e) => site.test(sim.fleet.sites.get(e.siteId)!.displayName) && (env === undefined || e.displayName === env));
+  return [...sim.fleet.environments.values()].filter(
+    (e) => site.test(sim.fleet.sites.get(e.siteId)!.displayName) && (env === undefined || e.displayName === env),
+  );
 }
 
 describe('sitefleet run: every action, end to end against the simulator', () => {
@@ -33,21 +35,44 @@ describe('sitefleet run: every action, end to end against the simulator', () => 
         .sort();
       if (names.length) call('PUT', `/v2/sites/environments/${e.id}/themes/bulk-update`, { themes: names.map((name) => ({ name })) });
     }
-    for (const e of envsOf(sim, /./, 'staging')) call('PUT', '/v2/sites/tools/modify-php-version', { environment_id: e.id, php_version: '8.2', is_opt_out_from_automatic_php_update: false });
-    for (const e of envsOf(sim, /^acme-/)) call('PUT', '/v2/sites/tools/denied-ips', { environment_id: e.id, ip_list: ['203.0.113.7', '198.51.100.0/32', '2001:db8::1'] });
-    for (const e of envsOf(sim, /^blue-/)) call('POST', `/v2/sites/environments/${e.id}/manual-backups`, { tag: `nightly-2026-test-${sim.fleet.sites.get(e.siteId)!.displayName}` });
-    for (const e of envsOf(sim, /^coral-/, 'live')) call('POST', `/v2/sites/environments/${e.id}/run-wp-cli-command`, { wp_command: "wp option update blogdescription 'Just another site'" });
+    for (const e of envsOf(sim, /./, 'staging'))
+      call('PUT', '/v2/sites/tools/modify-php-version', { environment_id: e.id, php_version: '8.2', is_opt_out_from_automatic_php_update: false });
+    for (const e of envsOf(sim, /^acme-/))
+      call('PUT', '/v2/sites/tools/denied-ips', { environment_id: e.id, ip_list: ['203.0.113.7', '198.51.100.0/32', '2001:db8::1'] });
+    for (const e of envsOf(sim, /^blue-/))
+      call('POST', `/v2/sites/environments/${e.id}/manual-backups`, { tag: `nightly-2026-test-${sim.fleet.sites.get(e.siteId)!.displayName}` });
+    for (const e of envsOf(sim, /^coral-/, 'live'))
+      call('POST', `/v2/sites/environments/${e.id}/run-wp-cli-command`, { wp_command: "wp option update blogdescription 'Just another site'" });
     for (const e of envsOf(sim, /^delta-/)) call('POST', `/v2/sites/environments/${e.id}/ssh/set-status`, { is_enabled: false });
     for (const e of envsOf(sim, /^delta-/)) call('POST', `/v2/sites/environments/${e.id}/ssh/change-expiration-interval`, { exp_interval: 'days_7' });
     for (const e of envsOf(sim, /^ember-/)) call('PUT', `/v2/sites/environments/${e.id}/additional-sftp-accounts/toggle-status`, { enabled: true });
-    for (const e of envsOf(sim, /^fjord-/, 'live')) call('POST', `/v2/sites/environments/${e.id}/domains`, { domain_name: `shop.${sim.fleet.sites.get(e.siteId)!.displayName}.example.net`, setup_type: 'quick' });
-    for (const e of envsOf(sim, /^acme-/)) for (const d of e.domains.filter((d) => d.usesProviderDns)) call('POST', `/v2/domains/${d.id}/dns-records`, { type: 'A', name: `www.${d.name}`, resource_records: [{ value: '203.0.113.10' }], ttl: 600 });
-    for (const e of envsOf(sim, /^nova-/)) call('POST', `/v2/sites/environments/${e.id}/wpa-create-user`, { email: 'ops@example.com', first_name: 'Ops', last_name: 'Team' });
+    for (const e of envsOf(sim, /^fjord-/, 'live'))
+      call('POST', `/v2/sites/environments/${e.id}/domains`, {
+        domain_name: `shop.${sim.fleet.sites.get(e.siteId)!.displayName}.example.net`,
+        setup_type: 'quick',
+      });
+    for (const e of envsOf(sim, /^acme-/))
+      for (const d of e.domains.filter((d) => d.usesProviderDns))
+        call('POST', `/v2/domains/${d.id}/dns-records`, { type: 'A', name: `www.${d.name}`, resource_records: [{ value: '203.0.113.10' }], ttl: 600 });
+    for (const e of envsOf(sim, /^nova-/))
+      call('POST', `/v2/sites/environments/${e.id}/wpa-create-user`, { email: 'ops@example.com', first_name: 'Ops', last_name: 'Team' });
     for (const e of envsOf(sim, /^nova-/)) call('POST', `/v2/sites/environments/${e.id}/wpa-login-url`, { email: 'ops@example.com' });
-    call('POST', `/v2/sites/${pushSite.id}/environments`, { display_name: 'dev', admin_email: 'ops@example.com', admin_password: '[redacted]', admin_user: 'ops', wp_language: 'de_DE' });
+    call('POST', `/v2/sites/${pushSite.id}/environments`, {
+      display_name: 'dev',
+      admin_email: 'ops@example.com',
+      admin_password: '[redacted]',
+      admin_user: 'ops',
+      wp_language: 'de_DE',
+    });
     call('POST', `/v2/sites/${pushSite.id}/environments/plain`, { display_name: 'bare', is_premium: false });
     call('POST', `/v2/sites/${pushSite.id}/environments/clone`, { display_name: 'qa', source_env_id: pushLive });
-    call('PUT', `/v2/sites/${pushSite.id}/environments`, { source_env_id: pushStaging, target_env_id: pushLive, push_db: true, push_files: true, push_files_option: 'ALL_FILES' });
+    call('PUT', `/v2/sites/${pushSite.id}/environments`, {
+      source_env_id: pushStaging,
+      target_env_id: pushLive,
+      push_db: true,
+      push_files: true,
+      push_files_option: 'ALL_FILES',
+    });
     call('POST', '/v2/sites/plain', { company: sim.companyId, display_name: 'new-shop', region: 'europe-west1' });
 
     const links = join(dir, 'links.json');
@@ -79,7 +104,10 @@ tasks:
     );
     const report = join(dir, 'report.json');
     const logFile = join(dir, 'run.log');
-    const result = await runCli(['run', playbook, '--yes', '--report', report, '--log-file', logFile, '--log-level', 'debug'], { ...simEnv(sim), DEV_ADMIN_PASSWORD: 'correct horse battery staple' });
+    const result = await runCli(['run', playbook, '--yes', '--report', report, '--log-file', logFile, '--log-level', 'debug'], {
+      ...simEnv(sim),
+      DEV_ADMIN_PASSWORD: 'correct horse battery staple',
+    });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
 
@@ -91,8 +119,16 @@ tasks:
     expect(created).toBeDefined();
 
     const parsed = JSON.parse(readFileSync(report, 'utf8')) as Report;
-    const issued = writes.filter((e) => e.operation_id).map((e) => e.operation_id).sort();
-    expect(parsed.results.filter((r) => r.operation_id).map((r) => r.operation_id).sort()).toEqual(issued);
+    const issued = writes
+      .filter((e) => e.operation_id)
+      .map((e) => e.operation_id)
+      .sort();
+    expect(
+      parsed.results
+        .filter((r) => r.operation_id)
+        .map((r) => r.operation_id)
+        .sort(),
+    ).toEqual(issued);
     expect(parsed.results.filter((r) => r.status === 'accepted').every((r) => /^[a-z-]+:[a-z-]+-[0-9a-f-]{36}$/.test(r.operation_id!))).toBe(true);
     expect(parsed.summary.failed + parsed.summary.unknown).toBe(0);
     expect(parsed.summary.accepted + parsed.summary.succeeded).toBe(expected.length);

@@ -24,21 +24,37 @@ describe('rate limit', () => {
     const { sim } = await start({ sites: 360, themes: 4, rate: '60/200ms', operationDelayMs: 0 });
     expect(sim.fleet.environments.size).toBeGreaterThanOrEqual(600);
     const dir = tempDir();
-    const playbook = writePlaybook(`version: 1\nname: r\nsettings: { rate_limit: 60/200ms, concurrency: 16 }\ntasks:\n  - { name: ips, action: denied_ips.set, target: all, with: { ip_list: ["203.0.113.7"] } }\n`, dir);
+    const playbook = writePlaybook(
+      `version: 1\nname: r\nsettings: { rate_limit: 60/200ms, concurrency: 16 }\ntasks:\n  - { name: ips, action: denied_ips.set, target: all, with: { ip_list: ["203.0.113.7"] } }\n`,
+      dir,
+    );
     const result = await runCli(['run', playbook, '--yes', '--report', join(dir, 'r.json')], simEnv(sim));
     expect(result.code).toBe(0);
     const writes = sim.log.filter((e) => e.method === 'PUT');
     expect(writes.length).toBe(sim.fleet.environments.size);
     expect(sim.log.filter((e) => e.status === 429)).toEqual([]);
-    expect(busiestWindow(sim.log.map((e) => e.at), 200)).toBeLessThanOrEqual(60);
+    expect(
+      busiestWindow(
+        sim.log.map((e) => e.at),
+        200,
+      ),
+    ).toBeLessThanOrEqual(60);
   });
 });
 
 describe('bad input exits 2 with a pointed message and sends nothing', () => {
   const cases: [string, string, RegExp][] = [
     ['broken YAML', 'version: 1\nname: x\ntasks: [\n', /playbook\.yaml:\d+:\d+: \(root\): YAML: /],
-    ['an invalid IP', 'version: 1\nname: x\ntasks:\n  - { name: a, action: denied_ips.set, target: all, with: { ip_list: ["1.2.3"] } }\n', /playbook\.yaml:4:\d+: tasks\.0\.with\.ip_list\.0: "1\.2\.3" is not a valid IP entry/],
-    ['a wp_command outside the pattern', 'version: 1\nname: x\ntasks:\n  - { name: a, action: wp_cli.run, target: all, with: { wp_command: "wp eval \\"phpinfo();\\"" } }\n', /tasks\.0\.with\.wp_command: .* does not match A WP-CLI command/],
+    [
+      'an invalid IP',
+      'version: 1\nname: x\ntasks:\n  - { name: a, action: denied_ips.set, target: all, with: { ip_list: ["1.2.3"] } }\n',
+      /playbook\.yaml:4:\d+: tasks\.0\.with\.ip_list\.0: "1\.2\.3" is not a valid IP entry/,
+    ],
+    [
+      'a wp_command outside the pattern',
+      'version: 1\nname: x\ntasks:\n  - { name: a, action: wp_cli.run, target: all, with: { wp_command: "wp eval \\"phpinfo();\\"" } }\n',
+      /tasks\.0\.with\.wp_command: .* does not match A WP-CLI command/,
+    ],
   ];
   it.each(cases)('%s', async (_, text, message) => {
     const { sim } = await start();
@@ -50,7 +66,8 @@ describe('bad input exits 2 with a pointed message and sends nothing', () => {
 
   it('an unknown environment id selects nothing: exit 2 before any write', async () => {
     const { sim } = await start();
-    const text = 'version: 1\nname: x\ntasks:\n  - name: a\n    action: backups.create\n    target: { ids: ["6f1c3e4a-8b2d-4c1e-9a7f-0123456789ab"] }\n    with: { tag: x }\n';
+    const text =
+      'version: 1\nname: x\ntasks:\n  - name: a\n    action: backups.create\n    target: { ids: ["6f1c3e4a-8b2d-4c1e-9a7f-0123456789ab"] }\n    with: { tag: x }\n';
     const result = await runCli(['run', writePlaybook(text), '--yes'], simEnv(sim));
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/playbook\.yaml:6:13: tasks\.0\.target: task "a" selects nothing in this fleet \(set allow_empty: true/);
@@ -100,7 +117,10 @@ describe('authentication', () => {
   it('a 401 mid-run stops everything at once, without a retry storm; unsent steps end skipped', async () => {
     const { sim } = await start({ sites: 60, operationDelayMs: 0, latencyMs: [5, 10] });
     const dir = tempDir();
-    const file = writePlaybook('version: 1\nname: x\nsettings: { concurrency: 4, rate_limit: 1000/s }\ntasks:\n  - { name: a, action: backups.create, target: all, with: { tag: x } }\n', dir);
+    const file = writePlaybook(
+      'version: 1\nname: x\nsettings: { concurrency: 4, rate_limit: 1000/s }\ntasks:\n  - { name: a, action: backups.create, target: all, with: { tag: x } }\n',
+      dir,
+    );
     const revoke = setInterval(() => {
       if (sim.log.filter((e) => e.method === 'POST').length >= 20) {
         sim.setToken('revoked-now');

@@ -21,53 +21,63 @@ function startCli(args: string[], env: Record<string, string>) {
 }
 
 describe('watching operations through one watcher', () => {
-  it('Ctrl-C while operations are watched exits 130 at once and leaves them accepted; status --wait and resume --wait finish them', { timeout: 60_000 }, async () => {
-    const { sim } = await start({ sites: 8, operationDelayMs: [1500, 2500] });
-    const dir = tempDir();
-    const env = simEnv(sim);
-    const file = writePlaybook('version: 1\nname: w\nsettings: { rate_limit: 200/s, concurrency: 4, wait: true }\ntasks:\n  - { name: php, action: php.set_version, target: all, with: { php_version: "8.3" } }\n  - { name: ips, action: denied_ips.set, target: all, with: { ip_list: ["203.0.113.9"] } }\n', dir);
-    const report = join(dir, 'r.json');
-    const run = startCli(['run', file, '--yes', '--report', report], env);
-    const envs = sim.fleet.environments.size;
-    await waitFor(() => sim.log.filter((e) => e.status === 202 && e.method === 'PUT').length === envs, 10_000);
-    const interruptedAt = Date.now();
-    run.child.kill('SIGINT');
-    const { code, at } = await run.done;
-    expect(code).toBe(130);
-    expect(at - interruptedAt).toBeLessThan(1500); // nothing waits out an operation after Ctrl-C
-    const interrupted = readReport(report);
-    expect(interrupted.stopped?.kind).toBe('interrupted');
-    const php = interrupted.results.filter((r) => r.task === 'php');
-    expect(php.every((r) => r.status === 'accepted' || r.status === 'succeeded')).toBe(true);
-    expect(php.filter((r) => r.status === 'accepted').length).toBeGreaterThan(0);
-    expect(interrupted.results.filter((r) => r.task === 'ips').every((r) => r.status === 'skipped')).toBe(true);
+  it(
+    'Ctrl-C while operations are watched exits 130 at once and leaves them accepted; status --wait and resume --wait finish them',
+    { timeout: 60_000 },
+    async () => {
+      const { sim } = await start({ sites: 8, operationDelayMs: [1500, 2500] });
+      const dir = tempDir();
+      const env = simEnv(sim);
+      const file = writePlaybook(
+        'version: 1\nname: w\nsettings: { rate_limit: 200/s, concurrency: 4, wait: true }\ntasks:\n  - { name: php, action: php.set_version, target: all, with: { php_version: "8.3" } }\n  - { name: ips, action: denied_ips.set, target: all, with: { ip_list: ["203.0.113.9"] } }\n',
+        dir,
+      );
+      const report = join(dir, 'r.json');
+      const run = startCli(['run', file, '--yes', '--report', report], env);
+      const envs = sim.fleet.environments.size;
+      await waitFor(() => sim.log.filter((e) => e.status === 202 && e.method === 'PUT').length === envs, 10_000);
+      const interruptedAt = Date.now();
+      run.child.kill('SIGINT');
+      const { code, at } = await run.done;
+      expect(code).toBe(130);
+      expect(at - interruptedAt).toBeLessThan(1500); // nothing waits out an operation after Ctrl-C
+      const interrupted = readReport(report);
+      expect(interrupted.stopped?.kind).toBe('interrupted');
+      const php = interrupted.results.filter((r) => r.task === 'php');
+      expect(php.every((r) => r.status === 'accepted' || r.status === 'succeeded')).toBe(true);
+      expect(php.filter((r) => r.status === 'accepted').length).toBeGreaterThan(0);
+      expect(interrupted.results.filter((r) => r.task === 'ips').every((r) => r.status === 'skipped')).toBe(true);
 
-    // status --wait finishes the accepted operations and writes them to the journal too.
-    const status = await runCli(['status', report, '--wait', '30s'], env);
-    expect(status.code).toBe(130); // the report still says the run was interrupted
-    const after = readReport(report);
-    expect(after.results.filter((r) => r.task === 'php').every((r) => r.status === 'succeeded')).toBe(true);
-    const journaled = readJournal(join(dir, 'r.journal.jsonl'));
-    for (const r of after.results.filter((x) => x.task === 'php')) expect(journaled.results.get(r.step_id!)?.status).toBe('succeeded');
+      // status --wait finishes the accepted operations and writes them to the journal too.
+      const status = await runCli(['status', report, '--wait', '30s'], env);
+      expect(status.code).toBe(130); // the report still says the run was interrupted
+      const after = readReport(report);
+      expect(after.results.filter((r) => r.task === 'php').every((r) => r.status === 'succeeded')).toBe(true);
+      const journaled = readJournal(join(dir, 'r.journal.jsonl'));
+      for (const r of after.results.filter((x) => x.task === 'php')) expect(journaled.results.get(r.step_id!)?.status).toBe('succeeded');
 
-    // resume --wait sends what was never sent and follows it to the end.
-    const resumed = await runCli(['resume', report, '--yes', '--wait'], env);
-    expect(resumed.code).toBe(0);
-    const done = readReport(report);
-    expect(done.summary.succeeded).toBe(done.summary.total);
-    // Nothing was sent to a busy environment, and no operation was polled once it was known done.
-    const polls = sim.log.filter((e) => e.endpoint === 'getOperation');
-    const operations = sim.log.filter((e) => e.status === 202 && e.method !== 'GET').length;
-    expect(operations).toBe(envs); // the PHP changes; denied-IP lists are answered at once
-    expect(polls.length / operations).toBeLessThan(4);
-    expect(done.results.some((r) => /blocked/.test(r.reason ?? ''))).toBe(false);
-  });
+      // resume --wait sends what was never sent and follows it to the end.
+      const resumed = await runCli(['resume', report, '--yes', '--wait'], env);
+      expect(resumed.code).toBe(0);
+      const done = readReport(report);
+      expect(done.summary.succeeded).toBe(done.summary.total);
+      // Nothing was sent to a busy environment, and no operation was polled once it was known done.
+      const polls = sim.log.filter((e) => e.endpoint === 'getOperation');
+      const operations = sim.log.filter((e) => e.status === 202 && e.method !== 'GET').length;
+      expect(operations).toBe(envs); // the PHP changes; denied-IP lists are answered at once
+      expect(polls.length / operations).toBeLessThan(4);
+      expect(done.results.some((r) => /blocked/.test(r.reason ?? ''))).toBe(false);
+    },
+  );
 
   it('status --wait keeps its time limit against a rate-limited service, and SIGTERM keeps the answers already in', { timeout: 60_000 }, async () => {
     const { sim } = await start({ sites: 12, operationDelayMs: [200, 4000] });
     const dir = tempDir();
     const env = simEnv(sim);
-    const file = writePlaybook('version: 1\nname: s\nsettings: { rate_limit: 500/s }\ntasks:\n  - { name: php, action: php.set_version, target: all, with: { php_version: "8.3" } }\n', dir);
+    const file = writePlaybook(
+      'version: 1\nname: s\nsettings: { rate_limit: 500/s }\ntasks:\n  - { name: php, action: php.set_version, target: all, with: { php_version: "8.3" } }\n',
+      dir,
+    );
     const report = join(dir, 'r.json');
     expect((await runCli(['run', file, '--yes', '--report', report], env)).code).toBe(0);
     const accepted = readReport(report).summary.accepted;

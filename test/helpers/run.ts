@@ -12,10 +12,19 @@ import type { Simulator } from '../../src/sim/server.js';
 export const silent = pino({ level: 'silent' });
 
 /** Plans a playbook against a simulator and runs it in-process, with fast retries. */
-export async function runInProcess(sim: Simulator, yaml: string, options: { rate?: { limit: number; periodMs: number }; concurrency?: number; headersTimeoutMs?: number } & Partial<ExecuteOptions> = {}) {
+export async function runInProcess(
+  sim: Simulator,
+  yaml: string,
+  options: { rate?: { limit: number; periodMs: number }; concurrency?: number; headersTimeoutMs?: number } & Partial<ExecuteOptions> = {},
+) {
   const client = new HostingClient({ baseUrl: sim.baseUrl, token: sim.token, headersTimeoutMs: options.headersTimeoutMs });
   const budget = options.rate ? new RateBudget(options.rate.limit, options.rate.periodMs) : undefined;
-  const caller = new Caller(client, { budget, logger: silent, concurrency: options.concurrency ?? 8, retry: { maxAttempts: 5, maxRateLimitedAttempts: 50, baseDelayMs: 5, maxDelayMs: 50 } });
+  const caller = new Caller(client, {
+    budget,
+    logger: silent,
+    concurrency: options.concurrency ?? 8,
+    retry: { maxAttempts: 5, maxRateLimitedAttempts: 50, baseDelayMs: 5, maxDelayMs: 50 },
+  });
   try {
     const playbook = parsePlaybook(`version: 1\nname: t\ncompany: ${sim.companyId}\n${yaml}`, 'pb.yaml');
     const inventory = await readInventory(inventoryReader(caller), sim.companyId);

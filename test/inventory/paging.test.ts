@@ -10,10 +10,23 @@ import { useSimulator } from '../helpers/sim.js';
 
 const start = useSimulator();
 
-const theme = (name: string): Theme => ({ name, title: name, description: '', latest_version: '1', is_latest_version_vulnerable: false, environment_count: 0, update_count: 0, environments: [] });
+const theme = (name: string): Theme => ({
+  name,
+  title: name,
+  description: '',
+  latest_version: '1',
+  is_latest_version_vulnerable: false,
+  environment_count: 0,
+  update_count: 0,
+  environments: [],
+});
 
 /** A listing of `total` themes that answers `pageFor(offset, inQuery)` → the offset it really serves. */
-function listing(total: number, served: (offset: number, inQuery: boolean) => number, pageSize = 5): InventoryReader & { asked: { offset: number; inQuery: boolean }[] } {
+function listing(
+  total: number,
+  served: (offset: number, inQuery: boolean) => number,
+  pageSize = 5,
+): InventoryReader & { asked: { offset: number; inQuery: boolean }[] } {
   const asked: { offset: number; inQuery: boolean }[] = [];
   return {
     asked,
@@ -44,9 +57,24 @@ describe('paging through the theme listing', () => {
   });
 
   it('a listing that never moves, or ends before its total, stops with an error instead of a partial fleet', async () => {
-    await expect(readInventory(listing(16, () => 0), 'c')).rejects.toThrow(IncompleteListingError);
-    await expect(readInventory(listing(16, () => 0), 'c')).rejects.toThrow(/does not page: offset 5 answered themes already read.*read 5 of 16/);
-    await expect(readInventory(listing(16, (o) => (o >= 10 ? 99 : o)), 'c')).rejects.toThrow(/ended at 10 of its 16 themes/);
+    await expect(
+      readInventory(
+        listing(16, () => 0),
+        'c',
+      ),
+    ).rejects.toThrow(IncompleteListingError);
+    await expect(
+      readInventory(
+        listing(16, () => 0),
+        'c',
+      ),
+    ).rejects.toThrow(/does not page: offset 5 answered themes already read.*read 5 of 16/);
+    await expect(
+      readInventory(
+        listing(16, (o) => (o >= 10 ? 99 : o)),
+        'c',
+      ),
+    ).rejects.toThrow(/ended at 10 of its 16 themes/);
   });
 
   it('against a simulator that drops GET bodies, inventory reads the whole fleet through the query string', async () => {
@@ -62,7 +90,15 @@ describe('paging through the theme listing', () => {
   });
 
   it('a listing missing a field the runner relies on is an error naming the field', async () => {
-    const bad = { company: { themes: { total: 1, last_updated_at: 'x', items: [{ name: 'a', environments: [{ id: 'e', site_display_name: 's', theme_version: '1', theme_update: 'none' }] }] } } };
+    const bad = {
+      company: {
+        themes: {
+          total: 1,
+          last_updated_at: 'x',
+          items: [{ name: 'a', environments: [{ id: 'e', site_display_name: 's', theme_version: '1', theme_update: 'none' }] }],
+        },
+      },
+    };
     const server = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(bad));

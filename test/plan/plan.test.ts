@@ -10,7 +10,18 @@ const COMPANY = '0f1e2d3c-4b5a-4697-8877-665544332211';
 const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
 function theme(name: string, o: Partial<InstalledTheme> = {}): InstalledTheme {
-  return { name, status: 'active', version: '1.0.0', version_vulnerable: false, update_available: false, update_version: '', update_vulnerable: false, update_status: 'none', auto_update_type: 'none', ...o };
+  return {
+    name,
+    status: 'active',
+    version: '1.0.0',
+    version_vulnerable: false,
+    update_available: false,
+    update_version: '',
+    update_vulnerable: false,
+    update_status: 'none',
+    auto_update_type: 'none',
+    ...o,
+  };
 }
 
 function env(n: number, site: string, name: string, themes: InstalledTheme[] = [theme('astra')]): Environment {
@@ -21,7 +32,10 @@ const inventory: Inventory = {
   company: COMPANY,
   theme_count: 3,
   environments: [
-    env(1, 'acme-001', 'live', [theme('astra', { update_available: true, update_version: '1.2.0' }), theme('neve', { status: 'inactive', update_available: true, update_version: '3.0.0', update_vulnerable: true })]),
+    env(1, 'acme-001', 'live', [
+      theme('astra', { update_available: true, update_version: '1.2.0' }),
+      theme('neve', { status: 'inactive', update_available: true, update_version: '3.0.0', update_vulnerable: true }),
+    ]),
     env(2, 'acme-001', 'staging', [theme('astra')]),
     env(3, 'blue-002', 'live', [theme('neve', { update_available: true, update_version: '3.0.0', update_vulnerable: true })]),
     env(4, 'legacy-003', 'live', [theme('astra', { update_available: true, update_version: '1.2.0' })]),
@@ -47,7 +61,9 @@ describe('planner', () => {
 
   it('selects by site, environment and theme globs, ids, and exclude', () => {
     const targets = (target: string) =>
-      plan(`tasks:\n  - name: b\n    action: backups.create\n    target: ${target}\n    with: { tag: x }\n`).steps.map((s) => `${s.target.site}/${s.target.environment}`);
+      plan(`tasks:\n  - name: b\n    action: backups.create\n    target: ${target}\n    with: { tag: x }\n`).steps.map(
+        (s) => `${s.target.site}/${s.target.environment}`,
+      );
     expect(targets('{ environment: live, exclude: { site: "legacy-*" } }')).toEqual(['acme-001/live', 'blue-002/live']);
     expect(targets('{ site: ["acme-*", "BLUE-*"] }')).toEqual(['acme-001/live', 'acme-001/staging', 'blue-002/live']);
     expect(targets('{ theme: neve }')).toEqual(['acme-001/live', 'blue-002/live']);
@@ -109,7 +125,19 @@ describe('inventory', () => {
       environment_count: 1,
       update_count: 0,
       environments: [
-        { id: id(i % 2), site_display_name: `s${i % 2}`, display_name: 'live', theme_status: 'active', theme_update: i === 4 ? 'available' : 'none', theme_version: '1.0.0', is_theme_version_vulnerable: false, theme_update_version: '2.0.0', is_theme_update_version_vulnerable: false, theme_update_status: '', auto_update_type: '' },
+        {
+          id: id(i % 2),
+          site_display_name: `s${i % 2}`,
+          display_name: 'live',
+          theme_status: 'active',
+          theme_update: i === 4 ? 'available' : 'none',
+          theme_version: '1.0.0',
+          is_theme_version_vulnerable: false,
+          theme_update_version: '2.0.0',
+          is_theme_update_version_vulnerable: false,
+          theme_update_status: '',
+          auto_update_type: '',
+        },
       ],
     }));
     const asked: [number, number][] = [];
@@ -124,7 +152,11 @@ describe('inventory', () => {
       },
     };
     const inv = await readInventory(reader, COMPANY, 100);
-    expect(asked).toEqual([[0, 100], [2, 100], [4, 100]]);
+    expect(asked).toEqual([
+      [0, 100],
+      [2, 100],
+      [4, 100],
+    ]);
     expect(inv.environments.map((e) => [e.site, e.themes.map((t) => t.name)])).toEqual([
       ['s0', ['a', 'c', 'e']],
       ['s1', ['b', 'd']],

@@ -30,24 +30,88 @@ describe('playbook validation names file, line, column and field', () => {
 
   it.each([
     ['a YAML syntax error', `${head}tasks:\n  - name: x\n    action: [unclosed\n`, /^\d+:\d+: \(root\): YAML: /],
-    ['an unknown action', `${head}tasks:\n  - name: x\n    action: themes.upgrade\n    target: all\n`, /^6:13: tasks\.0\.action: must be one of "themes.update"/],
-    ['an invalid IP', `${head}tasks:\n  - name: x\n    action: denied_ips.set\n    target: all\n    with:\n      ip_list: ["203.0.113.7", "300.1.1.1"]\n`, /^9:32: tasks\.0\.with\.ip_list\.1: "300.1.1.1" is not a valid IP entry/],
-    ['a wp_command outside the pattern', `${head}tasks:\n  - name: x\n    action: wp_cli.run\n    target: all\n    with: { wp_command: "wp plugin list | grep x" }\n`, /^8:\d+: tasks\.0\.with\.wp_command: "wp plugin list \| grep x" does not match A WP-CLI command/],
-    ['a PHP version that is not major.minor', `${head}tasks:\n  - name: x\n    action: php.set_version\n    target: all\n    with: { php_version: 8 }\n`, /tasks\.0\.with\.php_version: must be string/],
-    ['an unknown field in with', `${head}tasks:\n  - name: x\n    action: backups.create\n    target: all\n    with: { tag: a, tagg: b }\n`, /^8:\d+: tasks\.0\.with\.tagg: is not a known field/],
+    [
+      'an unknown action',
+      `${head}tasks:\n  - name: x\n    action: themes.upgrade\n    target: all\n`,
+      /^6:13: tasks\.0\.action: must be one of "themes.update"/,
+    ],
+    [
+      'an invalid IP',
+      `${head}tasks:\n  - name: x\n    action: denied_ips.set\n    target: all\n    with:\n      ip_list: ["203.0.113.7", "300.1.1.1"]\n`,
+      /^9:32: tasks\.0\.with\.ip_list\.1: "300.1.1.1" is not a valid IP entry/,
+    ],
+    [
+      'a wp_command outside the pattern',
+      `${head}tasks:\n  - name: x\n    action: wp_cli.run\n    target: all\n    with: { wp_command: "wp plugin list | grep x" }\n`,
+      /^8:\d+: tasks\.0\.with\.wp_command: "wp plugin list \| grep x" does not match A WP-CLI command/,
+    ],
+    [
+      'a PHP version that is not major.minor',
+      `${head}tasks:\n  - name: x\n    action: php.set_version\n    target: all\n    with: { php_version: 8 }\n`,
+      /tasks\.0\.with\.php_version: must be string/,
+    ],
+    [
+      'an unknown field in with',
+      `${head}tasks:\n  - name: x\n    action: backups.create\n    target: all\n    with: { tag: a, tagg: b }\n`,
+      /^8:\d+: tasks\.0\.with\.tagg: is not a known field/,
+    ],
     ['a missing with field', `${head}tasks:\n  - name: x\n    action: backups.create\n    target: all\n    with: {}\n`, /tasks\.0\.with\.tag: is required/],
-    ['an unknown named target', `${head}tasks:\n  - name: x\n    action: backups.create\n    target: prod\n    with: { tag: a }\n`, /^7:13: tasks\.0\.target: no target named "prod" \(none defined under targets/],
+    [
+      'an unknown named target',
+      `${head}tasks:\n  - name: x\n    action: backups.create\n    target: prod\n    with: { tag: a }\n`,
+      /^7:13: tasks\.0\.target: no target named "prod" \(none defined under targets/,
+    ],
     ['a missing target', `${head}tasks:\n  - name: x\n    action: backups.create\n    with: { tag: a }\n`, /tasks\.0\.action: backups\.create needs a target/],
-    ['a selector with a typo', `${head}tasks:\n  - name: x\n    action: backups.create\n    target: { sites: "acme-*" }\n    with: { tag: a }\n`, /tasks\.0\.target\.sites: is not a known field/],
-    ['a non-UUID company', `version: 1\nname: t\ncompany: acme\ntasks:\n  - name: x\n    action: backups.create\n    target: all\n    with: { tag: a }\n`, /^3:10: company: /],
-    ['an unset environment variable', `version: 1\nname: t\ncompany: \${NOPE_COMPANY}\ntasks:\n  - name: x\n    action: backups.create\n    target: all\n    with: { tag: a }\n`, /^3:10: company: environment variable NOPE_COMPANY is not set/],
-    ['a secret written in plain text', `${head}tasks:\n  - name: x\n    action: environments.create\n    with: { site_id: "${COMPANY}", display_name: dev, admin_password: hunter22 }\n`, /tasks\.0\.with\.admin_password: "hunter22" does not match the admin password: a \$\{ENV_VAR\} reference/],
-    ['two tasks with one name', `${head}tasks:\n  - name: x\n    action: backups.create\n    target: all\n    with: { tag: a }\n  - name: x\n    action: backups.create\n    target: all\n    with: { tag: b }\n`, /^9:11: tasks\.1\.name: another task/],
-    ['a misspelt template', `${head}tasks:\n  - name: x\n    action: backups.create\n    target: all\n    with: { tag: "nightly-{{envv}}" }\n`, /^8:\d+: tasks\.0\.with\.tag: unknown template \{\{envv\}\}; known: \{\{date\}\}/],
-    ['a bad rate', `${head}settings: { rate_limit: fast }\ntasks:\n  - name: x\n    action: backups.create\n    target: all\n    with: { tag: a }\n`, /^4:25: settings\.rate_limit: /],
-    ['a bad failure budget', `${head}settings: { max_failures: "5 percent" }\ntasks:\n  - name: x\n    action: backups.create\n    target: all\n    with: { tag: a }\n`, /settings\.max_failures: /],
-    ['a target on a site-scoped action', `${head}tasks:\n  - name: x\n    action: sites.create_plain\n    target: all\n    with: { display_name: a, region: us-central1 }\n`, /tasks\.0\.target: sites\.create_plain acts once/],
-    ['push with SPECIFIC_FILES and no file list', `${head}tasks:\n  - name: x\n    action: environments.push\n    with: { site_id: "${COMPANY}", source_env_id: "${COMPANY}", target_env_id: "${COMPANY}", push_files_option: SPECIFIC_FILES }\n`, /tasks\.0\.with\.file_list: is required/],
+    [
+      'a selector with a typo',
+      `${head}tasks:\n  - name: x\n    action: backups.create\n    target: { sites: "acme-*" }\n    with: { tag: a }\n`,
+      /tasks\.0\.target\.sites: is not a known field/,
+    ],
+    [
+      'a non-UUID company',
+      `version: 1\nname: t\ncompany: acme\ntasks:\n  - name: x\n    action: backups.create\n    target: all\n    with: { tag: a }\n`,
+      /^3:10: company: /,
+    ],
+    [
+      'an unset environment variable',
+      `version: 1\nname: t\ncompany: \${NOPE_COMPANY}\ntasks:\n  - name: x\n    action: backups.create\n    target: all\n    with: { tag: a }\n`,
+      /^3:10: company: environment variable NOPE_COMPANY is not set/,
+    ],
+    [
+      'a secret written in plain text',
+      `${head}tasks:\n  - name: x\n    action: environments.create\n    with: { site_id: "${COMPANY}", display_name: dev, admin_password: hunter22 }\n`,
+      /tasks\.0\.with\.admin_password: "hunter22" does not match the admin password: a \$\{ENV_VAR\} reference/,
+    ],
+    [
+      'two tasks with one name',
+      `${head}tasks:\n  - name: x\n    action: backups.create\n    target: all\n    with: { tag: a }\n  - name: x\n    action: backups.create\n    target: all\n    with: { tag: b }\n`,
+      /^9:11: tasks\.1\.name: another task/,
+    ],
+    [
+      'a misspelt template',
+      `${head}tasks:\n  - name: x\n    action: backups.create\n    target: all\n    with: { tag: "nightly-{{envv}}" }\n`,
+      /^8:\d+: tasks\.0\.with\.tag: unknown template \{\{envv\}\}; known: \{\{date\}\}/,
+    ],
+    [
+      'a bad rate',
+      `${head}settings: { rate_limit: fast }\ntasks:\n  - name: x\n    action: backups.create\n    target: all\n    with: { tag: a }\n`,
+      /^4:25: settings\.rate_limit: /,
+    ],
+    [
+      'a bad failure budget',
+      `${head}settings: { max_failures: "5 percent" }\ntasks:\n  - name: x\n    action: backups.create\n    target: all\n    with: { tag: a }\n`,
+      /settings\.max_failures: /,
+    ],
+    [
+      'a target on a site-scoped action',
+      `${head}tasks:\n  - name: x\n    action: sites.create_plain\n    target: all\n    with: { display_name: a, region: us-central1 }\n`,
+      /tasks\.0\.target: sites\.create_plain acts once/,
+    ],
+    [
+      'push with SPECIFIC_FILES and no file list',
+      `${head}tasks:\n  - name: x\n    action: environments.push\n    with: { site_id: "${COMPANY}", source_env_id: "${COMPANY}", target_env_id: "${COMPANY}", push_files_option: SPECIFIC_FILES }\n`,
+      /tasks\.0\.with\.file_list: is required/,
+    ],
   ])('%s', (_, text, expected) => {
     const found = problems(text);
     expect(found.length).toBeGreaterThan(0);
@@ -60,11 +124,15 @@ describe('playbook validation names file, line, column and field', () => {
     const file = writePlaybook(`${head}tasks:\n  - name: x\n    action: denied_ips.set\n    target: all\n    with: { ip_list_file: ips.txt }\n`, dir);
     const result = await runCli(['validate', file]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain(`${dir}/ips.txt:4:1: tasks.0.with.ip_list_file: "10.0.0.1/40" is not an IPv4 address, IPv4 with a prefix such as /32, or IPv6 address`);
+    expect(result.stderr).toContain(
+      `${dir}/ips.txt:4:1: tasks.0.with.ip_list_file: "10.0.0.1/40" is not an IPv4 address, IPv4 with a prefix such as /32, or IPv6 address`,
+    );
   });
 
   it('`sitefleet validate` exits 0 for every shipped example and 2 with file:line:col lines otherwise', async () => {
-    const examples = readdirSync(PLAYBOOKS).filter((f) => f.endsWith('.yaml')).map((f) => `${PLAYBOOKS}${f}`);
+    const examples = readdirSync(PLAYBOOKS)
+      .filter((f) => f.endsWith('.yaml'))
+      .map((f) => `${PLAYBOOKS}${f}`);
     expect(examples.length).toBeGreaterThanOrEqual(5);
     const ok = await runCli(['validate', ...examples]);
     expect([ok.code, ok.stderr]).toEqual([0, '']);

@@ -9,7 +9,11 @@ const fast = { tracking: { intervalMs: 20, maxIntervalMs: 100, notFoundGraceMs: 
 describe('operation tracking', () => {
   it('with wait, steps end succeeded once their operation finished, and polls share the budget', async () => {
     const { sim } = await start({ sites: 6, operationDelayMs: 150, operationVisibleAfterMs: 60 });
-    const { results } = await runInProcess(sim, 'settings: { wait: true }\ntasks:\n  - { name: b, action: backups.create, target: all, with: { tag: w } }\n', fast);
+    const { results } = await runInProcess(
+      sim,
+      'settings: { wait: true }\ntasks:\n  - { name: b, action: backups.create, target: all, with: { tag: w } }\n',
+      fast,
+    );
     expect([...results.values()].map((r) => r.status)).toEqual([...results.values()].map(() => 'succeeded'));
     const polls = sim.log.filter((e) => e.endpoint === 'getOperation');
     expect(polls.some((e) => e.status === 404)).toBe(true); // "not visible yet" was tolerated
@@ -21,7 +25,11 @@ describe('operation tracking', () => {
     const { sim, client } = await start({ sites: 4, operationDelayMs: 300 });
     const busy = [...sim.fleet.environments.values()][0]!;
     await client.addManualBackup(busy.id, { tag: 'someone else' }); // another actor keeps this environment busy
-    const { results, plan } = await runInProcess(sim, 'tasks:\n  - { name: p, action: php.set_version, target: all, wait: true, with: { php_version: "8.4" } }\n', { ...fast, blockedBackoffMs: 500 });
+    const { results, plan } = await runInProcess(
+      sim,
+      'tasks:\n  - { name: p, action: php.set_version, target: all, wait: true, with: { php_version: "8.4" } }\n',
+      { ...fast, blockedBackoffMs: 500 },
+    );
     const byEnv = new Map(plan.steps.map((s) => [s.target.env_id, results.get(s.id)!]));
     expect(byEnv.get(busy.id)).toMatchObject({ status: 'succeeded', attempts: 2 });
     expect([...byEnv.values()].every((r) => r.status === 'succeeded')).toBe(true);
@@ -34,13 +42,25 @@ describe('operation tracking', () => {
     const { sim, client } = await start({ sites: 4, operationDelayMs: 60_000 });
     const busy = [...sim.fleet.environments.values()][0]!;
     await client.addManualBackup(busy.id, { tag: 'someone else' });
-    const { results, plan } = await runInProcess(sim, 'tasks:\n  - { name: p, action: php.set_version, target: { ids: ["' + busy.id + '"] }, wait: true, with: { php_version: "8.4" } }\n', { ...fast, blockedBackoffMs: 10 });
-    expect(results.get(plan.steps[0]!.id)).toMatchObject({ status: 'failed', reason: 'operation failed: The environment is blocked by another process', attempts: 4 });
+    const { results, plan } = await runInProcess(
+      sim,
+      'tasks:\n  - { name: p, action: php.set_version, target: { ids: ["' + busy.id + '"] }, wait: true, with: { php_version: "8.4" } }\n',
+      { ...fast, blockedBackoffMs: 10 },
+    );
+    expect(results.get(plan.steps[0]!.id)).toMatchObject({
+      status: 'failed',
+      reason: 'operation failed: The environment is blocked by another process',
+      attempts: 4,
+    });
   });
 
   it('an operation that outlives the task timeout ends unknown, with a pointer to `sitefleet status`', async () => {
     const { sim } = await start({ sites: 2, operationDelayMs: 5000 });
-    const { results } = await runInProcess(sim, 'tasks:\n  - { name: b, action: backups.create, target: all, wait: true, timeout: 300ms, with: { tag: t } }\n', fast);
+    const { results } = await runInProcess(
+      sim,
+      'tasks:\n  - { name: b, action: backups.create, target: all, wait: true, timeout: 300ms, with: { tag: t } }\n',
+      fast,
+    );
     for (const r of results.values()) {
       expect(r.status).toBe('unknown');
       expect(r.operation_id).toMatch(/^backups:add-manual-/);
@@ -86,7 +106,8 @@ describe('operation tracking', () => {
 describe('rollout waves and failure budgets', () => {
   it('runs the canary alone, then each wave only after the previous one’s operations finished', async () => {
     const { sim } = await start({ sites: 10, operationDelayMs: 60 });
-    const yaml = 'tasks:\n  - { name: b, action: backups.create, target: all, rollout: { canary: 1, waves: ["50%", "100%"], pause: 50ms }, with: { tag: r } }\n';
+    const yaml =
+      'tasks:\n  - { name: b, action: backups.create, target: all, rollout: { canary: 1, waves: ["50%", "100%"], pause: 50ms }, with: { tag: r } }\n';
     const { results, plan } = await runInProcess(sim, yaml, fast);
     const waves = plan.steps.map((s) => s.wave!);
     expect(waves.filter((w) => w === 0)).toHaveLength(1);
@@ -109,7 +130,11 @@ describe('rollout waves and failure budgets', () => {
   it('a failing canary stops the run: the rest is skipped with "failure budget exceeded", nothing else is sent', async () => {
     const { sim } = await start({ sites: 10, operationDelayMs: 0 });
     sim.setFaults('503=1', { writesOnly: true }); // every write fails, and a creating call is not retried
-    const { results, stopped } = await runInProcess(sim, 'tasks:\n  - { name: b, action: backups.create, target: all, max_failures: 0, rollout: { canary: 1, waves: ["100%"] }, with: { tag: r } }\n', fast);
+    const { results, stopped } = await runInProcess(
+      sim,
+      'tasks:\n  - { name: b, action: backups.create, target: all, max_failures: 0, rollout: { canary: 1, waves: ["100%"] }, with: { tag: r } }\n',
+      fast,
+    );
     expect(stopped?.kind).toBe('budget');
     const statuses = [...results.values()].map((r) => r.status);
     expect(statuses.filter((s) => s === 'unknown')).toHaveLength(1);
@@ -130,7 +155,11 @@ describe('rollout waves and failure budgets', () => {
 
     const { sim } = await start({ sites: 10, operationDelayMs: 0 });
     sim.setFaults('lost=1', { writesOnly: true }); // every creating call ends unknown
-    const { stopped, results } = await runInProcess(sim, 'settings: { max_failures: 2 }\ntasks:\n  - { name: b, action: backups.create, target: all, with: { tag: u } }\n', { ...fast, concurrency: 1 });
+    const { stopped, results } = await runInProcess(
+      sim,
+      'settings: { max_failures: 2 }\ntasks:\n  - { name: b, action: backups.create, target: all, with: { tag: u } }\n',
+      { ...fast, concurrency: 1 },
+    );
     expect(stopped?.kind).toBe('budget');
     expect([...results.values()].filter((r) => r.status === 'unknown')).toHaveLength(3);
   });

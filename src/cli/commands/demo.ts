@@ -25,7 +25,14 @@ export function registerDemo(program: Command): void {
       const reports = mkdtempSync(join(tmpdir(), 'sitefleet-demo-'));
       // The demo talks to its own simulator only, whatever the environment says.
       process.env.SITEFLEET_TOKEN = sim.token;
-      const demoGlobals: GlobalOptions = { ...globals, baseUrl: sim.baseUrl, tokenFile: undefined, company: sim.companyId, rate: globals.rate ?? '50/s', pollInterval: 100 };
+      const demoGlobals: GlobalOptions = {
+        ...globals,
+        baseUrl: sim.baseUrl,
+        tokenFile: undefined,
+        company: sim.companyId,
+        rate: globals.rate ?? '50/s',
+        pollInterval: 100,
+      };
       const say = (text: string) => process.stdout.write(`${text}\n`);
       let worst = 0;
       try {
@@ -37,13 +44,17 @@ export function registerDemo(program: Command): void {
         say(`${renderPlan(plan, false)}\n`);
         for (const name of EXAMPLES) {
           say(`== run ${name}`);
-          const { exitCode } = await runPlaybook(fileURLToPath(new URL(name, PLAYBOOKS_DIR)), { ...demoGlobals, quiet: false }, {
-            yes: true,
-            // Wait for the operations: the next playbook touches the same environments, and the
-            // service fails an operation on an environment that is still busy.
-            wait: true,
-            report: join(reports, name.replace(/\.yaml$/, '.report.json')),
-          });
+          const { exitCode } = await runPlaybook(
+            fileURLToPath(new URL(name, PLAYBOOKS_DIR)),
+            { ...demoGlobals, quiet: false },
+            {
+              yes: true,
+              // Wait for the operations: the next playbook touches the same environments, and the
+              // service fails an operation on an environment that is still busy.
+              wait: true,
+              report: join(reports, name.replace(/\.yaml$/, '.report.json')),
+            },
+          );
           worst = Math.max(worst, exitCode);
           say('');
         }

@@ -30,10 +30,13 @@ export function registerResume(program: Command): void {
     )
     .action(async (reportPath: string, opts: ResumeOptions, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
-      if (opts.maxFailures !== undefined && !/^(\d+|(100|\d{1,2})(\.\d+)?%)$/.test(opts.maxFailures)) throw new UsageError('--max-failures takes a count or a percentage such as 10%');
+      if (opts.maxFailures !== undefined && !/^(\d+|(100|\d{1,2})(\.\d+)?%)$/.test(opts.maxFailures))
+        throw new UsageError('--max-failures takes a count or a percentage such as 10%');
       const company = readState(reportPath).start.plan.company;
       // The lock first, then the journal read again: another resume may have moved it on meanwhile.
-      process.exitCode = await withRunLock(globals, company, `resume ${reportPath}`, opts.waitLock, () => resume(reportPath, readState(reportPath), globals, opts));
+      process.exitCode = await withRunLock(globals, company, `resume ${reportPath}`, opts.waitLock, () =>
+        resume(reportPath, readState(reportPath), globals, opts),
+      );
     });
 }
 
@@ -42,7 +45,9 @@ function readState(reportPath: string): JournalState {
     return readJournal(journalPathFor(reportPath));
   } catch (error) {
     if (error instanceof NoStartRecordError) {
-      throw new UsageError(`nothing to resume: the run of ${reportPath} was stopped before it sent anything; start it again with \`sitefleet run PLAYBOOK --report ${reportPath}\``);
+      throw new UsageError(
+        `nothing to resume: the run of ${reportPath} was stopped before it sent anything; start it again with \`sitefleet run PLAYBOOK --report ${reportPath}\``,
+      );
     }
     throw new UsageError(`cannot resume ${reportPath}: ${(error as Error).message}`);
   }
@@ -63,16 +68,29 @@ async function resume(reportPath: string, state: JournalState, globals: GlobalOp
       `  ${todo.leftUnknown.length} sent without an answer, creating something: left unknown, check them by hand`,
     ].join('\n'),
   );
-  for (const step of todo.leftUnknown.slice(0, 10)) out(`    unknown: ${step.method} ${step.path} (${step.task}, ${step.target.site ?? ''}/${step.target.environment ?? ''})`);
+  for (const step of todo.leftUnknown.slice(0, 10))
+    out(`    unknown: ${step.method} ${step.path} (${step.task}, ${step.target.site ?? ''}/${step.target.environment ?? ''})`);
   const work = todo.neverSent.length + todo.resend.length + todo.toPoll.length;
   if (work === 0) {
     // Nothing to send or poll: say so, bring the report up to date with the journal, send nothing.
-    const report = buildReport({ plan, mode: 'run', startedAt: new Date(state.start.started_at), finishedAt: new Date(), results: todo.initial, stopped: state.stopped, runId: state.start.run_id });
+    const report = buildReport({
+      plan,
+      mode: 'run',
+      startedAt: new Date(state.start.started_at),
+      finishedAt: new Date(),
+      results: todo.initial,
+      stopped: state.stopped,
+      runId: state.start.run_id,
+    });
     writeJsonAtomic(reportPath, report);
     out(`nothing left to send: every step has ended.\n${renderSummary(report, reportPath)}`);
     return exitCodeOf(report);
   }
-  await confirmWrites('resume', `Send ${todo.neverSent.length + todo.resend.length} calls${todo.toPoll.length ? ` and poll ${todo.toPoll.length} operations` : ''}?`, opts.yes);
+  await confirmWrites(
+    'resume',
+    `Send ${todo.neverSent.length + todo.resend.length} calls${todo.toPoll.length ? ` and poll ${todo.toPoll.length} operations` : ''}?`,
+    opts.yes,
+  );
   const runtime = createRuntime(globals, plan.settings);
   try {
     const journal = await Journal.open(journalPathFor(reportPath));

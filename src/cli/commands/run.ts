@@ -38,7 +38,10 @@ export function registerRun(program: Command): void {
     .option('-v, --verbose', 'list every call of the plan before running')
     .option('--wait', 'poll every operation until it finished (as settings.wait: true)')
     .option('--wait-lock', 'if another run holds the company lock, wait for it instead of exiting 4')
-    .addHelpText('after', `${EXIT_CODES_HELP}\nExample:\n  SITEFLEET_TOKEN=… sitefleet run playbooks/nightly-backups.yaml --yes --report /var/log/sitefleet/backups.json\n`)
+    .addHelpText(
+      'after',
+      `${EXIT_CODES_HELP}\nExample:\n  SITEFLEET_TOKEN=… sitefleet run playbooks/nightly-backups.yaml --yes --report /var/log/sitefleet/backups.json\n`,
+    )
     .action(async (file: string, opts: RunOptions, command: Command) => {
       const { exitCode } = await runPlaybook(file, command.optsWithGlobals<GlobalOptions>(), opts);
       process.exitCode = exitCode;
@@ -58,7 +61,12 @@ export async function runPlaybook(file: string, globals: GlobalOptions, opts: Ru
   return withRunLock(globals, playbook.company, `run ${file}`, opts.waitLock, () => planAndRun(playbook, globals, opts, startedAt));
 }
 
-async function planAndRun(loaded: Playbook & { company: string }, globals: GlobalOptions, opts: RunOptions, startedAt: Date): Promise<{ exitCode: number; reportPath: string }> {
+async function planAndRun(
+  loaded: Playbook & { company: string },
+  globals: GlobalOptions,
+  opts: RunOptions,
+  startedAt: Date,
+): Promise<{ exitCode: number; reportPath: string }> {
   const out = (text: string) => void (!globals.quiet && process.stdout.write(`${text}\n`));
   const prepared = await planFrom(loaded, globals);
   const { plan, playbook, runtime } = prepared;
@@ -74,12 +82,17 @@ async function planAndRun(loaded: Playbook & { company: string }, globals: Globa
       out(renderSummary(report, reportPath));
       return { exitCode: 0, reportPath };
     }
-    if (plan.steps.length > 0) await confirmWrites('run', `Send ${plan.steps.length} calls (rate ${runtime.rate}, concurrency ${runtime.concurrency})?`, opts.yes);
+    if (plan.steps.length > 0)
+      await confirmWrites('run', `Send ${plan.steps.length} calls (rate ${runtime.rate}, concurrency ${runtime.concurrency})?`, opts.yes);
     const runId = randomUUID();
     const journalPath = journalPathFor(reportPath);
     const start = { t: 'start', v: 1, run_id: runId, playbook: playbook.file, report: reportPath, started_at: startedAt.toISOString(), plan } as const;
     const { journal, replaced } = await Journal.create(journalPath, start).catch((error: NodeJS.ErrnoException) => {
-      throw error.code === 'EEXIST' ? new UsageError(`${journalPath} exists: this report belongs to another run (resume it with \`sitefleet resume ${reportPath}\`, or pick another --report)`) : error;
+      throw error.code === 'EEXIST'
+        ? new UsageError(
+            `${journalPath} exists: this report belongs to another run (resume it with \`sitefleet resume ${reportPath}\`, or pick another --report)`,
+          )
+        : error;
     });
     if (replaced) out(`${journalPath} belonged to a run stopped before it sent anything: starting afresh`);
     out(`report: ${reportPath} (journal: ${journal.path}; resume with \`sitefleet resume ${reportPath}\`)`);

@@ -33,7 +33,12 @@ export function registerSim(program: Command): void {
     .option('--rate <N/period>', 'sliding-window limit per token, e.g. 120/min or 50/s (default: none)')
     .option('--faults <list>', 'fault probabilities, e.g. 5xx=0.05,reset=0.02,lost=0.01,malformed=0.01,slow=0.05,429=0.01')
     .option('--latency <min-max>', 'delay every answer by this many ms, e.g. 100-200', rangeOption('--latency'))
-    .option('--op-delay <ms>', 'time an operation takes to complete, or a range drawn from per operation (e.g. 6000-10000)', rangeOption('--op-delay'), [1000, 1000])
+    .option(
+      '--op-delay <ms>',
+      'time an operation takes to complete, or a range drawn from per operation (e.g. 6000-10000)',
+      rangeOption('--op-delay'),
+      [1000, 1000],
+    )
     .option('--op-visible-after <ms>', 'time a new operation id answers 404, as on the real service', intOption('--op-visible-after', 0, 600_000), 0)
     .option('--page-size <n>', 'most themes in one page of the listing', intOption('--page-size', 1, 10_000), 100)
     .option('--drop-get-bodies', 'ignore the JSON body of GET requests, as some proxies do (the listing then pages only by query string)')

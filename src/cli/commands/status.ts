@@ -64,7 +64,12 @@ async function checkOperations(reportPath: string, report: Report, waitMs: numbe
           progress.step(r.status !== 'succeeded');
           if (journal && r.step_id) {
             const { step_id, status, http_status, operation_id, attempts, error, reason } = r;
-            await journal.append({ t: 'update', step: step_id, result: { step_id, status, http_status, operation_id, attempts, error, reason }, at: Date.now() });
+            await journal.append({
+              t: 'update',
+              step: step_id,
+              result: { step_id, status, http_status, operation_id, attempts, error, reason },
+              at: Date.now(),
+            });
           }
         }
       }),

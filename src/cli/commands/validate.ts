@@ -8,7 +8,10 @@ export function registerValidate(program: Command): void {
     .command('validate')
     .description('check playbooks offline: schema, targets, IPs, WP-CLI commands; sends nothing')
     .argument('<playbook...>', 'playbook files')
-    .addHelpText('after', '\nExit 0 when every playbook is valid; 2 with one line per problem (file:line:col: field: message).\n\nExample:\n  sitefleet validate playbooks/*.yaml\n')
+    .addHelpText(
+      'after',
+      '\nExit 0 when every playbook is valid; 2 with one line per problem (file:line:col: field: message).\n\nExample:\n  sitefleet validate playbooks/*.yaml\n',
+    )
     .action((files: string[], _opts: unknown, command: Command) => {
       const opts = command.optsWithGlobals<GlobalOptions>();
       const problems: InputProblem[] = [];
