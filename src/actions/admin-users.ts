@@ -1,3 +1,5 @@
+import { statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { Action } from './action.js';
 import { field, withBlock } from './schema-parts.js';
 
@@ -32,6 +34,17 @@ export const adminUsersLoginLink: Action<{ email: string; output_file: string }>
     },
     ['email', 'output_file'],
   ),
+  // The links are fetched once: a folder found missing only after that would lose them.
+  check(w) {
+    if (typeof w.output_file !== 'string') return [];
+    const folder = dirname(resolve(w.output_file));
+    try {
+      if (!statSync(folder).isDirectory()) return [{ path: 'output_file', message: `${folder} is not a folder` }];
+    } catch (error) {
+      return [{ path: 'output_file', message: `the folder ${folder} does not exist (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})` }];
+    }
+    return [];
+  },
   expandEnvironment(env, ctx) {
     return [{ request: { endpoint: 'getLoginUrl', params: { env_id: env.id }, body: { email: ctx.with.email } } }];
   },

@@ -4,7 +4,7 @@ import { HostingClient } from '../api/client.js';
 import { SitefleetError } from '../errors.js';
 import { Caller } from '../run/caller.js';
 import { RateBudget } from '../run/rate-budget.js';
-import { parseRate } from '../sim/rate-window.js';
+import { parseRate } from '../util/rate.js';
 import { createLogger } from './logger.js';
 import type { TrackOptions } from '../run/watcher.js';
 

@@ -90,6 +90,11 @@ export function reportError(error: unknown, stderr: NodeJS.WritableStream = proc
 }
 
 async function main(): Promise<void> {
+  // `sitefleet inventory --format json | head`: the reader left; what it did not read it did not want.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
   try {
     await buildProgram().parseAsync(process.argv);
   } catch (error) {

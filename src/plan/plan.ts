@@ -213,7 +213,7 @@ function lockOf(target: Target, body: unknown): { lock?: string } {
   return lock ? { lock } : {};
 }
 
-function checkBody(task: Task, schema: string, body: unknown, target: Target, env: Record<string, string | undefined>): InputProblem[] {
+export function checkBody(task: Task, schema: string, body: unknown, target: Target, env: Record<string, string | undefined>): InputProblem[] {
   const text = JSON.stringify(body ?? {});
   // Secret fields hold `${VAR}` references; check the value they will be sent with.
   const resolved = text.includes('${')

@@ -1,10 +1,12 @@
-import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { TEMPLATE_NAMES, type WithBlock } from '../actions/action.js';
 import { ACTIONS } from '../actions/index.js';
 import { InvalidInputError, type InputProblem } from '../errors.js';
 import { ajvProblems, createAjv } from '../util/ajv.js';
+import { offlineBodyProblems } from '../plan/offline-check.js';
+import { readInputFile } from '../util/input-file.js';
+import { parseRate } from '../util/rate.js';
 import { playbookSchema } from './schema.js';
 import type { Playbook, Task } from './types.js';
 
@@ -15,8 +17,10 @@ const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 export interface LoadOptions {
   /** Where `${VAR}` references are looked up (default process.env). */
   env?: Record<string, string | undefined>;
-  /** Report `${VAR}` references to unset variables (plan and run do; offline `validate` does not). */
+  /** `${VAR}` references to unset variables are errors (plan and run); otherwise warnings (`validate`, whose CI may lack them). */
   requireEnv?: boolean;
+  /** Receives the warnings, located, once the playbook is otherwise valid. */
+  onWarning?(warnings: InputProblem[]): void;
   /** `--company`: overrides the playbook's company. */
   company?: string;
 }
@@ -25,14 +29,15 @@ export interface LoadOptions {
 export function loadPlaybook(file: string, options: LoadOptions = {}): Playbook {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readInputFile(file, MAX_PLAYBOOK_BYTES);
   } catch (error) {
-    throw new InvalidInputError([
-      { file, line: 1, column: 1, path: '', message: `cannot read the playbook: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` },
-    ]);
+    throw new InvalidInputError([{ file, line: 1, column: 1, path: '', message: `cannot read the playbook: ${(error as Error).message}` }]);
   }
   return parsePlaybook(text, file, options);
 }
+
+/** A playbook is a page or two of YAML; a megabyte is far past any real one, and far below what hurts. */
+export const MAX_PLAYBOOK_BYTES = 1 << 20;
 
 export function parsePlaybook(text: string, file: string, options: LoadOptions = {}): Playbook {
   const lineCounter = new LineCounter();
@@ -52,7 +57,13 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
       }),
     );
   }
-  const raw = doc.toJS({ maxAliasCount: 100 }) as unknown;
+  let raw: unknown;
+  try {
+    raw = doc.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    // yaml refuses documents whose aliases expand past the limit (a "billion laughs" alias bomb).
+    throw new InvalidInputError([{ file, line: 1, column: 1, path: '', message: `YAML: ${(error as Error).message.split('\n')[0]}` }]);
+  }
   if (!validateSchema(raw)) throw new InvalidInputError(ajvProblems(validateSchema.errors).map(at));
 
   const data = raw as {
@@ -63,6 +74,8 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
     tasks: (Omit<Task, 'index' | 'allow_empty'> & { allow_empty?: boolean })[];
   };
   const problems: InputProblem[] = [];
+  const warnings: InputProblem[] = [];
+  const unset = (path: string, name: string) => (options.requireEnv ? problems : warnings).push({ path, message: `environment variable ${name} is not set` });
   const env = options.env ?? process.env;
   const baseDir = dirname(file);
 
@@ -70,13 +83,13 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
     if (typeof value === 'string') {
       if (secretPaths.has(path)) {
         const name = value.slice(2, -1);
-        if (options.requireEnv && env[name] === undefined) problems.push({ path, message: `environment variable ${name} is not set` });
+        if (env[name] === undefined) unset(path, name);
         return value; // resolved only when the call is sent, so it never reaches a plan or report
       }
       return value.replace(ENV_REF, (whole, name: string) => {
         const v = env[name];
         if (v === undefined) {
-          if (options.requireEnv) problems.push({ path, message: `environment variable ${name} is not set` });
+          unset(path, name);
           return whole;
         }
         return v;
@@ -147,7 +160,16 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
     };
   });
 
+  if (data.settings?.rate_limit !== undefined) {
+    try {
+      parseRate(data.settings.rate_limit);
+    } catch (error) {
+      problems.push({ path: 'settings.rate_limit', message: (error as Error).message });
+    }
+  }
+  if (problems.length === 0) problems.push(...offlineBodyProblems(tasks, company, new Date().toISOString().slice(0, 10)));
   if (problems.length > 0) throw new InvalidInputError(problems.map(at));
+  if (warnings.length > 0) options.onWarning?.(warnings.map(at));
   return { file, name: data.name, company, settings: data.settings ?? {}, targets, tasks, locate };
 }
 

@@ -66,7 +66,7 @@ export class Journal {
     try {
       await link(tmp, path);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || hasStartRecord(path)) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || !isTornJournal(path)) {
         await unlink(tmp).catch(() => undefined);
         throw error;
       }
@@ -158,6 +158,18 @@ async function lastNewlineEnd(handle: FileHandle, size: number): Promise<number>
 /** A journal whose run never got a complete start record on disk: that run sent nothing. */
 export class NoStartRecordError extends SitefleetError {
   override name = 'NoStartRecordError';
+}
+
+/** An empty file, or the start of a start record that was never finished: what a killed run leaves, and nothing else. */
+function isTornJournal(path: string): boolean {
+  const fd = openSync(path, 'r');
+  try {
+    const head = Buffer.alloc(12);
+    const n = readSync(fd, head, 0, head.length, 0);
+    return (n === 0 || '{"t":"start"'.startsWith(head.subarray(0, n).toString('utf8'))) && !hasStartRecord(path);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Whether the file begins with a complete (newline-ended) start record. */

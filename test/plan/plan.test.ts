@@ -90,14 +90,17 @@ describe('planner', () => {
   });
 
   it('refuses a templated body that breaks the API rules, naming the field and target', () => {
-    const attempt = () => plan('tasks:\n  - name: d\n    action: domains.add\n    target: all\n    with: { domain_name: "{{site}}_x.example.org" }\n');
+    // Valid for the stand-in environment `validate` fills templates with, invalid for this fleet's
+    // sites: only the planner, with the real inventory, can see it.
+    const sites = { ...inventory, environments: inventory.environments.map((e) => ({ ...e, site: `${e.site}_x` })) };
+    const attempt = () => plan('tasks:\n  - name: d\n    action: domains.add\n    target: all\n    with: { domain_name: "{{site}}.example.org" }\n', sites);
     expect(attempt).toThrow(InvalidInputError);
     try {
       attempt();
     } catch (error) {
       const p = (error as InvalidInputError).problems[0]!;
       expect([p.file, p.line, p.path]).toEqual(['pb.yaml', 8, 'tasks.0.with.domain_name']);
-      expect(p.message).toMatch(/^domain_name: "acme-001_x.example.org" is not a valid domain name \(for acme-001\/live\)$/);
+      expect(p.message).toMatch(/^domain_name: "acme-001_x.example.org" is not a valid domain name \(for acme-001_x\/live\)$/);
     }
   });
 

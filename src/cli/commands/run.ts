@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { buildReport, writeJsonAtomic } from '../../report/report.js';
+import { buildReport, writeJsonAtomic, type Report } from '../../report/report.js';
 import { Journal, journalPathFor } from '../../run/journal.js';
 import { confirmWrites } from '../confirm.js';
 import { UsageError, type GlobalOptions } from '../context.js';
@@ -57,8 +57,28 @@ export async function runPlaybook(file: string, globals: GlobalOptions, opts: Ru
   const startedAt = new Date();
   if (opts.report && !existsSync(dirname(resolve(opts.report)))) throw new UsageError(`the folder of --report ${opts.report} does not exist`);
   const playbook = loadForRun(file, globals);
+  opts.report ??= defaultReportPath(playbook.settings.report_dir, startedAt);
+  refuseForeignReport(opts.report);
   if (opts.dryRun) return planAndRun(playbook, globals, opts, startedAt);
   return withRunLock(globals, playbook.company, `run ${file}`, opts.waitLock, () => planAndRun(playbook, globals, opts, startedAt));
+}
+
+/** `--report playbook.yaml` must not overwrite the playbook: an existing file is replaced only if it is a sitefleet report. */
+function refuseForeignReport(path: string): void {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw new UsageError(`--report ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'unreadable'}): pick another path`);
+  }
+  try {
+    const report = JSON.parse(text) as Partial<Report>;
+    if (report.version === 1 && typeof report.run_id === 'string' && Array.isArray(report.results)) return;
+  } catch {
+    // not JSON: not a report
+  }
+  throw new UsageError(`--report ${path} exists and is not a sitefleet report: refusing to overwrite it`);
 }
 
 async function planAndRun(
@@ -72,7 +92,7 @@ async function planAndRun(
   const { plan, playbook, runtime } = prepared;
   try {
     if (opts.wait) for (const task of plan.tasks) task.wait = true;
-    const reportPath = opts.report ?? defaultReportPath(playbook.settings.report_dir, startedAt);
+    const reportPath = opts.report!;
     out(renderPlan(plan, opts.verbose ?? false));
     const empty = emptyTargetProblems(prepared);
     if (empty) throw empty;

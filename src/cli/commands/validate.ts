@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { InvalidInputError, type InputProblem } from '../../errors.js';
+import { formatProblem, InvalidInputError, type InputProblem } from '../../errors.js';
 import { loadPlaybook } from '../../playbook/load.js';
 import type { GlobalOptions } from '../context.js';
 
@@ -10,15 +10,20 @@ export function registerValidate(program: Command): void {
     .argument('<playbook...>', 'playbook files')
     .addHelpText(
       'after',
-      '\nExit 0 when every playbook is valid; 2 with one line per problem (file:line:col: field: message).\n\nExample:\n  sitefleet validate playbooks/*.yaml\n',
+      "\nChecks everything that can be known without the service: the schema, targets, IP lists, WP-CLI commands,\nrates, and every request body against the API's rules. Unset ${VARS} are warnings (CI may lack them); --strict\nmakes them errors.\nExit 0 when every playbook is valid; 2 with one line per problem (file:line:col: field: message).\n\nExample:\n  sitefleet validate --strict playbooks/*.yaml\n",
     )
-    .action((files: string[], _opts: unknown, command: Command) => {
+    .option('--strict', 'treat warnings (such as an unset ${VAR}) as errors')
+    .action((files: string[], local: { strict?: boolean }, command: Command) => {
       const opts = command.optsWithGlobals<GlobalOptions>();
       const problems: InputProblem[] = [];
       for (const file of files) {
         try {
-          loadPlaybook(file, { company: opts.company });
-          if (!opts.quiet) process.stdout.write(`${file}: valid\n`);
+          let warned: InputProblem[] = [];
+          loadPlaybook(file, { company: opts.company, onWarning: (w) => (warned = w) });
+          if (local.strict) problems.push(...warned);
+          else for (const w of warned) process.stderr.write(`${formatProblem({ ...w, message: `warning: ${w.message}` })}\n`);
+          if (!opts.quiet && (!local.strict || warned.length === 0))
+            process.stdout.write(`${file}: valid${warned.length ? ` (${warned.length} warnings)` : ''}\n`);
         } catch (error) {
           if (!(error instanceof InvalidInputError)) throw error;
           problems.push(...error.problems);

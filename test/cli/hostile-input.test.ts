@@ -1,0 +1,133 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CLI, runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
+import { useSimulator } from '../helpers/sim.js';
+
+const start = useSimulator();
+
+const ips = (file: string) =>
+  `version: 1\nname: x\ntasks:\n  - { name: a, action: denied_ips.set, target: all, with: { ip_list_file: ${JSON.stringify(file)} } }\n`;
+
+/** Each case: a playbook (or its folder's files) that `validate` and `run` both refuse with exit 2 and one pointed line. */
+const cases: [string, (dir: string) => string, RegExp][] = [
+  [
+    'an ip_list_file that is somebody’s password file: only the start of one line is quoted',
+    (dir) => {
+      const secret = Array.from({ length: 40 }, (_, i) => `user${i}:$6$abcdefghSECRETSECRETSECRETSECRET:19000:0:99999:7:::`).join('\n');
+      writeFileSync(join(dir, 'shadow'), secret);
+      return ips('shadow');
+    },
+    /shadow:1:1: tasks\.0\.with\.ip_list_file: "user0:\$6\$abcdefghSECRETS…" is not an IPv4/,
+  ],
+  ['an ip_list_file that is /dev/zero', () => ips('/dev/zero'), /ip_list_file: \/dev\/zero is not a regular file/],
+  [
+    'an ip_list_file with more entries than the API takes',
+    (dir) => (writeFileSync(join(dir, 'many'), Array.from({ length: 10_001 }, (_, i) => `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`).join('\n')), ips('many')),
+    /holds 10001 entries; the API takes at most 10000/,
+  ],
+  [
+    'a YAML alias bomb',
+    () =>
+      `a: &a ["x","x","x","x","x","x","x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n`,
+    /playbook\.yaml:1:1: \(root\): YAML: .*alias/i,
+  ],
+  [
+    'a rate with a zero period',
+    () => 'version: 1\nname: x\nsettings: { rate_limit: 5/0s }\ntasks:\n  - { name: a, action: php.set_version, target: all, with: { php_version: "8.3" } }\n',
+    /settings\.rate_limit: rate "5\/0s" has a zero period/,
+  ],
+  [
+    'a DNS A record whose value is not an address',
+    () =>
+      'version: 1\nname: x\ntasks:\n  - { name: a, action: dns_records.create, target: all, with: { type: A, name: "www.{{domain}}", resource_records: [{ value: "not-an-ip" }] } }\n',
+    /tasks\.0\.with\.resource_records: resource_records\.0\.value: "not-an-ip" is not a valid IPv4 address/,
+  ],
+  [
+    'a backup tag far past the API’s limit',
+    () => `version: 1\nname: x\ntasks:\n  - { name: a, action: backups.create, target: all, with: { tag: ${'t'.repeat(2000)} } }\n`,
+    /tasks\.0\.with(\.tag)?: tag: must NOT have more than \d+ characters/,
+  ],
+  [
+    'an output_file in a folder that does not exist',
+    () =>
+      'version: 1\nname: x\ntasks:\n  - { name: a, action: admin_users.login_link, target: all, with: { email: ops@example.com, output_file: /nonexistent-folder/links.json } }\n',
+    /output_file: the folder \/nonexistent-folder does not exist/,
+  ],
+];
+
+describe('hostile and careless input: exit 2, one pointed line, nothing sent', () => {
+  it.each(cases)('%s', async (_, make, message) => {
+    const { sim } = await start({ sites: 2 });
+    const dir = tempDir();
+    const file = writePlaybook(make(dir), dir);
+    for (const args of [
+      ['validate', file],
+      ['run', file, '--yes', '--report', join(dir, 'r.json')],
+    ]) {
+      const result = await runCli(args, simEnv(sim), { timeoutMs: 20_000 });
+      expect(result.code, `${args[0]}: ${result.stderr}`).toBe(2);
+      const lines = result.stderr.trim().split('\n');
+      expect(lines[0]).toMatch(message);
+      expect(lines.length).toBeLessThanOrEqual(6);
+      expect(lines.at(-1)).toMatch(/problems?; nothing was sent/);
+      expect(result.stderr).not.toMatch(/SECRETSECRETSECRETSECRET|at .*\.js:\d+/);
+    }
+    expect(sim.log).toEqual([]);
+  });
+
+  it('a playbook over a megabyte, and a FIFO, are refused without reading them', async () => {
+    const dir = tempDir();
+    const big = writePlaybook(`version: 1\nname: x\n# ${'x'.repeat(1 << 20)}\ntasks: []\n`, dir, 'big.yaml');
+    const result = await runCli(['validate', big]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/big\.yaml:1:1: \(root\): cannot read the playbook: .*big\.yaml is 1\.0 MiB, more than the 1\.0 MiB allowed/);
+    const fifo = join(dir, 'pipe.txt');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const fromFifo = await runCli(['validate', writePlaybook(ips('pipe.txt'), dir)], {}, { timeoutMs: 10_000 });
+    expect(fromFifo.code).toBe(2);
+    expect(fromFifo.stderr).toMatch(/pipe\.txt is not a regular file/);
+  });
+
+  it('unset ${VARS} are warnings for validate (CI may lack them), errors with --strict and for run', async () => {
+    const dir = tempDir();
+    const file = writePlaybook(
+      'version: 1\nname: x\ntasks:\n  - { name: a, action: backups.create, target: all, with: { tag: "nightly-${NOT_SET_HERE}" } }\n',
+      dir,
+    );
+    const lenient = await runCli(['validate', file]);
+    expect(lenient.code).toBe(0);
+    expect(lenient.stderr).toMatch(/playbook\.yaml:4:\d+: tasks\.0\.with\.tag: warning: environment variable NOT_SET_HERE is not set/);
+    expect(lenient.stdout).toContain('valid (1 warnings)');
+    const strict = await runCli(['validate', '--strict', file]);
+    expect(strict.code).toBe(2);
+    expect(strict.stderr).toMatch(/tasks\.0\.with\.tag: environment variable NOT_SET_HERE is not set/);
+  });
+
+  it('--report naming the playbook (or any file that is not a report) is refused, and the file is left alone', async () => {
+    const { sim } = await start({ sites: 2 });
+    const dir = tempDir();
+    const file = writePlaybook('version: 1\nname: x\ntasks:\n  - { name: a, action: php.set_version, target: all, with: { php_version: "8.3" } }\n', dir);
+    const before = readFileSync(file, 'utf8');
+    const result = await runCli(['run', file, '--yes', '--report', file], simEnv(sim));
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('exists and is not a sitefleet report: refusing to overwrite it');
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    expect(sim.log).toEqual([]);
+  });
+
+  it('inventory piped into a reader that leaves early ends quietly', async () => {
+    const { sim } = await start({ sites: 60, themes: 8 });
+    const child = spawn(process.execPath, [CLI, 'inventory', '--format', 'json'], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...simEnv(sim) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.once('data', () => child.stdout.destroy());
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(stderr).not.toMatch(/EPIPE|Error/);
+    expect(code).toBe(0);
+  });
+});
