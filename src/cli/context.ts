@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { HostingClient } from '../api/client.js';
 import { SitefleetError } from '../errors.js';
@@ -33,10 +33,13 @@ export class UsageError extends SitefleetError {
 }
 
 /** The token comes from SITEFLEET_TOKEN or a file, never from a flag (flags end up in shell history and `ps`). */
-export function readToken(opts: GlobalOptions, env = process.env): string {
+export function readToken(opts: GlobalOptions, env = process.env, warn = (text: string) => void process.stderr.write(`sitefleet: warning: ${text}\n`)): string {
   if (opts.tokenFile) {
     let token: string;
     try {
+      const mode = statSync(opts.tokenFile).mode & 0o777;
+      if (mode & 0o077)
+        warn(`--token-file ${opts.tokenFile} can be read by others (mode ${mode.toString(8)}); make it private with: chmod 600 ${opts.tokenFile}`);
       token = readFileSync(opts.tokenFile, 'utf8').trim();
     } catch (error) {
       throw new UsageError(`cannot read --token-file ${opts.tokenFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);

@@ -19,17 +19,33 @@ export const REDACT_PATHS = [
   'result.output',
 ];
 
-/** JSON lines to stderr, or to `file`; `silent` when nothing should be written. */
-export function createLogger(options: { level?: string; file?: string }): Logger {
+const LEVELS: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warning', 50: 'error', 60: 'fatal' };
+const NOT_SHOWN = new Set(['level', 'time', 'app', 'msg', 'pid', 'hostname']);
+
+/**
+ * A person at a terminal reads `sitefleet: warning: run stopping (reason: …)`, not JSON: the same
+ * redacted record, as one short line. Files and pipes keep JSON lines for machines.
+ */
+export function humanLine(json: string): string {
+  const record = JSON.parse(json) as Record<string, unknown>;
+  const fields = Object.entries(record)
+    .filter(([k, v]) => !NOT_SHOWN.has(k) && v !== null && v !== undefined)
+    .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
+  return `sitefleet: ${LEVELS[record.level as number] ?? 'log'}: ${String(record.msg)}${fields.length ? ` (${fields.join(', ')})` : ''}\n`;
+}
+
+/** JSON lines to `file`, or to stderr (short human lines when stderr is a terminal). */
+export function createLogger(options: { level?: string; file?: string; tty?: boolean }): Logger {
   const level = options.level ?? (options.file ? 'info' : 'warn');
   // A file is written in buffered chunks (a syscall per line would cost more than the call it logs)
   // and flushed when the process exits; stderr is written at once, so a person sees it as it happens.
+  const settings = { level, base: { app: 'sitefleet' }, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, timestamp: pino.stdTimeFunctions.isoTime };
+  if (!options.file && (options.tty ?? process.stderr.isTTY === true)) {
+    return pino(settings, { write: (line: string) => void process.stderr.write(`\r\x1b[K${humanLine(line)}`) });
+  }
   const destination = options.file
     ? pino.destination({ dest: options.file, sync: false, mkdir: true, append: true, minLength: 8 * 1024 })
     : pino.destination({ fd: 2, sync: true });
   if (options.file) process.once('exit', () => destination.flushSync());
-  return pino(
-    { level, base: { app: 'sitefleet' }, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, timestamp: pino.stdTimeFunctions.isoTime },
-    destination,
-  );
+  return pino(settings, destination);
 }

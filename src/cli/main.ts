@@ -25,6 +25,8 @@ export function buildProgram(): Command {
     .version(pkg.version)
     .addOption(new Option('--base-url <url>', 'the API base URL; /v2 is appended').env('SITEFLEET_BASE_URL'))
     .option('--token-file <file>', 'read the API token from FILE (else SITEFLEET_TOKEN; never a flag value)')
+    // Not an option: a token on the command line ends up in shell history and `ps`. Refused with a hint.
+    .addOption(new Option('--token <token>').hideHelp())
     .addOption(new Option('--company <uuid>', 'company id; overrides the playbook').env('SITEFLEET_COMPANY'))
     .option('--concurrency <n>', 'calls in flight at once (default: playbook, else 8)', intOption('--concurrency', 1, 256))
     .option('--rate <N/period>', 'API budget shared by every call, e.g. 120/min or 2/s (default: playbook, else 120/min)')
@@ -56,6 +58,11 @@ export function buildProgram(): Command {
   registerSim(program);
   registerDemo(program);
   for (const command of program.commands) command.exitOverride();
+  program.hook('preAction', (_program, command) => {
+    if (command.optsWithGlobals<{ token?: string }>().token !== undefined) {
+      throw new UsageError('--token is not taken (a token on the command line ends up in shell history and ps): set SITEFLEET_TOKEN or pass --token-file FILE');
+    }
+  });
   return program;
 }
 

@@ -18,6 +18,14 @@ export class Progress {
     this.#enabled = enabled && total > 0;
   }
 
+  /** Something to show after the counts, such as a pause the service imposed; asked at every redraw. */
+  note: () => string | undefined = () => undefined;
+
+  /** Redraws without a new step (a pause shows its countdown). */
+  tick(): void {
+    if (this.#done > 0 || this.note()) this.#draw(performance.now());
+  }
+
   step(failed: boolean): void {
     this.#done++;
     if (failed) this.#failures++;
@@ -33,7 +41,10 @@ export class Progress {
     const elapsed = (now - this.#started) / 1000;
     const rate = elapsed > 0 ? this.#done / elapsed : 0;
     const eta = rate > 0 ? (this.total - this.#done) / rate : 0;
-    this.stream.write(`\r\x1b[K${this.#done}/${this.total} ${this.label}  ${rate.toFixed(1)}/s  failures ${this.#failures}  ETA ${formatDuration(eta)}`);
+    const note = this.note();
+    this.stream.write(
+      `\r\x1b[K${this.#done}/${this.total} ${this.label}  ${rate.toFixed(1)}/s  failures ${this.#failures}  ETA ${formatDuration(eta)}${note ? `  ${note}` : ''}`,
+    );
   }
 
   end(): void {

@@ -1,3 +1,4 @@
+import { continueCommand } from '../report/ci-formats.js';
 import { styleText } from 'node:util';
 import type { Inventory } from '../inventory/inventory.js';
 import type { Plan } from '../plan/plan.js';
@@ -84,11 +85,11 @@ export function renderSummary(report: Report, reportPath: string): string {
   const headline = `${report.mode === 'dry-run' ? 'dry run: ' : ''}${s.total} steps: ${ok} ok (${s.accepted} accepted, ${s.succeeded} succeeded), ${s.failed} failed, ${s.unknown} unknown, ${s.skipped} skipped${s.planned ? `, ${s.planned} planned` : ''}`;
   lines.push(paint(s.failed + s.unknown > 0 || report.stopped ? 'red' : 'green', headline));
   lines.push(`report: ${reportPath}`);
-  const neverAccepted = report.mode === 'run' ? report.results.filter((r) => r.step_id !== null && r.status === 'skipped').length : 0;
+  const next = continueCommand(report, shellQuote(reportPath));
+  const neverAccepted = report.results.filter((r) => r.step_id !== null && r.status === 'skipped').length;
   const running = report.results.filter((r) => r.status === 'accepted').length;
-  if (neverAccepted > 0) lines.push(`${neverAccepted} steps were never accepted by the service; send them with: sitefleet resume ${shellQuote(reportPath)}`);
-  else if (running > 0 && report.stopped)
-    lines.push(`${running} operations may still be running; follow them with: sitefleet status ${shellQuote(reportPath)} --wait`);
+  if (next?.startsWith('sitefleet resume')) lines.push(`${neverAccepted} steps were never accepted by the service; send them with: ${next}`);
+  else if (next) lines.push(`${running} operations were accepted and may still be running; follow them with: ${next}`);
   return lines.join('\n');
 }
 

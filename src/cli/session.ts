@@ -9,6 +9,7 @@ import type { GlobalOptions, Runtime } from './context.js';
 import { writeFileAtomicAsync } from '../util/atomic-write.js';
 import { Progress } from './progress.js';
 import { onInterrupt } from './signals.js';
+import { writeCiOutputs, type CiOutputOptions } from './ci-outputs.js';
 import { renderSummary } from './render.js';
 import { writeLoginLinks } from './secret-outputs.js';
 
@@ -25,6 +26,8 @@ export interface SessionArgs {
   overrideMaxFailures?: number | string;
   /** For writing login links to the files the tasks name (a fresh run only: resume has no playbook). */
   playbook?: Playbook;
+  /** JUnit and Markdown outputs (`--junit`, `--summary-md`, GitHub Actions). */
+  ci?: CiOutputOptions;
   out(text: string): void;
 }
 
@@ -97,7 +100,14 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   });
   const pending = plan.steps.filter((s) => !live.has(s.id)).length;
   const progress = new Progress(pending, process.stderr, !globals.quiet && process.stderr.isTTY === true);
-  const timer = setInterval(() => void writeSnapshot(), 1000);
+  progress.note = () => {
+    const paused = runtime.budget.pausedForMs();
+    return paused > 0 ? `paused by the service's rate limit: ${Math.ceil(paused / 1000)}s` : undefined;
+  };
+  const timer = setInterval(() => {
+    progress.tick();
+    void writeSnapshot();
+  }, 1000);
   timer.unref();
   writeJsonAtomic(args.reportPath, snapshot());
   const at = () => Date.now();
@@ -187,5 +197,9 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
     'run finished',
   );
   args.out(renderSummary(report, args.reportPath));
+  writeCiOutputs(report, args.reportPath, args.ci ?? {});
+  const limited = runtime.budget.rateLimitedCount;
+  if (limited > 0)
+    args.out(`the service answered 429 (rate limited) ${limited} time${limited === 1 ? '' : 's'}; the budget kept to ${runtime.budget.describe()}`);
   return { report, exitCode: exitCodeOf(report) };
 }

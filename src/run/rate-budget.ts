@@ -118,6 +118,11 @@ export class RateBudget {
     return this.#rules[0]!.limit;
   }
 
+  /** How much longer the whole budget waits out a 429's Retry-After (0: not paused). */
+  pausedForMs(): number {
+    return Math.max(0, this.#pausedUntil - this.#clock.now());
+  }
+
   /** Every rule in force, for logs: `50/1000ms`, and a learned `5/1000ms` beside a `120/60000ms`. */
   describe(): string {
     return this.#rules.map((r) => `${r.limit}/${r.windowMs - this.#marginMs}ms`).join(', ');

@@ -13,6 +13,8 @@ interface ResumeOptions {
   wait?: boolean;
   waitLock?: boolean;
   maxFailures?: string;
+  junit?: string;
+  summaryMd?: string;
 }
 
 export function registerResume(program: Command): void {
@@ -23,6 +25,8 @@ export function registerResume(program: Command): void {
     .option('-y, --yes', 'do not ask for confirmation')
     .option('--wait', 'poll every operation until it finished, including those accepted before the interruption')
     .option('--wait-lock', 'wait for the company lock instead of exiting 4')
+    .option('--junit <file>', 'also write the outcome as JUnit XML')
+    .option('--summary-md <file>', 'also write a Markdown summary (appended to $GITHUB_STEP_SUMMARY too, when set)')
     .option('--max-failures <budget>', 'override the failure budget (a count, or a percentage such as 10%)')
     .addHelpText(
       'after',
@@ -88,7 +92,7 @@ async function resume(reportPath: string, state: JournalState, globals: GlobalOp
   }
   await confirmWrites(
     'resume',
-    `Send ${todo.neverSent.length + todo.resend.length} calls${todo.toPoll.length ? ` and poll ${todo.toPoll.length} operations` : ''}?`,
+    `Send ${todo.neverSent.length + todo.resend.length} calls${todo.toPoll.length ? ` and poll ${todo.toPoll.length} operations` : ''} to ${globals.baseUrl ?? '(no base URL)'} for company ${plan.company}?`,
     opts.yes,
   );
   const runtime = createRuntime(globals, plan.settings);
@@ -105,6 +109,7 @@ async function resume(reportPath: string, state: JournalState, globals: GlobalOp
       startedAt: new Date(state.start.started_at),
       globals,
       initial: todo.initial,
+      ci: opts,
       overrideMaxFailures: opts.maxFailures === undefined ? undefined : /%$/.test(opts.maxFailures) ? opts.maxFailures : Number(opts.maxFailures),
       out,
     });

@@ -8,6 +8,7 @@ import { confirmWrites } from '../confirm.js';
 import { UsageError, type GlobalOptions } from '../context.js';
 import type { Playbook } from '../../playbook/types.js';
 import { emptyTargetProblems, loadForRun, planFrom } from '../prepare.js';
+import { writeCiOutputs } from '../ci-outputs.js';
 import { renderPlan, renderSummary } from '../render.js';
 import { runSession, withRunLock } from '../session.js';
 
@@ -18,6 +19,8 @@ export interface RunOptions {
   verbose?: boolean;
   wait?: boolean;
   waitLock?: boolean;
+  junit?: string;
+  summaryMd?: string;
 }
 
 export function defaultReportPath(dir: string | undefined, now = new Date()): string {
@@ -38,6 +41,8 @@ export function registerRun(program: Command): void {
     .option('-v, --verbose', 'list every call of the plan before running')
     .option('--wait', 'poll every operation until it finished (as settings.wait: true)')
     .option('--wait-lock', 'if another run holds the company lock, wait for it instead of exiting 4')
+    .option('--junit <file>', 'also write the outcome as JUnit XML: a test suite per task, a test case per step')
+    .option('--summary-md <file>', 'also write a Markdown summary (appended to $GITHUB_STEP_SUMMARY too, when set)')
     .addHelpText(
       'after',
       `${EXIT_CODES_HELP}\nExample:\n  SITEFLEET_TOKEN=… sitefleet run playbooks/nightly-backups.yaml --yes --report /var/log/sitefleet/backups.json\n`,
@@ -55,7 +60,13 @@ export function registerRun(program: Command): void {
  */
 export async function runPlaybook(file: string, globals: GlobalOptions, opts: RunOptions): Promise<{ exitCode: number; reportPath: string }> {
   const startedAt = new Date();
-  if (opts.report && !existsSync(dirname(resolve(opts.report)))) throw new UsageError(`the folder of --report ${opts.report} does not exist`);
+  for (const [flag, path] of [
+    ['--report', opts.report],
+    ['--junit', opts.junit],
+    ['--summary-md', opts.summaryMd],
+  ] as const) {
+    if (path && !existsSync(dirname(resolve(path)))) throw new UsageError(`the folder of ${flag} ${path} does not exist`);
+  }
   const playbook = loadForRun(file, globals);
   opts.report ??= defaultReportPath(playbook.settings.report_dir, startedAt);
   refuseForeignReport(opts.report);
@@ -100,10 +111,15 @@ async function planAndRun(
       const report = buildReport({ plan, mode: 'dry-run', startedAt, finishedAt: new Date() });
       writeJsonAtomic(reportPath, report);
       out(renderSummary(report, reportPath));
+      writeCiOutputs(report, reportPath, opts);
       return { exitCode: 0, reportPath };
     }
     if (plan.steps.length > 0)
-      await confirmWrites('run', `Send ${plan.steps.length} calls (rate ${runtime.rate}, concurrency ${runtime.concurrency})?`, opts.yes);
+      await confirmWrites(
+        'run',
+        `Send ${plan.steps.length} calls to ${runtime.client.transport.location.origin} for company ${plan.company} (rate ${runtime.rate}, concurrency ${runtime.concurrency})?`,
+        opts.yes,
+      );
     const runId = randomUUID();
     const journalPath = journalPathFor(reportPath);
     const start = { t: 'start', v: 1, run_id: runId, playbook: playbook.file, report: reportPath, started_at: startedAt.toISOString(), plan } as const;
@@ -116,7 +132,7 @@ async function planAndRun(
     });
     if (replaced) out(`${journalPath} belonged to a run stopped before it sent anything: starting afresh`);
     out(`report: ${reportPath} (journal: ${journal.path}; resume with \`sitefleet resume ${reportPath}\`)`);
-    const { exitCode } = await runSession({ plan, runtime, journal, reportPath, runId, startedAt, globals, playbook, out });
+    const { exitCode } = await runSession({ plan, runtime, journal, reportPath, runId, startedAt, globals, playbook, out, ci: opts });
     return { exitCode, reportPath };
   } finally {
     await runtime.close();
