@@ -9,6 +9,11 @@ export class SitefleetError extends Error {
   }
 }
 
+/** A usage problem: exit code 2, one line. */
+export class UsageError extends SitefleetError {
+  override name = 'UsageError';
+}
+
 /** One problem in user input, located as precisely as we can. */
 export interface InputProblem {
   file?: string;

@@ -36,3 +36,20 @@ describe('published schemas', () => {
     expect(validateReport({ ...buildReport({ plan, mode: 'run', startedAt: now, finishedAt: now, results }), mode: 'live' })).toBe(false);
   });
 });
+
+describe('report schema', () => {
+  it('describes every field it defines', () => {
+    const missing: string[] = [];
+    const walk = (node: unknown, path: string) => {
+      if (typeof node !== 'object' || node === null) return;
+      const n = node as { properties?: Record<string, { description?: string }>; items?: unknown };
+      for (const [key, value] of Object.entries(n.properties ?? {})) {
+        if (!value.description) missing.push(`${path}.${key}`);
+        walk(value, `${path}.${key}`);
+      }
+      if (n.items) walk(n.items, `${path}[]`);
+    };
+    walk(JSON.parse(readFileSync(new URL('../schemas/report.schema.json', import.meta.url), 'utf8')), '');
+    expect(missing).toEqual([]);
+  });
+});

@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { HostingClient } from '../api/client.js';
-import { SitefleetError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import { Caller } from '../run/caller.js';
 import { RateBudget } from '../run/rate-budget.js';
 import { parseRate } from '../util/rate.js';
@@ -27,10 +27,7 @@ export interface GlobalOptions {
 export const DEFAULT_RATE = '120/min';
 export const DEFAULT_CONCURRENCY = 8;
 
-/** A usage problem: exit code 2, one line. */
-export class UsageError extends SitefleetError {
-  override name = 'UsageError';
-}
+export { UsageError } from '../errors.js';
 
 /** The token comes from SITEFLEET_TOKEN or a file, never from a flag (flags end up in shell history and `ps`). */
 export function readToken(opts: GlobalOptions, env = process.env, warn = (text: string) => void process.stderr.write(`sitefleet: warning: ${text}\n`)): string {

@@ -1,9 +1,8 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { AuthenticationError, InvalidInputError, RequestValidationError, SitefleetError, formatProblem } from '../errors.js';
+import { AuthenticationError, InvalidInputError, RequestValidationError, SitefleetError, UsageError, formatProblem } from '../errors.js';
 import { LockedError } from '../run/lock.js';
-import { UsageError } from './context.js';
 import { registerDemo } from './commands/demo.js';
 import { registerInventory } from './commands/inventory.js';
 import { registerPlan } from './commands/plan.js';

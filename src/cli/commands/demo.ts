@@ -3,11 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { startSimulator } from '../../sim/server.js';
 import type { GlobalOptions } from '../context.js';
-import { preparePlan } from '../prepare.js';
-import { renderPlan } from '../render.js';
-import { runPlaybook } from './run.js';
 
 /** The example playbooks shipped in `playbooks/`, in the order the demo runs them. */
 export const EXAMPLES = ['theme-updates.yaml', 'php-staging.yaml', 'denied-ips.yaml', 'nightly-backups.yaml', 'wp-cli-and-dns.yaml'];
@@ -21,6 +17,13 @@ export function registerDemo(program: Command): void {
     .addHelpText('after', '\nExample:\n  npm run demo\n')
     .action(async (opts: { sites: number }, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
+      // Loaded when the command runs: `sitefleet --version` or `validate` need none of it.
+      const [{ startSimulator }, { preparePlan }, { renderPlan }, { runPlaybook }] = await Promise.all([
+        import('../../sim/server.js'),
+        import('../prepare.js'),
+        import('../render.js'),
+        import('./run-playbook.js'),
+      ]);
       const sim = await startSimulator({ sites: opts.sites, themes: 8, seed: 7, operationDelayMs: 200 });
       const reports = mkdtempSync(join(tmpdir(), 'sitefleet-demo-'));
       // The demo talks to its own simulator only, whatever the environment says.

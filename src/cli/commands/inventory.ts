@@ -1,8 +1,6 @@
 import { Option, type Command } from 'commander';
 import { InvalidInputError } from '../../errors.js';
-import { createRuntime, type GlobalOptions } from '../context.js';
-import { inventoryReader, readInventory } from '../../inventory/read.js';
-import { renderInventory } from '../render.js';
+import type { GlobalOptions } from '../context.js';
 
 export function registerInventory(program: Command): void {
   program
@@ -13,6 +11,11 @@ export function registerInventory(program: Command): void {
     .action(async (opts: { format: 'table' | 'json' | 'csv' }, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
       if (!globals.company) throw new InvalidInputError([{ path: 'company', message: 'no company: set SITEFLEET_COMPANY or pass --company' }]);
+      const [{ createRuntime }, { inventoryReader, readInventory }, { renderInventory }] = await Promise.all([
+        import('../context.js'),
+        import('../../inventory/read.js'),
+        import('../render.js'),
+      ]);
       const runtime = createRuntime(globals);
       try {
         const inventory = await readInventory(inventoryReader(runtime.caller), globals.company);

@@ -1,8 +1,5 @@
 import type { Command } from 'commander';
-import { writeJsonAtomic } from '../../report/report.js';
 import type { GlobalOptions } from '../context.js';
-import { preparePlan } from '../prepare.js';
-import { renderPlan } from '../render.js';
 
 export function registerPlan(program: Command): void {
   program
@@ -14,6 +11,11 @@ export function registerPlan(program: Command): void {
     .addHelpText('after', '\nExample:\n  sitefleet plan playbooks/theme-updates.yaml --verbose --out plan.json\n')
     .action(async (file: string, opts: { out?: string; verbose?: boolean }, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
+      const [{ preparePlan }, { renderPlan }, { writeJsonAtomic }] = await Promise.all([
+        import('../prepare.js'),
+        import('../render.js'),
+        import('../../report/report.js'),
+      ]);
       const { plan, runtime } = await preparePlan(file, globals);
       await runtime.close();
       if (opts.out) writeJsonAtomic(opts.out, plan);

@@ -1,7 +1,4 @@
 import type { Command } from 'commander';
-import { startSimulator } from '../../sim/server.js';
-import { parseFaults } from '../../sim/faults.js';
-import { parseRate } from '../../sim/rate-window.js';
 import { intOption, rangeOption } from '../parse.js';
 
 interface SimOptions {
@@ -48,6 +45,11 @@ export function registerSim(program: Command): void {
     .action(async (opts: SimOptions, command: Command) => {
       // `--rate` is also a global option (the client's budget); here it is the server's limit.
       opts.rate ??= command.optsWithGlobals<{ rate?: string }>().rate;
+      const [{ startSimulator }, { parseFaults }, { parseRate }] = await Promise.all([
+        import('../../sim/server.js'),
+        import('../../sim/faults.js'),
+        import('../../util/rate.js'),
+      ]);
       if (opts.rate) parseRate(opts.rate);
       if (opts.faults) parseFaults(opts.faults);
       const sim = await startSimulator({

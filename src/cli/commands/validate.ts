@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { formatProblem, InvalidInputError, type InputProblem } from '../../errors.js';
-import { loadPlaybook } from '../../playbook/load.js';
 import type { GlobalOptions } from '../context.js';
 
 export function registerValidate(program: Command): void {
@@ -13,8 +12,9 @@ export function registerValidate(program: Command): void {
       "\nChecks everything that can be known without the service: the schema, targets, IP lists, WP-CLI commands,\nrates, and every request body against the API's rules. Unset ${VARS} are warnings (CI may lack them); --strict\nmakes them errors.\nExit 0 when every playbook is valid; 2 with one line per problem (file:line:col: field: message).\n\nExample:\n  sitefleet validate --strict playbooks/*.yaml\n",
     )
     .option('--strict', 'treat warnings (such as an unset ${VAR}) as errors')
-    .action((files: string[], local: { strict?: boolean }, command: Command) => {
+    .action(async (files: string[], local: { strict?: boolean }, command: Command) => {
       const opts = command.optsWithGlobals<GlobalOptions>();
+      const { loadPlaybook } = await import('../../playbook/load.js');
       const problems: InputProblem[] = [];
       for (const file of files) {
         try {

@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { buildReport, writeJsonAtomic, type Report } from '../../report/report.js';
+import { Journal, journalPathFor } from '../../run/journal.js';
+import { confirmWrites } from '../confirm.js';
+import { UsageError, type GlobalOptions } from '../context.js';
+import type { Playbook } from '../../playbook/types.js';
+import { emptyTargetProblems, loadForRun, planFrom } from '../prepare.js';
+import { writeCiOutputs } from '../ci-outputs.js';
+import { renderPlan, renderSummary } from '../render.js';
+import { runSession, withRunLock } from '../session.js';
+
+import { defaultReportPath, type RunOptions } from './run-options.js';
+
+/**
+ * Lock, plan, confirm, execute with a journal, report: the whole `run` command, also used by `demo`.
+ * The company's lock comes first, before the fleet is read: a second run must not plan from a fleet
+ * the first one is changing, nor spend its rate budget on reads. A dry run takes no lock.
+ */
+export async function runPlaybook(file: string, globals: GlobalOptions, opts: RunOptions): Promise<{ exitCode: number; reportPath: string }> {
+  const startedAt = new Date();
+  for (const [flag, path] of [
+    ['--report', opts.report],
+    ['--junit', opts.junit],
+    ['--summary-md', opts.summaryMd],
+  ] as const) {
+    if (path && !existsSync(dirname(resolve(path)))) throw new UsageError(`the folder of ${flag} ${path} does not exist`);
+  }
+  const playbook = loadForRun(file, globals);
+  opts.report ??= defaultReportPath(playbook.settings.report_dir, startedAt);
+  refuseForeignReport(opts.report);
+  if (opts.dryRun) return planAndRun(playbook, globals, opts, startedAt);
+  return withRunLock(globals, playbook.company, `run ${file}`, opts.waitLock, () => planAndRun(playbook, globals, opts, startedAt));
+}
+
+/** `--report playbook.yaml` must not overwrite the playbook: an existing file is replaced only if it is a sitefleet report. */
+function refuseForeignReport(path: string): void {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw new UsageError(`--report ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'unreadable'}): pick another path`);
+  }
+  try {
+    const report = JSON.parse(text) as Partial<Report>;
+    if (report.version === 1 && typeof report.run_id === 'string' && Array.isArray(report.results)) return;
+  } catch {
+    // not JSON: not a report
+  }
+  throw new UsageError(`--report ${path} exists and is not a sitefleet report: refusing to overwrite it`);
+}
+
+async function planAndRun(
+  loaded: Playbook & { company: string },
+  globals: GlobalOptions,
+  opts: RunOptions,
+  startedAt: Date,
+): Promise<{ exitCode: number; reportPath: string }> {
+  const out = (text: string) => void (!globals.quiet && process.stdout.write(`${text}\n`));
+  const prepared = await planFrom(loaded, globals);
+  const { plan, playbook, runtime } = prepared;
+  try {
+    if (opts.wait) for (const task of plan.tasks) task.wait = true;
+    const reportPath = opts.report!;
+    out(renderPlan(plan, opts.verbose ?? false));
+    const empty = emptyTargetProblems(prepared);
+    if (empty) throw empty;
+    if (opts.dryRun) {
+      const report = buildReport({ plan, mode: 'dry-run', startedAt, finishedAt: new Date() });
+      writeJsonAtomic(reportPath, report);
+      out(renderSummary(report, reportPath));
+      writeCiOutputs(report, reportPath, opts);
+      return { exitCode: 0, reportPath };
+    }
+    if (plan.steps.length > 0)
+      await confirmWrites(
+        'run',
+        `Send ${plan.steps.length} calls to ${runtime.client.transport.location.origin} for company ${plan.company} (rate ${runtime.rate}, concurrency ${runtime.concurrency})?`,
+        opts.yes,
+      );
+    const runId = randomUUID();
+    const journalPath = journalPathFor(reportPath);
+    const start = { t: 'start', v: 1, run_id: runId, playbook: playbook.file, report: reportPath, started_at: startedAt.toISOString(), plan } as const;
+    const { journal, replaced } = await Journal.create(journalPath, start).catch((error: NodeJS.ErrnoException) => {
+      throw error.code === 'EEXIST'
+        ? new UsageError(
+            `${journalPath} exists: this report belongs to another run (resume it with \`sitefleet resume ${reportPath}\`, or pick another --report)`,
+          )
+        : error;
+    });
+    if (replaced) out(`${journalPath} belonged to a run stopped before it sent anything: starting afresh`);
+    out(`report: ${reportPath} (journal: ${journal.path}; resume with \`sitefleet resume ${reportPath}\`)`);
+    const { exitCode } = await runSession({ plan, runtime, journal, reportPath, runId, startedAt, globals, playbook, out, ci: opts });
+    return { exitCode, reportPath };
+  } finally {
+    await runtime.close();
+  }
+}

@@ -1,0 +1,77 @@
+import { existsSync } from 'node:fs';
+import { exitCodeOf, summarize, writeJsonAtomic, type Report, type ReportResult } from '../../report/report.js';
+import { Journal, journalPathFor } from '../../run/journal.js';
+import { Watcher, type Tracked } from '../../run/watcher.js';
+import { createRuntime, type GlobalOptions } from '../context.js';
+import { Progress } from '../progress.js';
+import { renderSummary } from '../render.js';
+import { onInterrupt } from '../signals.js';
+
+/**
+ * Looks at every accepted operation once at once, then (with a wait) through the same Watcher as a
+ * run, until each ended or `waitMs` passed. Every answer goes to the journal as it arrives; the report
+ * is rewritten at the end, also after Ctrl-C.
+ */
+export async function checkOperations(reportPath: string, report: Report, waitMs: number, globals: GlobalOptions): Promise<number> {
+  const runtime = createRuntime(globals);
+  const journal = existsSync(journalPathFor(reportPath)) ? await Journal.open(journalPathFor(reportPath)) : undefined;
+  const stop = new AbortController();
+  const open = report.results.filter((r) => r.status === 'accepted' && r.operation_id);
+  const progress = new Progress(open.length, process.stderr, !globals.quiet && process.stderr.isTTY === true, 'operations ended');
+  // The limit is the user's: polls still waiting for the rate budget when it passes are not sent.
+  const deadline = waitMs > 0 ? setTimeout(() => stop.abort(), waitMs) : undefined;
+  let interrupted = false;
+  const restore = onInterrupt(() => {
+    interrupted = true;
+    stop.abort();
+  });
+  const watcher = new Watcher((id, o) => runtime.caller.poll(id, o), {
+    signal: stop.signal,
+    firstPollMs: runtime.tracking.intervalMs,
+    maxIntervalMs: runtime.tracking.maxIntervalMs,
+  });
+  try {
+    await Promise.all(
+      open.map(async (r) => {
+        const tracked = await watcher.watch(r.operation_id!, r.action, { timeoutMs: waitMs, notFoundGraceMs: 0, unknownAge: true }).done;
+        if (apply(r, tracked)) {
+          progress.step(r.status !== 'succeeded');
+          if (journal && r.step_id) {
+            const { step_id, status, http_status, operation_id, attempts, error, reason } = r;
+            await journal.append({
+              t: 'update',
+              step: step_id,
+              result: { step_id, status, http_status, operation_id, attempts, error, reason },
+              at: Date.now(),
+            });
+          }
+        }
+      }),
+    );
+  } finally {
+    clearTimeout(deadline);
+    restore();
+    progress.end();
+    await journal?.close();
+    await runtime.close();
+  }
+  report.summary = summarize(report.results);
+  writeJsonAtomic(reportPath, report);
+  const still = report.results.filter((r) => r.status === 'accepted').length;
+  if (!globals.quiet) {
+    const next = still ? `${still} operations still running: look again with \`sitefleet status ${reportPath} --wait\`\n` : '';
+    process.stdout.write(`${renderSummary(report, reportPath)}\n${next}`);
+  }
+  return interrupted ? 130 : exitCodeOf(report);
+}
+
+/** Folds what the watcher learned into the report's result; false when the operation is still running. */
+function apply(r: ReportResult, tracked: Tracked): boolean {
+  if (tracked.state === 'untracked' || (tracked.state === 'unknown' && tracked.timedOut)) {
+    r.reason = tracked.state === 'untracked' && !/interrupted/.test(tracked.message) ? tracked.message : 'operation still in progress';
+    return false;
+  }
+  r.status = tracked.state;
+  r.reason = tracked.state === 'succeeded' ? null : tracked.state === 'failed' ? `operation failed: ${tracked.message}` : tracked.message;
+  return true;
+}
