@@ -104,11 +104,11 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
     const paused = runtime.budget.pausedForMs();
     return paused > 0 ? `paused by the service's rate limit: ${Math.ceil(paused / 1000)}s` : undefined;
   };
-  const timer = setInterval(() => {
-    progress.tick();
-    void writeSnapshot();
-  }, 1000);
+  const timer = setInterval(() => void writeSnapshot(), 1000);
   timer.unref();
+  // A pause of the service's (a second or more) is seen by at least three redraws.
+  const ticker = setInterval(() => progress.tick(), 250);
+  ticker.unref();
   writeJsonAtomic(args.reportPath, snapshot());
   const at = () => Date.now();
 
@@ -156,6 +156,7 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
     });
   } finally {
     clearInterval(timer);
+    clearInterval(ticker);
     progress.end();
     restoreSignals();
   }

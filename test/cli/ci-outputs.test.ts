@@ -1,9 +1,10 @@
+import { spawn } from 'node:child_process';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
 import { humanLine } from '../../src/cli/logger.js';
-import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
+import { CLI, runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
 import { useSimulator } from '../helpers/sim.js';
 
 const start = useSimulator();
@@ -69,5 +70,36 @@ describe('outputs for CI and cron', () => {
   it('on a terminal, log records are one short line of text', () => {
     const line = humanLine('{"level":40,"time":"2026-11-22T00:00:00.000Z","app":"sitefleet","reason":"interrupted","msg":"run stopping"}');
     expect(line).toBe('sitefleet: warning: run stopping (reason: interrupted)\n');
+  });
+});
+
+describe('on a terminal', () => {
+  it('the prompt names the base URL and company; the summary counts the 429s; a pause shows in the progress line', { timeout: 60_000 }, async () => {
+    const { sim } = await start({ sites: 14, operationDelayMs: 0, rate: '5/s' });
+    const dir = tempDir();
+    const file = writePlaybook(
+      'version: 1\nname: t\nsettings: { rate_limit: 100/s, concurrency: 4 }\ntasks:\n  - { name: php, action: php.set_version, target: all, with: { php_version: "8.3" } }\n',
+      dir,
+    );
+    const env = simEnv(sim);
+    const cli = (args: string) => `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} ${args}`;
+    // `script` gives the command a real terminal, as a person at a shell has (async: the simulator runs in this process).
+    const onTerminal = (args: string, input = '') =>
+      new Promise<{ status: number | null; stdout: string }>((resolve) => {
+        const child = spawn('script', ['-qec', cli(args), '/dev/null'], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+        let stdout = '';
+        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        child.on('close', (status) => resolve({ status, stdout }));
+        setTimeout(() => child.stdin.end(input), 1500);
+      });
+    const answeredNo = await onTerminal(`run ${file} --report ${join(dir, 'n.json')}`, 'n\n');
+    expect(answeredNo.stdout).toContain(`to ${sim.baseUrl} for company ${sim.companyId}`);
+    expect(answeredNo.stdout).toContain('not confirmed; nothing was sent');
+    expect(sim.log.filter((e) => e.method !== 'GET')).toEqual([]);
+
+    const ran = await onTerminal(`run ${file} --yes --report ${join(dir, 'y.json')}`);
+    expect(ran.status).toBe(0);
+    expect(ran.stdout).toMatch(/the service answered 429 \(rate limited\) \d+ times?; the budget kept to/);
+    expect(ran.stdout).toMatch(/paused by the service's rate limit: \ds/);
   });
 });
