@@ -40,7 +40,7 @@ export const ENDPOINTS = {
     operation: 'sftp-accounts:toggle-status',
   },
   runWpCliCommand: { method: 'POST', path: '/sites/environments/{env_id}/run-wp-cli-command', body: 'run-wp-cli', operation: 'environment:run-wp-cli-command' },
-  listBackups: { method: 'GET', path: '/sites/environments/{env_id}/backups' },
+  listBackups: { method: 'GET', path: '/sites/environments/{env_id}/backups', response: 'backup-list-response' },
   createAdminUser: { method: 'POST', path: '/sites/environments/{env_id}/wpa-create-user', body: 'create-admin-user' },
   getLoginUrl: { method: 'POST', path: '/sites/environments/{env_id}/wpa-login-url', body: 'login-url' },
   setDeniedIps: { method: 'PUT', path: '/sites/tools/denied-ips', body: 'denied-ips' },

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { AuthenticationError, InvalidInputError, RequestValidationError, SitefleetError, UsageError, formatProblem } from '../errors.js';
 import { LockedError } from '../run/lock.js';
+import { registerBackups } from './commands/backups.js';
 import { registerDemo } from './commands/demo.js';
 import { registerInventory } from './commands/inventory.js';
 import { registerPlan } from './commands/plan.js';
@@ -54,6 +55,7 @@ export function buildProgram(): Command {
   registerResume(program);
   registerStatus(program);
   registerInventory(program);
+  registerBackups(program);
   registerSim(program);
   registerDemo(program);
   for (const command of program.commands) command.exitOverride();

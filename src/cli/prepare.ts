@@ -1,9 +1,9 @@
 import { InvalidInputError } from '../errors.js';
 import type { Inventory } from '../inventory/inventory.js';
-import { inventoryReader, readDomains, readInventory } from '../inventory/read.js';
+import { inventoryReader, readBackups, readDomains, readInventory } from '../inventory/read.js';
 import { loadPlaybook } from '../playbook/load.js';
 import type { Playbook } from '../playbook/types.js';
-import { buildPlan, domainReadsNeeded, type Plan } from '../plan/plan.js';
+import { backupReadsNeeded, buildPlan, domainReadsNeeded, type Plan } from '../plan/plan.js';
 import { createRuntime, type GlobalOptions, type Runtime } from './context.js';
 
 export function today(now = new Date()): string {
@@ -44,6 +44,8 @@ export async function planFrom(playbook: Playbook & { company: string }, opts: G
     const inventory = await readInventory(reader, playbook.company);
     const domainEnvs = domainReadsNeeded(playbook, inventory);
     if (domainEnvs.length > 0) await readDomains(reader, inventory, domainEnvs);
+    const backupEnvs = backupReadsNeeded(playbook, inventory);
+    if (backupEnvs.length > 0) await readBackups(reader, inventory, backupEnvs);
     runtime.logger.info(
       { environments: inventory.environments.length, themes: inventory.theme_count, wall_ms: Math.round(performance.now() - readStart) },
       'fleet read',

@@ -114,7 +114,7 @@ export function renderInventory(inventory: Inventory, format: 'table' | 'json' |
   return `${table(header, rows)}\n\n${inventory.environments.length} environments, ${rows.length} installed themes, ${updates} updates available`;
 }
 
-function csvCell(value: string): string {
+export function csvCell(value: string): string {
   return /[",\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }
 

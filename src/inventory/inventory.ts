@@ -1,4 +1,4 @@
-import type { SiteDomain, Theme, ThemeEnvironment } from '../api/types.js';
+import type { Backup, SiteDomain, Theme, ThemeEnvironment } from '../api/types.js';
 
 /** A theme as installed on one environment, from the theme listing. */
 export interface InstalledTheme {
@@ -32,6 +32,8 @@ export interface Inventory {
   last_updated_at?: string;
   /** env id → its domains, for the environments a domain-scoped task selected. */
   domains?: Record<string, SiteDomain[]>;
+  /** env id → its backups, for the environments a `backups.create` task with `unless_exists` selected. */
+  backups?: Record<string, Backup[]>;
 }
 
 function installed(theme: Theme, e: ThemeEnvironment): InstalledTheme {

@@ -1,4 +1,4 @@
-import type { SiteDomain, Theme } from '../api/types.js';
+import type { Backup, SiteDomain, Theme } from '../api/types.js';
 import { SitefleetError } from '../errors.js';
 import { foldThemes, type Inventory } from './inventory.js';
 
@@ -11,12 +11,13 @@ export interface InventoryReader {
     inQuery?: boolean,
   ): Promise<{ company: { themes: { total: number; last_updated_at: string; items: Theme[] } } }>;
   listDomains(envId: string): Promise<{ environment: { site_domains: SiteDomain[] } }>;
+  listBackups(envId: string): Promise<{ environment: { backups: Backup[] } }>;
 }
 
 /** Anything that can make a read call: the runner's rate-limited, retrying Caller. */
 export interface ReadCaller {
   read<T>(
-    endpoint: 'listThemes' | 'listDomains',
+    endpoint: 'listThemes' | 'listDomains' | 'listBackups',
     params: Record<string, string>,
     body?: unknown,
     options?: { query?: Record<string, string | number> },
@@ -27,6 +28,7 @@ export function inventoryReader(caller: ReadCaller): InventoryReader {
   return {
     listThemes: (company, query, inQuery) => caller.read('listThemes', { id: company }, query, inQuery ? { query } : {}),
     listDomains: (envId) => caller.read('listDomains', { env_id: envId }),
+    listBackups: (envId) => caller.read('listBackups', { env_id: envId }),
   };
 }
 
@@ -91,4 +93,18 @@ export async function readDomains(reader: InventoryReader, inventory: Inventory,
       }),
   );
   inventory.domains = domains;
+}
+
+/** Adds the backups of the given environments to the inventory (one read each, as the budget allows). */
+export async function readBackups(reader: InventoryReader, inventory: Inventory, envIds: string[], onRead?: () => void): Promise<void> {
+  const backups: Record<string, Backup[]> = { ...inventory.backups };
+  await Promise.all(
+    envIds
+      .filter((id) => !backups[id])
+      .map(async (id) => {
+        backups[id] = (await reader.listBackups(id)).environment.backups;
+        onRead?.();
+      }),
+  );
+  inventory.backups = backups;
 }

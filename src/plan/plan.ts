@@ -89,6 +89,15 @@ export function domainReadsNeeded(playbook: Playbook, inventory: Inventory): str
   return [...ids];
 }
 
+/** Environments whose backups the plan needs: those of `backups.create` tasks with `unless_exists`. */
+export function backupReadsNeeded(playbook: Playbook, inventory: Inventory): string[] {
+  const ids = new Set<string>();
+  for (const task of playbook.tasks) {
+    if (task.action === 'backups.create' && task.with.unless_exists === true) for (const env of selectEnvironments(playbook, task, inventory)) ids.add(env.id);
+  }
+  return [...ids];
+}
+
 /**
  * A pure function of (playbook, inventory, date): no I/O, no clock, no randomness, so the same
  * inputs give the same plan byte for byte. Throws InvalidInputError when an expanded body breaks

@@ -67,7 +67,11 @@ export interface FleetOptions {
   seed: number;
   sites: number;
   themes: number;
+  /** Backups are aged from this moment (ms since the epoch; default now), so "younger than 26 h" means something. */
+  now?: number;
 }
+
+const HOUR = 3_600_000;
 
 export const PHP_VERSIONS = ['7.4', '8.0', '8.1', '8.2', '8.3', '8.4'] as const;
 export const REGIONS = ['us-central1', 'us-east1', 'europe-west1', 'europe-west3', 'asia-southeast1'] as const;
@@ -157,14 +161,17 @@ export function generateFleet(options: FleetOptions): Fleet {
       }
       const host = envName === 'live' ? `${siteName}.example.com` : `${envName}.${siteName}.example.com`;
       addDomain(fleet, rng.uuid(), env.id, host, rng.chance(0.6));
-      for (const [k, type] of ['scheduled', 'system', 'manual'].entries()) {
-        env.backups.push({
-          id: fleet.nextBackupId++,
-          name: `${type}-${k}`,
-          note: type === 'manual' ? 'before launch' : '',
-          type,
-          created_at: EPOCH - (k + 1) * 86_400_000,
-        });
+      // A nightly scheduled backup (one environment in eight missed last night's), a weekly system
+      // one, and a manual one from some launch or other.
+      const now = options.now ?? Date.now();
+      const ages: [string, number, string][] = [
+        ['scheduled', rng.chance(0.125) ? rng.int(30, 60) * HOUR : rng.int(2, 20) * HOUR, ''],
+        ['scheduled', rng.int(26, 44) * HOUR, ''],
+        ['system', rng.int(2, 7) * 24 * HOUR, ''],
+        ['manual', rng.int(5, 60) * 24 * HOUR, 'before launch'],
+      ];
+      for (const [type, age, note] of ages) {
+        env.backups.push({ id: fleet.nextBackupId++, name: `${type}-${fleet.nextBackupId}`, note, type, created_at: now - age });
       }
     }
   }

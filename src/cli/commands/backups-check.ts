@@ -1,0 +1,80 @@
+import type { Backup } from '../../api/types.js';
+import { InvalidInputError } from '../../errors.js';
+import type { Environment } from '../../inventory/inventory.js';
+import { inventoryReader, readBackups, readInventory } from '../../inventory/read.js';
+import { matches } from '../../plan/select.js';
+import { createRuntime, type GlobalOptions } from '../context.js';
+import { formatDuration, Progress } from '../progress.js';
+import { csvCell, table } from '../render.js';
+import { selectorFrom } from '../selector-flags.js';
+import type { BackupsOptions } from './backups.js';
+
+export interface EnvironmentBackups {
+  site: string;
+  environment: string;
+  env_id: string;
+  /** The newest backup of each type, by type. */
+  newest: Record<string, { id: number; name: string; created_at: string; age_s: number }>;
+  /** Whether some backup is younger than --max-age (true when no --max-age was given). */
+  fresh: boolean;
+}
+
+/** Newest backup per type, and whether any is younger than `maxAgeMs`, as of `now`. */
+export function summarizeBackups(env: Environment, backups: Backup[], now: number, maxAgeMs: number | undefined): EnvironmentBackups {
+  const newest: EnvironmentBackups['newest'] = {};
+  for (const b of [...backups].sort((a, c) => c.created_at - a.created_at)) {
+    newest[b.type] ??= { id: b.id, name: b.name, created_at: new Date(b.created_at).toISOString(), age_s: Math.round((now - b.created_at) / 1000) };
+  }
+  const youngest = Math.min(...backups.map((b) => now - b.created_at));
+  return { site: env.site, environment: env.name, env_id: env.id, newest, fresh: maxAgeMs === undefined || youngest <= maxAgeMs };
+}
+
+/** `sitefleet backups`: reads the listing, then each selected environment's backups (through the rate budget). Returns the exit code. */
+export async function checkBackups(globals: GlobalOptions, opts: BackupsOptions, maxAgeMs: number | undefined): Promise<number> {
+  if (!globals.company) throw new InvalidInputError([{ path: 'company', message: 'no company: set SITEFLEET_COMPANY or pass --company' }]);
+  const runtime = createRuntime(globals);
+  let rows: EnvironmentBackups[];
+  try {
+    const reader = inventoryReader(runtime.caller);
+    const inventory = await readInventory(reader, globals.company);
+    const selector = selectorFrom(opts);
+    const envs = inventory.environments.filter((e) => matches(e, selector));
+    const progress = new Progress(envs.length, process.stderr, !globals.quiet && process.stderr.isTTY === true, 'environments read');
+    await readBackups(
+      reader,
+      inventory,
+      envs.map((e) => e.id),
+      () => progress.step(false),
+    );
+    progress.end();
+    const now = Date.now();
+    rows = envs.map((e) => summarizeBackups(e, inventory.backups?.[e.id] ?? [], now, maxAgeMs));
+  } finally {
+    await runtime.close();
+  }
+  process.stdout.write(`${render(rows, opts.format)}\n`);
+  const stale = rows.filter((r) => !r.fresh);
+  if (maxAgeMs !== undefined && !globals.quiet && opts.format === 'table') {
+    process.stderr.write(
+      stale.length === 0
+        ? `every one of ${rows.length} environments has a backup younger than ${opts.maxAge}\n`
+        : `${stale.length} of ${rows.length} environments have no backup younger than ${opts.maxAge}: ${stale
+            .slice(0, 10)
+            .map((r) => `${r.site}/${r.environment}`)
+            .join(', ')}${stale.length > 10 ? ', …' : ''}\n`,
+    );
+  }
+  return stale.length > 0 ? 1 : 0;
+}
+
+function render(rows: EnvironmentBackups[], format: BackupsOptions['format']): string {
+  if (format === 'json') return JSON.stringify(rows, null, 2);
+  const flat = rows.flatMap((r) => {
+    const types = Object.entries(r.newest);
+    if (types.length === 0) return [[r.site, r.environment, r.env_id, '(none)', '', '', r.fresh ? 'yes' : 'NO']];
+    return types.map(([type, b]) => [r.site, r.environment, r.env_id, type, b.created_at, formatDuration(b.age_s), r.fresh ? 'yes' : 'NO']);
+  });
+  const header = ['site', 'environment', 'env_id', 'type', 'newest', 'age', 'fresh'];
+  if (format === 'csv') return [header, ...flat].map((row) => row.map(csvCell).join(',')).join('\n');
+  return table(header, flat);
+}

@@ -1,0 +1,31 @@
+import { Option, type Command } from 'commander';
+import { UsageError } from '../../errors.js';
+import { parseDuration } from '../../util/duration.js';
+import type { GlobalOptions } from '../context.js';
+import { addSelectorFlags, type SelectorFlags } from '../selector-flags.js';
+
+export interface BackupsOptions extends SelectorFlags {
+  maxAge?: string;
+  format: 'table' | 'json' | 'csv';
+}
+
+export function registerBackups(program: Command): void {
+  addSelectorFlags(
+    program
+      .command('backups')
+      .description('the newest backup of each type for every selected environment, with its age; sends no write')
+      .option('--max-age <duration>', 'exit 1 when an environment has no backup younger than this, e.g. 26h')
+      .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table')),
+  )
+    .addHelpText(
+      'after',
+      '\nThe morning check after a nightly backup job, usable from monitoring: exit 0 when every selected environment\nhas a backup younger than --max-age, 1 when some have none (they are listed), 2 for bad input.\n\nExample:\n  sitefleet backups --environment live --max-age 26h\n',
+    )
+    .action(async (opts: BackupsOptions, command: Command) => {
+      const maxAgeMs = opts.maxAge === undefined ? undefined : parseDuration(opts.maxAge);
+      if (opts.maxAge !== undefined && maxAgeMs === undefined)
+        throw new UsageError(`--max-age ${JSON.stringify(opts.maxAge)} is not a duration such as 26h or 2d`);
+      const { checkBackups } = await import('./backups-check.js');
+      process.exitCode = await checkBackups(command.optsWithGlobals<GlobalOptions>(), opts, maxAgeMs);
+    });
+}
