@@ -5,6 +5,7 @@ import { AuthenticationError, InvalidInputError, RequestValidationError, Sitefle
 import { LockedError } from '../run/lock.js';
 import { registerBackups } from './commands/backups.js';
 import { registerDemo } from './commands/demo.js';
+import { registerDoctor } from './commands/doctor.js';
 import { registerInventory } from './commands/inventory.js';
 import { registerPlan } from './commands/plan.js';
 import { registerResume } from './commands/resume.js';
@@ -56,6 +57,7 @@ export function buildProgram(): Command {
   registerStatus(program);
   registerInventory(program);
   registerBackups(program);
+  registerDoctor(program);
   registerSim(program);
   registerDemo(program);
   for (const command of program.commands) command.exitOverride();

@@ -124,11 +124,16 @@ export function generateFleet(options: FleetOptions): Fleet {
   const rng = new Random(options.seed);
   const catalog = makeCatalog(rng, Math.max(1, options.themes));
   const themeNames = [...catalog.keys()];
+  // Keys as a company has them: one for automation, one about to expire, one expired, one revoked.
+  const now = options.now ?? Date.now();
+  const inDays = (days: number) => new Date(now + days * 24 * HOUR).toISOString().replace(/\.\d{3}Z$/, '.000Z');
   const fleet: Fleet = {
     companyId: rng.uuid(),
     apiKeys: [
-      { id: rng.uuid(), name: 'automation', status: 'active', expires_at: new Date(EPOCH + 400 * 86_400_000).toISOString() },
-      { id: rng.uuid(), name: 'old-integration', status: 'expired', expires_at: new Date(EPOCH - 30 * 86_400_000).toISOString() },
+      { id: rng.uuid(), name: 'automation', status: 'active', expires_at: inDays(400) },
+      { id: rng.uuid(), name: 'ci-deploy', status: 'active', expires_at: inDays(10) },
+      { id: rng.uuid(), name: 'old-integration', status: 'expired', expires_at: inDays(-30) },
+      { id: rng.uuid(), name: 'contractor', status: 'revoked', expires_at: inDays(200) },
     ],
     sites: new Map(),
     environments: new Map(),

@@ -9,6 +9,8 @@ export interface RunOptions {
   waitLock?: boolean;
   junit?: string;
   summaryMd?: string;
+  /** `--no-preflight` sets it false: no look at the API keys before the run. */
+  preflight?: boolean;
 }
 
 export function defaultReportPath(dir: string | undefined, now = new Date()): string {

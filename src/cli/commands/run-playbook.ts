@@ -4,7 +4,9 @@ import { dirname, resolve } from 'node:path';
 import { buildReport, writeJsonAtomic, type Report } from '../../report/report.js';
 import { Journal, journalPathFor } from '../../run/journal.js';
 import { confirmWrites } from '../confirm.js';
-import { UsageError, type GlobalOptions } from '../context.js';
+import { UsageError, type GlobalOptions, type Runtime } from '../context.js';
+import type { ApiKey } from '../../api/types.js';
+import { describeExpiring, keyFindings } from '../../run/api-keys.js';
 import type { Playbook } from '../../playbook/types.js';
 import { emptyTargetProblems, loadForRun, planFrom } from '../prepare.js';
 import { writeCiOutputs } from '../ci-outputs.js';
@@ -32,6 +34,19 @@ export async function runPlaybook(file: string, globals: GlobalOptions, opts: Ru
   refuseForeignReport(opts.report);
   if (opts.dryRun) return planAndRun(playbook, globals, opts, startedAt);
   return withRunLock(globals, playbook.company, `run ${file}`, opts.waitLock, () => planAndRun(playbook, globals, opts, startedAt));
+}
+
+const PREFLIGHT_WARN_MS = 7 * 86_400_000;
+
+/** One read: a key about to expire is tomorrow night's failed run. A failed read says nothing (doctor looks closer). */
+async function warnOfExpiringKeys(runtime: Runtime, company: string): Promise<void> {
+  try {
+    const { api_keys } = await runtime.caller.read<{ api_keys: ApiKey[] }>('listApiKeys', { id: company });
+    const findings = keyFindings(api_keys, Date.now(), PREFLIGHT_WARN_MS);
+    if (findings.expiring.length) process.stderr.write(`sitefleet: warning: API key ${describeExpiring(findings)}; renew it before it stops scheduled runs\n`);
+  } catch (error) {
+    runtime.logger.debug({ err: (error as Error).message }, 'could not read the API keys for the pre-flight check');
+  }
 }
 
 /** `--report playbook.yaml` must not overwrite the playbook: an existing file is replaced only if it is a sitefleet report. */
@@ -74,6 +89,7 @@ async function planAndRun(
       writeCiOutputs(report, reportPath, opts);
       return { exitCode: 0, reportPath };
     }
+    if (opts.preflight !== false) await warnOfExpiringKeys(runtime, plan.company);
     if (plan.steps.length > 0)
       await confirmWrites(
         'run',

@@ -13,6 +13,7 @@ export function registerRun(program: Command): void {
     .option('-v, --verbose', 'list every call of the plan before running')
     .option('--wait', 'poll every operation until it finished (as settings.wait: true)')
     .option('--wait-lock', 'if another run holds the company lock, wait for it instead of exiting 4')
+    .option('--no-preflight', 'skip the look at the company’s API keys (a warning when one expires within 7 days)')
     .option('--junit <file>', 'also write the outcome as JUnit XML: a test suite per task, a test case per step')
     .option('--summary-md <file>', 'also write a Markdown summary (appended to $GITHUB_STEP_SUMMARY too, when set)')
     .addHelpText(

@@ -1,0 +1,98 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { ApiKey } from '../../api/types.js';
+import { AuthenticationError, NetworkError, NotFoundError, TimeoutError } from '../../errors.js';
+import { inventoryReader, readInventory } from '../../inventory/read.js';
+import { describeExpiring, keyFindings } from '../../run/api-keys.js';
+import { defaultStateDir } from '../../run/lock.js';
+import { createRuntime, readToken, type GlobalOptions, type Runtime } from '../context.js';
+import type { DoctorOptions } from './doctor.js';
+
+export interface Check {
+  check: string;
+  status: 'ok' | 'warn' | 'fail';
+  detail: string;
+}
+
+/** A folder a run writes to: created if missing, then a file written and removed in it. */
+function writable(check: string, dir: string): Check {
+  try {
+    mkdirSync(dir, { recursive: true });
+    const probe = join(dir, `.sitefleet-doctor-${process.pid}`);
+    writeFileSync(probe, '', { flag: 'wx', mode: 0o600 });
+    rmSync(probe);
+    return { check, status: 'ok', detail: `${resolve(dir)} is writable` };
+  } catch (error) {
+    return { check, status: 'fail', detail: `${resolve(dir)}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
+  }
+}
+
+/** The service's checks, in the order each depends on the one before; a failure marks the rest as not checked. */
+async function serviceChecks(runtime: Runtime, company: string, warnMs: number, warnLabel: string): Promise<Check[]> {
+  const checks: Check[] = [];
+  let keys: ApiKey[];
+  try {
+    keys = (await runtime.caller.read<{ api_keys: ApiKey[] }>('listApiKeys', { id: company })).api_keys;
+    checks.push({ check: 'service', status: 'ok', detail: `${runtime.client.transport.location.origin} answers` });
+    checks.push({ check: 'token', status: 'ok', detail: 'accepted' });
+    checks.push({ check: 'company', status: 'ok', detail: `${company} is reachable` });
+  } catch (error) {
+    const unreachable = error instanceof NetworkError || error instanceof TimeoutError;
+    checks.push({
+      check: 'service',
+      status: unreachable ? 'fail' : 'ok',
+      detail: unreachable ? (error as Error).message : `${runtime.client.transport.location.origin} answers`,
+    });
+    if (!unreachable) {
+      const auth = error instanceof AuthenticationError;
+      checks.push({ check: 'token', status: auth ? 'fail' : 'ok', detail: auth ? 'refused (401): the token is wrong, expired or revoked' : 'accepted' });
+      if (!auth)
+        checks.push({
+          check: 'company',
+          status: 'fail',
+          detail: error instanceof NotFoundError ? `${company} is not visible to this token (404)` : (error as Error).message,
+        });
+    }
+    return checks;
+  }
+  const inventory = await readInventory(inventoryReader(runtime.caller), company);
+  const envs = inventory.environments.length;
+  checks.push({ check: 'environments', status: envs > 0 ? 'ok' : 'fail', detail: `${envs} environments, ${inventory.theme_count} themes in the listing` });
+  const findings = keyFindings(keys, Date.now(), warnMs);
+  const inactive = findings.inactive.length ? `; not active: ${findings.inactive.map((k) => `"${k.name}" (${k.status})`).join(', ')}` : '';
+  checks.push(
+    findings.expiring.length
+      ? { check: 'api keys', status: 'warn', detail: `${describeExpiring(findings)}: within ${warnLabel}${inactive}` }
+      : { check: 'api keys', status: 'ok', detail: `${keys.length} keys; no active key expires within ${warnLabel}${inactive}` },
+  );
+  return checks;
+}
+
+/** `sitefleet doctor`: reads only. Returns the exit code: 3 on a failure, 1 on a warning with --strict, else 0. */
+export async function runDoctor(globals: GlobalOptions, opts: DoctorOptions, warnMs: number): Promise<number> {
+  const checks: Check[] = [writable('state dir', join(globals.stateDir ?? defaultStateDir(), 'locks')), writable('report dir', opts.reportDir)];
+  const missing = !globals.baseUrl
+    ? 'no API base URL: set SITEFLEET_BASE_URL or pass --base-url URL'
+    : !globals.company
+      ? 'no company: set SITEFLEET_COMPANY or pass --company'
+      : undefined;
+  let token: string | undefined;
+  try {
+    token = readToken(globals);
+  } catch (error) {
+    checks.push({ check: 'token', status: 'fail', detail: (error as Error).message });
+  }
+  if (missing) checks.push({ check: 'settings', status: 'fail', detail: missing });
+  else if (token) {
+    const runtime = createRuntime(globals);
+    try {
+      checks.push(...(await serviceChecks(runtime, globals.company!, warnMs, opts.expiryWarning)));
+    } finally {
+      await runtime.close();
+    }
+  }
+  if (opts.format === 'json') process.stdout.write(`${JSON.stringify(checks, null, 2)}\n`);
+  else for (const c of checks) process.stdout.write(`${c.status.padEnd(4)}  ${c.check.padEnd(12)}  ${c.detail}\n`);
+  if (checks.some((c) => c.status === 'fail')) return 3;
+  return opts.strict && checks.some((c) => c.status === 'warn') ? 1 : 0;
+}

@@ -1,0 +1,31 @@
+import { Option, type Command } from 'commander';
+import { UsageError } from '../../errors.js';
+import { parseDuration } from '../../util/duration.js';
+import type { GlobalOptions } from '../context.js';
+
+export interface DoctorOptions {
+  expiryWarning: string;
+  reportDir: string;
+  strict?: boolean;
+  format: 'text' | 'json';
+}
+
+export function registerDoctor(program: Command): void {
+  program
+    .command('doctor')
+    .description('check, without writing anything, what a scheduled run needs: the service, the token, the company, folders, API keys')
+    .option('--expiry-warning <duration>', 'warn about active API keys that expire within this time', '14d')
+    .option('--report-dir <dir>', 'the folder reports will be written to', '.')
+    .option('--strict', 'exit 1 on a warning')
+    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
+    .addHelpText(
+      'after',
+      '\nOne line per check: ok, warn or fail. Exit 0; 1 on a warning with --strict; 3 on a failure.\n\nExample:\n  sitefleet doctor --expiry-warning 30d --strict\n',
+    )
+    .action(async (opts: DoctorOptions, command: Command) => {
+      const warnMs = parseDuration(opts.expiryWarning);
+      if (warnMs === undefined) throw new UsageError(`--expiry-warning ${JSON.stringify(opts.expiryWarning)} is not a duration such as 14d`);
+      const { runDoctor } = await import('./doctor-checks.js');
+      process.exitCode = await runDoctor(command.optsWithGlobals<GlobalOptions>(), opts, warnMs);
+    });
+}
