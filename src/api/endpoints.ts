@@ -26,7 +26,7 @@ export const ENDPOINTS = {
   addDomain: { method: 'POST', path: '/sites/environments/{env_id}/domains', body: 'add-domain', operation: 'sites:add-domain' },
   createDnsRecord: { method: 'POST', path: '/domains/{domain_id}/dns-records', body: 'create-dns-record', operation: 'domains:create-dns-record' },
   cloneEnvironment: { method: 'POST', path: '/sites/{site_id}/environments/clone', body: 'clone-environment', operation: 'environment:clone' },
-  getSshConfig: { method: 'GET', path: '/sites/{site_id}/environments/{env_id}/ssh/config' },
+  getSshConfig: { method: 'GET', path: '/sites/{site_id}/environments/{env_id}/ssh/config', response: 'ssh-config-response' },
   bulkUpdateThemes: { method: 'PUT', path: '/sites/environments/{env_id}/themes/bulk-update', body: 'bulk-update-themes', operation: 'wp-themes:bulk-update' },
   modifyPhpVersion: { method: 'PUT', path: '/sites/tools/modify-php-version', body: 'modify-php-version', operation: 'php:modify-version' },
   // The spec: creating a plain environment answers with an operation id of kind environment:clone.

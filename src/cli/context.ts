@@ -19,6 +19,8 @@ export interface GlobalOptions {
   logFile?: string;
   quiet?: boolean;
   stateDir?: string;
+  /** `--sites FILE`: site display name → site id (YAML or CSV). */
+  sites?: string;
   /** First wait between operation polls, in ms (advanced; tests and the simulator use it). */
   pollInterval?: number;
 }

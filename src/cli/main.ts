@@ -11,6 +11,7 @@ import { registerPlan } from './commands/plan.js';
 import { registerResume } from './commands/resume.js';
 import { registerRun } from './commands/run.js';
 import { registerSim } from './commands/sim.js';
+import { registerSshConfig } from './commands/ssh-config.js';
 import { registerStatus } from './commands/status.js';
 import { registerValidate } from './commands/validate.js';
 import { intOption } from './parse.js';
@@ -29,6 +30,7 @@ export function buildProgram(): Command {
     // Not an option: a token on the command line ends up in shell history and `ps`. Refused with a hint.
     .addOption(new Option('--token <token>').hideHelp())
     .addOption(new Option('--company <uuid>', 'company id; overrides the playbook').env('SITEFLEET_COMPANY'))
+    .addOption(new Option('--sites <file>', 'site name → site id, as YAML or CSV (the listing has no site ids)').env('SITEFLEET_SITES'))
     .option('--concurrency <n>', 'calls in flight at once (default: playbook, else 8)', intOption('--concurrency', 1, 256))
     .option('--rate <N/period>', 'API budget shared by every call, e.g. 120/min or 2/s (default: playbook, else 120/min)')
     .addOption(
@@ -58,6 +60,7 @@ export function buildProgram(): Command {
   registerInventory(program);
   registerBackups(program);
   registerDoctor(program);
+  registerSshConfig(program);
   registerSim(program);
   registerDemo(program);
   for (const command of program.commands) command.exitOverride();

@@ -1,6 +1,7 @@
 import { InvalidInputError } from '../errors.js';
 import type { Inventory } from '../inventory/inventory.js';
 import { inventoryReader, readBackups, readDomains, readInventory } from '../inventory/read.js';
+import { attachSiteIds, loadSitesFile } from '../inventory/sites.js';
 import { loadPlaybook } from '../playbook/load.js';
 import type { Playbook } from '../playbook/types.js';
 import { backupReadsNeeded, buildPlan, domainReadsNeeded, type Plan } from '../plan/plan.js';
@@ -42,6 +43,7 @@ export async function planFrom(playbook: Playbook & { company: string }, opts: G
     const readStart = performance.now();
     const reader = inventoryReader(runtime.caller);
     const inventory = await readInventory(reader, playbook.company);
+    attachSiteIds(inventory, { ...playbook.sites, ...(opts.sites ? loadSitesFile(opts.sites) : {}) });
     const domainEnvs = domainReadsNeeded(playbook, inventory);
     if (domainEnvs.length > 0) await readDomains(reader, inventory, domainEnvs);
     const backupEnvs = backupReadsNeeded(playbook, inventory);

@@ -94,10 +94,13 @@ export function renderSummary(report: Report, reportPath: string): string {
 }
 
 export function renderInventory(inventory: Inventory, format: 'table' | 'json' | 'csv'): string {
+  // A site id column once a sites map is given (the listing has none).
+  const withSiteIds = inventory.environments.some((e) => e.site_id !== undefined);
   if (format === 'json') return JSON.stringify(inventory, null, 2);
   const rows = inventory.environments.flatMap((env) =>
     env.themes.map((t) => [
       env.site,
+      ...(withSiteIds ? [env.site_id ?? ''] : []),
       env.name,
       env.id,
       t.name,
@@ -108,7 +111,18 @@ export function renderInventory(inventory: Inventory, format: 'table' | 'json' |
       t.version_vulnerable ? 'yes' : '',
     ]),
   );
-  const header = ['site', 'environment', 'env_id', 'theme', 'status', 'version', 'update', 'update_vulnerable', 'version_vulnerable'];
+  const header = [
+    'site',
+    ...(withSiteIds ? ['site_id'] : []),
+    'environment',
+    'env_id',
+    'theme',
+    'status',
+    'version',
+    'update',
+    'update_vulnerable',
+    'version_vulnerable',
+  ];
   if (format === 'csv') return [header, ...rows].map((r) => r.map(csvCell).join(',')).join('\n');
   const updates = inventory.environments.reduce((n, e) => n + e.themes.filter((t) => t.update_available).length, 0);
   return `${table(header, rows)}\n\n${inventory.environments.length} environments, ${rows.length} installed themes, ${updates} updates available`;

@@ -16,6 +16,8 @@ export interface InstalledTheme {
 export interface Environment {
   id: string;
   site: string;
+  /** From a sites map (`sites:` or `--sites`); the listing has none. */
+  site_id?: string;
   name: string;
   themes: InstalledTheme[];
 }

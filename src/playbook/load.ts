@@ -71,6 +71,7 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
     company?: string;
     settings?: Playbook['settings'];
     targets?: Playbook['targets'];
+    sites?: Record<string, string>;
     tasks: (Omit<Task, 'index' | 'allow_empty'> & { allow_empty?: boolean })[];
   };
   const problems: InputProblem[] = [];
@@ -170,7 +171,7 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
   if (problems.length === 0) problems.push(...offlineBodyProblems(tasks, company, new Date().toISOString().slice(0, 10)));
   if (problems.length > 0) throw new InvalidInputError(problems.map(at));
   if (warnings.length > 0) options.onWarning?.(warnings.map(at));
-  return { file, name: data.name, company, settings: data.settings ?? {}, targets, tasks, locate };
+  return { file, name: data.name, company, settings: data.settings ?? {}, targets, sites: data.sites ?? {}, tasks, locate };
 }
 
 /** `{{envv}}` would be sent as it stands: a typo in a template name is an error, not a literal. */

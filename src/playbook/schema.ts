@@ -34,6 +34,11 @@ export function playbookSchema(): Record<string, unknown> {
       version: { const: 1, description: 'playbook format version' },
       name: { type: 'string', minLength: 1 },
       company: { description: 'company UUID, or a ${ENV_VAR} reference; --company overrides it', anyOf: [commonDef('uuid'), envRef] },
+      sites: {
+        type: 'object',
+        description: 'site display name → site id (UUID): the theme listing carries no site ids; --sites FILE adds to these',
+        additionalProperties: commonDef('uuid'),
+      },
       settings: {
         type: 'object',
         additionalProperties: false,

@@ -59,6 +59,8 @@ export interface Playbook {
   company?: string;
   settings: PlaybookSettings;
   targets: Record<string, Selector>;
+  /** Site display name → site id, from `sites:` (the listing has no site ids). */
+  sites: Record<string, string>;
   tasks: Task[];
   /** Line and column of a field, by dotted path (`tasks.1.with.php_version`). */
   locate(path: string): { line: number; column: number };

@@ -33,6 +33,8 @@ export function registerDemo(program: Command): void {
         baseUrl: sim.baseUrl,
         tokenFile: undefined,
         company: sim.companyId,
+        // the demo's own --sites is a fleet size, not the global sites file
+        sites: undefined,
         rate: globals.rate ?? '50/s',
         pollInterval: 100,
       };
