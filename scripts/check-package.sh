@@ -13,6 +13,6 @@ test ! -e node_modules/sitefleet/src
 test ! -e node_modules/typescript
 npx --no-install sitefleet --help >/dev/null
 npx --no-install sitefleet --version
-npx --no-install sitefleet demo --sites 6 >demo.log || { cat demo.log; exit 1; }
+npx --no-install sitefleet demo --size 6 >demo.log || { cat demo.log; exit 1; }
 grep -q 'run nightly-backups.yaml' demo.log
 echo "package check: $tarball installs and runs (help, version, demo)"

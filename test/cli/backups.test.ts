@@ -28,7 +28,7 @@ describe('sitefleet backups: the morning check', () => {
     expect(sim.log.filter((e) => e.path.endsWith('/backups'))).toHaveLength(rows.length);
 
     const table = await runCli(['backups', '--max-age', '26h'], simEnv(sim));
-    expect(table.stderr).toContain(`${stale} of ${rows.length} environments have no backup younger than 26h`);
+    expect(table.stdout).toContain(`${stale} of ${rows.length} environments have no backup younger than 26h`);
     const lenient = await runCli(['backups', '--max-age', '90d', '--format', 'csv'], simEnv(sim));
     expect(lenient.code).toBe(0);
     expect(lenient.stdout.split('\n')[0]).toBe('site,environment,env_id,type,newest,age,fresh');

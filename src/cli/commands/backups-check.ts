@@ -55,7 +55,8 @@ export async function checkBackups(globals: GlobalOptions, opts: BackupsOptions,
   process.stdout.write(`${render(rows, opts.format)}\n`);
   const stale = rows.filter((r) => !r.fresh);
   if (maxAgeMs !== undefined && !globals.quiet && opts.format === 'table') {
-    process.stderr.write(
+    // The verdict belongs to the human table; JSON and CSV are for machines and carry `fresh` per row.
+    process.stdout.write(
       stale.length === 0
         ? `every one of ${rows.length} environments has a backup younger than ${opts.maxAge}\n`
         : `${stale.length} of ${rows.length} environments have no backup younger than ${opts.maxAge}: ${stale

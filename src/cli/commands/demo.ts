@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import type { GlobalOptions } from '../context.js';
+import { intOption } from '../parse.js';
 
 /** The example playbooks shipped in `playbooks/`, in the order the demo runs them. */
 export const EXAMPLES = ['theme-updates.yaml', 'php-staging.yaml', 'denied-ips.yaml', 'nightly-backups.yaml', 'wp-cli-and-dns.yaml'];
@@ -13,9 +14,9 @@ export function registerDemo(program: Command): void {
   program
     .command('demo')
     .description('start the simulator in-process, plan and run the example playbooks against it, print the summaries')
-    .option('--sites <n>', 'size of the simulated fleet', (v) => Number(v), 40)
+    .option('--size <n>', 'sites in the simulated fleet (each with a live and often a staging environment)', intOption('--size', 1, 10_000), 40)
     .addHelpText('after', '\nExample:\n  npm run demo\n')
-    .action(async (opts: { sites: number }, command: Command) => {
+    .action(async (opts: { size: number }, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
       // Loaded when the command runs: `sitefleet --version` or `validate` need none of it.
       const [{ startSimulator }, { preparePlan }, { renderPlan }, { runPlaybook }] = await Promise.all([
@@ -24,7 +25,7 @@ export function registerDemo(program: Command): void {
         import('../render.js'),
         import('./run-playbook.js'),
       ]);
-      const sim = await startSimulator({ sites: opts.sites, themes: 8, seed: 7, operationDelayMs: 200 });
+      const sim = await startSimulator({ sites: opts.size, themes: 8, seed: 7, operationDelayMs: 200 });
       const reports = mkdtempSync(join(tmpdir(), 'sitefleet-demo-'));
       // The demo talks to its own simulator only, whatever the environment says.
       process.env.SITEFLEET_TOKEN = sim.token;
@@ -63,6 +64,13 @@ export function registerDemo(program: Command): void {
           worst = Math.max(worst, exitCode);
           say('');
         }
+        // The reads an operator keeps open: what a scheduled run needs, and the morning-after check.
+        // Their exit codes are the fleet's news (a key about to expire, environments that missed a backup), not the demo's.
+        const [{ runDoctor }, { checkBackups }] = await Promise.all([import('./doctor-checks.js'), import('./backups-check.js')]);
+        say('== doctor');
+        await runDoctor(demoGlobals, { expiryWarning: '14d', reportDir: reports, format: 'text' }, 14 * 86_400_000);
+        say('\n== backups --site "acme-*" --environment live --max-age 26h');
+        await checkBackups({ ...demoGlobals, quiet: false }, { site: ['acme-*'], environment: ['live'], maxAge: '26h', format: 'table' }, 26 * 3_600_000);
       } finally {
         await sim.stop();
       }
