@@ -22,6 +22,13 @@ export interface RequestSpec {
 
 export type Expansion = { request: RequestSpec; note?: string } | { skip: string };
 
+/** A site, for actions that act once per site: its id (from a sites map) and its environments in the listing. */
+export interface SiteTarget {
+  id: string;
+  name: string;
+  environments: Environment[];
+}
+
 /** A task's `with:` block: checked against the action's schema before any action code sees it. */
 export type WithBlock = Record<string, unknown>;
 
@@ -64,6 +71,11 @@ export interface Action<W extends object = WithBlock> {
   expandEnvironment?(env: Environment, ctx: ExpandContext<W>): Expansion[];
   expandDomain?(domain: { id: string; name: string; uses_provider_dns: boolean }, env: Environment, ctx: ExpandContext<W>): Expansion[];
   expandOnce?(ctx: ExpandContext<W>): Expansion[];
+  /**
+   * Site-scoped actions: with a `target`, one call per site of the selected environments (site ids
+   * from `sites:` or `--sites`), instead of one call on `with.site_id`.
+   */
+  expandSite?(site: SiteTarget, ctx: ExpandContext<W>): Expansion[];
 }
 
 /** `{{date}}`, `{{env}}`, `{{site}}`, `{{env_id}}` in a template string. */

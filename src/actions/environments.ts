@@ -31,9 +31,51 @@ function once(
   };
 }
 
+/** Environment names a per-site task may give instead of ids: `source_environment: live` → that site's live environment. */
+const BY_NAME: Record<string, string> = { source_environment: 'source_env_id', target_environment: 'target_env_id' };
+export const ENVIRONMENT_NAME_FIELDS = Object.keys(BY_NAME);
+
+/**
+ * A site-scoped action: once on `with.site_id`, or, with a `target`, once per site of the selected
+ * environments ("a plain environment on every acme-* site", "clone live to staging on these sites").
+ */
+function perSite(action: Action, nameFields: string[] = []): Action {
+  const names = Object.fromEntries(
+    nameFields.map((f) => [
+      f,
+      {
+        type: 'string',
+        minLength: 1,
+        description: `the name of an environment of each targeted site, e.g. live (instead of ${BY_NAME[f]}; with a target only)`,
+      },
+    ]),
+  );
+  const schema = action.withSchema as { properties: Record<string, unknown>; required: string[] };
+  const required = schema.required.filter((r) => r !== 'site_id' && !nameFields.some((f) => BY_NAME[f] === r));
+  const either = nameFields.map((f) => ({ anyOf: [{ required: [BY_NAME[f]] }, { required: [f] }] }));
+  return {
+    ...action,
+    withSchema: { ...schema, properties: { ...schema.properties, ...names }, required, ...(either.length ? { allOf: either } : {}) },
+    expandSite(site, ctx) {
+      const { site_id: _ignored, ...rest } = ctx.with;
+      const body: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(rest)) {
+        if (!(key in BY_NAME)) {
+          body[key] = value;
+          continue;
+        }
+        const env = site.environments.find((e) => e.name === value);
+        if (!env) return [{ skip: `site ${site.name} has no environment named ${JSON.stringify(value)}` }];
+        body[BY_NAME[key]!] = env.id;
+      }
+      return [{ request: { endpoint: action.endpoint, params: { site_id: site.id }, body } }];
+    },
+  };
+}
+
 const siteId = { site_id: { ...uuid, description: 'the site (UUID)' } };
 
-export const environmentsCreate: Action = {
+export const environmentsCreate: Action = perSite({
   ...once(
     'environments.create',
     'create an environment with site software (POST /sites/{site_id}/environments)',
@@ -56,38 +98,46 @@ export const environmentsCreate: Action = {
     { ...siteId, admin_password: secretRef('the admin password') },
   ),
   secretFields: ['admin_password'],
-};
-export const environmentsCreatePlain = once(
-  'environments.create_plain',
-  'create a plain environment without site software (POST /sites/{site_id}/environments/plain)',
-  'createPlainEnvironment',
-  'create-plain-environment',
-  ['display_name', 'is_premium'],
-  ['site_id', 'display_name'],
-  siteId,
-);
-export const environmentsClone = once(
-  'environments.clone',
-  'clone an environment (POST /sites/{site_id}/environments/clone)',
-  'cloneEnvironment',
-  'clone-environment',
-  ['display_name', 'is_premium', 'source_env_id'],
-  ['site_id', 'display_name', 'source_env_id'],
-  siteId,
-);
-export const environmentsPush = {
-  ...once(
-    'environments.push',
-    'push one environment onto another (PUT /sites/{site_id}/environments)',
-    'pushEnvironment',
-    'push-environment',
-    ['source_env_id', 'target_env_id', 'push_db', 'push_files', 'run_search_and_replace', 'push_files_option', 'file_list'],
-    ['site_id', 'source_env_id', 'target_env_id'],
+});
+export const environmentsCreatePlain = perSite(
+  once(
+    'environments.create_plain',
+    'create a plain environment without site software (POST /sites/{site_id}/environments/plain)',
+    'createPlainEnvironment',
+    'create-plain-environment',
+    ['display_name', 'is_premium'],
+    ['site_id', 'display_name'],
     siteId,
   ),
-  // A push sets the target to the source's content: sending it again gives the same result.
-  creates: false,
-} satisfies Action;
+);
+export const environmentsClone = perSite(
+  once(
+    'environments.clone',
+    'clone an environment (POST /sites/{site_id}/environments/clone)',
+    'cloneEnvironment',
+    'clone-environment',
+    ['display_name', 'is_premium', 'source_env_id'],
+    ['site_id', 'display_name', 'source_env_id'],
+    siteId,
+  ),
+  ['source_environment'],
+);
+export const environmentsPush = perSite(
+  {
+    ...once(
+      'environments.push',
+      'push one environment onto another (PUT /sites/{site_id}/environments)',
+      'pushEnvironment',
+      'push-environment',
+      ['source_env_id', 'target_env_id', 'push_db', 'push_files', 'run_search_and_replace', 'push_files_option', 'file_list'],
+      ['site_id', 'source_env_id', 'target_env_id'],
+      siteId,
+    ),
+    // A push sets the target to the source's content: sending it again gives the same result.
+    creates: false,
+  },
+  ['source_environment', 'target_environment'],
+);
 export const sitesCreatePlain = once(
   'sites.create_plain',
   'create a plain site (POST /sites/plain)',

@@ -27,6 +27,8 @@ const ENV: Environment = {
 };
 const DOMAIN = { id: '00000000-0000-4000-8000-000000000001', name: 'example-site.example.org', uses_provider_dns: true };
 const COMPANY = '00000000-0000-4000-8000-000000000002';
+const SITE = '00000000-0000-4000-8000-000000000003';
+const OTHER_ENV = '00000000-0000-4000-8000-000000000004';
 
 /**
  * What `run` would refuse that can be known without the service: each task is expanded against a
@@ -43,7 +45,10 @@ export function offlineBodyProblems(tasks: Task[], company: string | undefined, 
     const ctx = { with: task.with, company: inventory.company, date, inventory };
     let expansions: Expansion[];
     try {
-      expansions = action.expandOnce?.(ctx) ?? action.expandDomain?.(DOMAIN, ENV, ctx) ?? action.expandEnvironment?.(ENV, ctx) ?? [];
+      expansions =
+        action.expandSite && task.target !== undefined
+          ? action.expandSite({ id: SITE, name: ENV.site, environments: [ENV, { ...ENV, id: OTHER_ENV, name: 'staging' }] }, ctx)
+          : (action.expandOnce?.(ctx) ?? action.expandDomain?.(DOMAIN, ENV, ctx) ?? action.expandEnvironment?.(ENV, ctx) ?? []);
     } catch {
       continue; // a shape the schema let through but the action cannot expand: the schema problem is reported already
     }

@@ -3,7 +3,7 @@ import { ACTIONS } from '../actions/index.js';
 import { ENDPOINTS, fillPath, type EndpointName } from '../api/endpoints.js';
 import { bodyProblems } from '../api/request-schemas.js';
 import { InvalidInputError, type InputProblem } from '../errors.js';
-import type { Inventory } from '../inventory/inventory.js';
+import type { Environment, Inventory } from '../inventory/inventory.js';
 import type { Playbook, Task } from '../playbook/types.js';
 import { parseDuration } from '../util/duration.js';
 import { selectEnvironments } from './select.js';
@@ -143,7 +143,22 @@ export function buildPlan({ playbook, inventory, date, env = {} }: PlanInput): P
       }
     };
 
-    if (action.scope === 'once') {
+    if (action.expandSite && task.target !== undefined) {
+      for (const site of sitesOf(selectEnvironments(playbook, task, inventory), inventory.environments)) {
+        if (!site.id) {
+          problems.push({
+            path: `tasks.${task.index}.target`,
+            message: `no site id for site ${JSON.stringify(site.name)}: add it under sites: in the playbook, or pass --sites FILE`,
+          });
+          continue;
+        }
+        matched++;
+        const expansions = action.expandSite({ id: site.id, name: site.name, environments: site.environments }, ctx);
+        const first = expansions.find((e) => 'request' in e) as { request: { body?: { target_env_id?: string } } } | undefined;
+        const pushed = first?.request.body?.target_env_id;
+        add({ site_id: site.id, site: site.name, ...(pushed ? { env_id: pushed } : {}) }, expansions, site.id);
+      }
+    } else if (action.scope === 'once') {
       matched = 1;
       add(onceTarget(task, company), action.expandOnce!(ctx), 'once');
     } else {
@@ -207,6 +222,22 @@ export function buildPlan({ playbook, inventory, date, env = {} }: PlanInput): P
     steps,
     skipped,
   };
+}
+
+/**
+ * The sites of the selected environments, in inventory order, each with its id (if a sites map gave
+ * it) and all its environments (a clone's source may be one the selector did not pick).
+ */
+function sitesOf(selected: Environment[], all: Environment[]): { id?: string; name: string; environments: Environment[] }[] {
+  const names = new Set(selected.map((e) => e.site));
+  const sites = new Map<string, { id?: string; name: string; environments: Environment[] }>();
+  for (const env of all.filter((e) => names.has(e.site))) {
+    const site = sites.get(env.site) ?? { id: env.site_id, name: env.site, environments: [] };
+    site.id ??= env.site_id;
+    site.environments.push(env);
+    sites.set(env.site, site);
+  }
+  return [...sites.values()];
 }
 
 function onceTarget(task: Task, company: string): Target {

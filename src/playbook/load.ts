@@ -120,7 +120,24 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
         message: `another task (tasks.${names.get(t.name)}) has the name ${JSON.stringify(t.name)}; names identify tasks in reports`,
       });
     names.set(t.name, index);
-    if (action.scope !== 'once') {
+    const perSite = action.expandSite !== undefined && t.target !== undefined;
+    if (action.expandSite) {
+      const w = (t.with ?? {}) as Record<string, unknown>;
+      const names = Object.keys(w).filter((k) => k.endsWith('_environment'));
+      if (t.target === undefined && w.site_id === undefined)
+        problems.push({
+          path: `${path}.with`,
+          message: `${action.name} needs with.site_id, or a target (one call per selected site; site ids from sites: or --sites)`,
+        });
+      else if (t.target !== undefined && w.site_id !== undefined)
+        problems.push({ path: `${path}.with.site_id`, message: 'give with.site_id or a target, not both: a target acts on every selected site' });
+      else if (t.target === undefined && names.length > 0)
+        problems.push({
+          path: `${path}.with.${names[0]}`,
+          message: `${names[0]} names an environment of each targeted site: it needs a target (with site_id, give the id)`,
+        });
+    }
+    if (action.scope !== 'once' || perSite) {
       if (t.target === undefined)
         problems.push({ path: `${path}.action`, message: `${action.name} needs a target: "all", a name under targets, or a selector` });
       else if (typeof t.target === 'string' && t.target !== 'all' && !(t.target in targets)) {

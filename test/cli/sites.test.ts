@@ -73,3 +73,49 @@ describe('site ids and ssh-config', () => {
     expect(sim.log.filter((e) => e.path.endsWith('/ssh/config'))).toEqual([]);
   });
 });
+
+describe('site-scoped actions over the fleet', () => {
+  it('a target means one call per selected site: a plain environment on every acme-* site, live cloned to qa on blue-*', async () => {
+    const { sim } = await start({ sites: 24, operationDelayMs: 0 });
+    const dir = tempDir();
+    const sites = [...sim.fleet.sites.values()];
+    const acme = sites.filter((s) => s.displayName.startsWith('acme-'));
+    const blue = sites.filter((s) => s.displayName.startsWith('blue-'));
+    expect(acme.length * blue.length).toBeGreaterThan(0);
+    const file = join(dir, 'sites.yaml');
+    writeFileSync(
+      file,
+      `version: 1\nname: sites\nsites:\n${sites.map((s) => `  ${s.displayName}: ${s.id}`).join('\n')}\ntasks:\n` +
+        '  - { name: fresh, action: environments.create_plain, target: { site: "acme-*" }, with: { display_name: fresh, is_premium: false } }\n' +
+        '  - { name: qa, action: environments.clone, target: { site: "blue-*" }, with: { display_name: qa, source_environment: live } }\n',
+    );
+    const result = await runCli(['run', file, '--yes', '--report', join(dir, 'r.json')], simEnv(sim));
+    expect(result.code).toBe(0);
+    const posts = sim.log.filter((e) => e.method === 'POST');
+    expect(
+      posts
+        .filter((e) => e.path.endsWith('/environments/plain'))
+        .map((e) => e.path)
+        .sort(),
+    ).toEqual(acme.map((s) => `/v2/sites/${s.id}/environments/plain`).sort());
+    const clones = posts.filter((e) => e.path.endsWith('/environments/clone'));
+    expect(clones).toHaveLength(blue.length);
+    for (const site of blue) {
+      const live = [...sim.fleet.environments.values()].find((e) => e.siteId === site.id && e.displayName === 'live')!;
+      expect(clones.find((e) => e.path === `/v2/sites/${site.id}/environments/clone`)?.body).toEqual({ display_name: 'qa', source_env_id: live.id });
+    }
+  });
+
+  it('a targeted site without a known id exits 2 naming it, before anything is sent', async () => {
+    const { sim } = await start({ sites: 6 });
+    const dir = tempDir();
+    const file = join(dir, 'p.yaml');
+    writeFileSync(file, 'version: 1\nname: s\ntasks:\n  - { name: fresh, action: environments.create_plain, target: all, with: { display_name: fresh } }\n');
+    const result = await runCli(['run', file, '--yes', '--report', join(dir, 'r.json')], simEnv(sim));
+    expect(result.code).toBe(2);
+    expect(result.stderr.split('\n')[0]).toMatch(
+      /p\.yaml:4:\d+: tasks\.0\.target: no site id for site "[a-z]+-\d+": add it under sites: in the playbook, or pass --sites FILE/,
+    );
+    expect(sim.log.filter((e) => e.method !== 'GET')).toEqual([]);
+  });
+});
