@@ -82,29 +82,34 @@ export async function readInventory(reader: InventoryReader, company: string, pa
   return foldThemes(company, themes, lastUpdatedAt);
 }
 
-/** Adds the domains of the given environments to the inventory (one read each, in parallel as allowed). */
-export async function readDomains(reader: InventoryReader, inventory: Inventory, envIds: string[]): Promise<void> {
-  const domains: Record<string, SiteDomain[]> = { ...inventory.domains };
+/**
+ * One read per environment not read yet, all started at once: the Caller's rate budget and bound on
+ * calls in flight decide the pace. Returns the known entries with the new ones added.
+ */
+async function readEach<T>(
+  envIds: string[],
+  known: Record<string, T> | undefined,
+  read: (id: string) => Promise<T>,
+  onRead?: () => void,
+): Promise<Record<string, T>> {
+  const all: Record<string, T> = { ...known };
   await Promise.all(
     envIds
-      .filter((id) => !domains[id])
+      .filter((id) => !(id in all))
       .map(async (id) => {
-        domains[id] = (await reader.listDomains(id)).environment.site_domains;
-      }),
-  );
-  inventory.domains = domains;
-}
-
-/** Adds the backups of the given environments to the inventory (one read each, as the budget allows). */
-export async function readBackups(reader: InventoryReader, inventory: Inventory, envIds: string[], onRead?: () => void): Promise<void> {
-  const backups: Record<string, Backup[]> = { ...inventory.backups };
-  await Promise.all(
-    envIds
-      .filter((id) => !backups[id])
-      .map(async (id) => {
-        backups[id] = (await reader.listBackups(id)).environment.backups;
+        all[id] = await read(id);
         onRead?.();
       }),
   );
-  inventory.backups = backups;
+  return all;
+}
+
+/** Adds the domains of the given environments to the inventory (for domain-scoped tasks). */
+export async function readDomains(reader: InventoryReader, inventory: Inventory, envIds: string[]): Promise<void> {
+  inventory.domains = await readEach(envIds, inventory.domains, async (id) => (await reader.listDomains(id)).environment.site_domains);
+}
+
+/** Adds the backups of the given environments to the inventory (`unless_exists`, `sitefleet backups`). */
+export async function readBackups(reader: InventoryReader, inventory: Inventory, envIds: string[], onRead?: () => void): Promise<void> {
+  inventory.backups = await readEach(envIds, inventory.backups, async (id) => (await reader.listBackups(id)).environment.backups, onRead);
 }
