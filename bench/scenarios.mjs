@@ -19,7 +19,7 @@ function arrivalRate(entries) {
 
 export async function knownLimit(dir) {
   const R = 50;
-  const sim = await startSim(['--sites', String(sitesFor(1500)), '--themes', '4', '--rate', `${R}/s`, '--op-delay', '0'], dir);
+  const sim = await startSim(['--size', String(sitesFor(1500)), '--themes', '4', '--rate', `${R}/s`, '--op-delay', '0'], dir);
   try {
     const report = join(dir, 'known.json');
     const res = await runCli(['run', writePlaybook(dir, phpPlaybook(`${R}/s`, 8)), '--yes', '--report', report, '--state-dir', dir], sim.env);
@@ -51,7 +51,7 @@ export async function knownLimit(dir) {
 
 export async function unknownLimit(dir) {
   const R = 50;
-  const sim = await startSim(['--sites', String(sitesFor(1500)), '--themes', '4', '--rate', `${R}/s`, '--op-delay', '0'], dir);
+  const sim = await startSim(['--size', String(sitesFor(1500)), '--themes', '4', '--rate', `${R}/s`, '--op-delay', '0'], dir);
   try {
     const report = join(dir, 'unknown.json');
     const logFile = join(dir, 'unknown.log');
@@ -86,7 +86,7 @@ export async function unknownLimit(dir) {
 
 export async function latencyBound(dir) {
   const C = 32;
-  const sim = await startSim(['--sites', String(sitesFor(800)), '--themes', '4', '--latency', '100-200', '--op-delay', '0'], dir);
+  const sim = await startSim(['--size', String(sitesFor(800)), '--themes', '4', '--latency', '100-200', '--op-delay', '0'], dir);
   try {
     const res = await runCli(
       ['run', writePlaybook(dir, phpPlaybook('1000000/s', C)), '--yes', '--report', join(dir, 'latency.json'), '--state-dir', dir],
@@ -139,7 +139,7 @@ async function bareLoop(sim, bodies, concurrency) {
 
 export async function ownOverhead(dir) {
   const C = 64;
-  const sim = await startSim(['--sites', String(sitesFor(5000)), '--themes', '4', '--op-delay', '0'], dir);
+  const sim = await startSim(['--size', String(sitesFor(5000)), '--themes', '4', '--op-delay', '0'], dir);
   try {
     const logFile = join(dir, 'overhead.log');
     const playbook = `version: 1\nname: overhead\nsettings: { rate_limit: 1000000/s, concurrency: ${C} }\ntasks:\n  - { name: ips, action: denied_ips.set, target: all, with: { ip_list: ["203.0.113.7"] } }\n`;
@@ -174,7 +174,7 @@ export async function ownOverhead(dir) {
 }
 
 export async function scale(dir) {
-  const sim = await startSim(['--sites', String(sitesFor(20000)), '--themes', '16', '--op-delay', '0'], dir);
+  const sim = await startSim(['--size', String(sitesFor(20000)), '--themes', '16', '--op-delay', '0'], dir);
   try {
     const logFile = join(dir, 'scale.log');
     // 2,000 calls a second: a run of about ten seconds, long enough for report snapshots to be taken.
@@ -273,7 +273,7 @@ export async function sideBySide(dir) {
   const R = 20;
   const N = 200;
   // A real API answers in 100–200 ms: a plain loop is then bound by latency, not by the limit.
-  const simArgs = ['--sites', String(sitesFor(N)), '--themes', '4', '--rate', `${R}/s`, '--latency', '100-200', '--op-delay', '0', '--seed', '3'];
+  const simArgs = ['--size', String(sitesFor(N)), '--themes', '4', '--rate', `${R}/s`, '--latency', '100-200', '--op-delay', '0', '--seed', '3'];
   const rows = [];
   const measure = async (peer, fn) => {
     const sim = await startSim(simArgs, dir);

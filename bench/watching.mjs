@@ -33,7 +33,7 @@ export async function longOperations(dir) {
   const N = 120;
   const R = 20;
   const [dMin, dMax] = [6000, 10_000];
-  const sim = await startSim(['--sites', String(sitesFor(N)), '--themes', '4', '--rate', `${R}/s`, '--op-delay', `${dMin}-${dMax}`, '--seed', '11'], dir);
+  const sim = await startSim(['--size', String(sitesFor(N)), '--themes', '4', '--rate', `${R}/s`, '--op-delay', `${dMin}-${dMax}`, '--seed', '11'], dir);
   try {
     const report = join(dir, 'long.json');
     const pb = `version: 1\nname: long\nsettings: { rate_limit: ${R}/s, concurrency: 8, wait: true }\ntasks:\n  - { name: php, action: php.set_version, target: all, with: { php_version: "8.3" } }\n`;
@@ -67,7 +67,7 @@ export async function twoTasks(dir) {
   const N = 60;
   const R = 20;
   const [dMin, dMax] = [1000, 3000];
-  const sim = await startSim(['--sites', String(sitesFor(N)), '--themes', '4', '--rate', `${R}/s`, '--op-delay', `${dMin}-${dMax}`, '--seed', '12'], dir);
+  const sim = await startSim(['--size', String(sitesFor(N)), '--themes', '4', '--rate', `${R}/s`, '--op-delay', `${dMin}-${dMax}`, '--seed', '12'], dir);
   try {
     const report = join(dir, 'two.json');
     const pb = `version: 1\nname: two\nsettings: { rate_limit: ${R}/s, concurrency: 8, wait: true }\ntasks:\n  - { name: backup, action: backups.create, target: all, with: { tag: nightly } }\n  - { name: php, action: php.set_version, target: all, with: { php_version: "8.3" } }\n`;
@@ -104,7 +104,7 @@ export async function twoTasks(dir) {
 /** Target 4: a limit the playbook overstates threefold, 600 calls at concurrency 16. */
 export async function overstatedLimit(dir) {
   const R = 50;
-  const sim = await startSim(['--sites', String(sitesFor(600)), '--themes', '4', '--rate', `${R}/s`, '--op-delay', '0', '--seed', '13'], dir);
+  const sim = await startSim(['--size', String(sitesFor(600)), '--themes', '4', '--rate', `${R}/s`, '--op-delay', '0', '--seed', '13'], dir);
   try {
     const report = join(dir, 'over.json');
     const pb = `version: 1\nname: over\nsettings: { rate_limit: ${3 * R}/s, concurrency: 16 }\ntasks:\n  - { name: php, action: php.set_version, target: all, with: { php_version: "8.3" } }\n`;
@@ -144,7 +144,7 @@ export async function overstatedLimit(dir) {
  */
 export async function otherWindow(dir) {
   const N = 80;
-  const sim = await startSim(['--sites', String(sitesFor(N)), '--themes', '4', '--rate', '5/s', '--op-delay', '0', '--seed', '14'], dir);
+  const sim = await startSim(['--size', String(sitesFor(N)), '--themes', '4', '--rate', '5/s', '--op-delay', '0', '--seed', '14'], dir);
   try {
     const report = join(dir, 'window.json');
     const pb = `version: 1\nname: window\nsettings: { rate_limit: 40/10s, concurrency: 8 }\ntasks:\n  - { name: php, action: php.set_version, target: all, with: { php_version: "8.3" } }\n`;
@@ -183,7 +183,7 @@ export async function otherWindow(dir) {
  * `accepted` for `status --wait` to finish.
  */
 export async function rolloutAndInterrupt(dir) {
-  const sim = await startSim(['--sites', String(sitesFor(40)), '--themes', '4', '--rate', '20/s', '--op-delay', '1000-3000', '--seed', '15'], dir);
+  const sim = await startSim(['--size', String(sitesFor(40)), '--themes', '4', '--rate', '20/s', '--op-delay', '1000-3000', '--seed', '15'], dir);
   const figures = {};
   try {
     const report = join(dir, 'waves.json');
@@ -205,7 +205,7 @@ export async function rolloutAndInterrupt(dir) {
   } finally {
     await sim.stop();
   }
-  const slow = await startSim(['--sites', String(sitesFor(40)), '--themes', '4', '--op-delay', '20000-30000', '--seed', '16'], dir);
+  const slow = await startSim(['--size', String(sitesFor(40)), '--themes', '4', '--op-delay', '20000-30000', '--seed', '16'], dir);
   try {
     const report = join(dir, 'int.json');
     const pb = `version: 1\nname: int\nsettings: { rate_limit: 100/s, concurrency: 8, wait: true }\ntasks:\n  - { name: php, action: php.set_version, target: all, with: { php_version: "8.3" } }\n`;

@@ -27,8 +27,6 @@ export function buildProgram(): Command {
     .version(pkg.version)
     .addOption(new Option('--base-url <url>', 'the API base URL; /v2 is appended').env('SITEFLEET_BASE_URL'))
     .option('--token-file <file>', 'read the API token from FILE (else SITEFLEET_TOKEN; never a flag value)')
-    // Not an option: a token on the command line ends up in shell history and `ps`. Refused with a hint.
-    .addOption(new Option('--token <token>').hideHelp())
     .addOption(new Option('--company <uuid>', 'company id; overrides the playbook').env('SITEFLEET_COMPANY'))
     .addOption(new Option('--sites <file>', 'site name → site id, as YAML or CSV (the listing has no site ids)').env('SITEFLEET_SITES'))
     .option('--concurrency <n>', 'calls in flight at once (default: playbook, else 8)', intOption('--concurrency', 1, 256))
@@ -64,11 +62,6 @@ export function buildProgram(): Command {
   registerSim(program);
   registerDemo(program);
   for (const command of program.commands) command.exitOverride();
-  program.hook('preAction', (_program, command) => {
-    if (command.optsWithGlobals<{ token?: string }>().token !== undefined) {
-      throw new UsageError('--token is not taken (a token on the command line ends up in shell history and ps): set SITEFLEET_TOKEN or pass --token-file FILE');
-    }
-  });
   return program;
 }
 
@@ -102,6 +95,19 @@ export function reportError(error: unknown, stderr: NodeJS.WritableStream = proc
   return EXIT.someFailed;
 }
 
+/**
+ * `--token` is not an option (a token on the command line ends up in shell history and `ps`), but
+ * people will try it: they get the way to pass one, and the value is never echoed. `sim --token` is
+ * the simulator's own option (the token it accepts) and is left alone.
+ */
+export function refuseTokenFlag(argv: string[]): void {
+  const args = argv.slice(2);
+  if (args.includes('sim')) return;
+  if (args.some((a) => a === '--token' || a.startsWith('--token='))) {
+    throw new UsageError('--token is not taken (a token on the command line ends up in shell history and ps): set SITEFLEET_TOKEN or pass --token-file FILE');
+  }
+}
+
 async function main(): Promise<void> {
   // `sitefleet inventory --format json | head`: the reader left; what it did not read it did not want.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -109,6 +115,7 @@ async function main(): Promise<void> {
     throw error;
   });
   try {
+    refuseTokenFlag(process.argv);
     await buildProgram().parseAsync(process.argv);
   } catch (error) {
     process.exitCode = reportError(error);

@@ -131,3 +131,34 @@ describe('hostile and careless input: exit 2, one pointed line, nothing sent', (
     expect(code).toBe(0);
   });
 });
+
+describe('flags that look alike', () => {
+  it('`sim --token` and `sim --size` are the simulator’s own; `status` on a run that holds the lock exits 4 and touches nothing', async () => {
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, [CLI, 'sim', '--json', '--token', 'sim-own-token', '--size', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const line = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString())));
+    const info = JSON.parse(line) as { token: string; environments: number };
+    expect(info.token).toBe('sim-own-token');
+    expect(info.environments).toBeLessThanOrEqual(4);
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('close', r));
+
+    const { sim } = await start({ sites: 2, operationDelayMs: 0 });
+    const env = simEnv(sim);
+    const dir = tempDir();
+    const report = join(dir, 'r.json');
+    const file = writePlaybook('version: 1\nname: s\ntasks:\n  - { name: b, action: backups.create, target: all, with: { tag: s } }\n', dir);
+    expect((await runCli(['run', file, '--yes', '--report', report], env)).code).toBe(0);
+    const before = readFileSync(report, 'utf8');
+    const { mkdirSync } = await import('node:fs');
+    const { hostname } = await import('node:os');
+    mkdirSync(join(env.SITEFLEET_STATE_DIR!, 'locks'), { recursive: true });
+    writeFileSync(
+      join(env.SITEFLEET_STATE_DIR!, 'locks', `${sim.companyId}.lock`),
+      JSON.stringify({ pid: process.pid, host: hostname(), started_at: 'now', command: 'run' }),
+    );
+    const status = await runCli(['status', report, '--wait', '5s'], env);
+    expect(status.code).toBe(4);
+    expect(readFileSync(report, 'utf8')).toBe(before);
+  });
+});

@@ -6,12 +6,13 @@ import { CLI } from '../helpers/cli.js';
 
 describe('sitefleet sim', () => {
   it('prints its base URL, token and company as one JSON line, serves the spec paths, and enforces --rate', async () => {
-    const child = spawn(process.execPath, [CLI, 'sim', '--sites', '3', '--rate', '2/s', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [CLI, 'sim', '--size', '3', '--rate', '2/s', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
       const info = JSON.parse(line) as { base_url: string; token: string; company_id: string; environments: number };
       expect(info.base_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(info.environments).toBeGreaterThanOrEqual(3);
+      expect(info.environments).toBeLessThanOrEqual(6); // --size 3: three sites, a live and often a staging environment each
       const statuses: number[] = [];
       for (let i = 0; i < 3; i++) {
         const res = await request(`${info.base_url}/v2/company/${info.company_id}/api-keys`, { headers: { authorization: `Bearer ${info.token}` } });

@@ -4,7 +4,7 @@ import { intOption, rangeOption } from '../parse.js';
 interface SimOptions {
   port: number;
   token?: string;
-  sites: number;
+  size: number;
   themes: number;
   seed: number;
   rate?: string;
@@ -24,7 +24,7 @@ export function registerSim(program: Command): void {
     .description('serve a simulator of the whole hosting API on 127.0.0.1, for demos and tests')
     .option('--port <n>', 'port to listen on (default: a free one)', intOption('--port', 0, 65535), 0)
     .option('--token <t>', 'the bearer token it accepts (default: generated from the seed)')
-    .option('--sites <n>', 'number of sites (each with a live and often a staging environment)', intOption('--sites', 0, 1_000_000), 20)
+    .option('--size <n>', 'number of sites (each with a live and often a staging environment)', intOption('--size', 0, 1_000_000), 20)
     .option('--themes <n>', 'size of the theme catalogue', intOption('--themes', 1, 10_000), 8)
     .option('--seed <n>', 'seed of the generated fleet and of the faults', intOption('--seed', 0, 2 ** 31), 1)
     .option('--rate <N/period>', 'sliding-window limit per token, e.g. 120/min or 50/s (default: none)')
@@ -41,7 +41,7 @@ export function registerSim(program: Command): void {
     .option('--drop-get-bodies', 'ignore the JSON body of GET requests, as some proxies do (the listing then pages only by query string)')
     .option('--log <file>', 'append the request log to FILE as JSON lines')
     .option('--json', 'print the start line as one JSON object')
-    .addHelpText('after', '\nExample:\n  sitefleet sim --sites 200 --rate 120/min --faults 5xx=0.02,reset=0.01 --json\n')
+    .addHelpText('after', '\nExample:\n  sitefleet sim --size 200 --rate 120/min --faults 5xx=0.02,reset=0.01 --json\n')
     .action(async (opts: SimOptions, command: Command) => {
       // `--rate` is also a global option (the client's budget); here it is the server's limit.
       opts.rate ??= command.optsWithGlobals<{ rate?: string }>().rate;
@@ -55,7 +55,7 @@ export function registerSim(program: Command): void {
       const sim = await startSimulator({
         port: opts.port,
         token: opts.token,
-        sites: opts.sites,
+        sites: opts.size,
         themes: opts.themes,
         seed: opts.seed,
         rate: opts.rate,

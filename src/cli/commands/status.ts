@@ -26,7 +26,9 @@ export function registerStatus(program: Command): void {
       }
       const waitMs = opts.wait === undefined || opts.wait === false ? 0 : opts.wait === true ? DEFAULT_TRACKING.timeoutMs : parseDuration(opts.wait);
       if (waitMs === undefined) throw new UsageError('--wait takes a duration such as 10m');
-      const { checkOperations } = await import('./status-check.js');
-      process.exitCode = await checkOperations(reportPath, report, waitMs, globals);
+      const [{ checkOperations }, { withRunLock }] = await Promise.all([import('./status-check.js'), import('../session.js')]);
+      // The run's lock: status rewrites the run's report and appends to its journal, which a run still
+      // going (or a resume) must not have touched under it. A run that is going follows its own operations.
+      process.exitCode = await withRunLock(globals, report.company, `status ${reportPath}`, false, () => checkOperations(reportPath, report, waitMs, globals));
     });
 }
