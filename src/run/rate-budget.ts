@@ -24,6 +24,9 @@ interface Rule {
   quietWindows: number;
 }
 
+/** The pacer runs this much faster than the window's average rate (see #paceRate). */
+const PACE_HEADROOM = 1.25;
+
 /** A lowered limit goes back up by this share of itself (at least one) at a time. */
 const RAISE_SHARE = 0.1;
 
@@ -51,7 +54,7 @@ export interface RateBudgetOptions {
  * hearing the answer. So a call holds its slot from the moment it is sent until one period after its
  * answer: whatever the network did, the server can never see more than `limit` arrivals in a window.
  *
- * Sends are also paced by a token bucket that refills at the rules' average rate. It starts with a
+ * Sends are also paced by a token bucket that refills a quarter faster than the rules' average rate. It starts with a
  * quarter of the limit, so a small run still goes out at once, then holds only a few tokens, so a large
  * one is spread over the window instead of arriving as one burst. That is what keeps an overstated limit cheap: when the first 429 comes,
  * only the one or two calls sent in the last moments are in flight, not a whole burst.
@@ -247,8 +250,17 @@ export class RateBudget {
     return this.#ends.length - lo;
   }
 
+  /**
+   * Tokens per ms: a quarter above the tightest rule's average. The window is the exact constraint;
+   * the pacer only spreads calls out, and at the very same rate the two would drift out of phase and
+   * leave slots unused.
+   */
+  #paceRate(): number {
+    return PACE_HEADROOM * Math.min(...this.#rules.map((r) => r.limit / r.windowMs));
+  }
+
   #refill(now: number): void {
-    const rate = Math.min(...this.#rules.map((r) => r.limit / r.windowMs));
+    const rate = this.#paceRate();
     // Above the cap (the starting credit) nothing is added; below it, time adds tokens up to the cap.
     this.#tokens = Math.max(this.#tokens, Math.min(this.#burst, this.#tokens + (now - this.#tokensAt) * rate));
     this.#tokensAt = now;
@@ -274,8 +286,7 @@ export class RateBudget {
     if (at > now) return at;
     this.#refill(now);
     if (this.#tokens >= 1) return 0;
-    const rate = Math.min(...this.#rules.map((r) => r.limit / r.windowMs));
-    return now + (1 - this.#tokens) / rate;
+    return now + (1 - this.#tokens) / this.#paceRate();
   }
 
   #canStart(now: number): boolean {

@@ -124,5 +124,11 @@ describe('journal windows, on purpose', () => {
     expect(second.code).toBe(0);
     expect(second.stdout).toContain('nothing left to send');
     expect(() => readJournal(journal)).not.toThrow();
+    // The same --report again is another run's report: refused before the fleet is read.
+    const requests = sim.log.length;
+    const again = await runCli(['run', join(dir, 'playbook.yaml'), '--yes', '--report', report], simEnv(sim));
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('this report belongs to another run (resume it with `sitefleet resume');
+    expect(sim.log).toHaveLength(requests);
   });
 });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { buildReport, writeJsonAtomic, type Report } from '../../report/report.js';
-import { Journal, journalPathFor } from '../../run/journal.js';
+import { hasStartRecord, Journal, journalPathFor } from '../../run/journal.js';
 import { confirmWrites } from '../confirm.js';
 import { UsageError, type GlobalOptions, type Runtime } from '../context.js';
 import type { ApiKey } from '../../api/types.js';
@@ -32,6 +32,12 @@ export async function runPlaybook(file: string, globals: GlobalOptions, opts: Ru
   const playbook = loadForRun(file, globals);
   opts.report ??= defaultReportPath(playbook.settings.report_dir, startedAt);
   refuseForeignReport(opts.report);
+  if (!opts.dryRun && existsSync(journalPathFor(opts.report)) && hasStartRecord(journalPathFor(opts.report))) {
+    // Said before the fleet is read: this report is another run's, which `resume` continues.
+    throw new UsageError(
+      `${journalPathFor(opts.report)} exists: this report belongs to another run (resume it with \`sitefleet resume ${opts.report}\`, or pick another --report)`,
+    );
+  }
   if (opts.dryRun) return planAndRun(playbook, globals, opts, startedAt);
   return withRunLock(globals, playbook.company, `run ${file}`, opts.waitLock, () => planAndRun(playbook, globals, opts, startedAt));
 }
