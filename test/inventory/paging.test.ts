@@ -39,6 +39,9 @@ function listing(
     async listDomains() {
       return { environment: { site_domains: [] } };
     },
+    async listBackups() {
+      return { environment: { backups: [] } };
+    },
   };
 }
 

@@ -153,6 +153,9 @@ describe('inventory', () => {
       async listDomains() {
         return { environment: { site_domains: [] } };
       },
+      async listBackups() {
+        return { environment: { backups: [] } };
+      },
     };
     const inv = await readInventory(reader, COMPANY, 100);
     expect(asked).toEqual([
