@@ -18,6 +18,11 @@ export class Progress {
     this.#enabled = enabled && total > 0;
   }
 
+  /** Whether a line is drawn at all (an interactive stderr and something to count). */
+  get enabled(): boolean {
+    return this.#enabled;
+  }
+
   /** Something to show after the counts, such as a pause the service imposed; asked at every redraw. */
   note: () => string | undefined = () => undefined;
 

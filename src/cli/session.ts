@@ -106,9 +106,9 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   };
   const timer = setInterval(() => void writeSnapshot(), 1000);
   timer.unref();
-  // A pause of the service's (a second or more) is seen by at least three redraws.
-  const ticker = setInterval(() => progress.tick(), 250);
-  ticker.unref();
+  // A pause of the service's (a second or more) is seen by at least three redraws; cron and CI draw nothing.
+  const ticker = progress.enabled ? setInterval(() => progress.tick(), 250) : undefined;
+  ticker?.unref();
   writeJsonAtomic(args.reportPath, snapshot());
   const at = () => Date.now();
 

@@ -2,9 +2,8 @@ import { parse as parseCsv } from './csv.js';
 import { isMap, isScalar, LineCounter, parseDocument } from 'yaml';
 import { InvalidInputError, type InputProblem } from '../errors.js';
 import { readInputFile } from '../util/input-file.js';
+import { isUuid } from '../util/uuid.js';
 import type { Inventory } from './inventory.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * `--sites FILE`: site display name → site id, as YAML (`acme-shop: 0f1e…`) or CSV (`name,id` a line,
@@ -35,7 +34,7 @@ function fromYaml(file: string, text: string): Record<string, string> {
   for (const pair of doc.contents.items) {
     const key = isScalar(pair.key) ? String(pair.key.value) : '';
     const value = isScalar(pair.value) ? String(pair.value.value) : '';
-    if (!UUID.test(value))
+    if (!isUuid(value))
       problems.push({
         ...at(pair.value && isScalar(pair.value) ? (pair.value.range?.[0] ?? 0) : 0),
         path: key,
@@ -52,7 +51,7 @@ function fromCsv(file: string, text: string): Record<string, string> {
   for (const [i, row] of parseCsv(text).entries()) {
     if (row.length === 0 || (row.length === 1 && row[0] === '')) continue;
     if (i === 0 && row.length === 2 && /^(site|name|site_name|display_name)$/i.test(row[0]!) && /^(id|site_id|uuid)$/i.test(row[1]!)) continue; // a header
-    if (row.length !== 2 || !UUID.test(row[1]!)) {
+    if (row.length !== 2 || !isUuid(row[1]!)) {
       throw new InvalidInputError([{ file, line: i + 1, column: 1, path: '', message: 'a sites CSV line is: site name, site id (UUID)' }]);
     }
     sites[row[0]!] = row[1]!;

@@ -7,6 +7,7 @@ import { ajvProblems, createAjv } from '../util/ajv.js';
 import { offlineBodyProblems } from '../plan/offline-check.js';
 import { readInputFile } from '../util/input-file.js';
 import { parseRate } from '../util/rate.js';
+import { isUuid } from '../util/uuid.js';
 import { playbookSchema } from './schema.js';
 import type { Playbook, Task } from './types.js';
 
@@ -104,7 +105,7 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
   };
 
   let company = options.company ?? (data.company === undefined ? undefined : (resolveRefs(data.company, 'company', new Set()) as string));
-  if (company !== undefined && !company.includes('${') && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(company)) {
+  if (company !== undefined && !company.includes('${') && !isUuid(company)) {
     problems.push({ path: 'company', message: `${JSON.stringify(company)} is not a company UUID` });
   }
   if (company?.includes('${')) company = undefined; // unset variable: already reported when it matters
