@@ -135,3 +135,11 @@ export class MalformedResponseError extends SitefleetError {
 export class AbortedError extends SitefleetError {
   override name = 'AbortedError';
 }
+
+/**
+ * The shared state of `--coordination` (Redis) cannot be reached or trusted: the lock, the budget or
+ * the busy register. Nothing more is started (exit 3); what was sent is in the journal.
+ */
+export class CoordinationError extends SitefleetError {
+  override name = 'CoordinationError';
+}

@@ -4,6 +4,8 @@ import { HostingClient } from '../api/client.js';
 import { UsageError } from '../errors.js';
 import { Caller } from '../run/caller.js';
 import { RateBudget } from '../run/rate-budget.js';
+import { SharedBudget, type Budget } from '../run/shared-budget.js';
+import type { Coordination } from '../coord/types.js';
 import { parseRate } from '../util/rate.js';
 import { createLogger } from './logger.js';
 import type { TrackOptions } from '../run/watcher.js';
@@ -23,6 +25,8 @@ export interface GlobalOptions {
   sites?: string;
   /** First wait between operation polls, in ms (advanced; tests and the simulator use it). */
   pollInterval?: number;
+  /** `--coordination redis://host:port/db`: lock, rate budget and busy environments shared through Redis. */
+  coordination?: string;
 }
 
 /** The service's documented budget: about 120 requests a minute per company. */
@@ -54,20 +58,45 @@ export function readToken(opts: GlobalOptions, env = process.env, warn = (text: 
 export interface Runtime {
   logger: Logger;
   client: HostingClient;
-  budget: RateBudget;
+  budget: Budget;
   caller: Caller;
+  /** What this command shares with other runs of the company (this machine alone, or Redis). */
+  coordination: Coordination;
   rate: string;
   concurrency: number;
   tracking: Partial<TrackOptions>;
   close(): Promise<void>;
 }
 
+export interface RuntimeOptions {
+  settings?: { rate_limit?: string; concurrency?: number; operation_path?: string };
+  logger?: Logger;
+  /** Opened by the caller, who closes it (the run lock lives in it); else this machine alone. */
+  coordination: Coordination;
+  /** The company whose budget is shared (with coordination). */
+  company?: string;
+  /** Close the coordination with the runtime. */
+  ownsCoordination?: boolean;
+}
+
+/**
+ * Opens the coordination the options name (loading Redis only if asked), then the runtime, which
+ * closes it. For commands that take no run lock: they still draw from the company's shared budget.
+ */
+export async function openRuntime(opts: GlobalOptions, company?: string): Promise<Runtime> {
+  const { openCoordination } = await import('../coord/open.js');
+  const coordination = await openCoordination(opts);
+  try {
+    return createRuntime(opts, { coordination, company, ownsCoordination: true });
+  } catch (error) {
+    await coordination.close();
+    throw error;
+  }
+}
+
 /** Client, rate budget and caller for a command that talks to the API. */
-export function createRuntime(
-  opts: GlobalOptions,
-  settings: { rate_limit?: string; concurrency?: number; operation_path?: string } = {},
-  logger?: Logger,
-): Runtime {
+export function createRuntime(opts: GlobalOptions, options: RuntimeOptions): Runtime {
+  const { settings = {}, logger, coordination, company } = options;
   if (!opts.baseUrl) throw new UsageError('no API base URL: set SITEFLEET_BASE_URL or pass --base-url URL');
   const token = readToken(opts);
   const log = logger ?? createLogger({ level: opts.logLevel, file: opts.logFile });
@@ -85,19 +114,23 @@ export function createRuntime(
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const budget = new RateBudget(parsed.limit, parsed.periodMs);
+  const local = new RateBudget(parsed.limit, parsed.periodMs);
+  const shared = company ? coordination.sharedWindow(company, parsed.limit, parsed.periodMs) : undefined;
+  const budget: Budget = shared ? new SharedBudget(local, shared) : local;
   const caller = new Caller(client, { budget, logger: log, concurrency });
   return {
     logger: log,
     client,
     budget,
     caller,
+    coordination,
     rate,
     concurrency,
     tracking: opts.pollInterval ? { intervalMs: opts.pollInterval, maxIntervalMs: Math.max(opts.pollInterval, 15 * opts.pollInterval) } : {},
     async close() {
       budget.dispose();
       await client.close();
+      if (options.ownsCoordination) await coordination.close();
     },
   };
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { AuthenticationError, InvalidInputError, RequestValidationError, SitefleetError, UsageError, formatProblem } from '../errors.js';
+import { AuthenticationError, CoordinationError, InvalidInputError, RequestValidationError, SitefleetError, UsageError, formatProblem } from '../errors.js';
 import { LockedError } from '../run/lock.js';
 import { registerBackups } from './commands/backups.js';
 import { registerDemo } from './commands/demo.js';
@@ -46,6 +46,11 @@ export function buildProgram(): Command {
     .option('-q, --quiet', 'print nothing but errors')
     .addOption(new Option('--state-dir <dir>', 'where run locks live (default: ~/.cache/sitefleet)').env('SITEFLEET_STATE_DIR'))
     .addOption(
+      new Option('--coordination <url>', 'share the run lock, the rate budget and busy environments with other machines through Redis: redis://host:port/db').env(
+        'SITEFLEET_COORDINATION',
+      ),
+    )
+    .addOption(
       new Option('--poll-interval <ms>', 'first wait between operation polls (default 1000)').argParser(intOption('--poll-interval', 1, 600_000)).hideHelp(),
     )
     .showHelpAfterError('(run with --help for usage)')
@@ -85,6 +90,10 @@ export function reportError(error: unknown, stderr: NodeJS.WritableStream = proc
   }
   if (error instanceof AuthenticationError) {
     stderr.write(`sitefleet: ${error.message}\nCheck the API token (SITEFLEET_TOKEN or --token-file) and the base URL. Nothing was changed.\n`);
+    return EXIT.stopped;
+  }
+  if (error instanceof CoordinationError) {
+    stderr.write(`sitefleet: ${error.message}\n`);
     return EXIT.stopped;
   }
   if (error instanceof SitefleetError) {

@@ -6,6 +6,8 @@ import { loadPlaybook } from '../playbook/load.js';
 import type { Playbook } from '../playbook/types.js';
 import { backupReadsNeeded, buildPlan, domainReadsNeeded, type Plan } from '../plan/plan.js';
 import { createRuntime, type GlobalOptions, type Runtime } from './context.js';
+import { openCoordination } from '../coord/open.js';
+import type { Coordination } from '../coord/types.js';
 
 export function today(now = new Date()): string {
   return now.toISOString().slice(0, 10);
@@ -31,13 +33,24 @@ export function loadForRun(file: string, opts: GlobalOptions): Playbook & { comp
 
 /** Load and validate the playbook, read the fleet (GETs only), and build the plan. */
 export async function preparePlan(file: string, opts: GlobalOptions): Promise<Prepared> {
-  return planFrom(loadForRun(file, opts), opts);
+  const playbook = loadForRun(file, opts);
+  const coordination = await openCoordination(opts);
+  return planFrom(playbook, opts, coordination, true);
 }
 
-/** Read the fleet (GETs only) and build the plan of a loaded playbook. */
-export async function planFrom(playbook: Playbook & { company: string }, opts: GlobalOptions): Promise<Prepared> {
+/**
+ * Read the fleet (GETs only, through the company's budget, shared with coordination) and build the
+ * plan of a loaded playbook. The runtime closes the coordination when it `owns` it.
+ */
+export async function planFrom(playbook: Playbook & { company: string }, opts: GlobalOptions, coordination: Coordination, owns = false): Promise<Prepared> {
   const file = playbook.file;
-  const runtime = createRuntime(opts, playbook.settings);
+  let runtime: Runtime;
+  try {
+    runtime = createRuntime(opts, { settings: playbook.settings, coordination, company: playbook.company, ownsCoordination: owns });
+  } catch (error) {
+    if (owns) await coordination.close();
+    throw error;
+  }
   try {
     runtime.logger.info({ playbook: file, company: playbook.company }, 'reading the fleet');
     const readStart = performance.now();

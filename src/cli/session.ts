@@ -4,7 +4,8 @@ import { buildReport, exitCodeOf, writeJsonAtomic, type Report } from '../report
 import { execute } from '../run/executor.js';
 import type { StepResult } from '../run/types.js';
 import { readJournal, type Journal } from '../run/journal.js';
-import { acquireLock, defaultStateDir } from '../run/lock.js';
+import { openCoordination } from '../coord/open.js';
+import type { Coordination, LockScope } from '../coord/types.js';
 import type { GlobalOptions, Runtime } from './context.js';
 import { writeFileAtomicAsync } from '../util/atomic-write.js';
 import { Progress } from './progress.js';
@@ -31,23 +32,31 @@ export interface SessionArgs {
   out(text: string): void;
 }
 
-/** Holds the company's run lock (exit 4, or waiting with --wait-lock) while `work` runs. */
+/**
+ * Opens the coordination (this machine, or Redis with --coordination), holds the run lock of `scope`
+ * (exit 4, or waiting with --wait-lock) while `work` runs under it, then lets both go.
+ */
 export async function withRunLock<T>(
   globals: GlobalOptions,
-  company: string,
+  scope: LockScope,
   command: string,
   waitLock: boolean | undefined,
-  work: () => Promise<T>,
+  work: (coordination: Coordination) => Promise<T>,
 ): Promise<T> {
-  const lock = await acquireLock(globals.stateDir ?? defaultStateDir(), company, {
-    command,
-    wait: waitLock,
-    onNote: (text) => process.stderr.write(`sitefleet: ${text}\n`),
-  });
+  const coordination = await openCoordination(globals);
   try {
-    return await work();
+    if (scope.kind === 'playbook' && !globals.coordination)
+      process.stderr.write(
+        `sitefleet: warning: lock: playbook without --coordination: runs of other playbooks for this company may go at the same time, and each learns the rate limit from 429s on its own\n`,
+      );
+    const lock = await coordination.lock(scope, { command, wait: waitLock, onNote: (text) => process.stderr.write(`sitefleet: ${text}\n`) });
+    try {
+      return await work(coordination);
+    } finally {
+      await lock.release();
+    }
   } finally {
-    lock.release();
+    await coordination.close();
   }
 }
 
@@ -119,6 +128,8 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
       logger: runtime.logger,
       overrideMaxFailures: args.overrideMaxFailures,
       signal: interrupt.signal,
+      lost: runtime.coordination.lost,
+      busy: runtime.coordination.busy(plan.company, args.runId),
       tracking: runtime.tracking,
       initial: args.initial,
       async onEvent(event) {

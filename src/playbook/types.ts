@@ -50,6 +50,8 @@ export interface PlaybookSettings {
   wait_timeout?: string;
   /** Path of the operation status endpoint (default /operations/{operation_id}). */
   operation_path?: string;
+  /** One run per company (default), or one per playbook name per company. */
+  lock?: 'company' | 'playbook';
 }
 
 export interface Playbook {

@@ -4,8 +4,9 @@ import type { Logger } from 'pino';
 import type { CallResult, HostingClient } from '../api/client.js';
 import type { EndpointName } from '../api/endpoints.js';
 import type { OperationStatus } from '../api/types.js';
-import { AbortedError, RateLimitError } from '../errors.js';
-import { PRIORITY, type Priority, type RateBudget } from './rate-budget.js';
+import { AbortedError, CoordinationError, RateLimitError } from '../errors.js';
+import { PRIORITY, type Priority } from './rate-budget.js';
+import type { Budget } from './shared-budget.js';
 import { decide, DEFAULT_RETRY, type Decision, type RetryPolicy } from './retry.js';
 
 export interface Outcome<T> {
@@ -42,7 +43,7 @@ export interface CallHooks {
 }
 
 export interface CallerOptions {
-  budget?: RateBudget;
+  budget?: Budget;
   logger: Logger;
   retry?: RetryPolicy;
   /** HTTP calls in flight at once, whatever they are (writes, polls, reads). Default 8. */
@@ -55,7 +56,7 @@ export interface CallerOptions {
  * everything counts against the one budget the service enforces.
  */
 export class Caller {
-  readonly budget: RateBudget | undefined;
+  readonly budget: Budget | undefined;
   readonly logger: Logger;
   readonly retry: RetryPolicy;
   /** Bounds the HTTP calls in flight. A call waiting out a backoff holds no place in it. */
@@ -103,9 +104,10 @@ export class Caller {
 
   async #withRetries<T>(send: () => Promise<T>, idempotent: boolean, hooks: CallHooks, label: string): Promise<Outcome<T>> {
     let lastRefusal = '';
-    const notSent = (attempts: number): Outcome<T> => ({
+    // A coordination lost while waiting (Redis gone) is said as such: reads fail with it (exit 3).
+    const notSent = (attempts: number, cause?: unknown): Outcome<T> => ({
       ok: false,
-      error: new AbortedError('run interrupted'),
+      error: cause instanceof CoordinationError ? cause : new AbortedError('run interrupted'),
       decision: {
         kind: 'failed',
         reason: attempts === 0 ? 'not sent: run stopped' : `not accepted: the run stopped while the call waited to be retried (${lastRefusal})`,
@@ -117,8 +119,8 @@ export class Caller {
       if (hooks.stopSignal?.aborted) return notSent(attempt - 1);
       try {
         await this.budget?.acquire(hooks.stopSignal, hooks.priority ?? PRIORITY.write);
-      } catch {
-        return notSent(attempt - 1);
+      } catch (error) {
+        return notSent(attempt - 1, error);
       }
       let released = false;
       const release = (outcome?: { rateLimited?: boolean; retryAfterMs?: number; notSent?: boolean }) => {

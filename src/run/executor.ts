@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Plan, Step, TaskSummary } from '../plan/plan.js';
 import type { Caller } from './caller.js';
+import { NO_CLAIM, type BusyClaim, type BusyRegister } from '../coord/types.js';
 import { EnvironmentSequence, type Turn } from './env-sequence.js';
 import { failureBudget, type FailureBudget } from './failure-budget.js';
 import { OperationFollower, type FollowContext } from './follow.js';
@@ -20,6 +21,10 @@ export interface ExecuteOptions {
   overrideMaxFailures?: number | string;
   /** Ctrl-C: start nothing new, let the calls in flight end. */
   signal?: AbortSignal;
+  /** The shared coordination can no longer be trusted (its reason says why): stop like a 401 (exit 3). */
+  lost?: AbortSignal;
+  /** Environments busy with other runs' operations (with coordination); default: this run's own turns only. */
+  busy?: BusyRegister;
   /** Resolves `${VAR}` references left in bodies (secrets) at the moment of sending. */
   env?: Record<string, string | undefined>;
   /** Poll timing; a task's `timeout_ms` overrides `timeoutMs`. */
@@ -49,6 +54,8 @@ class Execution {
   readonly sequence = new EnvironmentSequence();
   readonly context: FollowContext;
   readonly tracking: TrackOptions;
+  /** Claims on environments held by steps whose operation is still going (with coordination). */
+  readonly claims = new Map<string, BusyClaim>();
 
   constructor(
     readonly plan: Plan,
@@ -59,6 +66,9 @@ class Execution {
       options.logger.warn({ reason }, 'run stopping');
       void options.onEvent?.({ type: 'stopped', kind, reason });
     });
+    const lost = options.lost;
+    if (lost?.aborted) this.stop.stop((lost.reason as Error).message, 'coordination');
+    lost?.addEventListener('abort', () => this.stop.stop((lost.reason as Error).message, 'coordination'), { once: true });
     this.tracking = { ...DEFAULT_TRACKING, ...options.tracking };
     this.watcher = new Watcher((id, o) => options.caller.poll(id, o), {
       signal: this.stop.signal,
@@ -108,6 +118,8 @@ class Execution {
 
   async record(type: 'result' | 'update', step: Step, result: StepResult): Promise<void> {
     this.results.set(step.id, result);
+    // A re-send after "blocked" started another operation: the environment is busy with that one now.
+    if (type === 'update' && result.status === 'accepted' && result.operation_id) this.claims.get(step.id)?.started(result.operation_id);
     await this.options.onEvent?.({ type, step, result });
   }
 
@@ -151,13 +163,34 @@ class Execution {
     const release = await this.sequence.enter(step.lock);
     let turn: Turn | undefined;
     try {
+      const claim = await this.claim(task, step);
+      if (!claim) return;
       const accepted = await this.options.caller.withSlot(PRIORITY.write, () => this.send(task, budget, step));
-      if (!accepted) return;
+      if (!accepted?.operation_id) return claim.ended();
+      claim.started(accepted.operation_id);
+      this.claims.set(step.id, claim);
       const follow = this.follower(task, step, accepted, false);
       turn = follow.turn;
       if (task.wait) this.countFailure(task, budget, await follow.done());
     } finally {
       release(turn);
+    }
+  }
+
+  /**
+   * Claims the step's environment from other runs (with coordination): waits while another run's
+   * operation there is going, following it as this run follows its own. Undefined when the run stopped.
+   */
+  async claim(task: TaskSummary, step: Step): Promise<BusyClaim | undefined> {
+    if (!step.lock || !this.options.busy) return NO_CLAIM;
+    try {
+      return await this.options.busy.claim(step.lock, this.stop.signal, async (operationId) => {
+        const watch = this.watcher.watch(operationId, 'another run', this.watchOptions(task, true));
+        watch.expedite(); // a write waits on it
+        await watch.done;
+      });
+    } catch {
+      return undefined; // the run stopped (or the coordination was lost, which stops it)
     }
   }
 
@@ -189,7 +222,12 @@ class Execution {
   follower(task: TaskSummary, step: Step, accepted: StepResult, unknownAge: boolean): { turn: Turn; done(): Promise<StepResult> } {
     let follower: OperationFollower | undefined;
     const acceptedAt = unknownAge ? undefined : performance.now(); // the watcher's clock
-    const start = () => (follower ??= new OperationFollower(this.context, step, accepted, this.watchOptions(task, unknownAge), acceptedAt));
+    const start = () => {
+      if (follower) return follower;
+      follower = new OperationFollower(this.context, step, accepted, this.watchOptions(task, unknownAge), acceptedAt);
+      void follower.done.then(() => this.claims.get(step.id)?.ended());
+      return follower;
+    };
     const turn: Turn = {
       get free() {
         return start().done.then(() => undefined);

@@ -3,28 +3,41 @@ import { linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync 
 import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createHash } from 'node:crypto';
 import { SitefleetError } from '../errors.js';
+import type { HeldLock, LockHolder, LockOptions, LockScope } from '../coord/types.js';
 
-export interface LockHolder {
-  pid: number;
-  host: string;
-  started_at: string;
-  command: string;
+export type { LockHolder } from '../coord/types.js';
+
+/** What a lock scope is called in messages: `this company`, or `playbook "nightly" of this company`. */
+export function describeScope(scope: LockScope): string {
+  return scope.kind === 'playbook' ? `playbook "${scope.playbook}" of this company` : 'this company';
 }
 
-/** Another run holds the company's lock. Exit code 4. */
+/** Another run holds the lock. Exit code 4. `hint` says how that lock lets go (a file to remove, a lease). */
 export class LockedError extends SitefleetError {
   override name = 'LockedError';
   constructor(
-    readonly path: string,
+    readonly where: string,
     readonly holder: LockHolder | undefined,
+    scope: LockScope,
+    hint: string,
   ) {
     super(
       holder
-        ? `another sitefleet run holds the lock for this company: pid ${holder.pid} on ${holder.host}, started ${holder.started_at} (${holder.command}). Wait for it, pass --wait-lock, or remove ${path} if that run is gone.`
-        : `the lock ${path} exists but cannot be read; remove it if no run is going`,
+        ? `another sitefleet run holds the lock for ${describeScope(scope)}: pid ${holder.pid} on ${holder.host}, started ${holder.started_at} (${holder.command}). Wait for it, pass --wait-lock, or ${hint}.`
+        : `the lock ${where} exists but cannot be read; ${hint}`,
     );
   }
+}
+
+/** The lock file's name: the company, and for playbook scope the name made safe for a file name (and kept apart by a hash). */
+export function lockFileName(scope: LockScope): string {
+  if (scope.kind === 'company') return `${scope.company}.lock`;
+  const name = scope.playbook ?? '';
+  const safe = name.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64);
+  const hash = createHash('sha256').update(name).digest('hex').slice(0, 8);
+  return `${scope.company}.playbook.${safe}.${hash}.lock`;
 }
 
 /** `--state-dir`, else SITEFLEET_STATE_DIR, else the user's cache directory. */
@@ -48,11 +61,6 @@ function readHolder(path: string): LockHolder | undefined {
   } catch {
     return undefined;
   }
-}
-
-export interface RunLock {
-  path: string;
-  release(): void;
 }
 
 /** Creates the lock whole (written under a temporary name, then linked: never seen half-written); false if it exists. */
@@ -104,18 +112,14 @@ function takeOver(path: string, stale: LockHolder, me: LockHolder): boolean {
 }
 
 /**
- * One run per company at a time: a lock file holding pid, host and start time, created exclusively.
- * A lock left by a process that is gone (same host, pid not running) is taken over, and `onNote` says
- * so. With `wait`, polls until the holder lets go.
+ * One run per lock scope at a time (on this machine): a lock file holding pid, host and start time,
+ * created exclusively. A lock left by a process that is gone (same host, pid not running) is taken
+ * over, and `onNote` says so. With `wait`, polls until the holder lets go.
  */
-export async function acquireLock(
-  stateDir: string,
-  company: string,
-  options: { command: string; wait?: boolean; onNote?: (text: string) => void; signal?: AbortSignal },
-): Promise<RunLock> {
+export async function acquireLock(stateDir: string, scope: LockScope, options: LockOptions): Promise<HeldLock> {
   const dir = join(stateDir, 'locks');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const path = join(dir, `${company}.lock`);
+  const path = join(dir, lockFileName(scope));
   const me: LockHolder = { pid: process.pid, host: hostname(), started_at: new Date().toISOString(), command: options.command };
   let waitingSaid = false;
   for (;;) {
@@ -140,11 +144,16 @@ export async function acquireLock(
       };
       // A run that ends by process.exit (a second Ctrl-C) still lets go.
       process.on('exit', release);
-      return { path, release };
+      return { where: path, release: () => Promise.resolve(release()) };
     }
-    if (!options.wait) throw new LockedError(path, holder);
+    if (!options.wait) throw new LockedError(path, holder, scope, `remove ${path} if that run is gone`);
     if (!waitingSaid) options.onNote?.(`waiting for the lock held by pid ${holder?.pid} on ${holder?.host} (started ${holder?.started_at})`);
     waitingSaid = true;
     await sleep(1000, undefined, { signal: options.signal });
   }
+}
+
+/** The lock a playbook's run takes: `settings.lock` (default `company`). */
+export function lockScopeOf(plan: { company: string; name: string; settings?: { lock?: 'company' | 'playbook' } }): LockScope {
+  return plan.settings?.lock === 'playbook' ? { company: plan.company, kind: 'playbook', playbook: plan.name } : { company: plan.company, kind: 'company' };
 }

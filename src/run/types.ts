@@ -15,7 +15,7 @@ export interface StepResult {
   output?: unknown;
 }
 
-export type StopKind = 'auth' | 'budget' | 'interrupted';
+export type StopKind = 'auth' | 'budget' | 'interrupted' | 'coordination';
 
 export type RunEvent =
   | { type: 'attempt'; step: Step; attempt: number }

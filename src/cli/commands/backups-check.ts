@@ -3,7 +3,7 @@ import { InvalidInputError } from '../../errors.js';
 import type { Environment } from '../../inventory/inventory.js';
 import { inventoryReader, readBackups, readInventory } from '../../inventory/read.js';
 import { matches } from '../../plan/select.js';
-import { createRuntime, type GlobalOptions } from '../context.js';
+import { openRuntime, type GlobalOptions } from '../context.js';
 import { formatDuration, Progress } from '../progress.js';
 import { csvCell, table } from '../render.js';
 import { selectorFrom } from '../selector-flags.js';
@@ -32,7 +32,7 @@ export function summarizeBackups(env: Environment, backups: Backup[], now: numbe
 /** `sitefleet backups`: reads the listing, then each selected environment's backups (through the rate budget). Returns the exit code. */
 export async function checkBackups(globals: GlobalOptions, opts: BackupsOptions, maxAgeMs: number | undefined): Promise<number> {
   if (!globals.company) throw new InvalidInputError([{ path: 'company', message: 'no company: set SITEFLEET_COMPANY or pass --company' }]);
-  const runtime = createRuntime(globals);
+  const runtime = await openRuntime(globals, globals.company);
   let rows: EnvironmentBackups[];
   try {
     const reader = inventoryReader(runtime.caller);

@@ -1,11 +1,11 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ApiKey } from '../../api/types.js';
-import { AuthenticationError, NetworkError, NotFoundError, TimeoutError } from '../../errors.js';
+import { AuthenticationError, CoordinationError, NetworkError, NotFoundError, TimeoutError } from '../../errors.js';
 import { inventoryReader, readInventory } from '../../inventory/read.js';
 import { describeExpiring, keyFindings } from '../../run/api-keys.js';
 import { defaultStateDir } from '../../run/lock.js';
-import { createRuntime, readToken, type GlobalOptions, type Runtime } from '../context.js';
+import { openRuntime, readToken, type GlobalOptions, type Runtime } from '../context.js';
 import type { DoctorOptions } from './doctor.js';
 
 export interface Check {
@@ -84,11 +84,20 @@ export async function runDoctor(globals: GlobalOptions, opts: DoctorOptions, war
   }
   if (missing) checks.push({ check: 'settings', status: 'fail', detail: missing });
   else if (token) {
-    const runtime = createRuntime(globals);
+    let runtime: Runtime | undefined;
     try {
-      checks.push(...(await serviceChecks(runtime, globals.company!, warnMs, opts.expiryWarning)));
-    } finally {
-      await runtime.close();
+      runtime = await openRuntime(globals, globals.company);
+      if (globals.coordination) checks.push({ check: 'coordination', status: 'ok', detail: `Redis at ${runtime.coordination.describe} answers` });
+    } catch (error) {
+      if (!(error instanceof CoordinationError)) throw error;
+      checks.push({ check: 'coordination', status: 'fail', detail: error.message });
+    }
+    if (runtime) {
+      try {
+        checks.push(...(await serviceChecks(runtime, globals.company!, warnMs, opts.expiryWarning)));
+      } finally {
+        await runtime.close();
+      }
     }
   }
   if (opts.format === 'json') process.stdout.write(`${JSON.stringify(checks, null, 2)}\n`);

@@ -11,14 +11,14 @@ export function registerInventory(program: Command): void {
     .action(async (opts: { format: 'table' | 'json' | 'csv' }, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
       if (!globals.company) throw new InvalidInputError([{ path: 'company', message: 'no company: set SITEFLEET_COMPANY or pass --company' }]);
-      const [{ createRuntime }, { inventoryReader, readInventory }, { renderInventory }, { attachSiteIds, loadSitesFile }] = await Promise.all([
+      const [{ openRuntime }, { inventoryReader, readInventory }, { renderInventory }, { attachSiteIds, loadSitesFile }] = await Promise.all([
         import('../context.js'),
         import('../../inventory/read.js'),
         import('../render.js'),
         import('../../inventory/sites.js'),
       ]);
       const sites = globals.sites ? loadSitesFile(globals.sites) : undefined;
-      const runtime = createRuntime(globals);
+      const runtime = await openRuntime(globals, globals.company);
       try {
         const inventory = await readInventory(inventoryReader(runtime.caller), globals.company);
         if (sites) attachSiteIds(inventory, sites);

@@ -5,13 +5,15 @@ import { confirmWrites } from '../confirm.js';
 import { buildReport, exitCodeOf, writeJsonAtomic } from '../../report/report.js';
 import { renderSummary } from '../render.js';
 import { runSession, withRunLock } from '../session.js';
+import { lockScopeOf } from '../../run/lock.js';
+import type { Coordination } from '../../coord/types.js';
 
 import type { ResumeOptions } from './resume.js';
 
 /** `sitefleet resume`: the lock first, then the journal read again (another resume may have moved it on meanwhile). */
 export function resumeRun(reportPath: string, globals: GlobalOptions, opts: ResumeOptions): Promise<number> {
-  const company = readState(reportPath).start.plan.company;
-  return withRunLock(globals, company, `resume ${reportPath}`, opts.waitLock, () => resume(reportPath, readState(reportPath), globals, opts));
+  const scope = lockScopeOf(readState(reportPath).start.plan);
+  return withRunLock(globals, scope, `resume ${reportPath}`, opts.waitLock, (coordination) => resume(reportPath, readState(reportPath), globals, opts, coordination));
 }
 
 function readState(reportPath: string): JournalState {
@@ -28,7 +30,7 @@ function readState(reportPath: string): JournalState {
 }
 
 /** Says what it will do, asks, and runs what is left; returns the exit code. Holds the company's lock. */
-async function resume(reportPath: string, state: JournalState, globals: GlobalOptions, opts: ResumeOptions): Promise<number> {
+async function resume(reportPath: string, state: JournalState, globals: GlobalOptions, opts: ResumeOptions, coordination: Coordination): Promise<number> {
   const out = (text: string) => void (!globals.quiet && process.stdout.write(`${text}\n`));
   const plan = state.start.plan;
   if (opts.wait) for (const task of plan.tasks) task.wait = true;
@@ -65,7 +67,7 @@ async function resume(reportPath: string, state: JournalState, globals: GlobalOp
     `Send ${todo.neverSent.length + todo.resend.length} calls${todo.toPoll.length ? ` and poll ${todo.toPoll.length} operations` : ''} to ${globals.baseUrl ?? '(no base URL)'} for company ${plan.company}?`,
     opts.yes,
   );
-  const runtime = createRuntime(globals, plan.settings);
+  const runtime = createRuntime(globals, { settings: plan.settings, coordination, company: plan.company });
   try {
     const journal = await Journal.open(journalPathFor(reportPath));
     await journal.append({ t: 'resume', at: Date.now() });

@@ -12,6 +12,9 @@ import { emptyTargetProblems, loadForRun, planFrom } from '../prepare.js';
 import { writeCiOutputs } from '../ci-outputs.js';
 import { renderPlan, renderSummary } from '../render.js';
 import { runSession, withRunLock } from '../session.js';
+import { openCoordination } from '../../coord/open.js';
+import type { Coordination } from '../../coord/types.js';
+import { lockScopeOf } from '../../run/lock.js';
 
 import { defaultReportPath, type RunOptions } from './run-options.js';
 
@@ -38,8 +41,10 @@ export async function runPlaybook(file: string, globals: GlobalOptions, opts: Ru
       `${journalPathFor(opts.report)} exists: this report belongs to another run (resume it with \`sitefleet resume ${opts.report}\`, or pick another --report)`,
     );
   }
-  if (opts.dryRun) return planAndRun(playbook, globals, opts, startedAt);
-  return withRunLock(globals, playbook.company, `run ${file}`, opts.waitLock, () => planAndRun(playbook, globals, opts, startedAt));
+  if (opts.dryRun) return planAndRun(playbook, globals, opts, startedAt, await openCoordination(globals), true);
+  return withRunLock(globals, lockScopeOf(playbook), `run ${file}`, opts.waitLock, (coordination) =>
+    planAndRun(playbook, globals, opts, startedAt, coordination, false),
+  );
 }
 
 const PREFLIGHT_WARN_MS = 7 * 86_400_000;
@@ -78,9 +83,11 @@ async function planAndRun(
   globals: GlobalOptions,
   opts: RunOptions,
   startedAt: Date,
+  coordination: Coordination,
+  ownsCoordination: boolean,
 ): Promise<{ exitCode: number; reportPath: string }> {
   const out = (text: string) => void (!globals.quiet && process.stdout.write(`${text}\n`));
-  const prepared = await planFrom(loaded, globals);
+  const prepared = await planFrom(loaded, globals, coordination, ownsCoordination);
   const { plan, playbook, runtime } = prepared;
   try {
     if (opts.wait) for (const task of plan.tasks) task.wait = true;

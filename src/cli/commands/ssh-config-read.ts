@@ -4,7 +4,7 @@ import type { Environment } from '../../inventory/inventory.js';
 import { inventoryReader, readInventory } from '../../inventory/read.js';
 import { attachSiteIds, loadSitesFile } from '../../inventory/sites.js';
 import { matches } from '../../plan/select.js';
-import { createRuntime, type GlobalOptions } from '../context.js';
+import { openRuntime, type GlobalOptions } from '../context.js';
 import { selectorFrom } from '../selector-flags.js';
 import type { SshConfigOptions } from './ssh-config.js';
 
@@ -26,7 +26,7 @@ export async function printSshConfig(globals: GlobalOptions, opts: SshConfigOpti
   if (!globals.sites)
     throw new UsageError('ssh-config needs site ids, which the theme listing does not carry: pass --sites FILE (YAML or CSV of site name, site id)');
   const sites = loadSitesFile(globals.sites);
-  const runtime = createRuntime(globals);
+  const runtime = await openRuntime(globals, globals.company);
   try {
     const inventory = await readInventory(inventoryReader(runtime.caller), globals.company);
     attachSiteIds(inventory, sites);

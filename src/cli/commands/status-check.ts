@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import { exitCodeOf, summarize, writeJsonAtomic, type Report, type ReportResult } from '../../report/report.js';
-import { Journal, journalPathFor } from '../../run/journal.js';
+import { Journal, journalPathFor, readJournal } from '../../run/journal.js';
+import { lockScopeOf } from '../../run/lock.js';
+import type { Coordination, LockScope } from '../../coord/types.js';
 import { Watcher, type Tracked } from '../../run/watcher.js';
 import { createRuntime, type GlobalOptions } from '../context.js';
 import { Progress } from '../progress.js';
@@ -12,8 +14,8 @@ import { onInterrupt } from '../signals.js';
  * run, until each ended or `waitMs` passed. Every answer goes to the journal as it arrives; the report
  * is rewritten at the end, also after Ctrl-C.
  */
-export async function checkOperations(reportPath: string, report: Report, waitMs: number, globals: GlobalOptions): Promise<number> {
-  const runtime = createRuntime(globals);
+export async function checkOperations(reportPath: string, report: Report, waitMs: number, globals: GlobalOptions, coordination: Coordination): Promise<number> {
+  const runtime = createRuntime(globals, { coordination, company: report.company });
   const journal = existsSync(journalPathFor(reportPath)) ? await Journal.open(journalPathFor(reportPath)) : undefined;
   const stop = new AbortController();
   const open = report.results.filter((r) => r.status === 'accepted' && r.operation_id);
@@ -25,6 +27,9 @@ export async function checkOperations(reportPath: string, report: Report, waitMs
     interrupted = true;
     stop.abort();
   });
+  // Redis gone: the shared budget can't be kept, so no more polls; what was learned is written.
+  const onLost = () => stop.abort();
+  coordination.lost.addEventListener('abort', onLost, { once: true });
   const watcher = new Watcher((id, o) => runtime.caller.poll(id, o), {
     signal: stop.signal,
     firstPollMs: runtime.tracking.intervalMs,
@@ -50,6 +55,7 @@ export async function checkOperations(reportPath: string, report: Report, waitMs
     );
   } finally {
     clearTimeout(deadline);
+    coordination.lost.removeEventListener('abort', onLost);
     restore();
     progress.end();
     await journal?.close();
@@ -62,7 +68,20 @@ export async function checkOperations(reportPath: string, report: Report, waitMs
     const next = still ? `${still} operations still running: look again with \`sitefleet status ${reportPath} --wait\`\n` : '';
     process.stdout.write(`${renderSummary(report, reportPath)}\n${next}`);
   }
+  if (coordination.lost.aborted) {
+    process.stderr.write(`sitefleet: ${(coordination.lost.reason as Error).message}\n`);
+    return 3;
+  }
   return interrupted ? 130 : exitCodeOf(report);
+}
+
+/** The lock the report's run took (its journal's plan says which); the company's when the journal is gone. */
+export function runLockScope(reportPath: string, report: Report): LockScope {
+  try {
+    return lockScopeOf(readJournal(journalPathFor(reportPath)).start.plan);
+  } catch {
+    return lockScopeOf({ company: report.company, name: report.name });
+  }
 }
 
 /** Folds what the watcher learned into the report's result; false when the operation is still running. */

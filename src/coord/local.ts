@@ -1,0 +1,18 @@
+import { acquireLock } from '../run/lock.js';
+import { LOCAL_BUSY, type Coordination } from './types.js';
+
+/**
+ * Nothing shared beyond this machine: the lock is a file under the state directory, the budget is the
+ * process's own (it learns the limit from 429s by itself) and the run's own environment turns order
+ * its writes.
+ */
+export function localCoordination(stateDir: string): Coordination {
+  return {
+    describe: 'this machine',
+    lost: new AbortController().signal,
+    lock: (scope, options) => acquireLock(stateDir, scope, options),
+    sharedWindow: () => undefined,
+    busy: () => LOCAL_BUSY,
+    close: () => Promise.resolve(),
+  };
+}

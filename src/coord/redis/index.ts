@@ -1,0 +1,18 @@
+import type { Coordination } from '../types.js';
+import { RedisBusy } from './busy.js';
+import { parseRedisUrl, RedisLink } from './link.js';
+import { takeRedisLock } from './lock.js';
+import { RedisWindow } from './window.js';
+
+/** Lock, rate window and busy register in the Redis at `url`, shared with every process that names it. */
+export async function redisCoordination(url: string): Promise<Coordination> {
+  const link = await RedisLink.connect(parseRedisUrl(url));
+  return {
+    describe: link.address.describe,
+    lost: link.lost,
+    lock: (scope, options) => takeRedisLock(link, scope, options),
+    sharedWindow: (company, limit, periodMs) => new RedisWindow(link, company, limit, periodMs),
+    busy: (company, runId) => new RedisBusy(link, company, runId),
+    close: () => link.close(),
+  };
+}

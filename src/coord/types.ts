@@ -1,0 +1,95 @@
+/**
+ * What runs of one company share, whichever machine they run on: the run lock, the API's rate budget
+ * and the environments busy with an operation. Without `--coordination` each is the process's own
+ * (a lock file, the in-process budget, the run's own environment turns); with Redis they are shared
+ * by every process that names the same Redis. The run itself only sees these interfaces.
+ */
+
+/** Who holds a lock: enough for a person to find the run (and to tell a dead one). */
+export interface LockHolder {
+  pid: number;
+  host: string;
+  started_at: string;
+  command: string;
+}
+
+/** `settings.lock`: one run per company (default), or one per playbook name per company. */
+export type LockScopeKind = 'company' | 'playbook';
+
+export interface LockScope {
+  company: string;
+  kind: LockScopeKind;
+  /** The playbook's name, for `playbook` scope. */
+  playbook?: string;
+}
+
+export interface LockOptions {
+  command: string;
+  /** Wait for the holder to let go instead of failing with LockedError. */
+  wait?: boolean;
+  /** Takeovers and waiting, said to the user. */
+  onNote?: (text: string) => void;
+  signal?: AbortSignal;
+}
+
+export interface HeldLock {
+  /** Where the lock lives, for messages: a file path or a Redis key. */
+  readonly where: string;
+  release(): Promise<void>;
+}
+
+/** The outcome of one call, as the budget needs it. */
+export interface SlotOutcome {
+  /** The server refused it with 429 (and did not count it). */
+  rateLimited?: boolean;
+  retryAfterMs?: number;
+  /** The run stopped before it went out: it used no slot. */
+  notSent?: boolean;
+}
+
+/**
+ * The rate budget every process of a company draws from: a sliding window of slots, each held from
+ * sending until one period after the answer. What a 429 teaches (a lower limit, a pause) is shared.
+ */
+export interface SharedWindow {
+  /** Waits for a slot in the shared window; throws when `signal` aborts or the coordination is lost. */
+  take(signal?: AbortSignal): Promise<void>;
+  /** Gives back one slot taken by this process (any: this process's slots are interchangeable). */
+  give(outcome: SlotOutcome): void;
+  /** How long the shared pause (a 429's Retry-After seen by any process) still lasts, as last seen. */
+  pausedForMs(): number;
+}
+
+/** A write's claim on its environment, held until the operation it starts has ended. */
+export interface BusyClaim {
+  /** The call was accepted: the environment is busy with this operation until it ends. */
+  started(operationId: string): void;
+  /** The operation ended, or the call started none: the environment is free for other runs. */
+  ended(): void;
+}
+
+/**
+ * Environments busy with an operation from any run. A run claims an environment before each write;
+ * the claim waits while another run's operation there is in progress (`waitFor` follows it, as a run
+ * follows its own), so the service never fails a write as "blocked by another process".
+ */
+export interface BusyRegister {
+  claim(env: string, signal: AbortSignal, waitFor: (operationId: string) => Promise<void>): Promise<BusyClaim>;
+}
+
+export interface Coordination {
+  /** For the user: `this machine` or the Redis address (without a password). */
+  readonly describe: string;
+  /** Aborted, with an Error as reason, once the shared state can no longer be trusted (Redis gone, lock lost). */
+  readonly lost: AbortSignal;
+  lock(scope: LockScope, options: LockOptions): Promise<HeldLock>;
+  /** The company's shared window, or undefined when this process's own budget is the whole of it. */
+  sharedWindow(company: string, limit: number, periodMs: number): SharedWindow | undefined;
+  /** The busy register of one run (its claims are recognised as its own). */
+  busy(company: string, runId: string): BusyRegister;
+  close(): Promise<void>;
+}
+
+/** The claim of a run that shares nothing: its own environment turns already order its writes. */
+export const NO_CLAIM: BusyClaim = { started: () => undefined, ended: () => undefined };
+export const LOCAL_BUSY: BusyRegister = { claim: () => Promise.resolve(NO_CLAIM) };
