@@ -46,9 +46,10 @@ export function buildProgram(): Command {
     .option('-q, --quiet', 'print nothing but errors')
     .addOption(new Option('--state-dir <dir>', 'where run locks live (default: ~/.cache/sitefleet)').env('SITEFLEET_STATE_DIR'))
     .addOption(
-      new Option('--coordination <url>', 'share the run lock, the rate budget and busy environments with other machines through Redis: redis://host:port/db').env(
-        'SITEFLEET_COORDINATION',
-      ),
+      new Option(
+        '--coordination <url>',
+        'share the run lock, the rate budget and busy environments with other machines through Redis: redis://host:port/db',
+      ).env('SITEFLEET_COORDINATION'),
     )
     .addOption(
       new Option('--poll-interval <ms>', 'first wait between operation polls (default 1000)').argParser(intOption('--poll-interval', 1, 600_000)).hideHelp(),

@@ -50,6 +50,11 @@ export function playbookSchema(): Record<string, unknown> {
           wait: { type: 'boolean', description: 'poll every operation until it finished (succeeded or failed)' },
           wait_timeout: { ...duration, description: 'how long to wait for one operation (default 30m)' },
           operation_path: { type: 'string', pattern: '^/.*\\{operation_id\\}', description: 'operation status endpoint (default /operations/{operation_id})' },
+          lock: {
+            enum: ['company', 'playbook'],
+            description:
+              'one run at a time per company (default), or per playbook name per company: runs of different playbooks may then go together (share their rate budget with --coordination)',
+          },
         },
       },
       targets: {

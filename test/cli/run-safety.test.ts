@@ -3,20 +3,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Report } from '../../src/report/report.js';
 import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
-import { useSimulator } from '../helpers/sim.js';
+import { busiestWindow, useSimulator } from '../helpers/sim.js';
 
 const start = useSimulator();
-
-/** The most requests the simulator saw arrive in any window of `periodMs`. */
-function busiestWindow(times: number[], periodMs: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; i < sorted.length; i++) {
-    while (sorted[i]! - sorted[j]! >= periodMs) j++;
-    most = Math.max(most, i - j + 1);
-  }
-  return most;
-}
 
 describe('rate limit', () => {
   it('a 600-call run at the simulator’s own limit gets no 429 and never exceeds the limit in any window', async () => {

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,25 +15,38 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the built CLI as a user would, without blocking the in-process simulator. */
-export function runCli(args: string[], env: Record<string, string | undefined> = {}, options: { timeoutMs?: number; input?: string } = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+export interface RunningCli {
+  child: ChildProcess;
+  /** What it printed to stderr so far. */
+  stderr(): string;
+  done: Promise<CliResult>;
+}
+
+/** Starts the built CLI as a user would, without blocking the in-process simulator; killed after `timeoutMs`. */
+export function startCli(args: string[], env: Record<string, string | undefined> = {}, options: { timeoutMs?: number; input?: string } = {}): RunningCli {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<CliResult>((resolve, reject) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
     });
-    child.stdin.end(options.input ?? '');
   });
+  child.stdin.end(options.input ?? '');
+  return { child, stderr: () => stderr, done };
+}
+
+/** Runs the built CLI as a user would, without blocking the in-process simulator. */
+export function runCli(args: string[], env: Record<string, string | undefined> = {}, options: { timeoutMs?: number; input?: string } = {}): Promise<CliResult> {
+  return startCli(args, env, options).done;
 }
 
 /** The environment the CLI needs to talk to a simulator. */

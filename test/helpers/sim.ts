@@ -28,3 +28,14 @@ export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** The most requests the simulator saw arrive in any window of `periodMs`. */
+export function busiestWindow(times: number[], periodMs: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while (sorted[i]! - sorted[j]! >= periodMs) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return most;
+}

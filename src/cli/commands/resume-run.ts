@@ -13,7 +13,9 @@ import type { ResumeOptions } from './resume.js';
 /** `sitefleet resume`: the lock first, then the journal read again (another resume may have moved it on meanwhile). */
 export function resumeRun(reportPath: string, globals: GlobalOptions, opts: ResumeOptions): Promise<number> {
   const scope = lockScopeOf(readState(reportPath).start.plan);
-  return withRunLock(globals, scope, `resume ${reportPath}`, opts.waitLock, (coordination) => resume(reportPath, readState(reportPath), globals, opts, coordination));
+  return withRunLock(globals, scope, `resume ${reportPath}`, opts.waitLock, (coordination) =>
+    resume(reportPath, readState(reportPath), globals, opts, coordination),
+  );
 }
 
 function readState(reportPath: string): JournalState {

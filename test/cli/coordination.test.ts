@@ -1,0 +1,179 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Report } from '../../src/report/report.js';
+import { BLOCKED_MESSAGE } from '../../src/sim/operations.js';
+import type { Simulator } from '../../src/sim/server.js';
+import { runCli, simEnv, startCli, tempDir, writePlaybook } from '../helpers/cli.js';
+import { useRedis } from '../helpers/redis.js';
+import { busiestWindow, useSimulator, waitFor } from '../helpers/sim.js';
+
+// Real redis-server processes and real CLI processes: no Redis mocks behind these claims.
+const start = useSimulator();
+const redis = useRedis();
+
+/** A playbook of one backup per environment, under its own name. */
+function backups(name: string, settings = 'lock: playbook', wait = false): string {
+  return `version: 1\nname: ${name}\nsettings: { ${settings} }\ntasks:\n  - { name: b, action: backups.create, target: all, wait: ${wait}, with: { tag: "${name}-{{env}}" } }\n`;
+}
+
+const readReport = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as Report;
+const blockedOps = (sim: Simulator) => [...sim.operations.all.values()].filter((op) => op.message === BLOCKED_MESSAGE).length;
+
+describe('--coordination: one lock per scope across machines', () => {
+  it('a run on another machine (its own state dir) exits 4 at once naming the holder; a killed holder is taken over within its lease + 1 s', async () => {
+    const { sim } = await start({ sites: 4, operationDelayMs: 4000 });
+    const r = await redis();
+    const url = `${r.url}?lease=2s`;
+    const dir = tempDir();
+    const playbook = writePlaybook(backups('nightly', 'lock: company', true), dir);
+    const holder = startCli(['--coordination', url, 'run', playbook, '--yes', '--report', join(dir, 'a.json')], simEnv(sim));
+    await waitFor(() => existsSync(join(dir, 'a.journal.jsonl')), 20_000);
+
+    const t0 = Date.now();
+    const second = await runCli(['--coordination', url, 'run', playbook, '--yes', '--report', join(dir, 'b.json')], simEnv(sim)); // another state dir
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(second.code).toBe(4);
+    expect(second.stderr).toMatch(new RegExp(`holds the lock for this company: pid ${holder.child.pid} on \\S+, started \\S+ \\(run `));
+    expect(second.stderr).toMatch(/lets go by itself within 2s/);
+
+    holder.child.kill('SIGKILL');
+    const killedAt = Date.now();
+    await holder.done;
+    const third = startCli(['--coordination', url, 'run', playbook, '--yes', '--wait-lock', '--report', join(dir, 'c.json')], simEnv(sim));
+    await waitFor(() => /took over the lock/.test(third.stderr()), 10_000);
+    expect(Date.now() - killedAt).toBeLessThan(2000 + 1000);
+    expect(third.stderr()).toMatch(new RegExp(`took over the lock from pid ${holder.child.pid} on \\S+ .*: it stopped renewing its 2s lease`));
+    expect((await third.done).code).toBe(0);
+  }, 60_000);
+
+  it('lock: playbook lets two playbooks of one company run together; the same playbook twice exits 4; without coordination it warns', async () => {
+    const { sim } = await start({ sites: 4, operationDelayMs: 2000 });
+    const r = await redis();
+    const dir = tempDir();
+    const first = writePlaybook(backups('first', 'lock: playbook', true), dir, 'first.yaml');
+    const second = writePlaybook(backups('second', 'lock: playbook', true), dir, 'second.yaml');
+    const a = startCli(['--coordination', r.url, 'run', first, '--yes', '--report', join(dir, 'a.json')], simEnv(sim));
+    await waitFor(() => existsSync(join(dir, 'a.journal.jsonl')), 20_000);
+    const [b, again] = await Promise.all([
+      runCli(['--coordination', r.url, 'run', second, '--yes', '--report', join(dir, 'b.json')], simEnv(sim)),
+      runCli(['--coordination', r.url, 'run', first, '--yes', '--report', join(dir, 'c.json')], simEnv(sim)),
+    ]);
+    expect(again.code).toBe(4);
+    expect(again.stderr).toMatch(/holds the lock for playbook "first" of this company/);
+    expect(b.code).toBe(0);
+    expect((await a.done).code).toBe(0);
+    expect(blockedOps(sim)).toBe(0);
+
+    const alone = await runCli(['run', second, '--yes', '--report', join(dir, 'd.json')], simEnv(sim));
+    expect(alone.stderr).toMatch(/warning: lock: playbook without --coordination: .* each learns the rate limit from 429s on its own/);
+  }, 60_000);
+});
+
+describe('--coordination: one rate budget and one set of busy environments per company', () => {
+  it('three playbooks on the same environments together: never more than R in a window, no 429, nothing blocked', async () => {
+    // 10 per 500 ms: the shape of 120/min, 6 times faster.
+    const { sim } = await start({ sites: 8, rate: '10/500ms', operationDelayMs: [300, 900] });
+    const r = await redis();
+    const dir = tempDir();
+    const names = ['one', 'two', 'three'];
+    const results = await Promise.all(
+      names.map((name) =>
+        runCli(
+          [
+            '--coordination',
+            r.url,
+            '--rate',
+            '10/500ms',
+            'run',
+            writePlaybook(backups(name, 'lock: playbook', true), dir, `${name}.yaml`),
+            '--yes',
+            '--report',
+            join(dir, `${name}.json`),
+          ],
+          simEnv(sim),
+        ),
+      ),
+    );
+    for (const res of results) expect(res.code, res.stderr).toBe(0);
+    expect(sim.log.filter((e) => e.status === 429)).toEqual([]);
+    expect(
+      busiestWindow(
+        sim.log.map((e) => e.at),
+        500,
+      ),
+    ).toBeLessThanOrEqual(10);
+    expect(blockedOps(sim)).toBe(0);
+    const envs = sim.fleet.environments.size;
+    for (const name of names) expect(readReport(join(dir, `${name}.json`)).summary.succeeded).toBe(envs);
+  }, 90_000);
+
+  it('Redis stopped mid-run: exit 3 saying why, report and journal intact, and resume finishes once Redis is back', async () => {
+    const { sim } = await start({ sites: 30, rate: '10/500ms', operationDelayMs: 0 });
+    const r = await redis();
+    const dir = tempDir();
+    const playbook = writePlaybook(backups('nightly', 'lock: company'), dir);
+    const report = join(dir, 'r.json');
+    const env = simEnv(sim);
+    const run = startCli(['--coordination', r.url, '--rate', '10/500ms', 'run', playbook, '--yes', '--report', report], env);
+    await waitFor(() => sim.log.filter((e) => e.method === 'POST').length >= 5, 20_000);
+    await r.stop();
+    const res = await run.done;
+    expect(res.code).toBe(3);
+    expect(res.stderr + res.stdout).toMatch(new RegExp(`lost contact with Redis at redis://127.0.0.1:${r.port}/0`));
+    const stopped = readReport(report);
+    expect(stopped.stopped?.kind).toBe('coordination');
+    const accepted = stopped.summary.accepted;
+    expect(accepted).toBeGreaterThanOrEqual(5);
+    expect(accepted).toBeLessThan(stopped.summary.total);
+    expect(stopped.summary.failed + stopped.summary.unknown).toBe(0);
+
+    const refused = await runCli(['--coordination', r.url, 'resume', report, '--yes'], env);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toMatch(/cannot reach Redis at .*; nothing was sent/);
+
+    await r.start();
+    const resumed = await runCli(['--coordination', r.url, '--rate', '10/500ms', 'resume', report, '--yes'], env);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const done = readReport(report);
+    expect(done.summary.accepted + done.summary.succeeded).toBe(done.summary.total);
+    // Every environment got exactly one backup: nothing was sent twice, nothing dropped.
+    const posts = sim.log.filter((e) => e.method === 'POST' && e.status === 202).map((e) => e.path);
+    expect(posts.length).toBe(sim.fleet.environments.size);
+    expect(new Set(posts).size).toBe(posts.length);
+  }, 90_000);
+});
+
+describe('--coordination is optional', () => {
+  it('without the flag nothing of Redis is loaded; with it, it is (the check can fail)', async () => {
+    const { sim } = await start({ sites: 2 });
+    const r = await redis();
+    const dir = tempDir();
+    const playbook = writePlaybook(backups('x', 'lock: company'), dir);
+    // A module hook that refuses to resolve ioredis: a command that loads it fails.
+    const hook = `data:text/javascript,${encodeURIComponent(
+      `import { register } from 'node:module'; register('data:text/javascript,' + encodeURIComponent('export async function resolve(s, c, n) { if (s === "ioredis") throw new Error("ioredis was loaded"); return n(s, c); }'));`,
+    )}`;
+    const env = { ...simEnv(sim), NODE_OPTIONS: `--import=${hook}` };
+    const plain = await runCli(['run', playbook, '--yes', '--report', join(dir, 'a.json')], env);
+    expect(plain.code, plain.stderr).toBe(0);
+    const coordinated = await runCli(['--coordination', r.url, 'run', playbook, '--yes', '--report', join(dir, 'b.json')], env);
+    expect(coordinated.code).not.toBe(0);
+    expect(coordinated.stderr).toMatch(/ioredis was loaded/);
+  });
+
+  it('a bad --coordination URL is exit 2, an unreachable Redis exit 3, and nothing is sent', async () => {
+    const { sim } = await start({ sites: 2 });
+    const dir = tempDir();
+    const playbook = writePlaybook(backups('x', 'lock: company'), dir);
+    const bad = await runCli(['--coordination', 'http://127.0.0.1:1/0', 'run', playbook, '--yes'], simEnv(sim));
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--coordination: only redis:\/\/ and rediss:\/\/ URLs are understood/);
+    const r = await redis();
+    await r.stop();
+    const down = await runCli(['run', playbook, '--yes', '--report', join(dir, 'a.json')], { ...simEnv(sim), SITEFLEET_COORDINATION: r.url });
+    expect(down.code).toBe(3);
+    expect(down.stderr).toMatch(new RegExp(`cannot reach Redis at redis://127.0.0.1:${r.port}/0 for --coordination .*; nothing was sent`));
+    expect(sim.log).toEqual([]);
+  });
+});
