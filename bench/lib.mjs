@@ -95,3 +95,32 @@ export function sitesFor(envs) {
 }
 
 export const round = (x, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/** A real redis-server on a free 127.0.0.1 port, without persistence (Debian's package; `.ci/run` installs it). */
+export async function startRedis() {
+  const { createServer } = await import('node:net');
+  const port = await new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port: p } = server.address();
+      server.close(() => resolve(p));
+    });
+  });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (/Ready to accept connections/.test(out)) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`redis-server exited ${code}`)));
+  });
+  return {
+    url: `redis://127.0.0.1:${port}/0`,
+    async stop() {
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
+    },
+  };
+}

@@ -4,6 +4,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { knownLimit, latencyBound, ownOverhead, scale, sideBySide, unknownLimit } from './scenarios.mjs';
 import { tempDir } from './lib.mjs';
+import { coordinationCost, threeProcesses } from './coordination.mjs';
 import { longOperations, otherWindow, overstatedLimit, rolloutAndInterrupt, twoTasks } from './watching.mjs';
 
 const ALL = {
@@ -18,6 +19,8 @@ const ALL = {
   overstated: overstatedLimit,
   window: otherWindow,
   waves: rolloutAndInterrupt,
+  three: threeProcesses,
+  cost: coordinationCost,
 };
 const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg > 0 ? process.argv[onlyArg + 1].split(',') : Object.keys(ALL);
