@@ -4,8 +4,7 @@ import { HostingClient } from '../api/client.js';
 import { UsageError } from '../errors.js';
 import { Caller } from '../run/caller.js';
 import { RateBudget } from '../run/rate-budget.js';
-import { SharedBudget, type Budget } from '../run/shared-budget.js';
-import type { Coordination } from '../coord/types.js';
+import type { Coordination, SharedWindow } from '../coord/types.js';
 import { parseRate } from '../util/rate.js';
 import { createLogger } from './logger.js';
 import type { TrackOptions } from '../run/watcher.js';
@@ -58,7 +57,9 @@ export function readToken(opts: GlobalOptions, env = process.env, warn = (text: 
 export interface Runtime {
   logger: Logger;
   client: HostingClient;
-  budget: Budget;
+  budget: RateBudget;
+  /** The company's budget shared with other processes (--coordination), beside this process's own. */
+  shared?: SharedWindow;
   caller: Caller;
   /** What this command shares with other runs of the company (this machine alone, or Redis). */
   coordination: Coordination;
@@ -114,15 +115,15 @@ export function createRuntime(opts: GlobalOptions, options: RuntimeOptions): Run
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const local = new RateBudget(parsed.limit, parsed.periodMs);
+  const budget = new RateBudget(parsed.limit, parsed.periodMs);
   const shared = company ? coordination.sharedWindow(company, parsed.limit, parsed.periodMs) : undefined;
-  const budget: Budget = shared ? new SharedBudget(local, shared) : local;
-  const caller = new Caller(client, { budget, logger: log, concurrency });
+  const caller = new Caller(client, { budget, shared, logger: log, concurrency });
   return {
     logger: log,
     client,
     budget,
     caller,
+    shared,
     coordination,
     rate,
     concurrency,

@@ -110,7 +110,7 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   const pending = plan.steps.filter((s) => !live.has(s.id)).length;
   const progress = new Progress(pending, process.stderr, !globals.quiet && process.stderr.isTTY === true);
   progress.note = () => {
-    const paused = runtime.budget.pausedForMs();
+    const paused = Math.max(runtime.budget.pausedForMs(), runtime.shared?.pausedForMs() ?? 0);
     return paused > 0 ? `paused by the service's rate limit: ${Math.ceil(paused / 1000)}s` : undefined;
   };
   const timer = setInterval(() => void writeSnapshot(), 1000);
@@ -212,6 +212,8 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   writeCiOutputs(report, args.reportPath, args.ci ?? {});
   const limited = runtime.budget.rateLimitedCount;
   if (limited > 0)
-    args.out(`the service answered 429 (rate limited) ${limited} time${limited === 1 ? '' : 's'}; the budget kept to ${runtime.budget.describe()}`);
+    args.out(
+      `the service answered 429 (rate limited) ${limited} time${limited === 1 ? '' : 's'}; the budget kept to ${runtime.budget.describe()}${runtime.shared ? `, in a window shared through ${runtime.coordination.describe}` : ''}`,
+    );
   return { report, exitCode: exitCodeOf(report) };
 }

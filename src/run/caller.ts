@@ -5,8 +5,8 @@ import type { CallResult, HostingClient } from '../api/client.js';
 import type { EndpointName } from '../api/endpoints.js';
 import type { OperationStatus } from '../api/types.js';
 import { AbortedError, CoordinationError, RateLimitError } from '../errors.js';
-import { PRIORITY, type Priority } from './rate-budget.js';
-import type { Budget } from './shared-budget.js';
+import type { SharedWindow, SlotOutcome } from '../coord/types.js';
+import { PRIORITY, type Priority, type RateBudget } from './rate-budget.js';
 import { decide, DEFAULT_RETRY, type Decision, type RetryPolicy } from './retry.js';
 
 export interface Outcome<T> {
@@ -43,7 +43,13 @@ export interface CallHooks {
 }
 
 export interface CallerOptions {
-  budget?: Budget;
+  budget?: RateBudget;
+  /**
+   * The company's window shared with other processes (--coordination). Asked last, holding the place
+   * among the calls in flight, right before sending: a slot of it is only ever held by a call about to
+   * go out, never by one waiting for something else of this process (that would starve every process).
+   */
+  shared?: SharedWindow;
   logger: Logger;
   retry?: RetryPolicy;
   /** HTTP calls in flight at once, whatever they are (writes, polls, reads). Default 8. */
@@ -56,7 +62,8 @@ export interface CallerOptions {
  * everything counts against the one budget the service enforces.
  */
 export class Caller {
-  readonly budget: Budget | undefined;
+  readonly budget: RateBudget | undefined;
+  readonly shared: SharedWindow | undefined;
   readonly logger: Logger;
   readonly retry: RetryPolicy;
   /** Bounds the HTTP calls in flight. A call waiting out a backoff holds no place in it. */
@@ -67,6 +74,7 @@ export class Caller {
     options: CallerOptions,
   ) {
     this.budget = options.budget;
+    this.shared = options.shared;
     this.logger = options.logger;
     this.retry = options.retry ?? DEFAULT_RETRY;
     this.#slots = new PQueue({ concurrency: options.concurrency ?? 8 });
@@ -123,8 +131,13 @@ export class Caller {
         return notSent(attempt - 1, error);
       }
       let released = false;
-      const release = (outcome?: { rateLimited?: boolean; retryAfterMs?: number; notSent?: boolean }) => {
-        if (!released) this.budget?.release(outcome);
+      let sharedTaken = false;
+      let sharedError: unknown;
+      const release = (outcome?: SlotOutcome) => {
+        if (!released) {
+          this.budget?.release(outcome);
+          if (sharedTaken) this.shared!.give(outcome ?? {});
+        }
         released = true;
       };
       let decision: Decision;
@@ -134,13 +147,22 @@ export class Caller {
         const attemptNow = async () => {
           // The run may have stopped (a 401, Ctrl-C) while this call waited for its place.
           if (hooks.stopSignal?.aborted) return NOT_SENT;
+          if (this.shared) {
+            try {
+              await this.shared.take(hooks.stopSignal);
+            } catch (error) {
+              sharedError = error;
+              return NOT_SENT;
+            }
+            sharedTaken = true;
+          }
           await hooks.beforeAttempt?.(attempt);
           return send();
         };
         const value = hooks.holdingSlot ? await attemptNow() : await this.withSlot(hooks.priority ?? PRIORITY.write, attemptNow);
         if (value === NOT_SENT) {
           release({ notSent: true });
-          return notSent(attempt - 1);
+          return notSent(attempt - 1, sharedError);
         }
         release();
         return { ok: true, value, attempts: attempt };

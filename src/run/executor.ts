@@ -165,8 +165,13 @@ class Execution {
     try {
       const claim = await this.claim(task, step);
       if (!claim) return;
-      const accepted = await this.options.caller.withSlot(PRIORITY.write, () => this.send(task, budget, step));
-      if (!accepted?.operation_id) return claim.ended();
+      let accepted: StepResult | undefined;
+      try {
+        accepted = await this.options.caller.withSlot(PRIORITY.write, () => this.send(task, budget, step));
+      } finally {
+        if (!accepted?.operation_id) claim.ended();
+      }
+      if (!accepted?.operation_id) return;
       claim.started(accepted.operation_id);
       this.claims.set(step.id, claim);
       const follow = this.follower(task, step, accepted, false);

@@ -1,5 +1,4 @@
 import { systemClock, type Clock } from '../util/clock.js';
-import type { Budget } from './shared-budget.js';
 
 /**
  * Who is asking for a slot. Lower goes first: a poll that a waiting write (or the end of a wave)
@@ -73,7 +72,7 @@ export interface RateBudgetOptions {
  *
  * Waiters are served by priority (see PRIORITY), first come first served within one.
  */
-export class RateBudget implements Budget {
+export class RateBudget {
   readonly configuredLimit: number;
   readonly #clock: Clock;
   readonly #rules: Rule[];

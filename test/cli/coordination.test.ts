@@ -168,12 +168,15 @@ describe('--coordination is optional', () => {
     const playbook = writePlaybook(backups('x', 'lock: company'), dir);
     const bad = await runCli(['--coordination', 'http://127.0.0.1:1/0', 'run', playbook, '--yes'], simEnv(sim));
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/--coordination: only redis:\/\/ and rediss:\/\/ URLs are understood/);
+    expect(bad.stderr).toMatch(/--coordination http:\/\/127.0.0.1:1\/0: only redis:\/\/ and rediss:\/\/ URLs are understood/);
     const r = await redis();
     await r.stop();
     const down = await runCli(['run', playbook, '--yes', '--report', join(dir, 'a.json')], { ...simEnv(sim), SITEFLEET_COORDINATION: r.url });
     expect(down.code).toBe(3);
     expect(down.stderr).toMatch(new RegExp(`cannot reach Redis at redis://127.0.0.1:${r.port}/0 for --coordination .*; nothing was sent`));
     expect(sim.log).toEqual([]);
+    const doctor = await runCli(['doctor', '--report-dir', dir], { ...simEnv(sim), SITEFLEET_COORDINATION: r.url });
+    expect(doctor.code).toBe(3);
+    expect(doctor.stdout).toMatch(/fail\s+coordination\s+cannot reach Redis/);
   });
 });

@@ -57,6 +57,8 @@ export class RedisBusy implements BusyRegister {
       const mark = parseMark(holder);
       if (mark?.op) {
         await waitFor(mark.op);
+        // Stopped while following it: the operation may still be going; its mark stays.
+        if (signal.aborted) throw signal.reason as Error;
         await this.link.run(CLEAR, [key], [holder]);
       } else {
         await sleep(SENDING_RECHECK_MS, undefined, { signal }).catch(() => undefined);

@@ -22,7 +22,7 @@ export function parseRedisUrl(text: string): RedisAddress {
     throw new UsageError(`--coordination ${JSON.stringify(text)} is not a URL: give redis://host:port/db`);
   }
   if (url.protocol !== 'redis:' && url.protocol !== 'rediss:')
-    throw new UsageError(`--coordination: only redis:// and rediss:// URLs are understood, not ${url.protocol}//`);
+    throw new UsageError(`--coordination ${text}: only redis:// and rediss:// URLs are understood (say redis://host:6379/0)`);
   const dbText = url.pathname.replace(/^\//, '') || '0';
   if (!/^\d{1,2}$/.test(dbText)) throw new UsageError(`--coordination: the database in ${url.pathname} must be a number, as in redis://host:6379/0`);
   const leaseText = url.searchParams.get('lease');
