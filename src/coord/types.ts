@@ -11,6 +11,8 @@ export interface LockHolder {
   host: string;
   started_at: string;
   command: string;
+  /** The playbook's name, when the lock is one playbook's (`lock: playbook`). */
+  playbook?: string;
 }
 
 /** `settings.lock`: one run per company (default), or one per playbook name per company. */

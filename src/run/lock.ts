@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,9 +9,10 @@ import type { HeldLock, LockHolder, LockOptions, LockScope } from '../coord/type
 
 export type { LockHolder } from '../coord/types.js';
 
-/** What a lock scope is called in messages: `this company`, or `playbook "nightly" of this company`. */
-export function describeScope(scope: LockScope): string {
-  return scope.kind === 'playbook' ? `playbook "${scope.playbook}" of this company` : 'this company';
+/** What a held lock is called in messages: `this company`, or `playbook "nightly" of this company`. */
+export function describeHeld(holder: LockHolder | undefined, scope: LockScope): string {
+  const playbook = holder ? holder.playbook : scope.playbook;
+  return playbook !== undefined ? `playbook "${playbook}" of this company` : 'this company';
 }
 
 /** Another run holds the lock. Exit code 4. `hint` says how that lock lets go (a file to remove, a lease). */
@@ -25,7 +26,7 @@ export class LockedError extends SitefleetError {
   ) {
     super(
       holder
-        ? `another sitefleet run holds the lock for ${describeScope(scope)}: pid ${holder.pid} on ${holder.host}, started ${holder.started_at} (${holder.command}). Wait for it, pass --wait-lock, or ${hint}.`
+        ? `another sitefleet run holds the lock for ${describeHeld(holder, scope)}: pid ${holder.pid} on ${holder.host}, started ${holder.started_at} (${holder.command}). Wait for it, pass --wait-lock, or ${hint}.`
         : `the lock ${where} exists but cannot be read; ${hint}`,
     );
   }
@@ -112,6 +113,26 @@ function takeOver(path: string, stale: LockHolder, me: LockHolder): boolean {
 }
 
 /**
+ * The two scopes exclude each other: a company-wide run has the company to itself, so it waits for
+ * every playbook-scoped run of the company, and they for it. Found after taking one's own lock (each
+ * side looks at the other's after creating its own), so two racing runs can both back off, never
+ * both go. A lock whose process is gone on this host does not count.
+ */
+function otherScopeHolder(dir: string, scope: LockScope): { path: string; holder: LockHolder } | undefined {
+  const paths =
+    scope.kind === 'playbook'
+      ? [join(dir, lockFileName({ company: scope.company, kind: 'company' }))]
+      : readdirSync(dir)
+          .filter((f) => f.startsWith(`${scope.company}.playbook.`) && f.endsWith('.lock'))
+          .map((f) => join(dir, f));
+  for (const path of paths) {
+    const holder = readHolder(path);
+    if (holder && (holder.host !== hostname() || alive(holder.pid))) return { path, holder };
+  }
+  return undefined;
+}
+
+/**
  * One run per lock scope at a time (on this machine): a lock file holding pid, host and start time,
  * created exclusively. A lock left by a process that is gone (same host, pid not running) is taken
  * over, and `onNote` says so. With `wait`, polls until the holder lets go.
@@ -120,18 +141,25 @@ export async function acquireLock(stateDir: string, scope: LockScope, options: L
   const dir = join(stateDir, 'locks');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const path = join(dir, lockFileName(scope));
-  const me: LockHolder = { pid: process.pid, host: hostname(), started_at: new Date().toISOString(), command: options.command };
+  const me: LockHolder = { pid: process.pid, host: hostname(), started_at: new Date().toISOString(), command: options.command, playbook: scope.playbook };
   let waitingSaid = false;
   for (;;) {
     let held = tryCreate(path, me);
-    const holder = held ? undefined : readHolder(path);
-    if (holder && holder.host === me.host && !alive(holder.pid)) {
+    let holder = held ? undefined : readHolder(path);
+    let where = path;
+    if (!held && holder && holder.host === me.host && !alive(holder.pid)) {
       held = takeOver(path, holder, me);
       if (held) options.onNote?.(`took over a stale lock: pid ${holder.pid} (started ${holder.started_at}) is no longer running`);
       else {
         await sleep(50, undefined, { signal: options.signal }); // another run is taking it over: see who won
         continue;
       }
+    }
+    const other = held ? otherScopeHolder(dir, scope) : undefined;
+    if (other) {
+      unlinkSync(path); // ours, just created: the other scope's run goes first
+      held = false;
+      ({ holder, path: where } = other);
     }
     if (held) {
       let released = false;
@@ -146,7 +174,7 @@ export async function acquireLock(stateDir: string, scope: LockScope, options: L
       process.on('exit', release);
       return { where: path, release: () => Promise.resolve(release()) };
     }
-    if (!options.wait) throw new LockedError(path, holder, scope, `remove ${path} if that run is gone`);
+    if (!options.wait) throw new LockedError(where, holder, scope, `remove ${where} if that run is gone`);
     if (!waitingSaid) options.onNote?.(`waiting for the lock held by pid ${holder?.pid} on ${holder?.host} (started ${holder?.started_at})`);
     waitingSaid = true;
     await sleep(1000, undefined, { signal: options.signal });

@@ -55,18 +55,47 @@ describe('--coordination: one lock per scope across machines', () => {
     const second = writePlaybook(backups('second', 'lock: playbook', true), dir, 'second.yaml');
     const a = startCli(['--coordination', r.url, 'run', first, '--yes', '--report', join(dir, 'a.json')], simEnv(sim));
     await waitFor(() => existsSync(join(dir, 'a.journal.jsonl')), 20_000);
-    const [b, again] = await Promise.all([
+    const wholeCompany = writePlaybook(backups('whole', 'lock: company'), dir, 'whole.yaml');
+    const [b, again, company] = await Promise.all([
       runCli(['--coordination', r.url, 'run', second, '--yes', '--report', join(dir, 'b.json')], simEnv(sim)),
       runCli(['--coordination', r.url, 'run', first, '--yes', '--report', join(dir, 'c.json')], simEnv(sim)),
+      runCli(['--coordination', r.url, 'run', wholeCompany, '--yes', '--report', join(dir, 'e.json')], simEnv(sim)),
     ]);
     expect(again.code).toBe(4);
     expect(again.stderr).toMatch(/holds the lock for playbook "first" of this company/);
+    // A company-wide run has the company to itself: it waits for the playbooks' runs.
+    expect(company.code).toBe(4);
+    expect(company.stderr).toMatch(/holds the lock for playbook "(first|second)" of this company/);
     expect(b.code).toBe(0);
     expect((await a.done).code).toBe(0);
     expect(blockedOps(sim)).toBe(0);
 
     const alone = await runCli(['run', second, '--yes', '--report', join(dir, 'd.json')], simEnv(sim));
     expect(alone.stderr).toMatch(/warning: lock: playbook without --coordination: .* each learns the rate limit from 429s on its own/);
+  }, 60_000);
+});
+
+describe('lock scopes on one machine (no coordination)', () => {
+  it('a company-wide run and a playbook-scoped run exclude each other; two playbooks do not', async () => {
+    const { sim } = await start({ sites: 4, operationDelayMs: 2000 });
+    const dir = tempDir();
+    const env = simEnv(sim); // one state dir for all: one machine
+    const first = writePlaybook(backups('first', 'lock: playbook', true), dir, 'first.yaml');
+    const holder = startCli(['run', first, '--yes', '--report', join(dir, 'a.json')], env);
+    await waitFor(() => existsSync(join(dir, 'a.journal.jsonl')), 20_000);
+    const company = await runCli(['run', writePlaybook(backups('whole', 'lock: company'), dir, 'whole.yaml'), '--yes', '--report', join(dir, 'b.json')], env);
+    expect(company.code).toBe(4);
+    expect(company.stderr).toMatch(/holds the lock for playbook "first" of this company: pid \d+/);
+    const other = await runCli(['run', writePlaybook(backups('second', 'lock: playbook'), dir, 'second.yaml'), '--yes', '--report', join(dir, 'c.json')], env);
+    expect(other.code).toBe(0);
+    expect((await holder.done).code).toBe(0);
+
+    const whole = startCli(['run', writePlaybook(backups('whole2', 'lock: company', true), dir, 'whole2.yaml'), '--yes', '--report', join(dir, 'd.json')], env);
+    await waitFor(() => existsSync(join(dir, 'd.journal.jsonl')), 20_000);
+    const blocked = await runCli(['run', first, '--yes', '--report', join(dir, 'e.json')], env);
+    expect(blocked.code).toBe(4);
+    expect(blocked.stderr).toMatch(/holds the lock for this company: pid \d+/);
+    expect((await whole.done).code).toBe(0);
   }, 60_000);
 });
 

@@ -40,26 +40,29 @@ const seconds = (ms: number) => `${Math.round(ms / 100) / 10}s`;
 export async function takeRedisLock(link: RedisLink, scope: LockScope, options: LockOptions): Promise<HeldLock> {
   const key = lockKey(scope);
   const last = `${key}:last`;
+  const index = companyKey(scope.company, 'lock', 'playbooks');
+  const companyLock = lockKey({ company: scope.company, kind: 'company' });
   const leaseMs = link.address.leaseMs;
   const me: LockHolder & { token: string } = {
     pid: process.pid,
     host: hostname(),
     started_at: new Date().toISOString(),
     command: options.command,
+    playbook: scope.playbook,
     token: randomUUID(),
   };
   const value = JSON.stringify(me);
   const where = `${key} on ${link.address.describe}`;
   let waitingSaid = false;
   for (;;) {
-    const [taken, other] = (await link.run(TAKE, [key, last], [value, leaseMs])) as [number, string];
+    const [taken, other] = (await link.run(TAKE, [key, last, companyLock, index], [value, leaseMs, scope.kind])) as [number, string];
     if (taken === 1) {
       const previous = other ? parseHolder(other) : undefined;
       if (previous)
         options.onNote?.(
           `took over the lock from pid ${previous.pid} on ${previous.host} (started ${previous.started_at}, ${previous.command}): it stopped renewing its ${seconds(leaseMs)} lease`,
         );
-      return hold(link, key, last, value, where);
+      return hold(link, [key, last, index], value, where);
     }
     const holder = parseHolder(other);
     if (!options.wait) throw new LockedError(where, holder, scope, `if that run is gone, its lock lets go by itself within ${seconds(leaseMs)} (its lease)`);
@@ -70,10 +73,10 @@ export async function takeRedisLock(link: RedisLink, scope: LockScope, options: 
   }
 }
 
-function hold(link: RedisLink, key: string, last: string, value: string, where: string): HeldLock {
+function hold(link: RedisLink, [key, last, index]: string[], value: string, where: string): HeldLock {
   const leaseMs = link.address.leaseMs;
   const renew = async () => {
-    const still = await link.run(RENEW, [key], [value, leaseMs]).catch(() => undefined);
+    const still = await link.run(RENEW, [key!, index!], [value, leaseMs]).catch(() => undefined);
     if (still === 0) link.fail(new CoordinationError(`the lock ${where} was lost: this run could not renew it in time and another may have taken it`));
   };
   const timer = setInterval(() => void renew(), leaseMs / 3);
@@ -82,7 +85,7 @@ function hold(link: RedisLink, key: string, last: string, value: string, where: 
     where,
     async release() {
       clearInterval(timer);
-      if (!link.lost.aborted) await link.run(RELEASE, [key, last], [value]).catch(() => undefined);
+      if (!link.lost.aborted) await link.run(RELEASE, [key!, last!, index!], [value]).catch(() => undefined);
     },
   };
 }

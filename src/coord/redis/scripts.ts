@@ -12,31 +12,52 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 `;
 
 /**
- * KEYS: lock, last holder. ARGV: my holder value, lease ms.
+ * The company's lock and its playbooks' locks exclude each other: a company-wide run has the company
+ * to itself. Playbook locks are listed in an index (a sorted set scored by lease end) so a company-wide
+ * run finds them without scanning keys.
+ *
+ * KEYS: lock, last holder, the company-wide lock, the playbook index. ARGV: my holder value, lease ms,
+ * scope ('company' or 'playbook').
  * Returns {1, previous holder or ''} when taken (a previous holder that never let go was taken over),
- * {0, current holder} when held by someone else.
+ * {0, current holder} when held by someone else (of either scope).
  */
-export const LOCK_TAKE = `
+export const LOCK_TAKE = `${NOW}
 local current = redis.call('GET', KEYS[1])
 if current then return {0, current} end
+if ARGV[3] == 'playbook' then
+  local company = redis.call('GET', KEYS[3])
+  if company then return {0, company} end
+else
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+  for _, key in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
+    local holder = redis.call('GET', key)
+    if holder then return {0, holder} end
+    redis.call('ZREM', KEYS[4], key)
+  end
+end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if ARGV[3] == 'playbook' then redis.call('ZADD', KEYS[4], now + tonumber(ARGV[2]), KEYS[1]) end
 local previous = redis.call('GET', KEYS[2]) or ''
 redis.call('SET', KEYS[2], ARGV[1], 'PX', 604800000)
 return {1, previous}
 `;
 
-/** KEYS: lock. ARGV: my holder value, lease ms. 1 when still mine (lease renewed), 0 when lost. */
-export const LOCK_RENEW = `
+/** KEYS: lock, playbook index. ARGV: my holder value, lease ms. 1 when still mine (lease renewed), 0 when lost. */
+export const LOCK_RENEW = `${NOW}
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('ZADD', KEYS[2], 'XX', now + tonumber(ARGV[2]), KEYS[1])
   return 1
 end
 return 0
 `;
 
-/** KEYS: lock, last holder. ARGV: my holder value. Compare-and-delete: only the owner lets go. */
+/** KEYS: lock, last holder, playbook index. ARGV: my holder value. Compare-and-delete: only the owner lets go. */
 export const LOCK_RELEASE = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  redis.call('ZREM', KEYS[3], KEYS[1])
+end
 if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
 return 1
 `;
