@@ -25,7 +25,8 @@ export interface Outcome<T> {
 
 export type CallOutcome = Outcome<CallResult>;
 
-const NOT_SENT = Symbol('not sent');
+/** How one attempt ended: never sent (the run stopped, or the coordination was lost: `cause`), answered, or failed. */
+type Attempt<T> = { sent: false; cause?: unknown } | { sent: true; ok: true; value: T } | { sent: true; ok: false; error: unknown };
 
 export interface CallHooks {
   /** Called right before each attempt is sent (the journal records intent here). */
@@ -124,60 +125,62 @@ export class Caller {
       interrupted: true,
     });
     for (let attempt = 1; ; attempt++) {
-      if (hooks.stopSignal?.aborted) return notSent(attempt - 1);
-      try {
-        await this.budget?.acquire(hooks.stopSignal, hooks.priority ?? PRIORITY.write);
-      } catch (error) {
-        return notSent(attempt - 1, error);
-      }
-      let released = false;
-      let sharedTaken = false;
-      let sharedError: unknown;
-      const release = (outcome?: SlotOutcome) => {
-        if (!released) {
-          this.budget?.release(outcome);
-          if (sharedTaken) this.shared!.give(outcome ?? {});
-        }
-        released = true;
-      };
-      let decision: Decision;
-      try {
-        // Polls and reads take the budget slot first (it orders them behind writes), then a place
-        // among the calls in flight; a step's send already holds its place (see withSlot).
-        const attemptNow = async () => {
-          // The run may have stopped (a 401, Ctrl-C) while this call waited for its place.
-          if (hooks.stopSignal?.aborted) return NOT_SENT;
-          if (this.shared) {
-            try {
-              await this.shared.take(hooks.stopSignal);
-            } catch (error) {
-              sharedError = error;
-              return NOT_SENT;
-            }
-            sharedTaken = true;
-          }
-          await hooks.beforeAttempt?.(attempt);
-          return send();
-        };
-        const value = hooks.holdingSlot ? await attemptNow() : await this.withSlot(hooks.priority ?? PRIORITY.write, attemptNow);
-        if (value === NOT_SENT) {
-          release({ notSent: true });
-          return notSent(attempt - 1, sharedError);
-        }
-        release();
-        return { ok: true, value, attempts: attempt };
-      } catch (error) {
-        const limited = error instanceof RateLimitError;
-        release({ rateLimited: limited, retryAfterMs: limited ? error.retryAfterMs : undefined });
-        decision = decide(error, attempt, idempotent, this.retry);
-        this.logger.debug({ call: label, attempt, error: (error as Error).message, decision: decision.kind }, 'call failed');
-        if (decision.kind !== 'retry') return { ok: false, error, decision, attempts: attempt };
-        lastRefusal = decision.reason;
-      } finally {
-        release();
-      }
+      const result = await this.#attempt(send, attempt, hooks);
+      if (!result.sent) return notSent(attempt - 1, result.cause);
+      if (result.ok) return { ok: true, value: result.value, attempts: attempt };
+      const decision = decide(result.error, attempt, idempotent, this.retry);
+      this.logger.debug({ call: label, attempt, error: (result.error as Error).message, decision: decision.kind }, 'call failed');
+      if (decision.kind !== 'retry') return { ok: false, error: result.error, decision, attempts: attempt };
+      lastRefusal = decision.reason;
       // A 429 already paused the whole budget for Retry-After; the call itself waits the same.
       await sleep(decision.delayMs, undefined, { signal: hooks.stopSignal }).catch(() => undefined);
     }
+  }
+
+  /**
+   * One attempt: a place among the calls in flight (a step's send already holds one), then a slot of
+   * this process's budget, then one of the shared window (with coordination), then the send. Every
+   * call takes them in this one order, so none ever waits for one while holding another that the call
+   * it waits on needs: a poll holding a budget slot while waiting for a place, with every place held
+   * by a write waiting for the budget, would stop the run for good.
+   */
+  #attempt<T>(send: () => Promise<T>, attempt: number, hooks: CallHooks): Promise<Attempt<T>> {
+    const signal = hooks.stopSignal;
+    const once = async (): Promise<Attempt<T>> => {
+      const held = { budget: false, shared: false };
+      const release = (outcome: SlotOutcome) => {
+        if (held.budget) this.budget!.release(outcome);
+        if (held.shared) this.shared!.give(outcome);
+      };
+      try {
+        // The run may have stopped (a 401, Ctrl-C) while this call waited for its place.
+        if (signal?.aborted) return { sent: false };
+        if (this.budget) {
+          await this.budget.acquire(signal, hooks.priority ?? PRIORITY.write);
+          held.budget = true;
+        }
+        if (signal?.aborted) throw signal.reason;
+        if (this.shared) {
+          await this.shared.take(signal);
+          held.shared = true;
+        }
+      } catch (cause) {
+        release({ notSent: true });
+        return { sent: false, cause };
+      }
+      let sending = false;
+      try {
+        await hooks.beforeAttempt?.(attempt);
+        sending = true;
+        const value = await send();
+        release({});
+        return { sent: true, ok: true, value };
+      } catch (error) {
+        const limited = error instanceof RateLimitError;
+        release(sending ? { rateLimited: limited, retryAfterMs: limited ? error.retryAfterMs : undefined } : { notSent: true });
+        return { sent: true, ok: false, error };
+      }
+    };
+    return hooks.holdingSlot ? once() : this.withSlot(hooks.priority ?? PRIORITY.write, once);
   }
 }

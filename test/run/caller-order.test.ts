@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { Caller } from '../../src/run/caller.js';
+import { PRIORITY, RateBudget } from '../../src/run/rate-budget.js';
+import { silent } from '../helpers/run.js';
+import { useSimulator } from '../helpers/sim.js';
+
+const start = useSimulator();
+
+describe('Caller', () => {
+  it('takes a place among the calls in flight before a budget slot, for every call: polls and writes cannot hold what the other waits for', async () => {
+    const { sim, client } = await start();
+    const budget = new RateBudget(2, 300);
+    const caller = new Caller(client, { budget, logger: silent, concurrency: 2 });
+    const read = (hooks = {}) => caller.call('listApiKeys', { id: sim.companyId }, undefined, true, hooks);
+    try {
+      // Both places are held by writes that have not asked the budget yet...
+      let openGate!: () => void;
+      const gate = new Promise<void>((resolve) => (openGate = resolve));
+      const writes = [1, 2].map(() =>
+        caller.withSlot(PRIORITY.write, async () => {
+          await gate;
+          return read({ holdingSlot: true });
+        }),
+      );
+      // ...when more polls come than the budget has slots. Taking a slot first, they would hold the
+      // whole budget while waiting for a place, and the writes would wait for the budget for ever.
+      const polls = [1, 2, 3, 4].map(() => read({ priority: PRIORITY.poll }));
+      await new Promise((r) => setTimeout(r, 50));
+      openGate();
+      const all = await Promise.race([Promise.all([...writes, ...polls]), new Promise<'stalled'>((r) => setTimeout(() => r('stalled'), 5000))]);
+      expect(all).not.toBe('stalled');
+      expect((all as { ok: boolean }[]).every((o) => o.ok)).toBe(true);
+    } finally {
+      budget.dispose();
+    }
+  });
+});
