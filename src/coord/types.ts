@@ -64,8 +64,11 @@ export interface SharedWindow {
 
 /** A write's claim on its environment, held until the operation it starts has ended. */
 export interface BusyClaim {
-  /** The call was accepted: the environment is busy with this operation until it ends. */
-  started(operationId: string): void;
+  /**
+   * The call was accepted: the environment is busy with this operation until it ends, or at most
+   * `forMs` (the task's wait timeout: after it, a run would not wait for the operation either).
+   */
+  started(operationId: string, forMs: number): void;
   /** The operation ended, or the call started none: the environment is free for other runs. */
   ended(): void;
 }

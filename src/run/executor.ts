@@ -119,7 +119,10 @@ class Execution {
   async record(type: 'result' | 'update', step: Step, result: StepResult): Promise<void> {
     this.results.set(step.id, result);
     // A re-send after "blocked" started another operation: the environment is busy with that one now.
-    if (type === 'update' && result.status === 'accepted' && result.operation_id) this.claims.get(step.id)?.started(result.operation_id);
+    if (type === 'update' && result.status === 'accepted' && result.operation_id) {
+      const task = this.plan.tasks.find((t) => t.index === step.task_index)!;
+      this.claims.get(step.id)?.started(result.operation_id, this.watchOptions(task).timeoutMs);
+    }
     await this.options.onEvent?.({ type, step, result });
   }
 
@@ -172,7 +175,7 @@ class Execution {
         if (!accepted?.operation_id) claim.ended();
       }
       if (!accepted?.operation_id) return;
-      claim.started(accepted.operation_id);
+      claim.started(accepted.operation_id, this.watchOptions(task).timeoutMs);
       this.claims.set(step.id, claim);
       const follow = this.follower(task, step, accepted, false);
       turn = follow.turn;

@@ -11,12 +11,6 @@ const CLEAR = new Script(BUSY_CLEAR);
 
 /** How often to look again at an environment another run is sending to (no operation id yet). */
 const SENDING_RECHECK_MS = 250;
-/**
- * How long an environment stays marked with an operation nobody is known to watch: a run that ended
- * before its operation did leaves the mark, and others follow the operation themselves; this only
- * bounds the garbage.
- */
-const OPERATION_MARK_MS = 6 * 3_600_000;
 
 interface Mark {
   run: string;
@@ -67,12 +61,14 @@ export class RedisBusy implements BusyRegister {
     this.#renewWhileSending(key, mine);
     let current = mine;
     return {
-      started: (operationId) => {
+      // A run that does not follow its operation (a task without wait) leaves the mark when it ends:
+      // others then follow the operation themselves, until the task's wait timeout has passed.
+      started: (operationId, forMs) => {
         const next = JSON.stringify({ ...(JSON.parse(mine) as Mark), op: operationId } satisfies Mark);
         this.#sending.delete(key);
         const expected = current;
         current = next;
-        void this.link.run(REPLACE, [key], [expected, next, OPERATION_MARK_MS]).catch(() => undefined);
+        void this.link.run(REPLACE, [key], [expected, next, Math.max(1000, Math.round(forMs))]).catch(() => undefined);
       },
       ended: () => {
         this.#sending.delete(key);
