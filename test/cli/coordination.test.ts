@@ -208,4 +208,22 @@ describe('--coordination is optional', () => {
     expect(doctor.code).toBe(3);
     expect(doctor.stdout).toMatch(/fail\s+coordination\s+cannot reach Redis/);
   });
+
+  it('a Redis that refuses the scripts (an ACL without EVAL) is exit 3 naming that, and nothing is sent', async () => {
+    const { sim } = await start({ sites: 2 });
+    const r = await redis();
+    const { Redis } = await import('ioredis');
+    const admin = new Redis(r.port, '127.0.0.1');
+    await admin.call('ACL', 'SETUSER', 'limited', 'on', '>secret-pw', '~*', '+@all', '-evalsha', '-eval');
+    await admin.quit();
+    const dir = tempDir();
+    const res = await runCli(['run', writePlaybook(backups('x', 'lock: company'), dir), '--yes', '--report', join(dir, 'a.json')], {
+      ...simEnv(sim),
+      SITEFLEET_COORDINATION: `redis://limited:secret-pw@127.0.0.1:${r.port}/0`,
+    });
+    expect(res.code).toBe(3);
+    expect(res.stderr).toMatch(new RegExp(`Redis at redis://127.0.0.1:${r.port}/0 refused a coordination script \\(NOPERM`));
+    expect(res.stderr).not.toContain('secret-pw');
+    expect(sim.log).toEqual([]);
+  });
 });

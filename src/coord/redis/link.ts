@@ -105,13 +105,13 @@ export class RedisLink {
   /** Stops the run's coordination: the first reason is the one reported. */
   fail(error: Error): void {
     if (this.#closing || this.lost.aborted) return;
+    // A ReplyError is Redis answering with an error (an ACL without EVALSHA, say), not Redis gone.
+    const what =
+      error.name === 'ReplyError' ? `Redis at ${this.address.describe} refused a coordination script` : `lost contact with Redis at ${this.address.describe}`;
     const reason =
       error instanceof CoordinationError
         ? error
-        : new CoordinationError(
-            `lost contact with Redis at ${this.address.describe} (${error.message}): the shared lock and rate budget can no longer be trusted`,
-            { cause: error },
-          );
+        : new CoordinationError(`${what} (${error.message}): the shared lock and rate budget can no longer be trusted`, { cause: error });
     this.#controller.abort(reason);
   }
 
