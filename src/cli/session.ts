@@ -33,6 +33,17 @@ export interface SessionArgs {
 }
 
 /**
+ * Resume and status continue a run: one that shared its lock and budget through Redis is continued
+ * through it too, or the user is told that this one shares nothing with the other machines.
+ */
+export function warnIfUncoordinated(recorded: string | undefined, globals: GlobalOptions): void {
+  if (recorded && !globals.coordination)
+    process.stderr.write(
+      `sitefleet: warning: this run was coordinated through ${recorded}; without --coordination (or SITEFLEET_COORDINATION) this command shares no lock or budget with other machines\n`,
+    );
+}
+
+/**
  * Opens the coordination (this machine, or Redis with --coordination), holds the run lock of `scope`
  * (exit 4, or waiting with --wait-lock) while `work` runs under it, then lets both go.
  */
@@ -213,7 +224,7 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   const limited = runtime.budget.rateLimitedCount;
   if (limited > 0)
     args.out(
-      `the service answered 429 (rate limited) ${limited} time${limited === 1 ? '' : 's'}; the budget kept to ${runtime.budget.describe()}${runtime.shared ? `, in a window shared through ${runtime.coordination.describe}` : ''}`,
+      `the service answered 429 (rate limited) ${limited} time${limited === 1 ? '' : 's'}; the budget kept to ${runtime.budget.describe()}${runtime.shared ? `, in a window shared through ${runtime.coordination.address}` : ''}`,
     );
   return { report, exitCode: exitCodeOf(report) };
 }

@@ -1,5 +1,5 @@
 import { acquireLock } from '../run/lock.js';
-import { LOCAL_BUSY, type Coordination } from './types.js';
+import type { Coordination } from './types.js';
 
 /**
  * Nothing shared beyond this machine: the lock is a file under the state directory, the budget is the
@@ -8,11 +8,10 @@ import { LOCAL_BUSY, type Coordination } from './types.js';
  */
 export function localCoordination(stateDir: string): Coordination {
   return {
-    describe: 'this machine',
     lost: new AbortController().signal,
     lock: (scope, options) => acquireLock(stateDir, scope, options),
     sharedWindow: () => undefined,
-    busy: () => LOCAL_BUSY,
+    busy: () => undefined,
     close: () => Promise.resolve(),
   };
 }

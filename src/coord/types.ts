@@ -83,18 +83,14 @@ export interface BusyRegister {
 }
 
 export interface Coordination {
-  /** For the user: `this machine` or the Redis address (without a password). */
-  readonly describe: string;
+  /** The Redis address, without a password; undefined when nothing is shared beyond this machine. */
+  readonly address?: string;
   /** Aborted, with an Error as reason, once the shared state can no longer be trusted (Redis gone, lock lost). */
   readonly lost: AbortSignal;
   lock(scope: LockScope, options: LockOptions): Promise<HeldLock>;
   /** The company's shared window, or undefined when this process's own budget is the whole of it. */
   sharedWindow(company: string, limit: number, periodMs: number): SharedWindow | undefined;
-  /** The busy register of one run (its claims are recognised as its own). */
-  busy(company: string, runId: string): BusyRegister;
+  /** The busy register of one run (its claims are recognised as its own), or undefined when the run's own turns are the whole of it. */
+  busy(company: string, runId: string): BusyRegister | undefined;
   close(): Promise<void>;
 }
-
-/** The claim of a run that shares nothing: its own environment turns already order its writes. */
-export const NO_CLAIM: BusyClaim = { started: () => undefined, ended: () => undefined };
-export const LOCAL_BUSY: BusyRegister = { claim: () => Promise.resolve(NO_CLAIM) };

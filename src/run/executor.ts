@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Plan, Step, TaskSummary } from '../plan/plan.js';
 import type { Caller } from './caller.js';
-import { NO_CLAIM, type BusyClaim, type BusyRegister } from '../coord/types.js';
+import type { BusyClaim, BusyRegister } from '../coord/types.js';
 import { EnvironmentSequence, type Turn } from './env-sequence.js';
 import { failureBudget, type FailureBudget } from './failure-budget.js';
 import { OperationFollower, type FollowContext } from './follow.js';
@@ -54,8 +54,8 @@ class Execution {
   readonly sequence = new EnvironmentSequence();
   readonly context: FollowContext;
   readonly tracking: TrackOptions;
-  /** Claims on environments held by steps whose operation is still going (with coordination). */
-  readonly claims = new Map<string, BusyClaim>();
+  /** With coordination: the claims on environments of steps whose operation may still be going, and how long a mark may last. */
+  readonly claims = new Map<string, { claim: BusyClaim; forMs: number }>();
 
   constructor(
     readonly plan: Plan,
@@ -119,10 +119,8 @@ class Execution {
   async record(type: 'result' | 'update', step: Step, result: StepResult): Promise<void> {
     this.results.set(step.id, result);
     // A re-send after "blocked" started another operation: the environment is busy with that one now.
-    if (type === 'update' && result.status === 'accepted' && result.operation_id) {
-      const task = this.plan.tasks.find((t) => t.index === step.task_index)!;
-      this.claims.get(step.id)?.started(result.operation_id, this.watchOptions(task).timeoutMs);
-    }
+    const held = this.claims.get(step.id);
+    if (held && type === 'update' && result.status === 'accepted' && result.operation_id) held.claim.started(result.operation_id, held.forMs);
     await this.options.onEvent?.({ type, step, result });
   }
 
@@ -166,17 +164,20 @@ class Execution {
     const release = await this.sequence.enter(step.lock);
     let turn: Turn | undefined;
     try {
-      const claim = await this.claim(task, step);
-      if (!claim) return;
+      const claim = this.options.busy && step.lock ? await this.claim(this.options.busy, step.lock, task) : undefined;
+      if (this.stop.stopped) return;
       let accepted: StepResult | undefined;
       try {
         accepted = await this.options.caller.withSlot(PRIORITY.write, () => this.send(task, budget, step));
       } finally {
-        if (!accepted?.operation_id) claim.ended();
+        if (!accepted?.operation_id) claim?.ended();
       }
       if (!accepted?.operation_id) return;
-      claim.started(accepted.operation_id, this.watchOptions(task).timeoutMs);
-      this.claims.set(step.id, claim);
+      if (claim) {
+        const forMs = this.watchOptions(task).timeoutMs;
+        claim.started(accepted.operation_id, forMs);
+        this.claims.set(step.id, { claim, forMs });
+      }
       const follow = this.follower(task, step, accepted, false);
       turn = follow.turn;
       if (task.wait) this.countFailure(task, budget, await follow.done());
@@ -186,19 +187,21 @@ class Execution {
   }
 
   /**
-   * Claims the step's environment from other runs (with coordination): waits while another run's
-   * operation there is going, following it as this run follows its own. Undefined when the run stopped.
+   * Claims an environment from other runs (with coordination): waits while another run's operation
+   * there is going, following it as this run follows its own. A claim that fails stops the run: a
+   * write without it could land on a busy environment.
    */
-  async claim(task: TaskSummary, step: Step): Promise<BusyClaim | undefined> {
-    if (!step.lock || !this.options.busy) return NO_CLAIM;
+  async claim(busy: BusyRegister, env: string, task: TaskSummary): Promise<BusyClaim | undefined> {
     try {
-      return await this.options.busy.claim(step.lock, this.stop.signal, async (operationId) => {
+      return await busy.claim(env, this.stop.signal, async (operationId) => {
         const watch = this.watcher.watch(operationId, 'another run', this.watchOptions(task, true));
         watch.expedite(); // a write waits on it
         await watch.done;
       });
-    } catch {
-      return undefined; // the run stopped (or the coordination was lost, which stops it)
+    } catch (error) {
+      // Usually the run stopping, or Redis lost (which stops it); anything else stops it too.
+      this.stop.stop(`could not claim environment ${env} from other runs: ${(error as Error).message}`, 'coordination');
+      return undefined;
     }
   }
 
@@ -233,7 +236,10 @@ class Execution {
     const start = () => {
       if (follower) return follower;
       follower = new OperationFollower(this.context, step, accepted, this.watchOptions(task, unknownAge), acceptedAt);
-      void follower.done.then(() => this.claims.get(step.id)?.ended());
+      void follower.done.then(() => {
+        this.claims.get(step.id)?.claim.ended();
+        this.claims.delete(step.id);
+      });
       return follower;
     };
     const turn: Turn = {

@@ -1,3 +1,4 @@
+import type { SlotOutcome } from '../coord/types.js';
 import { systemClock, type Clock } from '../util/clock.js';
 
 /**
@@ -163,7 +164,7 @@ export class RateBudget {
    * The answer is in. `rateLimited` when the server refused the call with 429 (it does not count
    * those); `retryAfterMs` comes with such a refusal.
    */
-  release(outcome: { rateLimited?: boolean; retryAfterMs?: number; notSent?: boolean } = {}): void {
+  release(outcome: SlotOutcome = {}): void {
     const now = this.#clock.now();
     this.#inFlight--;
     if (outcome.notSent) return this.#pump(); // the run stopped before it went out: it used no slot

@@ -170,6 +170,13 @@ describe('--coordination: one rate budget and one set of busy environments per c
     const posts = sim.log.filter((e) => e.method === 'POST' && e.status === 202).map((e) => e.path);
     expect(posts.length).toBe(sim.fleet.environments.size);
     expect(new Set(posts).size).toBe(posts.length);
+    // The journal remembers the Redis: continuing without it is said, not silent.
+    const uncoordinated = await runCli(['status', report], env);
+    expect(uncoordinated.stderr).toMatch(
+      new RegExp(
+        `warning: this run was coordinated through redis://127.0.0.1:${r.port}/0; without --coordination .* shares no lock or budget with other machines`,
+      ),
+    );
   }, 90_000);
 });
 

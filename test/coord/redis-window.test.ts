@@ -19,6 +19,14 @@ async function twoProcesses(limit: number, periodMs: number) {
   return { a, b, wa: new RedisWindow(a, COMPANY, limit, periodMs), wb: new RedisWindow(b, COMPANY, limit, periodMs) };
 }
 
+/** `n` calls answered in this process's window. */
+async function answered(window: RedisWindow, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    await window.take();
+    window.give({});
+  }
+}
+
 describe('the shared rate window (real Redis)', () => {
   it('slots are shared: held from sending until one period after the answer, whichever process took them', async () => {
     const { a, wa, wb } = await twoProcesses(10, 1000);
@@ -35,10 +43,7 @@ describe('the shared rate window (real Redis)', () => {
 
   it('a 429 seen by one process pauses the other until Retry-After and lowers the limit they share', async () => {
     const { a, b, wa, wb } = await twoProcesses(10, 5000);
-    for (let i = 0; i < 4; i++) {
-      await wa.take();
-      wa.give({});
-    }
+    await answered(wa, 4);
     await wa.take();
     wa.give({ rateLimited: true, retryAfterMs: 3000 });
     await a.redis.ping();
@@ -51,10 +56,7 @@ describe('the shared rate window (real Redis)', () => {
 
   it('a Retry-After much shorter than the period teaches a shared short-window rule instead', async () => {
     const { a, b, wa } = await twoProcesses(100, 60_000);
-    for (let i = 0; i < 5; i++) {
-      await wa.take();
-      wa.give({});
-    }
+    await answered(wa, 5);
     await wa.take();
     wa.give({ rateLimited: true, retryAfterMs: 1000 });
     await a.redis.ping();

@@ -87,7 +87,7 @@ export async function runDoctor(globals: GlobalOptions, opts: DoctorOptions, war
     let runtime: Runtime | undefined;
     try {
       runtime = await openRuntime(globals, globals.company);
-      if (globals.coordination) checks.push({ check: 'coordination', status: 'ok', detail: `Redis at ${runtime.coordination.describe} answers` });
+      if (runtime.coordination.address) checks.push({ check: 'coordination', status: 'ok', detail: `Redis at ${runtime.coordination.address} answers` });
     } catch (error) {
       if (!(error instanceof CoordinationError)) throw error;
       checks.push({ check: 'coordination', status: 'fail', detail: error.message });

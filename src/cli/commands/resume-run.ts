@@ -4,7 +4,7 @@ import { planResume } from '../../run/resume.js';
 import { confirmWrites } from '../confirm.js';
 import { buildReport, exitCodeOf, writeJsonAtomic } from '../../report/report.js';
 import { renderSummary } from '../render.js';
-import { runSession, withRunLock } from '../session.js';
+import { runSession, warnIfUncoordinated, withRunLock } from '../session.js';
 import { lockScopeOf } from '../../run/lock.js';
 import type { Coordination } from '../../coord/types.js';
 
@@ -12,7 +12,9 @@ import type { ResumeOptions } from './resume.js';
 
 /** `sitefleet resume`: the lock first, then the journal read again (another resume may have moved it on meanwhile). */
 export function resumeRun(reportPath: string, globals: GlobalOptions, opts: ResumeOptions): Promise<number> {
-  const scope = lockScopeOf(readState(reportPath).start.plan);
+  const { start } = readState(reportPath);
+  warnIfUncoordinated(start.coordination, globals);
+  const scope = lockScopeOf(start.plan);
   return withRunLock(globals, scope, `resume ${reportPath}`, opts.waitLock, (coordination) =>
     resume(reportPath, readState(reportPath), globals, opts, coordination),
   );

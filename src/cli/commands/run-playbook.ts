@@ -111,7 +111,16 @@ async function planAndRun(
       );
     const runId = randomUUID();
     const journalPath = journalPathFor(reportPath);
-    const start = { t: 'start', v: 1, run_id: runId, playbook: playbook.file, report: reportPath, started_at: startedAt.toISOString(), plan } as const;
+    const start = {
+      t: 'start',
+      v: 1,
+      run_id: runId,
+      playbook: playbook.file,
+      report: reportPath,
+      started_at: startedAt.toISOString(),
+      plan,
+      coordination: runtime.coordination.address,
+    } as const;
     const { journal, replaced } = await Journal.create(journalPath, start).catch((error: NodeJS.ErrnoException) => {
       throw error.code === 'EEXIST'
         ? new UsageError(

@@ -75,12 +75,16 @@ export async function checkOperations(reportPath: string, report: Report, waitMs
   return interrupted ? 130 : exitCodeOf(report);
 }
 
-/** The lock the report's run took (its journal's plan says which); the company's when the journal is gone. */
-export function runLockScope(reportPath: string, report: Report): LockScope {
+/**
+ * The lock the report's run took (its journal's plan says which; the company's when the journal is
+ * gone), and the Redis it was coordinated through, if any.
+ */
+export function runLockScope(reportPath: string, report: Report): { scope: LockScope; coordination?: string } {
   try {
-    return lockScopeOf(readJournal(journalPathFor(reportPath)).start.plan);
+    const { start } = readJournal(journalPathFor(reportPath));
+    return { scope: lockScopeOf(start.plan), coordination: start.coordination };
   } catch {
-    return lockScopeOf({ company: report.company, name: report.name });
+    return { scope: lockScopeOf({ company: report.company, name: report.name }) };
   }
 }
 

@@ -26,10 +26,15 @@ export function registerStatus(program: Command): void {
       }
       const waitMs = opts.wait === undefined || opts.wait === false ? 0 : opts.wait === true ? DEFAULT_TRACKING.timeoutMs : parseDuration(opts.wait);
       if (waitMs === undefined) throw new UsageError('--wait takes a duration such as 10m');
-      const [{ checkOperations, runLockScope }, { withRunLock }] = await Promise.all([import('./status-check.js'), import('../session.js')]);
+      const [{ checkOperations, runLockScope }, { warnIfUncoordinated, withRunLock }] = await Promise.all([
+        import('./status-check.js'),
+        import('../session.js'),
+      ]);
+      const { scope, coordination } = runLockScope(reportPath, report);
+      warnIfUncoordinated(coordination, globals);
       // The run's lock: status rewrites the run's report and appends to its journal, which a run still
       // going (or a resume) must not have touched under it. A run that is going follows its own operations.
-      process.exitCode = await withRunLock(globals, runLockScope(reportPath, report), `status ${reportPath}`, false, (coordination) =>
+      process.exitCode = await withRunLock(globals, scope, `status ${reportPath}`, false, (coordination) =>
         checkOperations(reportPath, report, waitMs, globals, coordination),
       );
     });

@@ -8,7 +8,7 @@ import { RedisWindow } from './window.js';
 export async function redisCoordination(url: string): Promise<Coordination> {
   const link = await RedisLink.connect(parseRedisUrl(url));
   return {
-    describe: link.address.describe,
+    address: link.address.describe,
     lost: link.lost,
     lock: (scope, options) => takeRedisLock(link, scope, options),
     sharedWindow: (company, limit, periodMs) => new RedisWindow(link, company, limit, periodMs),

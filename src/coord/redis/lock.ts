@@ -62,7 +62,7 @@ export async function takeRedisLock(link: RedisLink, scope: LockScope, options: 
         options.onNote?.(
           `took over the lock from pid ${previous.pid} on ${previous.host} (started ${previous.started_at}, ${previous.command}): it stopped renewing its ${seconds(leaseMs)} lease`,
         );
-      return hold(link, [key, last, index], value, where);
+      return hold(link, { key, last, index }, value, where);
     }
     const holder = parseHolder(other);
     if (!options.wait) throw new LockedError(where, holder, scope, `if that run is gone, its lock lets go by itself within ${seconds(leaseMs)} (its lease)`);
@@ -73,10 +73,10 @@ export async function takeRedisLock(link: RedisLink, scope: LockScope, options: 
   }
 }
 
-function hold(link: RedisLink, [key, last, index]: string[], value: string, where: string): HeldLock {
+function hold(link: RedisLink, { key, last, index }: { key: string; last: string; index: string }, value: string, where: string): HeldLock {
   const leaseMs = link.address.leaseMs;
   const renew = async () => {
-    const still = await link.run(RENEW, [key!, index!], [value, leaseMs]).catch(() => undefined);
+    const still = await link.run(RENEW, [key, index], [value, leaseMs]).catch(() => undefined);
     if (still === 0) link.fail(new CoordinationError(`the lock ${where} was lost: this run could not renew it in time and another may have taken it`));
   };
   const timer = setInterval(() => void renew(), leaseMs / 3);
@@ -85,7 +85,7 @@ function hold(link: RedisLink, [key, last, index]: string[], value: string, wher
     where,
     async release() {
       clearInterval(timer);
-      if (!link.lost.aborted) await link.run(RELEASE, [key!, last!, index!], [value]).catch(() => undefined);
+      if (!link.lost.aborted) await link.run(RELEASE, [key, last, index], [value]).catch(() => undefined);
     },
   };
 }
