@@ -5,6 +5,7 @@ import { cpus } from 'node:os';
 import { knownLimit, latencyBound, ownOverhead, scale, sideBySide, unknownLimit } from './scenarios.mjs';
 import { tempDir } from './lib.mjs';
 import { coordinationCost, threeProcesses } from './coordination.mjs';
+import { creationLimit } from './real-service.mjs';
 import { longOperations, otherWindow, overstatedLimit, rolloutAndInterrupt, twoTasks } from './watching.mjs';
 
 const ALL = {
@@ -21,6 +22,7 @@ const ALL = {
   waves: rolloutAndInterrupt,
   three: threeProcesses,
   cost: coordinationCost,
+  creation: creationLimit,
 };
 const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg > 0 ? process.argv[onlyArg + 1].split(',') : Object.keys(ALL);

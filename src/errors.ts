@@ -85,6 +85,25 @@ export class RateLimitError extends HttpError {
   }
 }
 
+/**
+ * The service kept answering 429 for longer than the run may wait (`--rate-limit-wait`). Our own
+ * budget keeps under the limit, so somebody else is using it: another client of the same key.
+ */
+export class RateLimitedTooLongError extends SitefleetError {
+  override name = 'RateLimitedTooLongError';
+  constructor(
+    readonly waitedMs: number,
+    readonly call: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `the service answered 429 (too many requests) to ${call} for ${Math.round(waitedMs / 1000)}s: another client of this API key is using the budget. ` +
+        'Share it with --coordination, leave room for the others with settings.headroom, or wait longer with --rate-limit-wait',
+      options,
+    );
+  }
+}
+
 /** 5xx. The request reached the server; whether it was applied is unknown. */
 export class ServerError extends HttpError {
   override name = 'ServerError';

@@ -66,6 +66,11 @@ export interface Action<W extends object = WithBlock> {
   secretFields?: string[];
   /** Checks a schema cannot express; `path` is relative to the `with` block. */
   check?(withBlock: W, baseDir: string): InputProblem[];
+  /**
+   * Values the spec allows but public evidence of the real service does not (warnings; `validate
+   * --strict` makes them errors). `path` is relative to the `with` block.
+   */
+  advise?(withBlock: W): InputProblem[];
   /** Loads what the check referenced (e.g. an IP list file) into the block; runs after `check` passed. */
   prepare?(withBlock: W, baseDir: string): W;
   expandEnvironment?(env: Environment, ctx: ExpandContext<W>): Expansion[];

@@ -1,3 +1,4 @@
+import { DNS_MIN_TTL } from '../api/types.js';
 import { matchesAny } from '../util/glob.js';
 import { fillTemplate, templateValues, type Action } from './action.js';
 import { field, globs, template, withBlock } from './schema-parts.js';
@@ -21,6 +22,11 @@ export const dnsRecordsCreate: Action<DnsRecordWith> = {
   scope: 'domain',
   endpoint: 'createDnsRecord',
   creates: true,
+  advise(w) {
+    // The vendor's document requires a TTL of at least 300 seconds; the spec gives no minimum.
+    if (w.ttl === undefined || w.ttl >= DNS_MIN_TTL) return [];
+    return [{ path: 'ttl', message: `a TTL of ${w.ttl}s is below the ${DNS_MIN_TTL}s the service's own API document requires` }];
+  },
   withSchema: withBlock(
     {
       domains: { ...globs, description: 'only domains whose name matches (globs); default all' },

@@ -1,4 +1,5 @@
 import type { EndpointName } from '../api/endpoints.js';
+import { SSH_EXPIRATION_INTERVALS } from '../api/types.js';
 import type { Action } from './action.js';
 import { field, withBlock } from './schema-parts.js';
 
@@ -18,13 +19,25 @@ function setting(name: string, summary: string, endpoint: EndpointName, bodySche
 }
 
 export const sshSetStatus = setting('ssh.set_status', 'enable or disable SFTP/SSH (POST …/ssh/set-status)', 'setSshStatus', 'ssh-status', ['is_enabled']);
-export const sshSetPasswordExpiration = setting(
-  'ssh.set_password_expiration',
-  'set the SFTP/SSH password expiration interval (POST …/ssh/change-expiration-interval)',
-  'setSshExpiration',
-  'ssh-expiration',
-  ['exp_interval'],
-);
+export const sshSetPasswordExpiration: Action = {
+  ...setting(
+    'ssh.set_password_expiration',
+    'set the SFTP/SSH password expiration interval (POST …/ssh/change-expiration-interval)',
+    'setSshExpiration',
+    'ssh-expiration',
+    ['exp_interval'],
+  ),
+  advise(w) {
+    const value = w.exp_interval;
+    if (typeof value !== 'string' || (SSH_EXPIRATION_INTERVALS as readonly string[]).includes(value)) return [];
+    return [
+      {
+        path: 'exp_interval',
+        message: `${JSON.stringify(value)} is none of the intervals the service is known to take (${SSH_EXPIRATION_INTERVALS.join(', ')})`,
+      },
+    ];
+  },
+};
 export const sftpAccountsSetStatus = setting(
   'sftp_accounts.set_status',
   'enable or disable additional SFTP accounts (PUT …/additional-sftp-accounts/toggle-status)',

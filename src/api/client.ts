@@ -1,4 +1,5 @@
 import { MalformedResponseError, NotFoundError, ServerError } from '../errors.js';
+import { bodyMessage, bodyStatus, operationState } from './answer.js';
 import { DEFAULT_OPERATION_PATH, ENDPOINTS, fillPath, type Endpoint, type EndpointName } from './endpoints.js';
 import { Transport, type TransportOptions } from './http.js';
 import { assertValidBody, assertValidResponse } from './request-schemas.js';
@@ -131,15 +132,16 @@ export class HostingClient {
   }
 
   /**
-   * Where an operation stands. The service answers 202 while running, 200 when done, 500 when it
-   * failed and 404 for an id it does not know (also, briefly, right after the operation started).
+   * Where an operation stands. The body's `status` decides (see answer.ts): the real service answers
+   * terminal states with HTTP 200 and the outcome in the body. Without one, the code: 202 running,
+   * 200 done; an HTTP 500 is a failure and a 404 an id it does not know (also, for up to a minute,
+   * right after the operation started).
    */
   async getOperation(operationId: string, signal?: AbortSignal): Promise<T.OperationStatus> {
     const path = fillPath(this.#operationPath, { operation_id: operationId });
     try {
       const { status, data } = await this.transport.send('GET', path, undefined, signal);
-      const message = typeof obj(data).message === 'string' ? (obj(data).message as string) : undefined;
-      return { operation_id: operationId, state: status === 202 ? 'in_progress' : 'succeeded', http_status: status, message };
+      return { operation_id: operationId, state: operationState(status, data), http_status: status, message: bodyMessage(data) };
     } catch (error) {
       if (error instanceof NotFoundError) return { operation_id: operationId, state: 'not_found', http_status: 404, message: error.serverMessage };
       if (error instanceof ServerError && error.status === 500) {
@@ -162,9 +164,15 @@ function isNullResult(d: unknown): boolean {
   return 'result' in obj(d);
 }
 
+/**
+ * An asynchronous endpoint's answer: any 2xx will do (an operation started, or the work done at once:
+ * the vendor's document answers theme bulk updates with 200), but one that says it is running (202)
+ * must say which operation, or nothing could follow it.
+ */
 function assertAccepted(response: CallResult, method: string, path: string): void {
-  const body = obj(response.data);
-  if (response.status !== 202 || typeof body.operation_id !== 'string' || body.operation_id === '') {
-    throw new MalformedResponseError(response.status, method, path, 'an asynchronous call must answer 202 with an operation_id');
+  const id = obj(response.data).operation_id;
+  const running = (bodyStatus(response.data) ?? response.status) === 202;
+  if (id === undefined || id === null ? running : typeof id !== 'string' || id === '') {
+    throw new MalformedResponseError(response.status, method, path, 'an answer that says the work is running must carry an operation_id');
   }
 }

@@ -17,22 +17,45 @@ export interface Endpoint {
   operation?: OperationKind;
   /** Name of the schema in `schemas/api/` every 2xx answer is checked against: the fields the runner relies on. */
   response?: string;
+  /**
+   * The call creates a resource (a site, an environment, a backup, a domain, a DNS record): public
+   * sources document a separate limit of 5 such calls a minute beside the general 120.
+   */
+  creates?: true;
 }
 
 export const ENDPOINTS = {
   listApiKeys: { method: 'GET', path: '/company/{id}/api-keys' },
   listThemes: { method: 'GET', path: '/company/{id}/wp-themes', body: 'theme-list-query', response: 'theme-list-response' },
-  createEnvironment: { method: 'POST', path: '/sites/{site_id}/environments', body: 'create-environment', operation: 'environment:add' },
-  addDomain: { method: 'POST', path: '/sites/environments/{env_id}/domains', body: 'add-domain', operation: 'sites:add-domain' },
-  createDnsRecord: { method: 'POST', path: '/domains/{domain_id}/dns-records', body: 'create-dns-record', operation: 'domains:create-dns-record' },
-  cloneEnvironment: { method: 'POST', path: '/sites/{site_id}/environments/clone', body: 'clone-environment', operation: 'environment:clone' },
+  createEnvironment: { method: 'POST', path: '/sites/{site_id}/environments', body: 'create-environment', operation: 'environment:add', creates: true },
+  addDomain: { method: 'POST', path: '/sites/environments/{env_id}/domains', body: 'add-domain', operation: 'sites:add-domain', creates: true },
+  createDnsRecord: {
+    method: 'POST',
+    path: '/domains/{domain_id}/dns-records',
+    body: 'create-dns-record',
+    operation: 'domains:create-dns-record',
+    creates: true,
+  },
+  cloneEnvironment: { method: 'POST', path: '/sites/{site_id}/environments/clone', body: 'clone-environment', operation: 'environment:clone', creates: true },
   getSshConfig: { method: 'GET', path: '/sites/{site_id}/environments/{env_id}/ssh/config', response: 'ssh-config-response' },
   bulkUpdateThemes: { method: 'PUT', path: '/sites/environments/{env_id}/themes/bulk-update', body: 'bulk-update-themes', operation: 'wp-themes:bulk-update' },
   modifyPhpVersion: { method: 'PUT', path: '/sites/tools/modify-php-version', body: 'modify-php-version', operation: 'php:modify-version' },
   // The spec: creating a plain environment answers with an operation id of kind environment:clone.
-  createPlainEnvironment: { method: 'POST', path: '/sites/{site_id}/environments/plain', body: 'create-plain-environment', operation: 'environment:clone' },
-  createPlainSite: { method: 'POST', path: '/sites/plain', body: 'create-plain-site', operation: 'sites:add-plain' },
-  addManualBackup: { method: 'POST', path: '/sites/environments/{env_id}/manual-backups', body: 'manual-backup', operation: 'backups:add-manual' },
+  createPlainEnvironment: {
+    method: 'POST',
+    path: '/sites/{site_id}/environments/plain',
+    body: 'create-plain-environment',
+    operation: 'environment:clone',
+    creates: true,
+  },
+  createPlainSite: { method: 'POST', path: '/sites/plain', body: 'create-plain-site', operation: 'sites:add-plain', creates: true },
+  addManualBackup: {
+    method: 'POST',
+    path: '/sites/environments/{env_id}/manual-backups',
+    body: 'manual-backup',
+    operation: 'backups:add-manual',
+    creates: true,
+  },
   toggleSftpAccounts: {
     method: 'PUT',
     path: '/sites/environments/{env_id}/additional-sftp-accounts/toggle-status',
@@ -51,6 +74,11 @@ export const ENDPOINTS = {
 } as const satisfies Record<string, Endpoint>;
 
 export type EndpointName = keyof typeof ENDPOINTS;
+
+/** Whether a call to `name` counts against the service's limit on creating calls. */
+export function creates(name: EndpointName | 'getOperation'): boolean {
+  return name !== 'getOperation' && (ENDPOINTS[name] as Endpoint).creates === true;
+}
 
 /** Not in the spec, but offered by the real service: 202 running, 200 done, 500 failed, 404 unknown. */
 export const DEFAULT_OPERATION_PATH = '/operations/{operation_id}';

@@ -34,18 +34,23 @@ export interface ApiKey {
   expires_at: string;
 }
 
+/**
+ * One environment a theme is installed on. The spec lists every field; the real service may leave
+ * the optional ones out or null (`theme_update` where no update is available), so only the ids,
+ * names and version are relied on.
+ */
 export interface ThemeEnvironment {
   id: Uuid;
   site_display_name: string;
   display_name: string;
-  theme_status: string;
-  theme_update: string;
+  theme_status?: string | null;
+  theme_update?: string | null;
   theme_version: string;
-  is_theme_version_vulnerable: boolean;
-  theme_update_version: string;
-  is_theme_update_version_vulnerable: boolean;
-  theme_update_status: string;
-  auto_update_type: string;
+  is_theme_version_vulnerable?: boolean | null;
+  theme_update_version?: string | null;
+  is_theme_update_version_vulnerable?: boolean | null;
+  theme_update_status?: string | null;
+  auto_update_type?: string | null;
 }
 
 export interface Theme {
@@ -186,6 +191,12 @@ export interface DeniedIpsBody {
   ip_list: string[];
 }
 
+/** The intervals the public clients of the real service agree on (the spec names only `days_7`). */
+export const SSH_EXPIRATION_INTERVALS = ['days_7', 'days_30', 'days_90', 'hours_24', 'never'] as const;
+
+/** The vendor's API document requires DNS record TTLs of at least this many seconds (the spec gives no minimum). */
+export const DNS_MIN_TTL = 300;
+
 export interface SshExpirationBody {
   exp_interval: string;
 }
@@ -196,8 +207,16 @@ export interface SiteDomain {
   uses_provider_dns: boolean;
 }
 
+/** A domain as the service may answer it: the vendor's document names the DNS flag `uses_cloudflare_dns`. */
+export interface SiteDomainAnswer {
+  id: Uuid;
+  name: string;
+  uses_provider_dns?: boolean;
+  uses_cloudflare_dns?: boolean;
+}
+
 export interface DomainListResponse {
-  environment: { site_domains: SiteDomain[] };
+  environment: { site_domains: SiteDomainAnswer[] };
 }
 
 export interface SshStatusBody {

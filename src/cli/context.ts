@@ -8,6 +8,9 @@ import type { Coordination, SharedWindow } from '../coord/types.js';
 import { parseRate } from '../util/rate.js';
 import { createLogger } from './logger.js';
 import type { TrackOptions } from '../run/watcher.js';
+import { DEFAULT_RETRY } from '../run/retry.js';
+import type { PlaybookSettings } from '../playbook/types.js';
+import { parseDuration } from '../util/duration.js';
 
 /** Options every command understands (commander's globals). */
 export interface GlobalOptions {
@@ -26,6 +29,10 @@ export interface GlobalOptions {
   pollInterval?: number;
   /** `--coordination redis://host:port/db`: lock, rate budget and busy environments shared through Redis. */
   coordination?: string;
+  /** `--create-rate N/period`: the service's limit on creating calls, when known. */
+  createRate?: string;
+  /** `--rate-limit-wait DURATION`: how long one call keeps trying while the service answers 429 (default 10m). */
+  rateLimitWait?: string;
 }
 
 /** The service's documented budget: about 120 requests a minute per company. */
@@ -58,6 +65,8 @@ export interface Runtime {
   logger: Logger;
   client: HostingClient;
   budget: RateBudget;
+  /** The rule of creating calls: configured (`create_rate_limit`), or learned from 429s apart from `budget`. */
+  creation: RateBudget;
   /** The company's budget shared with other processes (--coordination), beside this process's own. */
   shared?: SharedWindow;
   caller: Caller;
@@ -69,8 +78,10 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+type RuntimeSettings = Pick<PlaybookSettings, 'rate_limit' | 'create_rate_limit' | 'headroom' | 'concurrency' | 'operation_path' | 'not_found_grace'>;
+
 export interface RuntimeOptions {
-  settings?: { rate_limit?: string; concurrency?: number; operation_path?: string };
+  settings?: RuntimeSettings;
   logger?: Logger;
   /** Opened by the caller, who closes it (the run lock lives in it); else this machine alone. */
   coordination: Coordination;
@@ -95,6 +106,14 @@ export async function openRuntime(opts: GlobalOptions, company?: string): Promis
   }
 }
 
+function usage<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
 /** Client, rate budget and caller for a command that talks to the API. */
 export function createRuntime(opts: GlobalOptions, options: RuntimeOptions): Runtime {
   const { settings = {}, logger, coordination, company } = options;
@@ -102,12 +121,16 @@ export function createRuntime(opts: GlobalOptions, options: RuntimeOptions): Run
   const token = readToken(opts);
   const log = logger ?? createLogger({ level: opts.logLevel, file: opts.logFile });
   const rate = opts.rate ?? settings.rate_limit ?? DEFAULT_RATE;
-  let parsed;
-  try {
-    parsed = parseRate(rate);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const createRate = opts.createRate ?? settings.create_rate_limit;
+  const parsed = usage(() => parseRate(rate));
+  // Without a known creation limit the rule starts at the general one and learns from 429s.
+  const parsedCreate = createRate ? usage(() => parseRate(createRate)) : parsed;
+  const rateLimitWaitMs = opts.rateLimitWait === undefined ? DEFAULT_RETRY.rateLimitWaitMs : parseDuration(opts.rateLimitWait);
+  if (rateLimitWaitMs === undefined) throw new UsageError(`--rate-limit-wait ${opts.rateLimitWait} is not a duration such as 90s, 10m or 1h`);
+  // Headroom: a share of each window left to the key's other clients.
+  const share = 1 - (settings.headroom ?? 0);
+  const limit = Math.max(1, Math.floor(parsed.limit * share));
+  const createLimit = Math.max(1, Math.floor(parsedCreate.limit * share));
   const concurrency = opts.concurrency ?? settings.concurrency ?? DEFAULT_CONCURRENCY;
   let client: HostingClient;
   try {
@@ -115,21 +138,30 @@ export function createRuntime(opts: GlobalOptions, options: RuntimeOptions): Run
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const budget = new RateBudget(parsed.limit, parsed.periodMs);
-  const shared = company ? coordination.sharedWindow(company, parsed.limit, parsed.periodMs) : undefined;
-  const caller = new Caller(client, { budget, shared, logger: log, concurrency });
+  const budget = new RateBudget(limit, parsed.periodMs);
+  const creation = new RateBudget(createLimit, parsedCreate.periodMs);
+  const shared = company ? coordination.sharedWindow(company, limit, parsed.periodMs) : undefined;
+  const sharedCreation = company ? coordination.sharedWindow(company, createLimit, parsedCreate.periodMs, 'create') : undefined;
+  const retry = { ...DEFAULT_RETRY, rateLimitWaitMs };
+  const caller = new Caller(client, { budget, creation, shared, sharedCreation, logger: log, concurrency, retry });
+  const notFoundGraceMs = settings.not_found_grace === undefined ? undefined : parseDuration(settings.not_found_grace);
   return {
     logger: log,
     client,
     budget,
+    creation,
     caller,
     shared,
     coordination,
     rate,
     concurrency,
-    tracking: opts.pollInterval ? { intervalMs: opts.pollInterval, maxIntervalMs: Math.max(opts.pollInterval, 15 * opts.pollInterval) } : {},
+    tracking: {
+      ...(opts.pollInterval ? { intervalMs: opts.pollInterval, maxIntervalMs: Math.max(opts.pollInterval, 15 * opts.pollInterval) } : {}),
+      ...(notFoundGraceMs === undefined ? {} : { notFoundGraceMs }),
+    },
     async close() {
       budget.dispose();
+      creation.dispose();
       await client.close();
       if (options.ownsCoordination) await coordination.close();
     },

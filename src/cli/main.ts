@@ -31,6 +31,11 @@ export function buildProgram(): Command {
     .addOption(new Option('--sites <file>', 'site name → site id, as YAML or CSV (the listing has no site ids)').env('SITEFLEET_SITES'))
     .option('--concurrency <n>', 'calls in flight at once (default: playbook, else 8)', intOption('--concurrency', 1, 256))
     .option('--rate <N/period>', 'API budget shared by every call, e.g. 120/min or 2/s (default: playbook, else 120/min)')
+    .option(
+      '--create-rate <N/period>',
+      "the service's limit on creating calls (backups, sites, environments, domains, DNS records), e.g. 5/min (default: playbook, else learned)",
+    )
+    .option('--rate-limit-wait <duration>', 'how long one call keeps trying while the service answers 429, e.g. 10m (default 10m)')
     .addOption(
       new Option('--log-level <level>', 'pino log level (default: warn, or info with --log-file)').choices([
         'trace',

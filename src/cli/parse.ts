@@ -20,3 +20,12 @@ export function rangeOption(flag: string) {
     return [min, max];
   };
 }
+
+/** A commander argument parser for a share from 0 to 1. */
+export function shareOption(flag: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !(n >= 0 && n <= 1)) throw new InvalidArgumentError(`${flag} takes a share from 0 to 1, e.g. 0.1`);
+    return n;
+  };
+}

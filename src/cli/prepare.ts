@@ -1,4 +1,4 @@
-import { InvalidInputError } from '../errors.js';
+import { formatProblem, InvalidInputError } from '../errors.js';
 import type { Inventory } from '../inventory/inventory.js';
 import { inventoryReader, readBackups, readDomains, readInventory } from '../inventory/read.js';
 import { attachSiteIds, loadSitesFile } from '../inventory/sites.js';
@@ -22,7 +22,13 @@ export interface Prepared {
 
 /** Load and validate the playbook (no network): its company is what `run` locks before reading the fleet. */
 export function loadForRun(file: string, opts: GlobalOptions): Playbook & { company: string } {
-  const playbook = loadPlaybook(file, { requireEnv: true, company: opts.company });
+  const playbook = loadPlaybook(file, {
+    requireEnv: true,
+    company: opts.company,
+    onWarning: (warnings) => {
+      if (!opts.quiet) for (const w of warnings) process.stderr.write(`${formatProblem({ ...w, message: `warning: ${w.message}` })}\n`);
+    },
+  });
   if (!playbook.company) {
     throw new InvalidInputError([
       { file, ...playbook.locate('company'), path: 'company', message: 'no company: give it in the playbook, SITEFLEET_COMPANY or --company' },

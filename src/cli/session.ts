@@ -213,18 +213,24 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
       report_snapshot_ms_total: Math.round(snapshots.totalMs),
       report_snapshot_ms_max: Math.round(snapshots.maxMs),
       report_final_write_ms: Math.round(finalMs),
-      rate_limited: runtime.budget.rateLimitedCount,
+      rate_limited: runtime.budget.rateLimitedCount + runtime.creation.rateLimitedCount,
       learned_limit: runtime.budget.limit,
       rate_rules: runtime.budget.describe(),
+      create_limited: runtime.creation.rateLimitedCount,
+      create_limit: runtime.creation.limit,
+      create_rules: runtime.creation.describe(),
     },
     'run finished',
   );
   args.out(renderSummary(report, args.reportPath));
   writeCiOutputs(report, args.reportPath, args.ci ?? {});
-  const limited = runtime.budget.rateLimitedCount;
+  const creating = runtime.creation.rateLimitedCount;
+  const limited = runtime.budget.rateLimitedCount + creating;
   if (limited > 0)
     args.out(
-      `the service answered 429 (rate limited) ${limited} time${limited === 1 ? '' : 's'}; the budget kept to ${runtime.budget.describe()}${runtime.shared ? `, in a window shared through ${runtime.coordination.address}` : ''}`,
+      `the service answered 429 (rate limited) ${limited} time${limited === 1 ? '' : 's'}${creating > 0 ? ` (${creating} to creating calls, under their own limit)` : ''}; ` +
+        `the budget kept to ${runtime.budget.describe()}${creating > 0 ? `, creating calls to ${runtime.creation.describe()}` : ''}` +
+        `${runtime.shared ? `, in a window shared through ${runtime.coordination.address}` : ''}`,
     );
   return { report, exitCode: exitCodeOf(report) };
 }

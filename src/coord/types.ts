@@ -45,7 +45,10 @@ export interface SlotOutcome {
   /** The server refused it with 429 (and did not count it). */
   rateLimited?: boolean;
   retryAfterMs?: number;
-  /** The run stopped before it went out: it used no slot. */
+  /**
+   * The server did not count it under this rule, and it teaches the rule nothing: the run stopped
+   * before it went out, or another rule refused it (a creating call over the creation limit).
+   */
   notSent?: boolean;
 }
 
@@ -82,14 +85,20 @@ export interface BusyRegister {
   claim(env: string, signal: AbortSignal, waitFor: (operationId: string) => Promise<void>): Promise<BusyClaim>;
 }
 
+/** The service's rules a call may count against: every call, and creating calls apart. */
+export type WindowLane = 'general' | 'create';
+
 export interface Coordination {
   /** The Redis address, without a password; undefined when nothing is shared beyond this machine. */
   readonly address?: string;
   /** Aborted, with an Error as reason, once the shared state can no longer be trusted (Redis gone, lock lost). */
   readonly lost: AbortSignal;
   lock(scope: LockScope, options: LockOptions): Promise<HeldLock>;
-  /** The company's shared window, or undefined when this process's own budget is the whole of it. */
-  sharedWindow(company: string, limit: number, periodMs: number): SharedWindow | undefined;
+  /**
+   * The company's shared window, or undefined when this process's own budget is the whole of it.
+   * `lane` names the rule: every call's general window, or the one of creating calls.
+   */
+  sharedWindow(company: string, limit: number, periodMs: number, lane?: WindowLane): SharedWindow | undefined;
   /** The busy register of one run (its claims are recognised as its own), or undefined when the run's own turns are the whole of it. */
   busy(company: string, runId: string): BusyRegister | undefined;
   close(): Promise<void>;

@@ -38,17 +38,18 @@ export interface Inventory {
   backups?: Record<string, Backup[]>;
 }
 
+/** An absent or null field is "not given": no update, not vulnerable, no status. */
 function installed(theme: Theme, e: ThemeEnvironment): InstalledTheme {
   return {
     name: theme.name,
-    status: e.theme_status,
+    status: e.theme_status ?? '',
     version: e.theme_version,
-    version_vulnerable: e.is_theme_version_vulnerable,
+    version_vulnerable: e.is_theme_version_vulnerable ?? false,
     update_available: e.theme_update === 'available',
-    update_version: e.theme_update_version,
-    update_vulnerable: e.is_theme_update_version_vulnerable,
-    update_status: e.theme_update_status,
-    auto_update_type: e.auto_update_type,
+    update_version: e.theme_update_version ?? '',
+    update_vulnerable: e.is_theme_update_version_vulnerable ?? false,
+    update_status: e.theme_update_status ?? '',
+    auto_update_type: e.auto_update_type ?? '',
   };
 }
 

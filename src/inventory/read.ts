@@ -1,4 +1,4 @@
-import type { Backup, SiteDomain, Theme } from '../api/types.js';
+import type { Backup, SiteDomain, SiteDomainAnswer, Theme } from '../api/types.js';
 import { SitefleetError } from '../errors.js';
 import { foldThemes, type Inventory } from './inventory.js';
 
@@ -10,7 +10,7 @@ export interface InventoryReader {
     query: { offset: number; limit: number },
     inQuery?: boolean,
   ): Promise<{ company: { themes: { total: number; last_updated_at: string; items: Theme[] } } }>;
-  listDomains(envId: string): Promise<{ environment: { site_domains: SiteDomain[] } }>;
+  listDomains(envId: string): Promise<{ environment: { site_domains: SiteDomainAnswer[] } }>;
   listBackups(envId: string): Promise<{ environment: { backups: Backup[] } }>;
 }
 
@@ -104,9 +104,14 @@ async function readEach<T>(
   return all;
 }
 
+/** The spec's name for the provider-DNS flag, or the vendor document's (the schema made sure one is there). */
+function domain(d: SiteDomainAnswer): SiteDomain {
+  return { id: d.id, name: d.name, uses_provider_dns: d.uses_provider_dns ?? d.uses_cloudflare_dns === true };
+}
+
 /** Adds the domains of the given environments to the inventory (for domain-scoped tasks). */
 export async function readDomains(reader: InventoryReader, inventory: Inventory, envIds: string[]): Promise<void> {
-  inventory.domains = await readEach(envIds, inventory.domains, async (id) => (await reader.listDomains(id)).environment.site_domains);
+  inventory.domains = await readEach(envIds, inventory.domains, async (id) => (await reader.listDomains(id)).environment.site_domains.map(domain));
 }
 
 /** Adds the backups of the given environments to the inventory (`unless_exists`, `sitefleet backups`). */

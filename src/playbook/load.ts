@@ -157,6 +157,7 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
     const checked = action.check?.(withBlock, baseDir) ?? [];
     problems.push(...checked.map((p) => ({ ...p, path: `${path}.with.${p.path}` })));
     if (checked.length === 0 && action.prepare) withBlock = action.prepare(withBlock, baseDir);
+    warnings.push(...(action.advise?.(withBlock) ?? []).map((p) => ({ ...p, path: `${path}.with.${p.path}` })));
     if (t.verify && action.name !== 'themes.update') problems.push({ path: `${path}.verify`, message: 'verify is offered for themes.update only' });
     const waves = t.rollout?.waves ?? [];
     const shares = waves.map((w) => Number(w.replace('%', '')));
@@ -179,11 +180,13 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
     };
   });
 
-  if (data.settings?.rate_limit !== undefined) {
+  for (const key of ['rate_limit', 'create_rate_limit'] as const) {
+    const rate = data.settings?.[key];
+    if (rate === undefined) continue;
     try {
-      parseRate(data.settings.rate_limit);
+      parseRate(rate);
     } catch (error) {
-      problems.push({ path: 'settings.rate_limit', message: (error as Error).message });
+      problems.push({ path: `settings.${key}`, message: (error as Error).message });
     }
   }
   if (problems.length === 0) problems.push(...offlineBodyProblems(tasks, company, new Date().toISOString().slice(0, 10)));

@@ -44,6 +44,19 @@ export function playbookSchema(): Record<string, unknown> {
         additionalProperties: false,
         properties: {
           rate_limit: { type: 'string', pattern: RATE_PATTERN, description: 'the API budget every task shares: N/s, N/min or N/10s' },
+          create_rate_limit: {
+            type: 'string',
+            pattern: RATE_PATTERN,
+            description:
+              "the service's own limit on calls that create something (sites, environments, backups, domains, DNS records), e.g. 5/min; learned from 429s when not given",
+          },
+          headroom: {
+            type: 'number',
+            minimum: 0,
+            maximum: 0.9,
+            description: 'share of the rate window left free for other clients of the API key (default 0)',
+          },
+          not_found_grace: { ...duration, description: 'how long a new operation may be unknown to the service (404) before it counts as lost (default 60s)' },
           concurrency: { type: 'integer', minimum: 1, maximum: 256 },
           max_failures: budget,
           report_dir: { type: 'string', minLength: 1 },

@@ -52,6 +52,12 @@ export interface PlaybookSettings {
   operation_path?: string;
   /** One run per company (default), or one per playbook name per company. */
   lock?: 'company' | 'playbook';
+  /** The service's own limit on creating calls (sites, environments, backups, domains, DNS records), when known: N/min. */
+  create_rate_limit?: string;
+  /** How long an operation id may answer 404 after acceptance before it counts as unknown (default 60s). */
+  not_found_grace?: string;
+  /** Share of the rate window left free for other clients of the key (0 to 0.9, default 0). */
+  headroom?: number;
 }
 
 export interface Playbook {

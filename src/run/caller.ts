@@ -2,9 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { CallResult, HostingClient } from '../api/client.js';
-import type { EndpointName } from '../api/endpoints.js';
+import { creates, type EndpointName } from '../api/endpoints.js';
 import type { OperationStatus } from '../api/types.js';
-import { AbortedError, CoordinationError, RateLimitError } from '../errors.js';
+import { AbortedError, CoordinationError, RateLimitedTooLongError, RateLimitError } from '../errors.js';
 import type { SharedWindow, SlotOutcome } from '../coord/types.js';
 import { PRIORITY, type Priority, type RateBudget } from './rate-budget.js';
 import { decide, DEFAULT_RETRY, type Decision, type RetryPolicy } from './retry.js';
@@ -46,6 +46,14 @@ export interface CallHooks {
 export interface CallerOptions {
   budget?: RateBudget;
   /**
+   * The service's separate limit on creating calls (see `creates`): taken before `budget` by those
+   * calls only. A 429 on a creating call while `budget` has room teaches this rule, not the general
+   * one, so polls, reads and other writes never slow down for it.
+   */
+  creation?: RateBudget;
+  /** The company's shared window of creating calls (--coordination). */
+  sharedCreation?: SharedWindow;
+  /**
    * The company's window shared with other processes (--coordination). Asked last, holding the place
    * among the calls in flight, right before sending: a slot of it is only ever held by a call about to
    * go out, never by one waiting for something else of this process (that would starve every process).
@@ -64,21 +72,32 @@ export interface CallerOptions {
  */
 export class Caller {
   readonly budget: RateBudget | undefined;
+  readonly creation: RateBudget | undefined;
   readonly shared: SharedWindow | undefined;
+  readonly sharedCreation: SharedWindow | undefined;
   readonly logger: Logger;
   readonly retry: RetryPolicy;
   /** Bounds the HTTP calls in flight. A call waiting out a backoff holds no place in it. */
   readonly #slots: PQueue;
+  /**
+   * Creating calls pass through here before they take a place: they may wait long for the creation
+   * rule (5 a minute), and must never hold every place while they do, or polls and reads would
+   * wait behind them. Half the places at most.
+   */
+  readonly #creating: PQueue;
 
   constructor(
     readonly client: HostingClient,
     options: CallerOptions,
   ) {
     this.budget = options.budget;
+    this.creation = options.creation;
     this.shared = options.shared;
+    this.sharedCreation = options.sharedCreation;
     this.logger = options.logger;
     this.retry = options.retry ?? DEFAULT_RETRY;
     this.#slots = new PQueue({ concurrency: options.concurrency ?? 8 });
+    this.#creating = new PQueue({ concurrency: Math.max(1, Math.floor((options.concurrency ?? 8) / 2)) });
   }
 
   call(endpoint: EndpointName, params: Record<string, string>, body: unknown, idempotent: boolean, hooks: CallHooks = {}): Promise<CallOutcome> {
@@ -93,10 +112,12 @@ export class Caller {
   /**
    * Runs `work` holding one place among the calls in flight. A step's send holds it until its answer
    * is journaled and counted against the failure budget, so a stop (a 401, a crossed budget) is
-   * seen before the next step goes out.
+   * seen before the next step goes out. Work that calls a creating `endpoint` first passes the gate
+   * of creating calls.
    */
-  withSlot<T>(priority: Priority, work: () => Promise<T>): Promise<T> {
-    return this.#slots.add(work, { priority: -priority });
+  withSlot<T>(priority: Priority, work: () => Promise<T>, endpoint?: EndpointName | 'getOperation'): Promise<T> {
+    const place = () => this.#slots.add(work, { priority: -priority });
+    return endpoint !== undefined && creates(endpoint) ? this.#creating.add(place, { priority: -priority }) : place();
   }
 
   /** One look at an operation's status (a GET: always safe to repeat); polls wait behind writes unless told otherwise. */
@@ -124,13 +145,22 @@ export class Caller {
       attempts,
       interrupted: true,
     });
+    let limitedSince: number | undefined;
     for (let attempt = 1; ; attempt++) {
-      const result = await this.#attempt(send, attempt, hooks);
+      const result = await this.#attempt(send, attempt, hooks, label as EndpointName | 'getOperation');
       if (!result.sent) return notSent(attempt - 1, result.cause);
       if (result.ok) return { ok: true, value: result.value, attempts: attempt };
-      const decision = decide(result.error, attempt, idempotent, this.retry);
+      const limited = result.error instanceof RateLimitError;
+      if (limited) limitedSince ??= performance.now();
+      const limitedFor = limitedSince === undefined ? 0 : performance.now() - limitedSince;
+      const decision = decide(result.error, attempt, idempotent, this.retry, limitedFor);
       this.logger.debug({ call: label, attempt, error: (result.error as Error).message, decision: decision.kind }, 'call failed');
-      if (decision.kind !== 'retry') return { ok: false, error: result.error, decision, attempts: attempt };
+      if (decision.kind !== 'retry') {
+        // Refused for longer than the run may wait: said as such (who else uses the key, what to do).
+        const refused = result.error as RateLimitError;
+        const error = limited ? new RateLimitedTooLongError(limitedFor, `${refused.method} ${refused.path}`, { cause: refused }) : result.error;
+        return { ok: false, error, decision, attempts: attempt };
+      }
       lastRefusal = decision.reason;
       // A 429 already paused the whole budget for Retry-After; the call itself waits the same.
       await sleep(decision.delayMs, undefined, { signal: hooks.stopSignal }).catch(() => undefined);
@@ -138,31 +168,41 @@ export class Caller {
   }
 
   /**
-   * One attempt: a place among the calls in flight (a step's send already holds one), then a slot of
-   * this process's budget, then one of the shared window (with coordination), then the send. Every
-   * call takes them in this one order, so none ever waits for one while holding another that the call
-   * it waits on needs: a poll holding a budget slot while waiting for a place, with every place held
-   * by a write waiting for the budget, would stop the run for good.
+   * One attempt: a place among the calls in flight (a step's send already holds one; a creating call
+   * passes its gate first), then a slot of the creation rule (creating calls), of this process's
+   * budget, of the shared windows (with coordination), then the send. Every call takes them in this
+   * one order, so none ever waits for one while holding another that the call it waits on needs: a
+   * poll holding a budget slot while waiting for a place, with every place held by a write waiting
+   * for the budget, would stop the run for good.
    */
-  #attempt<T>(send: () => Promise<T>, attempt: number, hooks: CallHooks): Promise<Attempt<T>> {
+  #attempt<T>(send: () => Promise<T>, attempt: number, hooks: CallHooks, endpoint: EndpointName | 'getOperation'): Promise<Attempt<T>> {
     const signal = hooks.stopSignal;
+    const priority = hooks.priority ?? PRIORITY.write;
+    const creating = creates(endpoint);
     const once = async (): Promise<Attempt<T>> => {
-      const held = { budget: false, shared: false };
+      const held: { take(): Promise<void>; give(outcome: SlotOutcome): void; taken?: boolean; creation?: boolean }[] = [];
+      if (creating && this.creation) held.push(budgetSlot(this.creation, signal, priority, true));
+      if (this.budget) held.push(budgetSlot(this.budget, signal, priority, false));
+      if (this.shared) held.push({ take: () => this.shared!.take(signal), give: (o) => this.shared!.give(o) });
+      if (creating && this.sharedCreation)
+        held.push({ take: () => this.sharedCreation!.take(signal), give: (o) => this.sharedCreation!.give(o), creation: true });
       const release = (outcome: SlotOutcome) => {
-        if (held.budget) this.budget!.release(outcome);
-        if (held.shared) this.shared!.give(outcome);
+        // A 429 on a creating call while the general window has room was the creation rule's: it
+        // teaches that rule alone, and the general one counts nothing (the server did not).
+        const creationRefused = outcome.rateLimited === true && creating && this.creation !== undefined && (this.budget?.hasRoom() ?? true);
+        for (const slot of held) {
+          if (!slot.taken) continue;
+          const other = outcome.rateLimited === true && creating && (slot.creation === true) !== creationRefused;
+          slot.give(other ? { notSent: true } : outcome);
+        }
       };
       try {
         // The run may have stopped (a 401, Ctrl-C) while this call waited for its place.
         if (signal?.aborted) return { sent: false };
-        if (this.budget) {
-          await this.budget.acquire(signal, hooks.priority ?? PRIORITY.write);
-          held.budget = true;
-        }
-        if (signal?.aborted) throw signal.reason;
-        if (this.shared) {
-          await this.shared.take(signal);
-          held.shared = true;
+        for (const slot of held) {
+          if (signal?.aborted) throw signal.reason;
+          await slot.take();
+          slot.taken = true;
         }
       } catch (cause) {
         release({ notSent: true });
@@ -181,6 +221,10 @@ export class Caller {
         return { sent: true, ok: false, error };
       }
     };
-    return hooks.holdingSlot ? once() : this.withSlot(hooks.priority ?? PRIORITY.write, once);
+    return hooks.holdingSlot ? once() : this.withSlot(priority, once, endpoint);
   }
+}
+
+function budgetSlot(budget: RateBudget, signal: AbortSignal | undefined, priority: Priority, creation: boolean) {
+  return { take: () => budget.acquire(signal, priority), give: (outcome: SlotOutcome) => budget.release(outcome), creation };
 }

@@ -168,7 +168,7 @@ class Execution {
       if (this.stop.stopped) return;
       let accepted: StepResult | undefined;
       try {
-        accepted = await this.options.caller.withSlot(PRIORITY.write, () => this.send(task, budget, step));
+        accepted = await this.options.caller.withSlot(PRIORITY.write, () => this.send(task, budget, step), step.endpoint);
       } finally {
         if (!accepted?.operation_id) claim?.ended();
       }

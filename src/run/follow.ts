@@ -68,18 +68,22 @@ export class OperationFollower {
         // Journal first that the step is in question: if the process dies during the re-send, a
         // resume must not take the earlier (failed) operation for the step's answer and send again.
         const previous = accepted;
-        const { again, result } = await context.caller.withSlot(PRIORITY.write, async () => {
-          await context.update(step, {
-            ...previous,
-            status: 'unknown',
-            operation_id: null,
-            reason: 'sent again after the environment was busy; no answer recorded',
-          });
-          const again = await sendStep(step, context, context.stop.signal);
-          const result = { ...again.result, attempts: previous.attempts + again.result.attempts };
-          await context.update(step, result);
-          return { again, result };
-        });
+        const { again, result } = await context.caller.withSlot(
+          PRIORITY.write,
+          async () => {
+            await context.update(step, {
+              ...previous,
+              status: 'unknown',
+              operation_id: null,
+              reason: 'sent again after the environment was busy; no answer recorded',
+            });
+            const again = await sendStep(step, context, context.stop.signal);
+            const result = { ...again.result, attempts: previous.attempts + again.result.attempts };
+            await context.update(step, result);
+            return { again, result };
+          },
+          step.endpoint,
+        );
         if (again.stopRun) context.stop.stop(result.reason!, 'auth');
         if (result.status !== 'accepted') return result;
         accepted = result;

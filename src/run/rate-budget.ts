@@ -122,6 +122,15 @@ export class RateBudget {
     return this.#rules[0]!.limit;
   }
 
+  /**
+   * Whether the configured rule has a free slot beside the calls in flight. A 429 while it does was
+   * not this window's doing: a creating call refused under the service's creation limit.
+   */
+  hasRoom(): boolean {
+    const main = this.#rules[0]!;
+    return this.#countedWithin(this.#clock.now(), main.windowMs) + this.#inFlight < main.limit;
+  }
+
   /** How much longer the whole budget waits out a 429's Retry-After (0: not paused). */
   pausedForMs(): number {
     return Math.max(0, this.#pausedUntil - this.#clock.now());

@@ -4,6 +4,7 @@ import {
   HttpError,
   MalformedResponseError,
   NetworkError,
+  RateLimitedTooLongError,
   RateLimitError,
   RequestValidationError,
   ServerError,
@@ -12,13 +13,16 @@ import {
 export interface RetryPolicy {
   /** Attempts for a call that failed in a way worth repeating (5xx, network), 429s aside. */
   maxAttempts: number;
-  /** Attempts when the server keeps answering 429. */
-  maxRateLimitedAttempts: number;
+  /**
+   * How long a call keeps trying while the server answers 429. By time, not by count: the key's
+   * budget is shared with other programs, and one of them may hold it for minutes.
+   */
+  rateLimitWaitMs: number;
   baseDelayMs: number;
   maxDelayMs: number;
 }
 
-export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 5, maxRateLimitedAttempts: 20, baseDelayMs: 500, maxDelayMs: 30_000 };
+export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 5, rateLimitWaitMs: 10 * 60_000, baseDelayMs: 500, maxDelayMs: 30_000 };
 
 /**
  * What to do after a failed attempt:
@@ -39,13 +43,19 @@ export function backoff(attempt: number, policy: RetryPolicy, random = Math.rand
   return Math.round(ceiling / 2 + (random() * ceiling) / 2);
 }
 
-export function decide(error: unknown, attempt: number, idempotent: boolean, policy: RetryPolicy): Decision {
+/**
+ * `rateLimitedForMs`: how long this call has been answered 429, since its first refusal.
+ */
+export function decide(error: unknown, attempt: number, idempotent: boolean, policy: RetryPolicy, rateLimitedForMs = 0): Decision {
   const reason = (error as Error).message;
   if (error instanceof AuthenticationError) return { kind: 'stop', reason: `authentication failed (401): ${error.serverMessage ?? 'bad API key'}` };
   if (error instanceof RateLimitError) {
     // A 429 was not processed, so even a creating call may be sent again.
-    if (attempt >= policy.maxRateLimitedAttempts) return { kind: 'failed', reason: `still rate limited after ${attempt} attempts` };
-    return { kind: 'retry', delayMs: error.retryAfterMs ?? backoff(attempt, policy), reason };
+    const delayMs = error.retryAfterMs ?? backoff(attempt, policy);
+    if (rateLimitedForMs + delayMs > policy.rateLimitWaitMs) {
+      return { kind: 'failed', reason: new RateLimitedTooLongError(rateLimitedForMs, `${error.method} ${error.path}`).message };
+    }
+    return { kind: 'retry', delayMs, reason };
   }
   if (error instanceof RequestValidationError) return { kind: 'failed', reason };
   if (error instanceof ServerError) {

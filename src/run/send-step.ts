@@ -1,3 +1,4 @@
+import { writeAnswer } from '../api/answer.js';
 import type { Step } from '../plan/plan.js';
 import type { Caller } from './caller.js';
 import type { RunEvent, StepResult } from './types.js';
@@ -23,9 +24,22 @@ export async function sendStep(step: Step, context: SendContext, stopSignal: Abo
   const base = { step_id: step.id, attempts: outcome.attempts, http_status: null, operation_id: null, error: null, reason: step.note ?? null };
   if (outcome.ok) {
     const { status, data } = outcome.value!;
+    const answer = writeAnswer(data);
+    if (answer.kind === 'accepted') return { result: { ...base, status: 'accepted', http_status: status, operation_id: answer.operationId } };
+    if (answer.kind === 'refused') {
+      const message = answer.message ?? 'no message';
+      return {
+        result: {
+          ...base,
+          status: 'failed',
+          http_status: answer.status,
+          error: `the service answered ${status} with status ${answer.status}: ${message}`,
+          reason: message,
+        },
+      };
+    }
+    // Done at once: a synchronous endpoint, or an asynchronous one that finished without an operation.
     const fields = (data ?? {}) as Record<string, unknown>;
-    if (status === 202 && typeof fields.operation_id === 'string')
-      return { result: { ...base, status: 'accepted', http_status: status, operation_id: fields.operation_id } };
     const result: StepResult = { ...base, status: 'succeeded', http_status: status };
     if (fields.create_wp_admin_user === false) result.reason = 'the service answered create_wp_admin_user: false (the user probably exists already)';
     if (typeof fields.login_link === 'string') result.output = { login_link: fields.login_link };

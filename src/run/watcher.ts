@@ -259,8 +259,11 @@ export interface TrackOptions {
   maxIntervalMs: number;
   /** Give up (the step ends `unknown`) after this long. */
   timeoutMs: number;
-  /** A 404 this soon after acceptance means "not visible yet". */
+  /**
+   * A 404 this soon after acceptance means "not visible yet": public clients of the real service
+   * allow 30 to 60 s (site creation the longest), so a minute by default (`settings.not_found_grace`).
+   */
   notFoundGraceMs: number;
 }
 
-export const DEFAULT_TRACKING: TrackOptions = { intervalMs: 1000, maxIntervalMs: 15_000, timeoutMs: 30 * 60_000, notFoundGraceMs: 30_000 };
+export const DEFAULT_TRACKING: TrackOptions = { intervalMs: 1000, maxIntervalMs: 15_000, timeoutMs: 30 * 60_000, notFoundGraceMs: 60_000 };

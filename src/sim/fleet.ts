@@ -76,7 +76,7 @@ const HOUR = 3_600_000;
 export const PHP_VERSIONS = ['7.4', '8.0', '8.1', '8.2', '8.3', '8.4'] as const;
 export const REGIONS = ['us-central1', 'us-east1', 'europe-west1', 'europe-west3', 'asia-southeast1'] as const;
 /** The spec names `days_7` and says there are five; the other four are the simulator's guess. */
-export const SSH_EXPIRATION_INTERVALS = ['days_7', 'days_14', 'days_30', 'days_60', 'days_90'] as const;
+export { SSH_EXPIRATION_INTERVALS } from '../api/types.js';
 export const SERVICE_AUTO_UPDATE = 'managed';
 
 const SITE_PREFIXES = ['acme', 'blue', 'coral', 'delta', 'ember', 'fjord', 'legacy', 'nova'];

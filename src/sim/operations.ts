@@ -13,6 +13,8 @@ export interface SimOperation {
   state: OperationState;
   message: string;
   apply?: () => void;
+  /** Fails at its end instead of completing, with this message (a drawn operation failure). */
+  failsWith?: string;
 }
 
 export const BLOCKED_MESSAGE = 'The environment is blocked by another process';
@@ -35,6 +37,10 @@ export class Operations {
     private readonly delay: OperationDelay,
     private readonly now: () => number,
     private readonly rng?: Random,
+    /** Share of operations that fail at their end (the work was accepted, then went wrong). */
+    private readonly failShare = 0,
+    /** A separate generator for failures, so that adding them does not change the durations drawn. */
+    private readonly failRng?: Random,
   ) {}
 
   #duration(): number {
@@ -58,6 +64,7 @@ export class Operations {
       return op;
     }
     if (env) env.busyWith = id;
+    if (this.failShare > 0 && this.failRng?.chance(this.failShare)) op.failsWith = `${kind} failed: the service could not complete the change`;
     this.#push(op);
     if (duration <= 0) this.settle();
     return op;
@@ -68,10 +75,10 @@ export class Operations {
     const now = this.now();
     while (this.#heap.length > 0 && this.#heap[0]!.completeAt <= now) {
       const op = this.#pop();
-      op.apply?.();
+      if (op.failsWith === undefined) op.apply?.();
       op.apply = undefined;
-      op.state = 'succeeded';
-      op.message = `${op.kind} completed`;
+      op.state = op.failsWith === undefined ? 'succeeded' : 'failed';
+      op.message = op.failsWith ?? `${op.kind} completed`;
       this.fleet.lastUpdatedAt = op.completeAt;
       const env = op.envId ? this.fleet.environments.get(op.envId) : undefined;
       if (env?.busyWith === op.id) env.busyWith = undefined;

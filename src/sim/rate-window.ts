@@ -12,16 +12,21 @@ export class SlidingWindow {
     readonly periodMs: number,
   ) {}
 
-  /** Counts the request and returns 0, or returns how many ms until a slot frees up. */
-  take(now: number): number {
+  /** 0 when a request arriving now would be let through, else how many ms until a slot frees up. */
+  wait(now: number): number {
     while (this.#head < this.#times.length && this.#times[this.#head]! <= now - this.periodMs) this.#head++;
     if (this.#head > 4096) {
       this.#times = this.#times.slice(this.#head);
       this.#head = 0;
     }
-    if (this.#times.length - this.#head >= this.limit) return this.#times[this.#head]! + this.periodMs - now;
-    this.#times.push(now);
-    return 0;
+    return this.#times.length - this.#head >= this.limit ? this.#times[this.#head]! + this.periodMs - now : 0;
+  }
+
+  /** Counts the request and returns 0, or returns how many ms until a slot frees up. */
+  take(now: number): number {
+    const waitMs = this.wait(now);
+    if (waitMs === 0) this.#times.push(now);
+    return waitMs;
   }
 }
 

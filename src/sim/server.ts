@@ -2,16 +2,26 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEFAULT_OPERATION_PATH, ENDPOINTS, type Endpoint, type EndpointName } from '../api/endpoints.js';
+import { creates, DEFAULT_OPERATION_PATH, ENDPOINTS, type Endpoint, type EndpointName } from '../api/endpoints.js';
 import { bodyProblems } from '../api/request-schemas.js';
 import { FaultPlan, parseFaults, type FaultKind, type FaultRates } from './faults.js';
 import { generateFleet, type Fleet } from './fleet.js';
 import { HANDLERS, SimHttpError } from './handlers.js';
 import { Operations, type OperationDelay } from './operations.js';
+import { acceptedAnswer, operationAnswer, REAL_CREATE_LIMIT, REAL_VISIBLE_AFTER_MS, syncAnswer, type SimProfile } from './profile.js';
 import { Random } from './random.js';
 import { parseRate, SlidingWindow } from './rate-window.js';
 
 export interface SimulatorOptions {
+  /** Where the spec is silent: answer as the spec suggests (default), or as the real service does (see profile.ts). */
+  profile?: SimProfile;
+  /**
+   * A separate sliding-window limit on creating calls (sites, environments, backups, domains, DNS
+   * records), beside `rate`. The `real` profile has one by default: 5 per period of `rate` (5 a minute).
+   */
+  createRate?: string | { limit: number; periodMs: number };
+  /** Share of operations that fail at their end (default 0). */
+  failOperations?: number;
   /** 0 (default) picks a free port. The simulator only ever binds 127.0.0.1. */
   port?: number;
   /** The bearer token it accepts; generated from the seed when absent. */
@@ -29,7 +39,7 @@ export interface SimulatorOptions {
   slowMs?: number;
   /** How long an operation runs before it completes (default 1000 ms); `[min, max]` draws each from a range. */
   operationDelayMs?: OperationDelay;
-  /** How long a new operation id answers 404 (default 0), as the real service does for a few seconds. */
+  /** How long a new operation id answers 404 (default 0; 2000 ms with the `real` profile), as the real service does. */
   operationVisibleAfterMs?: number;
   /** The most themes one page of the theme listing holds (default 100). */
   maxPageSize?: number;
@@ -113,6 +123,12 @@ function getBodyAndQuery(body: unknown, query: URLSearchParams, dropBody: boolea
   return merged;
 }
 
+/** The `real` profile's creation window: 5 per period of the general window (5 a minute by default). */
+function realCreateRate(rate: SimulatorOptions['rate']): { limit: number; periodMs: number } {
+  const periodMs = rate === undefined ? 60_000 : typeof rate === 'string' ? parseRate(rate).periodMs : rate.periodMs;
+  return { limit: REAL_CREATE_LIMIT, periodMs };
+}
+
 async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -132,7 +148,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   let token = options.token ?? `sim-${rng.uuid().replace(/-/g, '')}`;
   const started = performance.now();
   const clock = () => Date.now();
-  const operations = new Operations(fleet, options.operationDelayMs ?? 1000, clock, new Random(seed * 104_729 + 3));
+  const profile = options.profile ?? 'spec';
+  const operations = new Operations(
+    fleet,
+    options.operationDelayMs ?? 1000,
+    clock,
+    new Random(seed * 104_729 + 3),
+    options.failOperations ?? 0,
+    new Random(seed * 15_485_863 + 5),
+  );
   const faults = new FaultPlan(typeof options.faults === 'string' ? parseFaults(options.faults) : (options.faults ?? {}), seed);
   const toWindow = (rate: SimulatorOptions['rate']) => {
     if (rate === undefined) return undefined;
@@ -140,11 +164,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     return new SlidingWindow(r.limit, r.periodMs);
   };
   let window = toWindow(options.rate);
+  const createWindow = toWindow(options.createRate ?? (profile === 'real' ? realCreateRate(options.rate) : undefined));
   const routes = compileRoutes();
   const log: SimLogEntry[] = [];
   const keepLog = options.keepLog ?? true;
   const logStream: WriteStream | undefined = options.logFile ? createWriteStream(options.logFile, { flags: 'a' }) : undefined;
-  const visibleAfter = options.operationVisibleAfterMs ?? 0;
+  const visibleAfter = options.operationVisibleAfterMs ?? (profile === 'real' ? REAL_VISIBLE_AFTER_MS : 0);
   const dropGetBodies = options.dropGetBodies ?? false;
   let seq = 0;
   let faultsWritesOnly = false;
@@ -182,10 +207,28 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       return; // client went away
     }
     if (req.headers.authorization !== `Bearer ${token}`) return fail(401, 'Unauthorized: missing or invalid API key');
-    if (window) {
-      const waitMs = window.take(clock());
+    const path = url.pathname.startsWith('/v2/') ? url.pathname.slice(3) : undefined;
+    let route: Route | undefined;
+    let match: RegExpExecArray | null = null;
+    let pathKnown = false;
+    for (const r of path === undefined ? [] : routes) {
+      const m = r.pattern.exec(path!);
+      if (!m) continue;
+      pathKnown = true;
+      if (r.method === method) {
+        route = r;
+        match = m;
+        break;
+      }
+    }
+    if (route) entry.endpoint = route.name;
+    // A refused call counts in neither window; a call over the creation limit is refused even when the general window has room.
+    const windows = [window, route && creates(route.name) ? createWindow : undefined].filter((w) => w !== undefined);
+    for (const w of windows) {
+      const waitMs = w.wait(clock());
       if (waitMs > 0) return fail(429, TOO_MANY, null, { 'retry-after': String(Math.max(1, Math.ceil(waitMs / 1000))) });
     }
+    for (const w of windows) w.take(clock());
     const fault = method === 'GET' && faultsWritesOnly ? undefined : faults.draw();
     if (fault) entry.fault = fault;
     if (fault === 'reset') {
@@ -196,23 +239,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     if (fault === '500' || fault === '502' || fault === '503') return fail(Number(fault), 'Internal server error');
     if (fault === '429') return fail(429, TOO_MANY, null, { 'retry-after': '1' });
 
-    if (!url.pathname.startsWith('/v2/')) return fail(404, `No route for ${method} ${url.pathname}`);
-    const path = url.pathname.slice(3);
-    let route: Route | undefined;
-    let match: RegExpExecArray | null = null;
-    let pathKnown = false;
-    for (const r of routes) {
-      const m = r.pattern.exec(path);
-      if (!m) continue;
-      pathKnown = true;
-      if (r.method === method) {
-        route = r;
-        match = m;
-        break;
-      }
-    }
+    if (path === undefined) return fail(404, `No route for ${method} ${url.pathname}`);
     if (!route || !match) return fail(pathKnown ? 405 : 404, pathKnown ? `Method ${method} not allowed on ${path}` : `No route for ${method} ${path}`);
-    entry.endpoint = route.name;
     const params = Object.fromEntries(route.params.map((p, i) => [p, decodeURIComponent(match[i + 1]!)]));
 
     if (route.name === 'getOperation') {
@@ -220,9 +248,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       const op = operations.all.get(params.operation_id!);
       entry.operation_id = params.operation_id;
       if (!op || clock() < op.createdAt + visibleAfter) return fail(404, `Operation ${params.operation_id} not found`);
-      if (op.state === 'in_progress') return answer(202, { status: 202, message: op.message, operation_id: op.id });
-      if (op.state === 'succeeded') return answer(200, { status: 200, message: op.message, operation_id: op.id });
-      return fail(500, op.message, { operation_id: op.id });
+      const told = operationAnswer(profile, op);
+      return answer(told.status, told.body);
     }
 
     const endpoint = ENDPOINTS[route.name];
@@ -258,12 +285,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       const kind = (endpoint as Endpoint).operation!;
       const op = operations.start(`${kind}-${rng.uuid()}`, kind, result.async.envId, result.async.apply);
       entry.operation_id = op.id;
-      entry.changed = op.state !== 'failed';
-      status = 202;
-      responseBody = { message: `${kind} in progress`, status: 202, operation_id: op.id };
+      entry.changed = op.state !== 'failed' && op.failsWith === undefined;
+      ({ status, body: responseBody } = acceptedAnswer(profile, route.name, kind, op.id));
     } else {
       status = result.status;
-      responseBody = result.body;
+      responseBody = syncAnswer(profile, route.name, result.body);
       entry.changed = method !== 'GET' && route.name !== 'getLoginUrl';
     }
 

@@ -21,8 +21,9 @@ describe('sitefleet doctor', () => {
       ['company', 'ok'],
       ['environments', 'ok'],
       ['api keys', 'warn'],
+      ['rate limit', 'ok'],
     ]);
-    const keys = checks.at(-1)!.detail;
+    const keys = checks.find((c) => c.check === 'api keys')!.detail;
     expect(keys).toMatch(/"ci-deploy" expires in (9|10) days .*: within 14d/);
     expect(keys).toContain('not active: "old-integration" (expired), "contractor" (revoked)');
     expect(sim.log.filter((e) => e.method !== 'GET')).toEqual([]);

@@ -23,7 +23,7 @@ export async function runInProcess(
     budget,
     logger: silent,
     concurrency: options.concurrency ?? 8,
-    retry: { maxAttempts: 5, maxRateLimitedAttempts: 50, baseDelayMs: 5, maxDelayMs: 50 },
+    retry: { maxAttempts: 5, rateLimitWaitMs: 60_000, baseDelayMs: 5, maxDelayMs: 50 },
   });
   try {
     const playbook = parsePlaybook(`version: 1\nname: t\ncompany: ${sim.companyId}\n${yaml}`, 'pb.yaml');

@@ -68,6 +68,22 @@ async function serviceChecks(runtime: Runtime, company: string, warnMs: number, 
   return checks;
 }
 
+/**
+ * Doctor's own few reads stay far below any limit: a 429 to them means another client of the key
+ * is using the budget now, and a run would share it.
+ */
+function rateCheck(runtime: Runtime): Check {
+  const limited = runtime.budget.rateLimitedCount;
+  if (limited === 0) return { check: 'rate limit', status: 'ok', detail: `no 429 to doctor's reads (budget ${runtime.rate})` };
+  return {
+    check: 'rate limit',
+    status: 'warn',
+    detail:
+      `the service answered 429 to ${limited} of doctor's few reads: another client of this API key is using the budget. ` +
+      'Share it with --coordination, or leave room with settings.headroom',
+  };
+}
+
 /** `sitefleet doctor`: reads only. Returns the exit code: 3 on a failure, 1 on a warning with --strict, else 0. */
 export async function runDoctor(globals: GlobalOptions, opts: DoctorOptions, warnMs: number): Promise<number> {
   const checks: Check[] = [writable('state dir', join(globals.stateDir ?? defaultStateDir(), 'locks')), writable('report dir', opts.reportDir)];
@@ -86,7 +102,8 @@ export async function runDoctor(globals: GlobalOptions, opts: DoctorOptions, war
   else if (token) {
     let runtime: Runtime | undefined;
     try {
-      runtime = await openRuntime(globals, globals.company);
+      // A check should not wait ten minutes for a budget someone else holds: half a minute, then say so.
+      runtime = await openRuntime({ rateLimitWait: '30s', ...globals }, globals.company);
       if (runtime.coordination.address) checks.push({ check: 'coordination', status: 'ok', detail: `Redis at ${runtime.coordination.address} answers` });
     } catch (error) {
       if (!(error instanceof CoordinationError)) throw error;
@@ -95,6 +112,7 @@ export async function runDoctor(globals: GlobalOptions, opts: DoctorOptions, war
     if (runtime) {
       try {
         checks.push(...(await serviceChecks(runtime, globals.company!, warnMs, opts.expiryWarning)));
+        checks.push(rateCheck(runtime));
       } finally {
         await runtime.close();
       }

@@ -1,7 +1,11 @@
-import type { Command } from 'commander';
-import { intOption, rangeOption } from '../parse.js';
+import { Option, type Command } from 'commander';
+import { SIM_PROFILES, type SimProfile } from '../../sim/profile.js';
+import { intOption, rangeOption, shareOption } from '../parse.js';
 
 interface SimOptions {
+  profile: SimProfile;
+  createRate?: string;
+  failOperations: number;
   port: number;
   token?: string;
   size: number;
@@ -22,6 +26,13 @@ export function registerSim(program: Command): void {
   program
     .command('sim')
     .description('serve a simulator of the whole hosting API on 127.0.0.1, for demos and tests')
+    .addOption(
+      new Option('--profile <name>', 'where the spec is silent, answer as the spec suggests or as the real service does (see the README)')
+        .choices([...SIM_PROFILES])
+        .default('spec'),
+    )
+    .option('--create-rate <N/period>', 'a separate limit on creating calls (default: none; with --profile real, 5 per period of --rate)')
+    .option('--fail-operations <share>', 'share of operations that fail at their end, from 0 to 1', shareOption('--fail-operations'), 0)
     .option('--port <n>', 'port to listen on (default: a free one)', intOption('--port', 0, 65535), 0)
     .option('--token <t>', 'the bearer token it accepts (default: generated from the seed)')
     .option('--size <n>', 'number of sites (each with a live and often a staging environment)', intOption('--size', 0, 1_000_000), 20)
@@ -44,15 +55,21 @@ export function registerSim(program: Command): void {
     .addHelpText('after', '\nExample:\n  sitefleet sim --size 200 --rate 120/min --faults 5xx=0.02,reset=0.01 --json\n')
     .action(async (opts: SimOptions, command: Command) => {
       // `--rate` is also a global option (the client's budget); here it is the server's limit.
-      opts.rate ??= command.optsWithGlobals<{ rate?: string }>().rate;
+      const globals = command.optsWithGlobals<{ rate?: string; createRate?: string }>();
+      opts.rate ??= globals.rate;
+      opts.createRate ??= globals.createRate;
       const [{ startSimulator }, { parseFaults }, { parseRate }] = await Promise.all([
         import('../../sim/server.js'),
         import('../../sim/faults.js'),
         import('../../util/rate.js'),
       ]);
       if (opts.rate) parseRate(opts.rate);
+      if (opts.createRate) parseRate(opts.createRate);
       if (opts.faults) parseFaults(opts.faults);
       const sim = await startSimulator({
+        profile: opts.profile,
+        createRate: opts.createRate,
+        failOperations: opts.failOperations,
         port: opts.port,
         token: opts.token,
         sites: opts.size,

@@ -11,7 +11,7 @@ export async function redisCoordination(url: string): Promise<Coordination> {
     address: link.address.describe,
     lost: link.lost,
     lock: (scope, options) => takeRedisLock(link, scope, options),
-    sharedWindow: (company, limit, periodMs) => new RedisWindow(link, company, limit, periodMs),
+    sharedWindow: (company, limit, periodMs, lane = 'general') => new RedisWindow(link, company, limit, periodMs, lane),
     busy: (company, runId) => new RedisBusy(link, company, runId),
     close: () => link.close(),
   };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SharedWindow, SlotOutcome } from '../types.js';
+import type { SharedWindow, SlotOutcome, WindowLane } from '../types.js';
 import { companyKey } from './lock.js';
 import { RedisLink, Script } from './link.js';
 import { WINDOW_GIVE, WINDOW_TAKE } from './scripts.js';
@@ -40,8 +40,11 @@ export class RedisWindow implements SharedWindow {
     company: string,
     private readonly limit: number,
     periodMs: number,
+    lane: WindowLane = 'general',
   ) {
-    this.#keys = [companyKey(company, 'window'), companyKey(company, 'limits')];
+    // The general window keeps the keys it always had; the creating calls' window has its own.
+    const names = lane === 'general' ? ['window', 'limits'] : ['create-window', 'create-limits'];
+    this.#keys = names.map((name) => companyKey(company, name));
     this.#periodMs = periodMs + MARGIN_MS;
   }
 

@@ -1,0 +1,66 @@
+import type { EndpointName } from '../api/endpoints.js';
+import type { SimOperation } from './operations.js';
+
+/**
+ * How the simulator answers where the spec is silent. `spec` is the shape the spec suggests (HTTP
+ * codes carry operation outcomes). `real` follows what public clients of the real service show
+ * (shared/real-service-notes.md): terminal operation states answered with HTTP 200 and the outcome in
+ * the body's `status`; a separate window for creating calls; new operations unknown (404) for a few
+ * seconds; `theme_update: null` where no update is available; the vendor document's name for the
+ * domain list's DNS flag; theme bulk updates answered 200, as the vendor document says.
+ */
+export type SimProfile = 'spec' | 'real';
+export const SIM_PROFILES: readonly SimProfile[] = ['spec', 'real'];
+
+/** The creating calls a `real` simulator allows per period of its general window. */
+export const REAL_CREATE_LIMIT = 5;
+/** How long a new operation answers 404 on a `real` simulator, unless told otherwise. */
+export const REAL_VISIBLE_AFTER_MS = 2000;
+
+export interface Answer {
+  status: number;
+  body: unknown;
+}
+
+/** `GET /operations/{id}` for an operation the simulator knows and shows. */
+export function operationAnswer(profile: SimProfile, op: SimOperation): Answer {
+  if (op.state === 'in_progress') return { status: 202, body: { status: 202, message: op.message, operation_id: op.id } };
+  const code = op.state === 'succeeded' ? 200 : 500;
+  const body = { status: code, message: op.message, data: { operation_id: op.id } };
+  return { status: profile === 'real' ? 200 : code, body };
+}
+
+/** The answer that accepts an asynchronous call. */
+export function acceptedAnswer(profile: SimProfile, endpoint: EndpointName, kind: string, operationId: string): Answer {
+  if (profile === 'real' && endpoint === 'bulkUpdateThemes') {
+    return { status: 200, body: { message: 'Successfully updated WP themes', status: 200, operation_id: operationId } };
+  }
+  return { status: 202, body: { message: `${kind} in progress`, status: 202, operation_id: operationId } };
+}
+
+/** A synchronous answer, reshaped as the real service's where they differ. */
+export function syncAnswer(profile: SimProfile, endpoint: EndpointName, body: unknown): unknown {
+  if (profile !== 'real') return body;
+  if (endpoint === 'listThemes') return withNullUpdates(body);
+  if (endpoint === 'listDomains') return withCloudflareFlag(body);
+  return body;
+}
+
+type Json = Record<string, unknown>;
+
+function withNullUpdates(body: unknown): unknown {
+  const themes = ((body as Json).company as Json).themes as Json;
+  const items = (themes.items as Json[]).map((theme) => ({
+    ...theme,
+    environments: (theme.environments as Json[]).map((e) =>
+      e.theme_update === 'available' ? e : { ...e, theme_update: null, theme_update_version: null, is_theme_update_version_vulnerable: null },
+    ),
+  }));
+  return { company: { themes: { ...themes, items } } };
+}
+
+function withCloudflareFlag(body: unknown): unknown {
+  const env = (body as Json).environment as Json;
+  const site_domains = (env.site_domains as Json[]).map(({ uses_provider_dns, ...rest }) => ({ ...rest, uses_cloudflare_dns: uses_provider_dns }));
+  return { environment: { ...env, site_domains } };
+}

@@ -1,0 +1,228 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Report } from '../../src/report/report.js';
+import type { Simulator } from '../../src/sim/server.js';
+import { runCli, simEnv, startCli, tempDir, writePlaybook } from '../helpers/cli.js';
+import { useSimulator, waitFor } from '../helpers/sim.js';
+
+const start = useSimulator();
+const readReport = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as Report;
+const php = (extra = '') =>
+  `version: 1\nname: php\nsettings: { rate_limit: 100/s${extra} }\ntasks:\n  - { name: php, action: php.set_version, target: all, wait: true, with: { php_version: "8.3" } }\n`;
+
+describe.each(['spec', 'real'] as const)('outcomes as the %s profile tells them', (profile) => {
+  it('operations that all fail are reported failed with the service’s message, exit 1', async () => {
+    const { sim } = await start({ profile, sites: 4, failOperations: 1, operationDelayMs: 100 });
+    const dir = tempDir();
+    const report = join(dir, 'r.json');
+    const res = await runCli(['run', writePlaybook(php(), dir), '--yes', '--report', report, '--poll-interval', '100'], simEnv(sim));
+    expect(res.code).toBe(1);
+    const { results, summary } = readReport(report);
+    expect(summary.failed).toBe(sim.fleet.environments.size);
+    expect(summary.succeeded).toBe(0);
+    for (const r of results) expect(r.reason).toMatch(/^operation failed: php:modify-version failed/);
+    if (profile === 'real') expect(sim.log.filter((e) => e.endpoint === 'getOperation' && e.status === 500)).toHaveLength(0);
+  });
+
+  it('the same service’s successes are succeeded, exit 0', async () => {
+    const { sim } = await start({ profile, sites: 4, operationDelayMs: 100 });
+    const dir = tempDir();
+    const report = join(dir, 'r.json');
+    const res = await runCli(['run', writePlaybook(php(), dir), '--yes', '--report', report, '--poll-interval', '100'], simEnv(sim));
+    expect(res.code).toBe(0);
+    expect(readReport(report).summary.succeeded).toBe(sim.fleet.environments.size);
+    for (const e of sim.fleet.environments.values()) expect(e.phpVersion).toBe('8.3');
+  });
+});
+
+describe('the real profile’s other habits', () => {
+  it('a listing with null theme_update plans and runs theme updates, and bulk updates answered 200 are followed to the end', async () => {
+    const { sim } = await start({ profile: 'real', sites: 8, themes: 5, operationDelayMs: 100, createRate: '100/s' });
+    const dir = tempDir();
+    const env = simEnv(sim);
+    const pending = [...sim.fleet.environments.values()].filter((e) =>
+      [...e.themes].some(([name, t]) => t.version !== sim.fleet.catalog.get(name)!.versions.at(-1)),
+    ).length;
+    const file = writePlaybook(
+      'version: 1\nname: t\nsettings: { rate_limit: 100/s }\ntasks:\n  - { name: themes, action: themes.update, target: all, wait: true, with: { skip_vulnerable_updates: false } }\n',
+      dir,
+    );
+    const inventory = await runCli(['inventory', '--format', 'json'], env);
+    expect(inventory.code).toBe(0);
+    const plan = await runCli(['plan', file, '--out', join(dir, 'plan.json')], env);
+    expect(plan.code).toBe(0);
+    expect((JSON.parse(readFileSync(join(dir, 'plan.json'), 'utf8')) as { steps: unknown[] }).steps).toHaveLength(pending);
+    const report = join(dir, 'r.json');
+    const res = await runCli(['run', file, '--yes', '--report', report, '--poll-interval', '100'], env);
+    expect(res.code).toBe(0);
+    const { summary, results } = readReport(report);
+    expect(summary.succeeded).toBe(pending);
+    for (const r of results.filter((r) => r.step_id)) expect(r).toMatchObject({ status: 'succeeded', http_status: 200 });
+    expect(sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes').every((e) => e.status === 200)).toBe(true);
+  });
+
+  it('DNS records are planned from domains that carry the vendor’s uses_cloudflare_dns flag', async () => {
+    const { sim } = await start({ profile: 'real', sites: 10, createRate: '100/s' });
+    const dir = tempDir();
+    const providerDomains = [...sim.fleet.environments.values()].flatMap((e) => e.domains).filter((d) => d.usesProviderDns).length;
+    expect(providerDomains).toBeGreaterThan(0);
+    const file = writePlaybook(
+      'version: 1\nname: d\ntasks:\n  - { name: dns, action: dns_records.create, target: all, with: { type: A, name: "www.{{domain}}", resource_records: [{ value: 203.0.113.10 }], ttl: 600 } }\n',
+      dir,
+    );
+    const plan = await runCli(['plan', file, '--out', join(dir, 'plan.json')], simEnv(sim));
+    expect(plan.code).toBe(0);
+    expect((JSON.parse(readFileSync(join(dir, 'plan.json'), 'utf8')) as { steps: unknown[] }).steps).toHaveLength(providerDomains);
+  });
+
+  it('operations unknown for a while after acceptance are waited for; past not_found_grace they are unknown', async () => {
+    const { sim } = await start({ profile: 'real', sites: 3, operationDelayMs: 100, operationVisibleAfterMs: 1500 });
+    const dir = tempDir();
+    const report = join(dir, 'r.json');
+    const ok = await runCli(['run', writePlaybook(php(), dir), '--yes', '--report', report, '--poll-interval', '200'], simEnv(sim));
+    expect(ok.code).toBe(0);
+    expect(readReport(report).summary.succeeded).toBe(sim.fleet.environments.size);
+    expect(sim.log.some((e) => e.endpoint === 'getOperation' && e.status === 404)).toBe(true);
+
+    const short = join(dir, 'short.json');
+    const lost = await runCli(
+      ['run', writePlaybook(php(', not_found_grace: 500ms'), dir, 'short.yaml'), '--yes', '--report', short, '--poll-interval', '200'],
+      simEnv(sim),
+    );
+    expect(lost.code).toBe(1);
+    for (const r of readReport(short).results)
+      expect(r).toMatchObject({ status: 'unknown', reason: expect.stringMatching(/does not know operation/) as unknown });
+  });
+
+  it('429s on creating calls teach the creation rule alone: the PHP changes after the backups are not slowed', { timeout: 60_000 }, async () => {
+    // General: 40 a second. Creating calls: 4 a second (the real profile's 5 per period, here 4).
+    const { sim } = await start({ profile: 'real', sites: 8, rate: '40/s', createRate: '4/s', operationDelayMs: 50, operationVisibleAfterMs: 0 });
+    const dir = tempDir();
+    const file = writePlaybook(
+      'version: 1\nname: b\nsettings: { rate_limit: 40/s }\ntasks:\n' +
+        '  - { name: backup, action: backups.create, target: all, wait: true, with: { tag: "pre-{{date}}" } }\n' +
+        '  - { name: php, action: php.set_version, target: all, wait: true, with: { php_version: "8.3" } }\n',
+      dir,
+    );
+    const report = join(dir, 'r.json');
+    const logFile = join(dir, 'log.jsonl');
+    const res = await runCli(['run', file, '--yes', '--report', report, '--poll-interval', '50', '--log-file', logFile], simEnv(sim));
+    expect(res.code).toBe(0);
+    expect(readReport(report).summary.succeeded).toBe(2 * sim.fleet.environments.size);
+    const finished = readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((r) => r.msg === 'run finished')!;
+    // Only creating calls were refused, and the general budget kept its limit.
+    const refused = sim.log.filter((e) => e.status === 429);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.every((e) => e.endpoint === 'addManualBackup')).toBe(true);
+    expect(finished.learned_limit).toBe(40);
+    expect(finished.create_limit).toBeLessThanOrEqual(4);
+    expect(res.stdout).toMatch(/to creating calls, under their own limit/);
+  });
+
+  it('a known creation limit (--create-rate) is kept without a single 429', async () => {
+    const { sim } = await start({ profile: 'real', sites: 6, rate: '40/s', createRate: '4/s', operationDelayMs: 50, operationVisibleAfterMs: 0 });
+    const dir = tempDir();
+    const file = writePlaybook(
+      'version: 1\nname: b\nsettings: { rate_limit: 40/s }\ntasks:\n  - { name: backup, action: backups.create, target: all, with: { tag: "pre-{{date}}" } }\n',
+      dir,
+    );
+    const res = await runCli(['run', file, '--yes', '--create-rate', '4/s', '--report', join(dir, 'r.json')], simEnv(sim));
+    expect(res.code).toBe(0);
+    expect(sim.log.filter((e) => e.status === 429)).toHaveLength(0);
+    expect(sim.log.filter((e) => e.endpoint === 'addManualBackup')).toHaveLength(sim.fleet.environments.size);
+  });
+});
+
+describe('a budget shared with other clients of the key', () => {
+  /** Another program using the key: keeps the window full until told to stop. */
+  function hog(sim: Simulator) {
+    let running = true;
+    // It reads backups, a call none of the commands below makes: their 429s are told apart from its own.
+    const env = [...sim.fleet.environments.keys()][0]!;
+    const loop = (async () => {
+      while (running) {
+        await fetch(`${sim.baseUrl}/v2/sites/environments/${env}/backups`, { headers: { authorization: `Bearer ${sim.token}` } })
+          .then((r) => r.text())
+          .catch(() => undefined);
+      }
+    })();
+    return async () => {
+      running = false;
+      await loop;
+    };
+  }
+
+  it('plan waits for room while another client holds the window, and succeeds once there is some', { timeout: 60_000 }, async () => {
+    const { sim } = await start({ sites: 4, rate: '20/s' });
+    const dir = tempDir();
+    const stop = hog(sim);
+    await waitFor(() => sim.log.filter((e) => e.status === 429).length > 0);
+    const planning = startCli(['plan', writePlaybook(php(), dir)], simEnv(sim));
+    await waitFor(() => sim.log.filter((e) => e.status === 429 && e.endpoint === 'listThemes').length >= 2, 15_000);
+    await new Promise((r) => setTimeout(r, 3000));
+    await stop();
+    const res = await planning.done;
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/php/);
+  });
+
+  it('doctor says when the service answers 429 to its few reads (someone else holds the budget)', { timeout: 30_000 }, async () => {
+    const { sim } = await start({ sites: 2, rate: '20/s' });
+    const stop = hog(sim);
+    try {
+      await waitFor(() => sim.log.filter((e) => e.status === 429).length > 0);
+      const checking = startCli(['doctor', '--report-dir', tempDir()], simEnv(sim));
+      await waitFor(() => sim.log.filter((e) => e.status === 429 && e.endpoint === 'listApiKeys').length >= 2, 15_000);
+      await stop();
+      const res = await checking.done;
+      expect(res.code).toBe(0);
+      expect(res.stdout).toMatch(/^warn\s+rate limit\s+the service answered 429 to \d+ of doctor's few reads: another client of this API key/m);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('past --rate-limit-wait it gives up in one line that says why and what to do', { timeout: 30_000 }, async () => {
+    const { sim } = await start({ sites: 4, rate: '20/s' });
+    const dir = tempDir();
+    const stop = hog(sim);
+    try {
+      await waitFor(() => sim.log.filter((e) => e.status === 429).length > 0);
+      const res = await runCli(['plan', writePlaybook(php(), dir), '--rate-limit-wait', '2s'], simEnv(sim));
+      expect(res.code).toBe(1);
+      const lines = res.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/answered 429 .* another client of this API key is using the budget.*--coordination.*settings\.headroom/);
+    } finally {
+      await stop();
+    }
+  });
+});
+
+describe('offline checks from public evidence', () => {
+  it('an exp_interval outside the five known and a TTL below 300 are warnings, and errors with --strict', async () => {
+    const dir = tempDir();
+    const file = writePlaybook(
+      'version: 1\nname: w\ncompany: 00000000-0000-4000-8000-000000000002\ntasks:\n' +
+        '  - { name: ssh, action: ssh.set_password_expiration, target: all, with: { exp_interval: days_14 } }\n' +
+        '  - { name: dns, action: dns_records.create, target: all, with: { type: A, name: "www.{{domain}}", resource_records: [{ value: 203.0.113.10 }], ttl: 60 } }\n' +
+        '  - { name: ok, action: ssh.set_password_expiration, target: all, with: { exp_interval: hours_24 } }\n',
+      dir,
+    );
+    const lenient = await runCli(['validate', file]);
+    expect(lenient.code).toBe(0);
+    expect(lenient.stdout).toMatch(/valid \(2 warnings\)/);
+    const warned = lenient.stderr.trim().split('\n');
+    expect(warned).toHaveLength(2);
+    expect(warned[0]).toMatch(/playbook\.yaml:5:\d+: tasks\.0\.with\.exp_interval: warning: "days_14" is none of the intervals .*hours_24, never/);
+    expect(warned[1]).toMatch(/playbook\.yaml:6:\d+: tasks\.1\.with\.ttl: warning: a TTL of 60s is below the 300s/);
+    const strict = await runCli(['validate', '--strict', file]);
+    expect(strict.code).toBe(2);
+    expect(strict.stderr).toMatch(/2 problems; nothing was sent/);
+  });
+});
