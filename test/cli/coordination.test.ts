@@ -137,6 +137,43 @@ describe('--coordination: one rate budget and one set of busy environments per c
     for (const name of names) expect(readReport(join(dir, `${name}.json`)).summary.succeeded).toBe(envs);
   }, 90_000);
 
+  it('two processes share one creation window: backups from both keep to the service’s creating-call limit, no 429', async () => {
+    // General 40 a second, creating calls 4 a second: each process alone would send 4 a second, 8 together.
+    const { sim } = await start({ profile: 'real', sites: 8, rate: '40/s', createRate: '4/s', operationDelayMs: 100 });
+    const r = await redis();
+    const dir = tempDir();
+    const results = await Promise.all(
+      ['left', 'right'].map((name) =>
+        runCli(
+          [
+            '--coordination',
+            r.url,
+            '--rate',
+            '40/s',
+            '--create-rate',
+            '4/s',
+            'run',
+            writePlaybook(backups(name), dir, `${name}.yaml`),
+            '--yes',
+            '--report',
+            join(dir, `${name}.json`),
+          ],
+          simEnv(sim),
+        ),
+      ),
+    );
+    for (const res of results) expect(res.code, res.stderr).toBe(0);
+    const created = sim.log.filter((e) => e.endpoint === 'addManualBackup');
+    expect(created).toHaveLength(2 * sim.fleet.environments.size);
+    expect(created.filter((e) => e.status === 429)).toEqual([]);
+    expect(
+      busiestWindow(
+        created.map((e) => e.at),
+        1000,
+      ),
+    ).toBeLessThanOrEqual(4);
+  }, 60_000);
+
   it('Redis stopped mid-run: exit 3 saying why, report and journal intact, and resume finishes once Redis is back', async () => {
     const { sim } = await start({ sites: 30, rate: '10/500ms', operationDelayMs: 0 });
     const r = await redis();

@@ -25,7 +25,17 @@ export function registerDemo(program: Command): void {
         import('../render.js'),
         import('./run-playbook.js'),
       ]);
-      const sim = await startSimulator({ sites: opts.size, themes: 8, seed: 7, operationDelayMs: 200 });
+      // The real service's habits (outcomes in the body, a creation window of 5 per period, operations
+      // unseen for a moment after acceptance), on a one-second window so that the demo is quick.
+      const sim = await startSimulator({
+        profile: 'real',
+        rate: '50/s',
+        sites: opts.size,
+        themes: 8,
+        seed: 7,
+        operationDelayMs: 200,
+        operationVisibleAfterMs: 500,
+      });
       const reports = mkdtempSync(join(tmpdir(), 'sitefleet-demo-'));
       // The demo talks to its own simulator only, whatever the environment says.
       process.env.SITEFLEET_TOKEN = sim.token;
