@@ -5,7 +5,7 @@ import type { CallResult, HostingClient } from '../api/client.js';
 import { creates, type EndpointName } from '../api/endpoints.js';
 import type { OperationStatus } from '../api/types.js';
 import { AbortedError, CoordinationError, RateLimitedTooLongError, RateLimitError } from '../errors.js';
-import type { SharedWindow, SlotOutcome } from '../coord/types.js';
+import type { SharedWindow, SlotOutcome, WindowLane } from '../coord/types.js';
 import { PRIORITY, type Priority, type RateBudget } from './rate-budget.js';
 import { decide, DEFAULT_RETRY, type Decision, type RetryPolicy } from './retry.js';
 
@@ -180,21 +180,20 @@ export class Caller {
     const priority = hooks.priority ?? PRIORITY.write;
     const creating = creates(endpoint);
     const once = async (): Promise<Attempt<T>> => {
-      const held: { take(): Promise<void>; give(outcome: SlotOutcome): void; taken?: boolean; creation?: boolean }[] = [];
-      if (creating && this.creation) held.push(budgetSlot(this.creation, signal, priority, true));
-      if (this.budget) held.push(budgetSlot(this.budget, signal, priority, false));
-      if (this.shared) held.push({ take: () => this.shared!.take(signal), give: (o) => this.shared!.give(o) });
-      if (creating && this.sharedCreation)
-        held.push({ take: () => this.sharedCreation!.take(signal), give: (o) => this.sharedCreation!.give(o), creation: true });
+      const held: Slot[] = [];
+      if (creating && this.creation) held.push(budgetSlot('create', this.creation, signal, priority));
+      if (this.budget) held.push(budgetSlot('general', this.budget, signal, priority));
+      if (this.shared) held.push(windowSlot('general', this.shared, signal));
+      if (creating && this.sharedCreation) held.push(windowSlot('create', this.sharedCreation, signal));
       const release = (outcome: SlotOutcome) => {
-        // A 429 on a creating call while the general window has room was the creation rule's: it
-        // teaches that rule alone, and the general one counts nothing (the server did not).
-        const creationRefused = outcome.rateLimited === true && creating && this.creation !== undefined && (this.budget?.hasRoom() ?? true);
-        for (const slot of held) {
-          if (!slot.taken) continue;
-          const other = outcome.rateLimited === true && creating && (slot.creation === true) !== creationRefused;
-          slot.give(other ? { notSent: true } : outcome);
-        }
+        // Which limit refused a 429: a creating call's, while the general window had room, was the
+        // creation rule's. Only that rule learns; the others count nothing (the server did not).
+        const refusedBy: WindowLane | undefined = !outcome.rateLimited
+          ? undefined
+          : creating && this.creation && (this.budget?.hasRoom() ?? true)
+            ? 'create'
+            : 'general';
+        for (const slot of held) if (slot.taken) slot.give(refusedBy && slot.lane !== refusedBy ? { notSent: true } : outcome);
       };
       try {
         // The run may have stopped (a 401, Ctrl-C) while this call waited for its place.
@@ -225,6 +224,18 @@ export class Caller {
   }
 }
 
-function budgetSlot(budget: RateBudget, signal: AbortSignal | undefined, priority: Priority, creation: boolean) {
-  return { take: () => budget.acquire(signal, priority), give: (outcome: SlotOutcome) => budget.release(outcome), creation };
+/** A slot of one of the service's limits, taken before a call and given back with its outcome. */
+interface Slot {
+  lane: WindowLane;
+  take(): Promise<void>;
+  give(outcome: SlotOutcome): void;
+  taken?: boolean;
+}
+
+function budgetSlot(lane: WindowLane, budget: RateBudget, signal: AbortSignal | undefined, priority: Priority): Slot {
+  return { lane, take: () => budget.acquire(signal, priority), give: (outcome) => budget.release(outcome) };
+}
+
+function windowSlot(lane: WindowLane, window: SharedWindow, signal: AbortSignal | undefined): Slot {
+  return { lane, take: () => window.take(signal), give: (outcome) => window.give(outcome) };
 }

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Report } from '../../src/report/report.js';
 import type { Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, startCli, tempDir, writePlaybook } from '../helpers/cli.js';
-import { useSimulator, waitFor } from '../helpers/sim.js';
+import { busiestWindow, useSimulator, waitFor } from '../helpers/sim.js';
 
 const start = useSimulator();
 const readReport = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as Report;
@@ -185,6 +185,24 @@ describe('a budget shared with other clients of the key', () => {
     } finally {
       await stop();
     }
+  });
+
+  it('settings.headroom leaves a share of each window to the key’s other clients', { timeout: 30_000 }, async () => {
+    const { sim } = await start({ sites: 20, operationDelayMs: 0 });
+    const dir = tempDir();
+    const file = writePlaybook(
+      'version: 1\nname: h\nsettings: { rate_limit: 20/s, headroom: 0.5 }\ntasks:\n  - { name: php, action: php.set_version, target: all, with: { php_version: "8.3" } }\n',
+      dir,
+    );
+    const res = await runCli(['run', file, '--yes', '--report', join(dir, 'r.json')], simEnv(sim));
+    expect(res.code).toBe(0);
+    expect(sim.log.filter((e) => e.method !== 'GET').length).toBeGreaterThan(20);
+    expect(
+      busiestWindow(
+        sim.log.map((e) => e.at),
+        1000,
+      ),
+    ).toBeLessThanOrEqual(10);
   });
 
   it('past --rate-limit-wait it gives up in one line that says why and what to do', { timeout: 30_000 }, async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Caller } from '../../src/run/caller.js';
 import { PRIORITY, RateBudget } from '../../src/run/rate-budget.js';
+import { DEFAULT_RETRY } from '../../src/run/retry.js';
 import { silent } from '../helpers/run.js';
 import { useSimulator } from '../helpers/sim.js';
 
@@ -32,6 +33,32 @@ describe('Caller', () => {
       expect((all as { ok: boolean }[]).every((o) => o.ok)).toBe(true);
     } finally {
       budget.dispose();
+    }
+  });
+
+  it('a 429 on a creating call while the general window has room teaches the creation rule alone; a 429 on a read teaches the general one', async () => {
+    const { sim, client } = await start({ createRate: '2/s' });
+    const budget = new RateBudget(100, 1000);
+    const creation = new RateBudget(100, 1000);
+    const caller = new Caller(client, { budget, creation, logger: silent, concurrency: 4, retry: { ...DEFAULT_RETRY, rateLimitWaitMs: 0 } });
+    const env = [...sim.fleet.environments.keys()][0]!;
+    try {
+      const outcomes = await Promise.all([1, 2, 3].map((i) => caller.call('addManualBackup', { env_id: env }, { tag: `t${i}` }, false)));
+      expect(outcomes.filter((o) => o.ok)).toHaveLength(2);
+      expect(creation.rateLimitedCount).toBe(1);
+      // What the service let through in the window, as far as answers were in when the 429 came.
+      expect(creation.limit).toBeLessThanOrEqual(2);
+      expect(budget.rateLimitedCount).toBe(0);
+      expect(budget.limit).toBe(100);
+      // A read never takes a slot of the creation rule; a read refused teaches the general rule.
+      sim.setFaults({ 429: 1 });
+      const read = await caller.call('listBackups', { env_id: env }, undefined, true);
+      expect(read.ok).toBe(false);
+      expect(budget.rateLimitedCount).toBe(1);
+      expect(creation.rateLimitedCount).toBe(1);
+    } finally {
+      budget.dispose();
+      creation.dispose();
     }
   });
 });

@@ -19,17 +19,20 @@ export function registerDemo(program: Command): void {
     .action(async (opts: { size: number }, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
       // Loaded when the command runs: `sitefleet --version` or `validate` need none of it.
-      const [{ startSimulator }, { preparePlan }, { renderPlan }, { runPlaybook }] = await Promise.all([
+      const [{ startSimulator }, { preparePlan }, { renderPlan }, { runPlaybook }, { parseRate }] = await Promise.all([
         import('../../sim/server.js'),
         import('../prepare.js'),
         import('../render.js'),
         import('./run-playbook.js'),
+        import('../../util/rate.js'),
       ]);
-      // The real service's habits (outcomes in the body, a creation window of 5 per period, operations
-      // unseen for a moment after acceptance), on a one-second window so that the demo is quick.
+      // The real service's habits (outcomes in the body, a window of its own for creating calls, here a
+      // tenth of the demo's rate, operations unseen for a moment after acceptance). No general window:
+      // the demo's runs follow each other at once, and each would find the one before in it.
+      const rate = parseRate(globals.rate ?? '50/s');
       const sim = await startSimulator({
         profile: 'real',
-        rate: '50/s',
+        createRate: { limit: Math.max(1, Math.floor(rate.limit / 10)), periodMs: rate.periodMs },
         sites: opts.size,
         themes: 8,
         seed: 7,
