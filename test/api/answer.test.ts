@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { operationState, writeAnswer } from '../../src/api/answer.js';
 import { readInventory } from '../../src/inventory/read.js';
-import { RateLimitError } from '../../src/errors.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { HostingClient } from '../../src/api/client.js';
+import { MalformedResponseError, RateLimitError } from '../../src/errors.js';
 import { useSimulator } from '../helpers/sim.js';
 
 const start = useSimulator();
@@ -27,6 +30,41 @@ describe('what an answer means: the body first, the HTTP code when the body says
     expect(writeAnswer({ result: null })).toEqual({ kind: 'done' });
     expect(writeAnswer({ status: 500, message: 'nope', operation_id: 'x-2' })).toEqual({ kind: 'refused', status: 500, message: 'nope' });
     expect(writeAnswer({ operation_id: '' })).toEqual({ kind: 'done' });
+  });
+});
+
+describe('asynchronous endpoints answered at once', () => {
+  /** A server that answers every request with one fixed answer. */
+  async function answering(status: number, body: unknown) {
+    const server = createServer((_req, res) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const client = new HostingClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, token: 't' });
+    return {
+      client,
+      async close() {
+        await client.close();
+        await new Promise((resolve) => server.close(resolve));
+      },
+    };
+  }
+  const env = '00000000-0000-4000-8000-000000000000';
+
+  it('a 200 without an operation id is accepted (the work is done); a 202 without one is not what the API promises', async () => {
+    const done = await answering(200, { status: 200, message: 'Successfully updated WP themes' });
+    try {
+      await expect(done.client.bulkUpdateThemes(env, { themes: [{ name: 'x' }] })).resolves.toMatchObject({ status: 200 });
+    } finally {
+      await done.close();
+    }
+    const running = await answering(202, { status: 202, message: 'in progress' });
+    try {
+      await expect(running.client.bulkUpdateThemes(env, { themes: [{ name: 'x' }] })).rejects.toBeInstanceOf(MalformedResponseError);
+    } finally {
+      await running.close();
+    }
   });
 });
 
