@@ -95,6 +95,22 @@ describe('the real profile’s other habits', () => {
       expect(r).toMatchObject({ status: 'unknown', reason: expect.stringMatching(/does not know operation/) as unknown });
   });
 
+  it('status right after a run that did not wait: operations the service does not show yet are waited for, not lost', async () => {
+    const { sim } = await start({ profile: 'real', sites: 3, operationDelayMs: 100, operationVisibleAfterMs: 1500 });
+    const dir = tempDir();
+    const report = join(dir, 'r.json');
+    const file = writePlaybook(
+      'version: 1\nname: nw\nsettings: { rate_limit: 100/s }\ntasks:\n  - { name: php, action: php.set_version, target: all, with: { php_version: "8.3" } }\n',
+      dir,
+    );
+    expect((await runCli(['run', file, '--yes', '--report', report], simEnv(sim))).code).toBe(0);
+    expect(readReport(report).summary.accepted).toBe(sim.fleet.environments.size);
+    const res = await runCli(['status', report, '--wait', '20s', '--poll-interval', '200'], simEnv(sim));
+    expect(res.code).toBe(0);
+    expect(readReport(report).summary.succeeded).toBe(sim.fleet.environments.size);
+    expect(sim.log.some((e) => e.endpoint === 'getOperation' && e.status === 404)).toBe(true);
+  });
+
   it('429s on creating calls teach the creation rule alone: the PHP changes after the backups are not slowed', { timeout: 60_000 }, async () => {
     // General: 40 a second. Creating calls: 4 a second (the real profile's 5 per period, here 4).
     const { sim } = await start({ profile: 'real', sites: 8, rate: '40/s', createRate: '4/s', operationDelayMs: 50, operationVisibleAfterMs: 0 });

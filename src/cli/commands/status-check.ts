@@ -3,7 +3,7 @@ import { exitCodeOf, summarize, writeJsonAtomic, type Report, type ReportResult 
 import { Journal, journalPathFor, readJournal } from '../../run/journal.js';
 import { lockScopeOf } from '../../run/lock.js';
 import type { Coordination, LockScope } from '../../coord/types.js';
-import { Watcher, type Tracked } from '../../run/watcher.js';
+import { DEFAULT_TRACKING, Watcher, type Tracked } from '../../run/watcher.js';
 import { createRuntime, type GlobalOptions } from '../context.js';
 import { Progress } from '../progress.js';
 import { renderSummary } from '../render.js';
@@ -35,10 +35,14 @@ export async function checkOperations(reportPath: string, report: Report, waitMs
     firstPollMs: runtime.tracking.intervalMs,
     maxIntervalMs: runtime.tracking.maxIntervalMs,
   });
+  // Every open operation was accepted before the report was finished: one that the service still does
+  // not show (404) may be new enough to be invisible yet, for what is left of the grace since then.
+  const sinceFinished = Date.now() - Date.parse(report.finished_at);
+  const notFoundGraceMs = Math.max(0, (runtime.tracking.notFoundGraceMs ?? DEFAULT_TRACKING.notFoundGraceMs) - (sinceFinished || 0));
   try {
     await Promise.all(
       open.map(async (r) => {
-        const tracked = await watcher.watch(r.operation_id!, r.action, { timeoutMs: waitMs, notFoundGraceMs: 0, unknownAge: true }).done;
+        const tracked = await watcher.watch(r.operation_id!, r.action, { timeoutMs: waitMs, notFoundGraceMs, unknownAge: true }).done;
         if (apply(r, tracked)) {
           progress.step(r.status !== 'succeeded');
           if (journal && r.step_id) {
