@@ -127,7 +127,10 @@ function httpError(status: number, method: string, path: string, body: unknown, 
   const message = typeof fields.message === 'string' ? fields.message : undefined;
   if (status === 401) return new AuthenticationError(status, method, path, message ?? 'the API key is missing, wrong or revoked');
   if (status === 404) return new NotFoundError(status, method, path, message ?? 'not found, or not visible to this API key', fields.data);
-  if (status === 429) return new RateLimitError(method, path, message, parseRetryAfter(retryAfter));
+  // One public client of the real service also takes a refusal that says "too many requests" for a
+  // rate limit: a throttle answers before any work is done.
+  if (status === 429 || ((status < 500 || status === 503) && /too many requests/i.test(message ?? '')))
+    return new RateLimitError(method, path, message, parseRetryAfter(retryAfter));
   if (status >= 500) return new ServerError(status, method, path, message, fields.data);
   return new HttpError(status, method, path, message, fields.data);
 }

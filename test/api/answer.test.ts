@@ -52,6 +52,22 @@ describe('asynchronous endpoints answered at once', () => {
   }
   const env = '00000000-0000-4000-8000-000000000000';
 
+  it('a 403 or 503 whose message says "too many requests" is a rate limit (sent again after Retry-After), a 500 saying so is not', async () => {
+    for (const [status, limited] of [
+      [403, true],
+      [503, true],
+      [500, false],
+    ] as const) {
+      const server = await answering(status, { status, message: 'Too many requests, please try again later.' });
+      try {
+        const error = await server.client.listBackups(env).catch((e: unknown) => e);
+        expect(error instanceof RateLimitError, `HTTP ${status}`).toBe(limited);
+      } finally {
+        await server.close();
+      }
+    }
+  });
+
   it('a 200 without an operation id is accepted (the work is done); a 202 without one is not what the API promises', async () => {
     const done = await answering(200, { status: 200, message: 'Successfully updated WP themes' });
     try {
