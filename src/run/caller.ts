@@ -132,7 +132,7 @@ export class Caller {
     return outcome.value!.data as T;
   }
 
-  async #withRetries<T>(send: () => Promise<T>, idempotent: boolean, hooks: CallHooks, label: string): Promise<Outcome<T>> {
+  async #withRetries<T>(send: () => Promise<T>, idempotent: boolean, hooks: CallHooks, endpoint: EndpointName | 'getOperation'): Promise<Outcome<T>> {
     let lastRefusal = '';
     // A coordination lost while waiting (Redis gone) is said as such: reads fail with it (exit 3).
     const notSent = (attempts: number, cause?: unknown): Outcome<T> => ({
@@ -147,14 +147,14 @@ export class Caller {
     });
     let limitedSince: number | undefined;
     for (let attempt = 1; ; attempt++) {
-      const result = await this.#attempt(send, attempt, hooks, label as EndpointName | 'getOperation');
+      const result = await this.#attempt(send, attempt, hooks, endpoint);
       if (!result.sent) return notSent(attempt - 1, result.cause);
       if (result.ok) return { ok: true, value: result.value, attempts: attempt };
       const limited = result.error instanceof RateLimitError;
       if (limited) limitedSince ??= performance.now();
       const limitedFor = limitedSince === undefined ? 0 : performance.now() - limitedSince;
       const decision = decide(result.error, attempt, idempotent, this.retry, limitedFor);
-      this.logger.debug({ call: label, attempt, error: (result.error as Error).message, decision: decision.kind }, 'call failed');
+      this.logger.debug({ call: endpoint, attempt, error: (result.error as Error).message, decision: decision.kind }, 'call failed');
       if (decision.kind !== 'retry') {
         // Refused for longer than the run may wait: said as such (who else uses the key, what to do).
         const refused = result.error as RateLimitError;

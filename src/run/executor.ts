@@ -211,7 +211,7 @@ class Execution {
     const { result, stopRun } = await sendStep(step, this.context, this.stop.signal);
     if (result.attempts === 0 && this.stop.stopped) return undefined; // never sent: ends skipped below
     await this.record('result', step, result);
-    if (stopRun) return void this.stop.stop(result.reason!, 'auth');
+    if (stopRun) return void this.stop.stop(result.reason!, stopRun);
     if (result.status === 'accepted') return result;
     this.countFailure(task, budget, result);
     return undefined;

@@ -58,7 +58,7 @@ export class OperationFollower {
       if (this.#urgent) this.#watch.expedite();
       const tracked = await this.#watch.done;
       if (tracked.state === 'untracked') {
-        if (tracked.auth) context.stop.stop(tracked.message, 'auth');
+        if (tracked.stop) context.stop.stop(tracked.message, tracked.stop);
         return accepted; // still accepted: `sitefleet status` or `resume` can look again later
       }
       if (tracked.state === 'failed' && BLOCKED.test(tracked.message) && blocked < MAX_BLOCKED_RETRIES && !context.stop.stopped) {
@@ -84,7 +84,7 @@ export class OperationFollower {
           },
           step.endpoint,
         );
-        if (again.stopRun) context.stop.stop(result.reason!, 'auth');
+        if (again.stopRun) context.stop.stop(result.reason!, again.stopRun);
         if (result.status !== 'accepted') return result;
         accepted = result;
         acceptedAt = undefined;

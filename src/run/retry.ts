@@ -9,6 +9,7 @@ import {
   RequestValidationError,
   ServerError,
 } from '../errors.js';
+import type { StopKind } from './types.js';
 
 export interface RetryPolicy {
   /** Attempts for a call that failed in a way worth repeating (5xx, network), 429s aside. */
@@ -35,7 +36,7 @@ export type Decision =
   | { kind: 'retry'; delayMs: number; reason: string }
   | { kind: 'failed'; reason: string }
   | { kind: 'unknown'; reason: string }
-  | { kind: 'stop'; reason: string };
+  | { kind: 'stop'; reason: string; stop: Extract<StopKind, 'auth' | 'rate_limited'> };
 
 /** Exponential backoff with full jitter (AWS's "full jitter"): spreads a herd of retries apart. */
 export function backoff(attempt: number, policy: RetryPolicy, random = Math.random): number {
@@ -48,12 +49,15 @@ export function backoff(attempt: number, policy: RetryPolicy, random = Math.rand
  */
 export function decide(error: unknown, attempt: number, idempotent: boolean, policy: RetryPolicy, rateLimitedForMs = 0): Decision {
   const reason = (error as Error).message;
-  if (error instanceof AuthenticationError) return { kind: 'stop', reason: `authentication failed (401): ${error.serverMessage ?? 'bad API key'}` };
+  if (error instanceof AuthenticationError)
+    return { kind: 'stop', stop: 'auth', reason: `authentication failed (401): ${error.serverMessage ?? 'bad API key'}` };
   if (error instanceof RateLimitError) {
     // A 429 was not processed, so even a creating call may be sent again.
     const delayMs = error.retryAfterMs ?? backoff(attempt, policy);
+    // Refused that long, the service never took the call, and every other call would fare the same:
+    // the run stops, and `resume` sends what was never accepted once the budget is free again.
     if (rateLimitedForMs + delayMs > policy.rateLimitWaitMs) {
-      return { kind: 'failed', reason: new RateLimitedTooLongError(rateLimitedForMs, `${error.method} ${error.path}`).message };
+      return { kind: 'stop', stop: 'rate_limited', reason: new RateLimitedTooLongError(rateLimitedForMs, `${error.method} ${error.path}`).message };
     }
     return { kind: 'retry', delayMs, reason };
   }

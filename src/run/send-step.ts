@@ -1,7 +1,7 @@
 import { writeAnswer } from '../api/answer.js';
 import type { Step } from '../plan/plan.js';
 import type { Caller } from './caller.js';
-import type { RunEvent, StepResult } from './types.js';
+import type { RunEvent, StepResult, StopKind } from './types.js';
 
 /** What sending a step needs from the run. */
 export interface SendContext {
@@ -12,7 +12,7 @@ export interface SendContext {
 }
 
 /** Sends one step (with its retries) and folds the outcome into the step's result. Call it within `caller.withSlot`. */
-export async function sendStep(step: Step, context: SendContext, stopSignal: AbortSignal): Promise<{ result: StepResult; stopRun?: boolean }> {
+export async function sendStep(step: Step, context: SendContext, stopSignal: AbortSignal): Promise<{ result: StepResult; stopRun?: StopKind }> {
   const body = step.body === undefined ? undefined : resolveSecrets(step.body, context.env ?? process.env);
   const outcome = await context.caller.call(step.endpoint, step.params, body, step.idempotent, {
     stopSignal,
@@ -59,7 +59,7 @@ export async function sendStep(step: Step, context: SendContext, stopSignal: Abo
       error: `${error.name ?? 'Error'}: ${error.message ?? String(outcome.error)}`,
       reason: decision.reason,
     },
-    stopRun: decision.kind === 'stop',
+    stopRun: decision.kind === 'stop' ? decision.stop : undefined,
   };
 }
 

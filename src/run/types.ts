@@ -15,7 +15,11 @@ export interface StepResult {
   output?: unknown;
 }
 
-export type StopKind = 'auth' | 'budget' | 'interrupted' | 'coordination';
+/**
+ * Why a run stopped early: a 401, a crossed failure budget, a signal, lost coordination, or the
+ * service refusing with 429 for longer than `--rate-limit-wait` (another client holds the budget).
+ */
+export type StopKind = 'auth' | 'budget' | 'interrupted' | 'coordination' | 'rate_limited';
 
 export type RunEvent =
   | { type: 'attempt'; step: Step; attempt: number }

@@ -1,4 +1,5 @@
 import type { OperationStatus } from '../api/types.js';
+import type { StopKind } from './types.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { Outcome } from './caller.js';
 import { DurationModel } from './duration-model.js';
@@ -10,7 +11,7 @@ export type Tracked =
   /** Gave up: timed out, or the id stayed unknown to the service. */
   | { state: 'unknown'; message: string; polls: number; timedOut?: boolean }
   /** Stopped watching (interrupted, or the status could not be read); the operation may still run. */
-  | { state: 'untracked'; message: string; polls: number; auth?: boolean };
+  | { state: 'untracked'; message: string; polls: number; stop?: StopKind };
 
 /** One look at an operation's status, through the run's rate budget. */
 export type PollFn = (operationId: string, options: { priority: Priority; stopSignal?: AbortSignal }) => Promise<Outcome<OperationStatus>>;
@@ -177,12 +178,12 @@ export class Watcher {
     if (!this.#entries.has(entry)) return; // stopped while the poll was out
     const elapsed = this.#clock.now() - entry.acceptedAt;
     if (!outcome.ok) {
-      const auth = outcome.decision?.kind === 'stop';
+      const decision = outcome.decision;
       return this.#finish(entry, {
         state: 'untracked',
-        message: `could not read the operation status: ${outcome.decision?.reason ?? String(outcome.error)}`,
+        message: `could not read the operation status: ${decision?.reason ?? String(outcome.error)}`,
         polls: entry.polls,
-        auth,
+        stop: decision?.kind === 'stop' ? decision.stop : undefined,
       });
     }
     const status = outcome.value!;

@@ -13,9 +13,21 @@ export type SimProfile = 'spec' | 'real';
 export const SIM_PROFILES: readonly SimProfile[] = ['spec', 'real'];
 
 /** The creating calls a `real` simulator allows per period of its general window. */
-export const REAL_CREATE_LIMIT = 5;
+const REAL_CREATE_LIMIT = 5;
 /** How long a new operation answers 404 on a `real` simulator, unless told otherwise. */
-export const REAL_VISIBLE_AFTER_MS = 2000;
+const REAL_VISIBLE_AFTER_MS = 2000;
+
+/**
+ * What a profile sets unless the options say otherwise: the `real` one a creation window of 5 per
+ * period of the general window (5 a minute when there is none) and 2 s of invisible operations.
+ */
+export function profileDefaults(
+  profile: SimProfile,
+  rate: { limit: number; periodMs: number } | undefined,
+): { createRate?: { limit: number; periodMs: number }; visibleAfterMs: number } {
+  if (profile !== 'real') return { visibleAfterMs: 0 };
+  return { createRate: { limit: REAL_CREATE_LIMIT, periodMs: rate?.periodMs ?? 60_000 }, visibleAfterMs: REAL_VISIBLE_AFTER_MS };
+}
 
 export interface Answer {
   status: number;

@@ -8,7 +8,7 @@ import { FaultPlan, parseFaults, type FaultKind, type FaultRates } from './fault
 import { generateFleet, type Fleet } from './fleet.js';
 import { HANDLERS, SimHttpError } from './handlers.js';
 import { Operations, type OperationDelay } from './operations.js';
-import { acceptedAnswer, operationAnswer, REAL_CREATE_LIMIT, REAL_VISIBLE_AFTER_MS, syncAnswer, type SimProfile } from './profile.js';
+import { acceptedAnswer, operationAnswer, profileDefaults, syncAnswer, type SimProfile } from './profile.js';
 import { Random } from './random.js';
 import { parseRate, SlidingWindow } from './rate-window.js';
 
@@ -123,12 +123,6 @@ function getBodyAndQuery(body: unknown, query: URLSearchParams, dropBody: boolea
   return merged;
 }
 
-/** The `real` profile's creation window: 5 per period of the general window (5 a minute by default). */
-function realCreateRate(rate: SimulatorOptions['rate']): { limit: number; periodMs: number } {
-  const periodMs = rate === undefined ? 60_000 : typeof rate === 'string' ? parseRate(rate).periodMs : rate.periodMs;
-  return { limit: REAL_CREATE_LIMIT, periodMs };
-}
-
 async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -158,18 +152,20 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     new Random(seed * 15_485_863 + 5),
   );
   const faults = new FaultPlan(typeof options.faults === 'string' ? parseFaults(options.faults) : (options.faults ?? {}), seed);
+  const toRate = (rate: NonNullable<SimulatorOptions['rate']>) => (typeof rate === 'string' ? parseRate(rate) : rate);
   const toWindow = (rate: SimulatorOptions['rate']) => {
     if (rate === undefined) return undefined;
-    const r = typeof rate === 'string' ? parseRate(rate) : rate;
+    const r = toRate(rate);
     return new SlidingWindow(r.limit, r.periodMs);
   };
   let window = toWindow(options.rate);
-  const createWindow = toWindow(options.createRate ?? (profile === 'real' ? realCreateRate(options.rate) : undefined));
+  const habits = profileDefaults(profile, options.rate === undefined ? undefined : toRate(options.rate));
+  const createWindow = toWindow(options.createRate ?? habits.createRate);
   const routes = compileRoutes();
   const log: SimLogEntry[] = [];
   const keepLog = options.keepLog ?? true;
   const logStream: WriteStream | undefined = options.logFile ? createWriteStream(options.logFile, { flags: 'a' }) : undefined;
-  const visibleAfter = options.operationVisibleAfterMs ?? (profile === 'real' ? REAL_VISIBLE_AFTER_MS : 0);
+  const visibleAfter = options.operationVisibleAfterMs ?? habits.visibleAfterMs;
   const dropGetBodies = options.dropGetBodies ?? false;
   let seq = 0;
   let faultsWritesOnly = false;

@@ -187,6 +187,25 @@ describe('a budget shared with other clients of the key', () => {
     expect(res.stdout).toMatch(/php/);
   });
 
+  it('a run refused past --rate-limit-wait stops (exit 3): what was never accepted is skipped, and resume sends it', { timeout: 60_000 }, async () => {
+    const { sim } = await start({ sites: 4 });
+    const dir = tempDir();
+    const report = join(dir, 'r.json');
+    const env = simEnv(sim);
+    // Reads go through; every write is refused with 429, as when another client holds the budget.
+    sim.setFaults({ 429: 1 }, { writesOnly: true });
+    const res = await runCli(['run', writePlaybook(php(), dir), '--yes', '--report', report, '--rate-limit-wait', '2s'], env);
+    sim.setFaults({});
+    expect(res.code).toBe(3);
+    const stopped = readReport(report);
+    expect(stopped.stopped).toMatchObject({ kind: 'rate_limited', reason: expect.stringMatching(/another client of this API key/) as unknown });
+    expect(stopped.summary.skipped).toBe(sim.fleet.environments.size);
+    expect(res.stdout).toMatch(/steps were never accepted by the service; send them with: sitefleet resume/);
+    const resumed = await runCli(['resume', report, '--yes'], env);
+    expect(resumed.code).toBe(0);
+    expect(readReport(report).summary.succeeded + readReport(report).summary.accepted).toBe(sim.fleet.environments.size);
+  });
+
   it('doctor says when the service answers 429 to its few reads (someone else holds the budget)', { timeout: 30_000 }, async () => {
     const { sim } = await start({ sites: 2, rate: '20/s' });
     const stop = hog(sim);
