@@ -1,6 +1,7 @@
 import type { EndpointName } from '../api/endpoints.js';
 import type { InputProblem } from '../errors.js';
 import type { Environment, Inventory } from '../inventory/inventory.js';
+import type { PlaybookFiles } from '../util/input-file.js';
 
 /** What a step acts on; recorded in the plan and the report. */
 export interface Target {
@@ -65,14 +66,14 @@ export interface Action<W extends object = WithBlock> {
   /** Fields of `with` that hold secrets: they must be `${ENV_VAR}` references and are resolved only when sent. */
   secretFields?: string[];
   /** Checks a schema cannot express; `path` is relative to the `with` block. */
-  check?(withBlock: W, baseDir: string): InputProblem[];
+  check?(withBlock: W, files: PlaybookFiles): InputProblem[];
   /**
    * Values the spec allows but public evidence of the real service does not (warnings; `validate
    * --strict` makes them errors). `path` is relative to the `with` block.
    */
   advise?(withBlock: W): InputProblem[];
   /** Loads what the check referenced (e.g. an IP list file) into the block; runs after `check` passed. */
-  prepare?(withBlock: W, baseDir: string): W;
+  prepare?(withBlock: W, files: PlaybookFiles): W;
   expandEnvironment?(env: Environment, ctx: ExpandContext<W>): Expansion[];
   expandDomain?(domain: { id: string; name: string; uses_provider_dns: boolean }, env: Environment, ctx: ExpandContext<W>): Expansion[];
   expandOnce?(ctx: ExpandContext<W>): Expansion[];

@@ -1,7 +1,6 @@
-import { resolve } from 'node:path';
 import type { InputProblem } from '../errors.js';
 import { isDeniedIp } from '../util/ajv.js';
-import { quoteStart, readInputFile } from '../util/input-file.js';
+import type { PlaybookFiles } from '../util/input-file.js';
 import type { Action } from './action.js';
 import { field, withBlock } from './schema-parts.js';
 
@@ -11,12 +10,13 @@ const MAX_FILE_BYTES = 1 << 20;
 /** Lines reported at most: a file that is not an IP list at all needs one line to say so, not thousands. */
 const MAX_REPORTED = 5;
 
-function readIpFile(path: string): { lines: { line: number; text: string }[] } {
-  const lines = readInputFile(path, MAX_FILE_BYTES)
+function readIpFile(files: PlaybookFiles, name: string): { path: string; lines: { line: number; text: string }[] } {
+  const { path, text } = files.read(name, MAX_FILE_BYTES);
+  const lines = text
     .split(/\r?\n/)
     .map((raw, i) => ({ line: i + 1, text: raw.replace(/#.*/, '').trim() }))
     .filter((l) => l.text !== '');
-  return { lines };
+  return { path, lines };
 }
 
 type DeniedIpsWith = { ip_list?: string[]; ip_list_file?: string };
@@ -35,32 +35,32 @@ export const deniedIpsSet: Action<DeniedIpsWith> = {
     }),
     oneOf: [{ required: ['ip_list'] }, { required: ['ip_list_file'] }],
   },
-  check(w, baseDir) {
+  check(w, files) {
     if (typeof w?.ip_list_file !== 'string') return [];
-    const path = resolve(baseDir, w.ip_list_file);
-    let lines;
+    let path, lines;
     try {
-      lines = readIpFile(path).lines;
+      ({ path, lines } = readIpFile(files, w.ip_list_file));
     } catch (error) {
       return [{ path: 'ip_list_file', message: (error as Error).message }];
     }
     if (lines.length > MAX_ENTRIES) return [{ path: 'ip_list_file', message: `${path} holds ${lines.length} entries; the API takes at most ${MAX_ENTRIES}` }];
     const bad = lines.filter((l) => !isDeniedIp(l.text));
-    // Quote only the start of a line: the file may be anything (a user once pointed this at /etc/shadow).
+    // Quote nothing of the file: it may be anything (a user once pointed this at /etc/shadow), and
+    // `validate` runs on pull requests whose logs are public. The line number says where to look.
     const more = bad.length > MAX_REPORTED ? ` (and ${bad.length - MAX_REPORTED} more lines like it)` : '';
     const problems: InputProblem[] = bad.slice(0, MAX_REPORTED).map((l, i) => ({
       file: path,
       line: l.line,
       column: 1,
       path: 'ip_list_file',
-      message: `${quoteStart(l.text)} is not an IPv4 address, IPv4 with a prefix such as /32, or IPv6 address${i === MAX_REPORTED - 1 ? more : ''}`,
+      message: `line ${l.line} is not an IPv4 address, IPv4 with a prefix such as /32, or IPv6 address${i === MAX_REPORTED - 1 ? more : ''}`,
     }));
     return problems;
   },
-  prepare(w, baseDir) {
+  prepare(w, files) {
     if (typeof w.ip_list_file !== 'string') return w;
     const { ip_list_file, ...rest } = w;
-    return { ...rest, ip_list: readIpFile(resolve(baseDir, ip_list_file)).lines.map((l) => l.text) };
+    return { ...rest, ip_list: readIpFile(files, ip_list_file).lines.map((l) => l.text) };
   },
   expandEnvironment(env, ctx) {
     const ipList = [...new Set<string>(ctx.with.ip_list ?? [])];

@@ -33,6 +33,8 @@ export interface GlobalOptions {
   createRate?: string;
   /** `--rate-limit-wait DURATION`: how long one call keeps trying while the service answers 429 (default 10m). */
   rateLimitWait?: string;
+  /** `--allow-outside FILE` (repeated): files outside the playbook's folder that it may name. */
+  allowOutside?: string[];
 }
 
 /** The service's documented budget: about 120 requests a minute per company. */

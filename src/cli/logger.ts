@@ -1,4 +1,5 @@
 import { pino, type Logger } from 'pino';
+import { forTerminal } from '../util/safe-text.js';
 
 /**
  * Paths pino blanks out: the token, passwords, SSL keys, login links. Explicit paths only: sitefleet
@@ -31,7 +32,8 @@ export function humanLine(json: string): string {
   const fields = Object.entries(record)
     .filter(([k, v]) => !NOT_SHOWN.has(k) && v !== null && v !== undefined)
     .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
-  return `sitefleet: ${LEVELS[record.level as number] ?? 'log'}: ${String(record.msg)}${fields.length ? ` (${fields.join(', ')})` : ''}\n`;
+  // The record holds service text (names, messages): the line follows the terminal rule.
+  return `sitefleet: ${LEVELS[record.level as number] ?? 'log'}: ${forTerminal(`${String(record.msg)}${fields.length ? ` (${fields.join(', ')})` : ''}`)}\n`;
 }
 
 /** JSON lines to `file`, or to stderr (short human lines when stderr is a terminal). */

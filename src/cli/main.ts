@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { AuthenticationError, CoordinationError, InvalidInputError, RequestValidationError, SitefleetError, UsageError, formatProblem } from '../errors.js';
+import { forTerminal } from '../util/safe-text.js';
 import { LockedError } from '../run/lock.js';
 import { registerBackups } from './commands/backups.js';
 import { registerDemo } from './commands/demo.js';
@@ -47,6 +48,11 @@ export function buildProgram(): Command {
         'silent',
       ]),
     )
+    .option(
+      '--allow-outside <file>',
+      "a file outside the playbook's folder the playbook may name (e.g. ip_list_file); repeat for more",
+      (file: string, files: string[] = []) => [...files, file],
+    )
     .option('--log-file <file>', 'write JSON log lines to FILE instead of stderr')
     .option('-q, --quiet', 'print nothing but errors')
     .addOption(new Option('--state-dir <dir>', 'where run locks live (default: ~/.cache/sitefleet)').env('SITEFLEET_STATE_DIR'))
@@ -82,31 +88,31 @@ export function reportError(error: unknown, stderr: NodeJS.WritableStream = proc
     return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help' ? EXIT.ok : EXIT.invalid;
   }
   if (error instanceof InvalidInputError) {
-    for (const p of error.problems) stderr.write(`${formatProblem(p)}\n`);
+    for (const p of error.problems) stderr.write(`${forTerminal(formatProblem(p))}\n`);
     stderr.write(`${error.problems.length} problem${error.problems.length === 1 ? '' : 's'}; nothing was sent\n`);
     return EXIT.invalid;
   }
   if (error instanceof UsageError || error instanceof RequestValidationError) {
-    stderr.write(`sitefleet: ${error.message}\n`);
+    stderr.write(`sitefleet: ${forTerminal(error.message)}\n`);
     return EXIT.invalid;
   }
   if (error instanceof LockedError) {
-    stderr.write(`sitefleet: ${error.message}\n`);
+    stderr.write(`sitefleet: ${forTerminal(error.message)}\n`);
     return EXIT.locked;
   }
   if (error instanceof AuthenticationError) {
-    stderr.write(`sitefleet: ${error.message}\nCheck the API token (SITEFLEET_TOKEN or --token-file) and the base URL. Nothing was changed.\n`);
+    stderr.write(`sitefleet: ${forTerminal(error.message)}\nCheck the API token (SITEFLEET_TOKEN or --token-file) and the base URL. Nothing was changed.\n`);
     return EXIT.stopped;
   }
   if (error instanceof CoordinationError) {
-    stderr.write(`sitefleet: ${error.message}\n`);
+    stderr.write(`sitefleet: ${forTerminal(error.message)}\n`);
     return EXIT.stopped;
   }
   if (error instanceof SitefleetError) {
-    stderr.write(`sitefleet: ${error.message}\n`);
+    stderr.write(`sitefleet: ${forTerminal(error.message)}\n`);
     return EXIT.someFailed;
   }
-  stderr.write(`sitefleet: unexpected error: ${(error as Error)?.stack ?? String(error)}\n`);
+  stderr.write(`sitefleet: unexpected error: ${((error as Error)?.stack ?? String(error)).split('\n').map(forTerminal).join('\n')}\n`);
   return EXIT.someFailed;
 }
 

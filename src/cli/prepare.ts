@@ -1,4 +1,4 @@
-import { formatProblem, InvalidInputError } from '../errors.js';
+import { InvalidInputError } from '../errors.js';
 import type { Inventory } from '../inventory/inventory.js';
 import { inventoryReader, readBackups, readDomains, readInventory } from '../inventory/read.js';
 import { attachSiteIds, loadSitesFile } from '../inventory/sites.js';
@@ -7,6 +7,7 @@ import type { Playbook } from '../playbook/types.js';
 import { backupReadsNeeded, buildPlan, domainReadsNeeded, type Plan } from '../plan/plan.js';
 import { createRuntime, type GlobalOptions, type Runtime } from './context.js';
 import { openCoordination } from '../coord/open.js';
+import { warningLine } from './render.js';
 import type { Coordination } from '../coord/types.js';
 
 export function today(now = new Date()): string {
@@ -25,8 +26,9 @@ export function loadForRun(file: string, opts: GlobalOptions): Playbook & { comp
   const playbook = loadPlaybook(file, {
     requireEnv: true,
     company: opts.company,
+    allowOutside: opts.allowOutside,
     onWarning: (warnings) => {
-      if (!opts.quiet) for (const w of warnings) process.stderr.write(`${formatProblem({ ...w, message: `warning: ${w.message}` })}\n`);
+      if (!opts.quiet) for (const w of warnings) process.stderr.write(`${warningLine(w)}\n`);
     },
   });
   if (!playbook.company) {

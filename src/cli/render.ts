@@ -1,20 +1,42 @@
-import { continueCommand } from '../report/ci-formats.js';
+import { continueCommand, targetLabel } from '../report/ci-formats.js';
 import { styleText } from 'node:util';
+import { formatProblem, type InputProblem } from '../errors.js';
 import type { Inventory } from '../inventory/inventory.js';
 import type { Plan } from '../plan/plan.js';
 import type { Report } from '../report/report.js';
+import { clip, forCsv, forTerminal, jsonText, MESSAGE_WIDTH, NAME_WIDTH } from '../util/safe-text.js';
 
 type Colour = 'green' | 'red' | 'yellow' | 'cyan' | 'dim' | 'bold';
 
-/** Colour only for a terminal that wants it (NO_COLOR and pipes get plain text). */
+/**
+ * Colour only for a terminal that wants it (NO_COLOR and pipes get plain text). The text is made
+ * safe first, so the only escape sequences in the line are the tool's own.
+ */
 export function paint(colour: Colour, text: string, stream: NodeJS.WriteStream = process.stdout): string {
-  if (!stream.isTTY || process.env.NO_COLOR !== undefined) return text;
-  return styleText(colour, text);
+  const safe = forTerminal(text);
+  if (!stream.isTTY || process.env.NO_COLOR !== undefined) return safe;
+  // This stream was asked already; styleText would ask process.stdout, whichever stream we write to.
+  return styleText(colour, safe, { validateStream: false });
 }
 
-/** Left-aligned columns, numbers right-aligned. */
+/** A name in a line of text: safe, and clipped as a table cell is. */
+function cell(text: string): string {
+  return clip(forTerminal(text), NAME_WIDTH);
+}
+
+/** What the service said, in a line of text: safe, and clipped (the report holds all of it). */
+function said(text: string): string {
+  return clip(forTerminal(text), MESSAGE_WIDTH);
+}
+
+/** A located warning (a problem that does not stop the command) as one safe line. */
+export function warningLine(p: InputProblem): string {
+  return forTerminal(formatProblem({ ...p, message: `warning: ${p.message}` }));
+}
+
+/** Left-aligned columns, numbers right-aligned; every cell made safe for the terminal and clipped. */
 export function table(header: string[], rows: (string | number)[][]): string {
-  const cells = [header, ...rows.map((r) => r.map(String))];
+  const cells = [header, ...rows.map((r) => r.map((cell) => clip(forTerminal(String(cell)), NAME_WIDTH)))];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
   return cells
     .map((row, ri) =>
@@ -29,7 +51,9 @@ export function table(header: string[], rows: (string | number)[][]): string {
 export function renderPlan(plan: Plan, verbose: boolean): string {
   const lines: string[] = [];
   lines.push(
-    `${plan.name} (${plan.playbook}): company ${plan.company}, ${plan.inventory.environments} environments, ${plan.inventory.themes} themes in the listing`,
+    forTerminal(
+      `${plan.name} (${plan.playbook}): company ${plan.company}, ${plan.inventory.environments} environments, ${plan.inventory.themes} themes in the listing`,
+    ),
   );
   lines.push('');
   lines.push(
@@ -54,11 +78,16 @@ export function renderPlan(plan: Plan, verbose: boolean): string {
   if (verbose) {
     lines.push('');
     for (const s of plan.steps) {
-      lines.push(`${s.method} ${s.path}${s.body === undefined ? '' : ` ${JSON.stringify(s.body)}`}${s.note ? paint('dim', `  # ${s.note}`) : ''}`);
+      lines.push(
+        `${forTerminal(`${s.method} ${s.path}${s.body === undefined ? '' : ` ${JSON.stringify(s.body)}`}`)}${s.note ? paint('dim', `  # ${s.note}`) : ''}`,
+      );
     }
     for (const s of plan.skipped)
       lines.push(
-        paint('dim', `skip ${s.target.site ?? ''}/${s.target.environment ?? ''}${s.target.domain ? ` ${s.target.domain}` : ''} (${s.task}): ${s.reason}`),
+        paint(
+          'dim',
+          `skip ${cell(`${s.target.site ?? ''}/${s.target.environment ?? ''}${s.target.domain ? ` ${s.target.domain}` : ''}`)} (${s.task}): ${said(s.reason)}`,
+        ),
       );
   }
   return lines.join('\n');
@@ -76,8 +105,7 @@ export function renderSummary(report: Report, reportPath: string): string {
   lines.push(table(['task', 'targets', 'ok', 'failed', 'unknown', 'skipped', 'planned'], rows));
   const problems = report.results.filter((r) => r.status === 'failed' || r.status === 'unknown');
   for (const r of problems.slice(0, 10)) {
-    const where = r.target.domain ?? (r.target.site ? `${r.target.site}/${r.target.environment}` : (r.target.site_id ?? r.target.company ?? ''));
-    lines.push(paint(r.status === 'failed' ? 'red' : 'yellow', `${r.status} ${where} (${r.task}): ${r.reason ?? r.error ?? ''}`));
+    lines.push(paint(r.status === 'failed' ? 'red' : 'yellow', `${r.status} ${cell(targetLabel(r))} (${r.task}): ${said(r.reason ?? r.error ?? '')}`));
   }
   if (problems.length > 10) lines.push(`… and ${problems.length - 10} more in the report`);
   if (report.stopped) lines.push(paint('red', `run stopped: ${report.stopped.reason}`));
@@ -96,7 +124,7 @@ export function renderSummary(report: Report, reportPath: string): string {
 export function renderInventory(inventory: Inventory, format: 'table' | 'json' | 'csv'): string {
   // A site id column once a sites map is given (the listing has none).
   const withSiteIds = inventory.environments.some((e) => e.site_id !== undefined);
-  if (format === 'json') return JSON.stringify(inventory, null, 2);
+  if (format === 'json') return jsonText(inventory, 2);
   const rows = inventory.environments.flatMap((env) =>
     env.themes.map((t) => [
       env.site,
@@ -123,13 +151,9 @@ export function renderInventory(inventory: Inventory, format: 'table' | 'json' |
     'update_vulnerable',
     'version_vulnerable',
   ];
-  if (format === 'csv') return [header, ...rows].map((r) => r.map(csvCell).join(',')).join('\n');
+  if (format === 'csv') return [header, ...rows].map((r) => r.map(forCsv).join(',')).join('\n');
   const updates = inventory.environments.reduce((n, e) => n + e.themes.filter((t) => t.update_available).length, 0);
   return `${table(header, rows)}\n\n${inventory.environments.length} environments, ${rows.length} installed themes, ${updates} updates available`;
-}
-
-export function csvCell(value: string): string {
-  return /[",\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }
 
 /** A path as a shell would need it typed: bare when it is plain, else in single quotes. */

@@ -1,3 +1,4 @@
+import { forTerminal, jsonText } from '../util/safe-text.js';
 import type { Plan } from '../plan/plan.js';
 import type { Playbook } from '../playbook/types.js';
 import { buildReport, exitCodeOf, writeJsonAtomic, type Report } from '../report/report.js';
@@ -60,7 +61,7 @@ export async function withRunLock<T>(
       process.stderr.write(
         `sitefleet: warning: lock: playbook without --coordination: runs of other playbooks for this company may go at the same time, and each learns the rate limit from 429s on its own\n`,
       );
-    const lock = await coordination.lock(scope, { command, wait: waitLock, onNote: (text) => process.stderr.write(`sitefleet: ${text}\n`) });
+    const lock = await coordination.lock(scope, { command, wait: waitLock, onNote: (text) => process.stderr.write(`sitefleet: ${forTerminal(text)}\n`) });
     try {
       return await work(coordination);
     } finally {
@@ -94,7 +95,7 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
     changed = false;
     writing = true;
     const t0 = performance.now();
-    const text = JSON.stringify(snapshot());
+    const text = jsonText(snapshot());
     const ms = performance.now() - t0;
     snapshots.count++;
     snapshots.totalMs += ms;

@@ -37,8 +37,9 @@ function fromYaml(file: string, text: string): Record<string, string> {
     if (!isUuid(value))
       problems.push({
         ...at(pair.value && isScalar(pair.value) ? (pair.value.range?.[0] ?? 0) : 0),
-        path: key,
-        message: `${JSON.stringify(value.slice(0, 40))} is not a site id (UUID)`,
+        // Nothing of the file is quoted, not even the key: the user may have pointed at any file.
+        path: '',
+        message: 'a sites file maps a site name to a site id (UUID), and this value is not one',
       });
     else sites[key] = value;
   }

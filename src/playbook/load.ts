@@ -5,7 +5,7 @@ import { ACTIONS } from '../actions/index.js';
 import { InvalidInputError, type InputProblem } from '../errors.js';
 import { ajvProblems, createAjv } from '../util/ajv.js';
 import { offlineBodyProblems } from '../plan/offline-check.js';
-import { readInputFile } from '../util/input-file.js';
+import { PlaybookFiles, readInputFile } from '../util/input-file.js';
 import { parseRate } from '../util/rate.js';
 import { isUuid } from '../util/uuid.js';
 import { playbookSchema } from './schema.js';
@@ -24,6 +24,8 @@ export interface LoadOptions {
   onWarning?(warnings: InputProblem[]): void;
   /** `--company`: overrides the playbook's company. */
   company?: string;
+  /** `--allow-outside FILE`: files outside the playbook's folder it may name (besides `settings.allowed_files`). */
+  allowOutside?: string[];
 }
 
 /** Reads, parses and validates a playbook file. Throws InvalidInputError listing every problem. */
@@ -79,7 +81,7 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
   const warnings: InputProblem[] = [];
   const unset = (path: string, name: string) => (options.requireEnv ? problems : warnings).push({ path, message: `environment variable ${name} is not set` });
   const env = options.env ?? process.env;
-  const baseDir = dirname(file);
+  const files = new PlaybookFiles(dirname(file), [...(options.allowOutside ?? []), ...(data.settings?.allowed_files ?? [])]);
 
   const resolveRefs = (value: unknown, path: string, secretPaths: Set<string>): unknown => {
     if (typeof value === 'string') {
@@ -154,9 +156,9 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
     const secretPaths = new Set((action.secretFields ?? []).map((f) => `${path}.with.${f}`));
     let withBlock = resolveRefs(t.with ?? {}, `${path}.with`, secretPaths) as WithBlock; // the schema checked it is an object
     problems.push(...unknownTemplates(withBlock, `${path}.with`));
-    const checked = action.check?.(withBlock, baseDir) ?? [];
+    const checked = action.check?.(withBlock, files) ?? [];
     problems.push(...checked.map((p) => ({ ...p, path: `${path}.with.${p.path}` })));
-    if (checked.length === 0 && action.prepare) withBlock = action.prepare(withBlock, baseDir);
+    if (checked.length === 0 && action.prepare) withBlock = action.prepare(withBlock, files);
     warnings.push(...(action.advise?.(withBlock) ?? []).map((p) => ({ ...p, path: `${path}.with.${p.path}` })));
     if (t.verify && action.name !== 'themes.update') problems.push({ path: `${path}.verify`, message: 'verify is offered for themes.update only' });
     const waves = t.rollout?.waves ?? [];

@@ -56,6 +56,12 @@ export function playbookSchema(): Record<string, unknown> {
             maximum: 0.9,
             description: 'share of the rate window left free for other clients of the API key (default 0)',
           },
+          allowed_files: {
+            type: 'array',
+            items: { type: 'string', pattern: '^/', description: 'an absolute path' },
+            description:
+              "files outside the playbook's folder that it may name (ip_list_file); others are refused, so a changed playbook cannot read any file the runner can",
+          },
           not_found_grace: { ...duration, description: 'how long a new operation may be unknown to the service (404) before it counts as lost (default 60s)' },
           concurrency: { type: 'integer', minimum: 1, maximum: 256 },
           max_failures: budget,

@@ -58,6 +58,8 @@ export interface PlaybookSettings {
   not_found_grace?: string;
   /** Share of the rate window left free for other clients of the key (0 to 0.9, default 0). */
   headroom?: number;
+  /** Absolute paths outside the playbook's folder that it may name (an IP list kept elsewhere). */
+  allowed_files?: string[];
 }
 
 export interface Playbook {

@@ -1,12 +1,9 @@
+import { clip, forAnnotation, forAnnotationProperty, forMarkdown, forXml, MESSAGE_WIDTH, NAME_WIDTH } from '../util/safe-text.js';
 import type { Report, ReportResult } from './report.js';
 
 /** Where a step acted, in a few words: `acme/live`, a domain, a site id, the company. */
 export function targetLabel(r: ReportResult): string {
   return r.target.domain ?? (r.target.site ? `${r.target.site}/${r.target.environment}` : (r.target.site_id ?? r.target.company ?? 'company'));
-}
-
-function xml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
 }
 
 /**
@@ -21,23 +18,25 @@ export function junitXml(report: Report): string {
     const skipped = rs.filter((r) => r.status === 'skipped').length;
     const cases = rs.map((r) => {
       const name = `${targetLabel(r)}${r.step_id ? ` (${r.step_id})` : ''}`;
-      const message = xml(r.reason ?? r.error ?? r.status);
+      const message = forXml(r.reason ?? r.error ?? r.status);
       const body =
         r.status === 'failed' || r.status === 'unknown'
-          ? `<failure type="${r.status}" message="${message}">${xml(`${r.request ? `${r.request.method} ${r.request.path}` : ''} ${r.error ?? ''}`.trim())}</failure>`
+          ? `<failure type="${r.status}" message="${message}">${forXml(`${r.request ? `${r.request.method} ${r.request.path}` : ''} ${r.error ?? ''}`.trim())}</failure>`
           : r.status === 'skipped'
             ? `<skipped message="${message}"/>`
             : '';
-      return `    <testcase classname="${xml(`${report.name}.${task}`)}" name="${xml(name)}">${body}</testcase>`;
+      return `    <testcase classname="${forXml(`${report.name}.${task}`)}" name="${forXml(name)}">${body}</testcase>`;
     });
-    return [`  <testsuite name="${xml(task)}" tests="${rs.length}" failures="${failures}" errors="0" skipped="${skipped}">`, ...cases, '  </testsuite>'].join(
-      '\n',
-    );
+    return [
+      `  <testsuite name="${forXml(task)}" tests="${rs.length}" failures="${failures}" errors="0" skipped="${skipped}">`,
+      ...cases,
+      '  </testsuite>',
+    ].join('\n');
   });
   const s = report.summary;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="${xml(`sitefleet ${report.name}`)}" tests="${s.total}" failures="${s.failed + s.unknown}" skipped="${s.skipped}">`,
+    `<testsuites name="${forXml(`sitefleet ${report.name}`)}" tests="${s.total}" failures="${s.failed + s.unknown}" skipped="${s.skipped}">`,
     ...suites,
     '</testsuites>',
     '',
@@ -47,21 +46,23 @@ export function junitXml(report: Report): string {
 /** Markdown for a CI job summary: a table per task, the failed and unknown steps, and the command that continues the work. */
 export function markdownSummary(report: Report, reportPath: string): string {
   const tasks = [...new Set(report.results.map((r) => r.task))];
-  const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-  const lines = [`### sitefleet: ${cell(report.name)}${report.mode === 'dry-run' ? ' (dry run)' : ''}`, ''];
+  const lines = [`### sitefleet: ${forMarkdown(report.name)}${report.mode === 'dry-run' ? ' (dry run)' : ''}`, ''];
   lines.push('| task | targets | ok | failed | unknown | skipped |', '| --- | ---: | ---: | ---: | ---: | ---: |');
   for (const task of tasks) {
     const rs = report.results.filter((r) => r.task === task);
     const n = (...statuses: string[]) => rs.filter((r) => statuses.includes(r.status)).length;
-    lines.push(`| ${cell(task)} | ${rs.length} | ${n('accepted', 'succeeded')} | ${n('failed')} | ${n('unknown')} | ${n('skipped')} |`);
+    lines.push(`| ${forMarkdown(task)} | ${rs.length} | ${n('accepted', 'succeeded')} | ${n('failed')} | ${n('unknown')} | ${n('skipped')} |`);
   }
   const problems = report.results.filter((r) => r.status === 'failed' || r.status === 'unknown');
   if (problems.length > 0) {
     lines.push('', `**${problems.length} failed or unknown:**`, '');
-    for (const r of problems.slice(0, 50)) lines.push(`- ${r.status} ${cell(targetLabel(r))} (${cell(r.task)}): ${cell(r.reason ?? r.error ?? '')}`);
+    for (const r of problems.slice(0, 50))
+      lines.push(
+        `- ${r.status} ${forMarkdown(clip(targetLabel(r), NAME_WIDTH))} (${forMarkdown(r.task)}): ${forMarkdown(clip(r.reason ?? r.error ?? '', MESSAGE_WIDTH))}`,
+      );
     if (problems.length > 50) lines.push(`- … and ${problems.length - 50} more in the report`);
   }
-  if (report.stopped) lines.push('', `Run stopped: ${cell(report.stopped.reason)}`);
+  if (report.stopped) lines.push('', `Run stopped: ${forMarkdown(report.stopped.reason)}`);
   const next = continueCommand(report, reportPath);
   if (next) lines.push('', `Continue with: \`${next}\``);
   lines.push('', `Report: \`${reportPath}\``, '');
@@ -78,10 +79,11 @@ export function continueCommand(report: Report, reportPath: string): string | un
 
 /** GitHub Actions workflow commands: one `::error` annotation per failed or unknown step (at most 50). */
 export function githubAnnotations(report: Report): string[] {
-  const data = (text: string) => text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
-  const property = (text: string) => data(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
   return report.results
     .filter((r) => r.status === 'failed' || r.status === 'unknown')
     .slice(0, 50)
-    .map((r) => `::error title=${property(`sitefleet ${report.name}: ${r.task}`)}::${data(`${r.status} ${targetLabel(r)}: ${r.reason ?? r.error ?? ''}`)}`);
+    .map(
+      (r) =>
+        `::error title=${forAnnotationProperty(`sitefleet ${report.name}: ${r.task}`)}::${forAnnotation(`${r.status} ${clip(targetLabel(r), NAME_WIDTH)}: ${clip(r.reason ?? r.error ?? '', MESSAGE_WIDTH)}`)}`,
+    );
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { writeFileAtomic } from '../util/atomic-write.js';
+import { jsonText } from '../util/safe-text.js';
 import type { Target } from '../actions/action.js';
 import type { Plan } from '../plan/plan.js';
 import type { ExecuteOutcome, StepResult, StepStatus } from '../run/types.js';
@@ -100,9 +101,12 @@ export function buildReport(args: {
   };
 }
 
-/** Writes JSON so that a reader never sees half a file, and a power cut never leaves an empty one (see writeFileAtomic). */
+/**
+ * Writes JSON so that a reader never sees half a file, and a power cut never leaves an empty one (see
+ * writeFileAtomic); its strings exact, and safe to `cat` (see jsonText).
+ */
 export function writeJsonAtomic(path: string, value: unknown, mode = 0o644): void {
-  writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`, mode);
+  writeFileAtomic(path, `${jsonText(value, 2)}\n`, mode);
 }
 
 /**

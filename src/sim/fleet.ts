@@ -1,4 +1,5 @@
 import type { Backup } from '../api/types.js';
+import { HOSTILE_NAMES, hostileName, type FleetNames } from './hostile-names.js';
 import { Random } from './random.js';
 
 /** The simulator's world: one company, its sites, environments, themes, domains and backups. */
@@ -54,6 +55,8 @@ export interface CatalogTheme {
 
 export interface Fleet {
   companyId: string;
+  /** `hostile`: names from the hostile corpus (see hostile-names.ts). */
+  names: FleetNames;
   apiKeys: { id: string; name: string; status: string; expires_at: string }[];
   sites: Map<string, SimSite>;
   environments: Map<string, SimEnvironment>;
@@ -65,6 +68,8 @@ export interface Fleet {
 
 export interface FleetOptions {
   seed: number;
+  /** Plain names (default), or the hostile corpus for sites, staging environments, backups and a key. */
+  names?: FleetNames;
   sites: number;
   themes: number;
   /** Backups are aged from this moment (ms since the epoch; default now), so "younger than 26 h" means something. */
@@ -127,11 +132,13 @@ export function generateFleet(options: FleetOptions): Fleet {
   // Keys as a company has them: one for automation, one about to expire, one expired, one revoked.
   const now = options.now ?? Date.now();
   const inDays = (days: number) => new Date(now + days * 24 * HOUR).toISOString().replace(/\.\d{3}Z$/, '.000Z');
+  const hostile = options.names === 'hostile';
   const fleet: Fleet = {
     companyId: rng.uuid(),
+    names: options.names ?? 'plain',
     apiKeys: [
       { id: rng.uuid(), name: 'automation', status: 'active', expires_at: inDays(400) },
-      { id: rng.uuid(), name: 'ci-deploy', status: 'active', expires_at: inDays(10) },
+      { id: rng.uuid(), name: hostile ? HOSTILE_NAMES[0]! : 'ci-deploy', status: 'active', expires_at: inDays(10) },
       { id: rng.uuid(), name: 'old-integration', status: 'expired', expires_at: inDays(-30) },
       { id: rng.uuid(), name: 'contractor', status: 'revoked', expires_at: inDays(200) },
     ],
@@ -143,10 +150,11 @@ export function generateFleet(options: FleetOptions): Fleet {
     lastUpdatedAt: EPOCH,
   };
   for (let i = 0; i < options.sites; i++) {
-    const siteName = `${SITE_PREFIXES[i % SITE_PREFIXES.length]}-${String(i + 1).padStart(3, '0')}`;
+    const plainName = `${SITE_PREFIXES[i % SITE_PREFIXES.length]}-${String(i + 1).padStart(3, '0')}`;
+    const siteName = hostile ? hostileName(i) : plainName;
     const site: SimSite = { id: rng.uuid(), displayName: siteName, region: rng.pick(REGIONS), envIds: [] };
     fleet.sites.set(site.id, site);
-    const envNames = rng.chance(0.7) ? ['live', 'staging'] : ['live'];
+    const envNames = rng.chance(0.7) ? ['live', hostile ? hostileName(i + 5) : 'staging'] : ['live'];
     for (const envName of envNames) {
       const env = newEnvironment(fleet, rng, site, envName);
       const installCount = Math.min(themeNames.length, rng.int(1, 3));
@@ -164,7 +172,8 @@ export function generateFleet(options: FleetOptions): Fleet {
         });
         first = false;
       }
-      const host = envName === 'live' ? `${siteName}.example.com` : `${envName}.${siteName}.example.com`;
+      // The service checks domain names, so these stay plain even among hostile site names.
+      const host = envName === 'live' ? `${plainName}.example.com` : `staging.${plainName}.example.com`;
       addDomain(fleet, rng.uuid(), env.id, host, rng.chance(0.6));
       // A nightly scheduled backup (one environment in eight missed last night's), a weekly system
       // one, and a manual one from some launch or other.
@@ -173,7 +182,7 @@ export function generateFleet(options: FleetOptions): Fleet {
         ['scheduled', rng.chance(0.125) ? rng.int(30, 60) * HOUR : rng.int(2, 20) * HOUR, ''],
         ['scheduled', rng.int(26, 44) * HOUR, ''],
         ['system', rng.int(2, 7) * 24 * HOUR, ''],
-        ['manual', rng.int(5, 60) * 24 * HOUR, 'before launch'],
+        ['manual', rng.int(5, 60) * 24 * HOUR, hostile ? hostileName(i + 1) : 'before launch'],
       ];
       for (const [type, age, note] of ages) {
         env.backups.push({ id: fleet.nextBackupId++, name: `${type}-${fleet.nextBackupId}`, note, type, created_at: now - age });

@@ -1,6 +1,7 @@
 import type { EndpointName } from '../api/endpoints.js';
 import type * as T from '../api/types.js';
 import { addDomain, newEnvironment, PHP_VERSIONS, REGIONS, SSH_EXPIRATION_INTERVALS, type Fleet, type SimEnvironment, type SimSite } from './fleet.js';
+import { HOSTILE_SSH } from './hostile-names.js';
 import type { Random } from './random.js';
 import { listThemes } from './theme-listing.js';
 
@@ -110,8 +111,10 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
     const e = env(ctx);
     if (e.siteId !== s.id) throw new SimHttpError(404, `Environment ${e.id} not found in site ${s.id}`);
     const n = [...ctx.fleet.sites.keys()].indexOf(s.id) + 1;
-    const host = `ssh.${s.region}.hosting.example`;
-    const port = String(2200 + (n % 700));
+    // Among hostile names, some sites' answers smuggle a directive into the host or the port.
+    const hostile = ctx.fleet.names === 'hostile';
+    const host = hostile && n % 4 === 1 ? HOSTILE_SSH.host : `ssh.${s.region}.hosting.example`;
+    const port = hostile && n % 4 === 2 ? HOSTILE_SSH.port : String(2200 + (n % 700));
     const user = `${s.displayName.replace(/[^a-z0-9]/g, '')}-${e.displayName}`;
     return ok({
       site: {

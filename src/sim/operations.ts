@@ -64,7 +64,8 @@ export class Operations {
       return op;
     }
     if (env) env.busyWith = id;
-    if (this.failShare > 0 && this.failRng?.chance(this.failShare)) op.failsWith = `${kind} failed: the service could not complete the change`;
+    if (this.failShare > 0 && this.failRng?.chance(this.failShare))
+      op.failsWith = `${kind} failed${env ? ` on ${this.fleet.sites.get(env.siteId)?.displayName}/${env.displayName}` : ''}: the service could not complete the change`;
     this.#push(op);
     if (duration <= 0) this.settle();
     return op;

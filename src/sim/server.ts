@@ -6,6 +6,7 @@ import { creates, DEFAULT_OPERATION_PATH, ENDPOINTS, type Endpoint, type Endpoin
 import { bodyProblems } from '../api/request-schemas.js';
 import { FaultPlan, parseFaults, type FaultKind, type FaultRates } from './faults.js';
 import { generateFleet, type Fleet } from './fleet.js';
+import type { FleetNames } from './hostile-names.js';
 import { HANDLERS, SimHttpError } from './handlers.js';
 import { Operations, type OperationDelay } from './operations.js';
 import { acceptedAnswer, operationAnswer, profileDefaults, syncAnswer, type SimProfile } from './profile.js';
@@ -29,6 +30,8 @@ export interface SimulatorOptions {
   sites?: number;
   themes?: number;
   seed?: number;
+  /** `hostile`: sites, staging environments, backups, a key and SSH answers named from the hostile corpus. */
+  names?: FleetNames;
   /** A sliding-window limit per token, e.g. `120/min` or `{limit: 50, periodMs: 1000}`. None by default. */
   rate?: string | { limit: number; periodMs: number };
   /** e.g. `500=0.05,reset=0.02`; see faults.ts. */
@@ -137,7 +140,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
 /** Starts the simulator of the whole hosting API on 127.0.0.1. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const seed = options.seed ?? 1;
-  const fleet = generateFleet({ seed, sites: options.sites ?? 20, themes: options.themes ?? 8 });
+  const fleet = generateFleet({ seed, sites: options.sites ?? 20, themes: options.themes ?? 8, names: options.names });
   const rng = new Random(seed * 7919 + 1);
   let token = options.token ?? `sim-${rng.uuid().replace(/-/g, '')}`;
   const started = performance.now();

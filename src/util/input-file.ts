@@ -1,4 +1,5 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from 'node:fs';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 
 /** Why an input file was not read: a sentence for the user, naming no contents. */
 export class InputFileError extends Error {
@@ -38,7 +39,52 @@ export function formatBytes(n: number): string {
   return n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : n >= 1024 ? `${Math.round(n / 1024)} KiB` : `${n} bytes`;
 }
 
-/** The first characters of a line of a user's file, for an error message: never a whole line of a file that may hold secrets. */
-export function quoteStart(text: string, chars = 24): string {
-  return JSON.stringify(text.length > chars ? `${text.slice(0, chars)}…` : text);
+/**
+ * The files a playbook may name (an IP list): inside the playbook's folder, or listed by the person
+ * who runs it (`--allow-outside FILE`, or an absolute path under `settings.allowed_files`). A pull
+ * request that points `ip_list_file` at `/etc/shadow` or `../../.ssh/id_rsa` is refused before a byte
+ * is read, and a link inside the folder to a file outside it is refused as the file it leads to.
+ */
+export class PlaybookFiles {
+  readonly #allowed: Set<string>;
+
+  constructor(
+    /** The playbook's folder: names are relative to it. */
+    readonly baseDir: string,
+    allowed: readonly string[] = [],
+  ) {
+    this.#allowed = new Set(allowed.flatMap((file) => [resolve(file), realOrSelf(resolve(file))]));
+  }
+
+  /** The absolute path of a file the playbook names, if it may be read; else InputFileError saying how to allow it. */
+  resolve(name: string): string {
+    const path = resolve(this.baseDir, name);
+    if (this.#allowed.has(path)) return path;
+    const how = `pass --allow-outside ${path} or list it under settings.allowed_files to read it`;
+    if (!inside(resolve(this.baseDir), path)) throw new InputFileError(`${name} is outside the playbook's folder: ${how}`);
+    const real = realOrSelf(path);
+    if (!this.#allowed.has(real) && !inside(realOrSelf(resolve(this.baseDir)), real))
+      throw new InputFileError(`${name} is a link to a file outside the playbook's folder: ${how}`);
+    return path;
+  }
+
+  /** Reads a file the playbook names (see `resolve` and `readInputFile`). */
+  read(name: string, maxBytes: number): { path: string; text: string } {
+    const path = this.resolve(name);
+    return { path, text: readInputFile(path, maxBytes) };
+  }
+}
+
+function inside(folder: string, path: string): boolean {
+  const rel = relative(folder, path);
+  return rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
+}
+
+/** The path with every link followed, or the path itself when it does not exist (reading it then says so). */
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI, runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
@@ -13,15 +13,34 @@ const ips = (file: string) =>
 /** Each case: a playbook (or its folder's files) that `validate` and `run` both refuse with exit 2 and one pointed line. */
 const cases: [string, (dir: string) => string, RegExp][] = [
   [
-    'an ip_list_file that is somebody’s password file: only the start of one line is quoted',
+    'an ip_list_file that is somebody’s password file: nothing of it is quoted, only the line',
     (dir) => {
       const secret = Array.from({ length: 40 }, (_, i) => `user${i}:$6$abcdefghSECRETSECRETSECRETSECRET:19000:0:99999:7:::`).join('\n');
       writeFileSync(join(dir, 'shadow'), secret);
       return ips('shadow');
     },
-    /shadow:1:1: tasks\.0\.with\.ip_list_file: "user0:\$6\$abcdefghSECRETS…" is not an IPv4/,
+    /shadow:1:1: tasks\.0\.with\.ip_list_file: line 1 is not an IPv4/,
   ],
-  ['an ip_list_file that is /dev/zero', () => ips('/dev/zero'), /ip_list_file: \/dev\/zero is not a regular file/],
+  [
+    'an ip_list_file outside the playbook’s folder',
+    () => ips('/etc/passwd'),
+    /tasks\.0\.with\.ip_list_file: \/etc\/passwd is outside the playbook's folder: pass --allow-outside \/etc\/passwd or list it under settings\.allowed_files/,
+  ],
+  [
+    'an ip_list_file reached by climbing out of the folder',
+    () => ips('../../../../../../etc/hostname'),
+    /ip_list_file: \.\.\/\.\.\/.*etc\/hostname is outside the playbook's folder/,
+  ],
+  [
+    'an ip_list_file that is a link inside the folder to a file outside it',
+    (dir) => (symlinkSync('/etc/passwd', join(dir, 'ips.txt')), ips('ips.txt')),
+    /ip_list_file: ips\.txt is a link to a file outside the playbook's folder/,
+  ],
+  [
+    'an ip_list_file that is /dev/zero, allowed by the playbook',
+    () => `${ips('/dev/zero')}settings: { allowed_files: [/dev/zero] }\n`,
+    /ip_list_file: \/dev\/zero is not a regular file/,
+  ],
   [
     'an ip_list_file with more entries than the API takes',
     (dir) => (writeFileSync(join(dir, 'many'), Array.from({ length: 10_001 }, (_, i) => `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`).join('\n')), ips('many')),
@@ -75,6 +94,32 @@ describe('hostile and careless input: exit 2, one pointed line, nothing sent', (
       expect(result.stderr).not.toMatch(/SECRETSECRETSECRETSECRET|at .*\.js:\d+/);
     }
     expect(sim.log).toEqual([]);
+  });
+
+  it('a file outside the folder is read when --allow-outside or settings.allowed_files names it, and still nothing of it is quoted', async () => {
+    const { sim } = await start({ sites: 2 });
+    const outside = tempDir();
+    const list = join(outside, 'deny.txt');
+    writeFileSync(list, '203.0.113.7\n# a comment\n198.51.100.0/24\n');
+    const dir = tempDir();
+    const file = writePlaybook(ips(list), dir);
+    const refused = await runCli(['validate', file]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`pass --allow-outside ${list}`);
+    const allowed = await runCli(['--allow-outside', list, 'validate', file]);
+    expect(allowed.code, allowed.stderr).toBe(0);
+    const run = await runCli(['run', file, '--yes', '--allow-outside', list, '--report', join(dir, 'r.json')], simEnv(sim));
+    expect(run.code, run.stderr).toBe(0);
+    expect(sim.log.filter((e) => e.method === 'PUT').map((e) => e.body)).toContainEqual(
+      expect.objectContaining({ ip_list: ['203.0.113.7', '198.51.100.0/24'] }),
+    );
+
+    writeFileSync(list, 'ghp_SECRETTOKENSECRETTOKEN\n');
+    const listed = writePlaybook(`${ips(list)}settings: { allowed_files: [${JSON.stringify(list)}] }\n`, dir, 'listed.yaml');
+    const bad = await runCli(['validate', listed]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/deny\.txt:1:1: tasks\.0\.with\.ip_list_file: line 1 is not an IPv4/);
+    expect(bad.stderr).not.toContain('ghp_');
   });
 
   it('a playbook over a megabyte, and a FIFO, are refused without reading them', async () => {

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { HOSTILE_NAMES } from '../../src/sim/hostile-names.js';
 import { CLI } from '../helpers/cli.js';
 
 describe('sitefleet sim', () => {
@@ -20,6 +21,20 @@ describe('sitefleet sim', () => {
         statuses.push(res.statusCode);
       }
       expect(statuses).toEqual([200, 200, 429]);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+  });
+
+  it('--names hostile serves the hostile corpus, exactly, through the theme listing', async () => {
+    const child = spawn(process.execPath, [CLI, 'sim', '--size', '3', '--names', 'hostile', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
+      const info = JSON.parse(line) as { base_url: string; token: string; company_id: string };
+      const res = await request(`${info.base_url}/v2/company/${info.company_id}/api-keys`, { headers: { authorization: `Bearer ${info.token}` } });
+      // The key's name is the first of the corpus, escape sequences and all, as JSON writes it.
+      expect(await res.body.text()).toContain(JSON.stringify(HOSTILE_NAMES[0]).slice(1, -1));
     } finally {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));

@@ -125,7 +125,7 @@ describe('playbook validation names file, line, column and field', () => {
     const result = await runCli(['validate', file]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(
-      `${dir}/ips.txt:4:1: tasks.0.with.ip_list_file: "10.0.0.1/40" is not an IPv4 address, IPv4 with a prefix such as /32, or IPv6 address`,
+      `${dir}/ips.txt:4:1: tasks.0.with.ip_list_file: line 4 is not an IPv4 address, IPv4 with a prefix such as /32, or IPv6 address`,
     );
   });
 

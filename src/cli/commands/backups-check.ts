@@ -5,7 +5,8 @@ import { inventoryReader, readBackups, readInventory } from '../../inventory/rea
 import { matches } from '../../plan/select.js';
 import { openRuntime, type GlobalOptions } from '../context.js';
 import { formatDuration, Progress } from '../progress.js';
-import { csvCell, table } from '../render.js';
+import { table } from '../render.js';
+import { clip, forCsv, forTerminal, jsonText, NAME_WIDTH } from '../../util/safe-text.js';
 import { selectorFrom } from '../selector-flags.js';
 import type { BackupsOptions } from './backups.js';
 
@@ -61,7 +62,7 @@ export async function checkBackups(globals: GlobalOptions, opts: BackupsOptions,
         ? `every one of ${rows.length} environments has a backup younger than ${opts.maxAge}\n`
         : `${stale.length} of ${rows.length} environments have no backup younger than ${opts.maxAge}: ${stale
             .slice(0, 10)
-            .map((r) => `${r.site}/${r.environment}`)
+            .map((r) => clip(forTerminal(`${r.site}/${r.environment}`), NAME_WIDTH))
             .join(', ')}${stale.length > 10 ? ', …' : ''}\n`,
     );
   }
@@ -69,13 +70,13 @@ export async function checkBackups(globals: GlobalOptions, opts: BackupsOptions,
 }
 
 function render(rows: EnvironmentBackups[], format: BackupsOptions['format']): string {
-  if (format === 'json') return JSON.stringify(rows, null, 2);
+  if (format === 'json') return jsonText(rows, 2);
   const flat = rows.flatMap((r) => {
     const types = Object.entries(r.newest);
     if (types.length === 0) return [[r.site, r.environment, r.env_id, '(none)', '', '', r.fresh ? 'yes' : 'NO']];
     return types.map(([type, b]) => [r.site, r.environment, r.env_id, type, b.created_at, formatDuration(b.age_s), r.fresh ? 'yes' : 'NO']);
   });
   const header = ['site', 'environment', 'env_id', 'type', 'newest', 'age', 'fresh'];
-  if (format === 'csv') return [header, ...flat].map((row) => row.map(csvCell).join(',')).join('\n');
+  if (format === 'csv') return [header, ...flat].map((row) => row.map(forCsv).join(',')).join('\n');
   return table(header, flat);
 }

@@ -7,6 +7,7 @@ import { describeExpiring, keyFindings } from '../../run/api-keys.js';
 import { defaultStateDir } from '../../run/lock.js';
 import { openRuntime, readToken, type GlobalOptions, type Runtime } from '../context.js';
 import type { DoctorOptions } from './doctor.js';
+import { forTerminal, jsonText } from '../../util/safe-text.js';
 
 export interface Check {
   check: string;
@@ -118,8 +119,8 @@ export async function runDoctor(globals: GlobalOptions, opts: DoctorOptions, war
       }
     }
   }
-  if (opts.format === 'json') process.stdout.write(`${JSON.stringify(checks, null, 2)}\n`);
-  else for (const c of checks) process.stdout.write(`${c.status.padEnd(4)}  ${c.check.padEnd(12)}  ${c.detail}\n`);
+  if (opts.format === 'json') process.stdout.write(`${jsonText(checks, 2)}\n`);
+  else for (const c of checks) process.stdout.write(`${c.status.padEnd(4)}  ${c.check.padEnd(12)}  ${forTerminal(c.detail)}\n`);
   if (checks.some((c) => c.status === 'fail')) return 3;
   return opts.strict && checks.some((c) => c.status === 'warn') ? 1 : 0;
 }

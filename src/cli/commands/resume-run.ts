@@ -3,6 +3,7 @@ import { Journal, journalPathFor, NoStartRecordError, readJournal, type JournalS
 import { planResume } from '../../run/resume.js';
 import { confirmWrites } from '../confirm.js';
 import { buildReport, exitCodeOf, writeJsonAtomic } from '../../report/report.js';
+import { forTerminal } from '../../util/safe-text.js';
 import { renderSummary } from '../render.js';
 import { runSession, warnIfUncoordinated, withRunLock } from '../session.js';
 import { lockScopeOf } from '../../run/lock.js';
@@ -49,7 +50,7 @@ async function resume(reportPath: string, state: JournalState, globals: GlobalOp
     ].join('\n'),
   );
   for (const step of todo.leftUnknown.slice(0, 10))
-    out(`    unknown: ${step.method} ${step.path} (${step.task}, ${step.target.site ?? ''}/${step.target.environment ?? ''})`);
+    out(`    unknown: ${forTerminal(`${step.method} ${step.path} (${step.task}, ${step.target.site ?? ''}/${step.target.environment ?? ''})`)}`);
   const work = todo.neverSent.length + todo.resend.length + todo.toPoll.length;
   if (work === 0) {
     // Nothing to send or poll: say so, bring the report up to date with the journal, send nothing.

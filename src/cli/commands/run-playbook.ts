@@ -17,6 +17,7 @@ import type { Coordination } from '../../coord/types.js';
 import { lockScopeOf } from '../../run/lock.js';
 
 import { defaultReportPath, type RunOptions } from './run-options.js';
+import { forTerminal } from '../../util/safe-text.js';
 
 /**
  * Lock, plan, confirm, execute with a journal, report: the whole `run` command, also used by `demo`.
@@ -54,7 +55,8 @@ async function warnOfExpiringKeys(runtime: Runtime, company: string): Promise<vo
   try {
     const { api_keys } = await runtime.caller.read<{ api_keys: ApiKey[] }>('listApiKeys', { id: company });
     const findings = keyFindings(api_keys, Date.now(), PREFLIGHT_WARN_MS);
-    if (findings.expiring.length) process.stderr.write(`sitefleet: warning: API key ${describeExpiring(findings)}; renew it before it stops scheduled runs\n`);
+    if (findings.expiring.length)
+      process.stderr.write(`sitefleet: warning: API key ${forTerminal(describeExpiring(findings))}; renew it before it stops scheduled runs\n`);
   } catch (error) {
     runtime.logger.debug({ err: (error as Error).message }, 'could not read the API keys for the pre-flight check');
   }

@@ -1,9 +1,11 @@
 import { Option, type Command } from 'commander';
+import { FLEET_NAMES, type FleetNames } from '../../sim/hostile-names.js';
 import { SIM_PROFILES, type SimProfile } from '../../sim/profile.js';
 import { intOption, rangeOption, shareOption } from '../parse.js';
 
 interface SimOptions {
   profile: SimProfile;
+  names: FleetNames;
   createRate?: string;
   failOperations: number;
   port: number;
@@ -30,6 +32,11 @@ export function registerSim(program: Command): void {
       new Option('--profile <name>', 'where the spec is silent, answer as the spec suggests or as the real service does (see the README)')
         .choices([...SIM_PROFILES])
         .default('spec'),
+    )
+    .addOption(
+      new Option('--names <kind>', '`hostile`: names that hold terminal escapes, formulas, line breaks and the like (see the README)')
+        .choices([...FLEET_NAMES])
+        .default('plain'),
     )
     .option('--create-rate <N/period>', 'a separate limit on creating calls (default: none; with --profile real, 5 per period of --rate)')
     .option('--fail-operations <share>', 'share of operations that fail at their end, from 0 to 1', shareOption('--fail-operations'), 0)
@@ -68,6 +75,7 @@ export function registerSim(program: Command): void {
       if (opts.faults) parseFaults(opts.faults);
       const sim = await startSimulator({
         profile: opts.profile,
+        names: opts.names,
         createRate: opts.createRate,
         failOperations: opts.failOperations,
         port: opts.port,

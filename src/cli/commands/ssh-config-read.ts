@@ -7,21 +7,58 @@ import { matches } from '../../plan/select.js';
 import { openRuntime, type GlobalOptions } from '../context.js';
 import { selectorFrom } from '../selector-flags.js';
 import type { SshConfigOptions } from './ssh-config.js';
+import { clip, forTerminal, jsonText, sshToken, NAME_WIDTH } from '../../util/safe-text.js';
 
-/** `Host acme-shop-live`: a name ssh takes, from the site and environment names. */
+/**
+ * `Host acme-shop-live`: a name ssh takes, from the site and environment names. It never starts with
+ * a dash (`ssh -x…` would be an option) or a dot.
+ */
 export function hostAlias(env: Pick<Environment, 'site' | 'name'>): string {
-  return `${env.site}-${env.name}`.replace(/[^A-Za-z0-9._-]+/g, '-');
+  return `${env.site}-${env.name}`.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+/, '') || 'environment';
 }
 
-/** One OpenSSH client config block, from the fields the service answers (`host`, `port`, `user`, with their nested twins as fallback). */
-export function sshBlock(env: Pick<Environment, 'site' | 'name'>, c: SshConfig): string {
-  const host = c.host || c.site?.environment?.activeContainer?.loadBalancer?.extIP;
-  const port = c.port || c.site?.environment?.activeContainer?.lxdSshPort;
-  const user = c.user || c.site?.usr;
-  return [`Host ${hostAlias(env)}`, `  HostName ${host}`, `  Port ${port}`, `  User ${user}`, ''].join('\n');
+/**
+ * One OpenSSH client config block, from the fields the service answers (`host`, `port`, `user`, with
+ * their nested twins as fallback), or why it is not written: every value must be a plain token.
+ */
+export function sshBlock(env: Pick<Environment, 'site' | 'name'>, c: SshConfig): { block: string } | { refused: string } {
+  const fields = [
+    sshToken('HostName', c.host || c.site?.environment?.activeContainer?.loadBalancer?.extIP),
+    sshToken('Port', c.port || c.site?.environment?.activeContainer?.lxdSshPort),
+    sshToken('User', c.user || c.site?.usr),
+  ];
+  const refused = fields.flatMap((f) => ('refused' in f ? [f.refused] : []));
+  if (refused.length) return { refused: refused.join('; ') };
+  const [host, port, user] = fields.map((f) => ('value' in f ? f.value : ''));
+  return { block: [`Host ${hostAlias(env)}`, `  HostName ${host}`, `  Port ${port}`, `  User ${user}`, ''].join('\n') };
 }
 
-export async function printSshConfig(globals: GlobalOptions, opts: SshConfigOptions): Promise<void> {
+/**
+ * The blocks of a config, and a warning for each environment left out: a field that is not a plain
+ * token, or a Host alias another environment has already (ssh takes the first match, so the second
+ * would connect to the first one's server).
+ */
+export function sshConfig(configs: { env: Pick<Environment, 'site' | 'name'>; config: SshConfig }[]): { blocks: string[]; warnings: string[] } {
+  const blocks: string[] = [];
+  const warnings: string[] = [];
+  const aliases = new Map<string, string>();
+  for (const { env, config } of configs) {
+    const where = clip(forTerminal(`${env.site}/${env.name}`), NAME_WIDTH);
+    const alias = hostAlias(env);
+    const made = sshBlock(env, config);
+    const taken = aliases.get(alias);
+    if ('refused' in made) warnings.push(`${where}: the service's ${made.refused}; its block is left out`);
+    else if (taken !== undefined) warnings.push(`${where}: its Host alias ${alias} is ${taken}'s already; its block is left out`);
+    else {
+      aliases.set(alias, where);
+      blocks.push(made.block);
+    }
+  }
+  return { blocks, warnings };
+}
+
+/** Prints the config (or its JSON) and returns the exit code: 1 when some environment's block was left out. */
+export async function printSshConfig(globals: GlobalOptions, opts: SshConfigOptions): Promise<number> {
   if (!globals.company) throw new InvalidInputError([{ path: 'company', message: 'no company: set SITEFLEET_COMPANY or pass --company' }]);
   if (!globals.sites)
     throw new UsageError('ssh-config needs site ids, which the theme listing does not carry: pass --sites FILE (YAML or CSV of site name, site id)');
@@ -41,18 +78,16 @@ export async function printSshConfig(globals: GlobalOptions, opts: SshConfigOpti
       selected.map(async (env) => ({ env, config: await runtime.caller.read<SshConfig>('getSshConfig', { site_id: env.site_id!, env_id: env.id }) })),
     );
     if (opts.format === 'json') {
-      process.stdout.write(
-        `${JSON.stringify(
-          configs.map(({ env, config }) => ({ site: env.site, environment: env.name, env_id: env.id, site_id: env.site_id, config })),
-          null,
-          2,
-        )}\n`,
-      );
-    } else {
-      process.stdout.write(
-        `# sitefleet ssh-config: ${configs.length} environments of company ${globals.company}\n\n${configs.map(({ env, config }) => sshBlock(env, config)).join('\n')}`,
-      );
+      const raw = configs.map(({ env, config }) => ({ site: env.site, environment: env.name, env_id: env.id, site_id: env.site_id, config }));
+      process.stdout.write(`${jsonText(raw, 2)}\n`);
+      return 0;
     }
+    const { blocks, warnings } = sshConfig(configs);
+    process.stdout.write(`# sitefleet ssh-config: ${blocks.length} environments of company ${forTerminal(globals.company)}\n\n${blocks.join('\n')}`);
+    for (const w of warnings) process.stderr.write(`sitefleet: warning: ${w}\n`);
+    if (warnings.length)
+      process.stderr.write(`sitefleet: ${warnings.length} of ${configs.length} environments left out of the config; the rest is safe to use\n`);
+    return warnings.length ? 1 : 0;
   } finally {
     await runtime.close();
   }

@@ -16,6 +16,6 @@ export function registerSshConfig(program: Command): void {
     .addHelpText('after', '\nExample:\n  sitefleet ssh-config --sites sites.csv --environment live > ~/.ssh/config.d/fleet\n')
     .action(async (opts: SshConfigOptions, command: Command) => {
       const { printSshConfig } = await import('./ssh-config-read.js');
-      await printSshConfig(command.optsWithGlobals<GlobalOptions>(), opts);
+      process.exitCode = await printSshConfig(command.optsWithGlobals<GlobalOptions>(), opts);
     });
 }

@@ -4,6 +4,7 @@ import { Journal, journalPathFor, readJournal } from '../../run/journal.js';
 import { lockScopeOf } from '../../run/lock.js';
 import type { Coordination, LockScope } from '../../coord/types.js';
 import { DEFAULT_TRACKING, Watcher, type Tracked } from '../../run/watcher.js';
+import { forTerminal } from '../../util/safe-text.js';
 import { createRuntime, type GlobalOptions } from '../context.js';
 import { Progress } from '../progress.js';
 import { renderSummary } from '../render.js';
@@ -73,7 +74,7 @@ export async function checkOperations(reportPath: string, report: Report, waitMs
     process.stdout.write(`${renderSummary(report, reportPath)}\n${next}`);
   }
   if (coordination.lost.aborted) {
-    process.stderr.write(`sitefleet: ${(coordination.lost.reason as Error).message}\n`);
+    process.stderr.write(`sitefleet: ${forTerminal((coordination.lost.reason as Error).message)}\n`);
     return 3;
   }
   return interrupted ? 130 : exitCodeOf(report);

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { formatProblem, InvalidInputError, type InputProblem } from '../../errors.js';
+import { InvalidInputError, type InputProblem } from '../../errors.js';
 import type { GlobalOptions } from '../context.js';
 
 export function registerValidate(program: Command): void {
@@ -14,14 +14,14 @@ export function registerValidate(program: Command): void {
     .option('--strict', 'treat warnings (such as an unset ${VAR}) as errors')
     .action(async (files: string[], local: { strict?: boolean }, command: Command) => {
       const opts = command.optsWithGlobals<GlobalOptions>();
-      const { loadPlaybook } = await import('../../playbook/load.js');
+      const [{ loadPlaybook }, { warningLine }] = await Promise.all([import('../../playbook/load.js'), import('../render.js')]);
       const problems: InputProblem[] = [];
       for (const file of files) {
         try {
           let warned: InputProblem[] = [];
-          loadPlaybook(file, { company: opts.company, onWarning: (w) => (warned = w) });
+          loadPlaybook(file, { company: opts.company, allowOutside: opts.allowOutside, onWarning: (w) => (warned = w) });
           if (local.strict) problems.push(...warned);
-          else for (const w of warned) process.stderr.write(`${formatProblem({ ...w, message: `warning: ${w.message}` })}\n`);
+          else for (const w of warned) process.stderr.write(`${warningLine(w)}\n`);
           if (!opts.quiet && (!local.strict || warned.length === 0))
             process.stdout.write(`${file}: valid${warned.length ? ` (${warned.length} warnings)` : ''}\n`);
         } catch (error) {
