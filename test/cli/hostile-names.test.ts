@@ -1,10 +1,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { hostAlias, sshConfig } from '../../src/cli/commands/ssh-config-read.js';
 import { humanLine } from '../../src/cli/logger.js';
 import { paint } from '../../src/cli/render.js';
 import { parse as parseCsv } from '../../src/inventory/csv.js';
 import { HOSTILE_NAMES, HOSTILE_SSH } from '../../src/sim/hostile-names.js';
+import type { SshConfig } from '../../src/api/types.js';
 import type { Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, tempDir, writePlaybook, type CliResult } from '../helpers/cli.js';
 import { useSimulator } from '../helpers/sim.js';
@@ -161,6 +163,19 @@ describe('hostile names from the service', () => {
     expect(json.code).toBe(0);
     const raw = JSON.parse(json.stdout) as { config: { host: string } }[];
     expect(raw.map((r) => r.config.host)).toContain(HOSTILE_SSH.host);
+  });
+
+  it('ssh-config: an alias never starts with a dash, and a second environment with the same alias is left out, not shadowed', () => {
+    expect(hostAlias({ site: '\u001b[31m', name: 'live' })).toBe('31m-live');
+    expect(hostAlias({ site: '--', name: '!' })).toBe('environment');
+    // The answer's top-level fields only: the nested twins are the fallback when these are missing.
+    const config = { host: 'ssh.example', port: '2222', user: 'u1' } as SshConfig;
+    const { blocks, warnings } = sshConfig([
+      { env: { site: 'a b', name: 'live' }, config },
+      { env: { site: 'a', name: 'b-live' }, config: { ...config, user: 'u2' } },
+    ]);
+    expect(blocks).toEqual(['Host a-b-live\n  HostName ssh.example\n  Port 2222\n  User u1\n']);
+    expect(warnings).toEqual(["a/b-live: its Host alias a-b-live is a b/live's already; its block is left out"]);
   });
 
   it('doctor: a key with a hostile name is named safely; its JSON keeps the name', async () => {
