@@ -1,9 +1,19 @@
 /**
- * One base class, one subclass per thing that can go wrong. The CLI maps each to an exit code and one
- * readable line; the runner maps each to a retry decision. Messages never contain the API token.
+ * One base class, one subclass per thing that can go wrong. Each carries the exit code the CLI ends
+ * with when it stops a command, and the CLI prints one readable line; the runner maps each to a retry
+ * decision. Messages never contain the API token.
  */
+
+/** Exit codes, as the README documents them. */
+export const EXIT = { ok: 0, someFailed: 1, invalid: 2, stopped: 3, locked: 4, interrupted: 130 } as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
 export class SitefleetError extends Error {
   override name = 'SitefleetError';
+  /** The exit code when this error ends a command: 1 unless a subclass says otherwise. */
+  readonly exitCode: ExitCode = EXIT.someFailed;
+  /** A line after the message that says what to do, when there is one. */
+  readonly advice: string | undefined = undefined;
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
   }
@@ -12,6 +22,7 @@ export class SitefleetError extends Error {
 /** A usage problem: exit code 2, one line. */
 export class UsageError extends SitefleetError {
   override name = 'UsageError';
+  override readonly exitCode = EXIT.invalid;
 }
 
 /** One problem in user input, located as precisely as we can. */
@@ -32,6 +43,7 @@ export function formatProblem(p: InputProblem): string {
 /** A playbook (or any user input) that cannot be used. Exit code 2. Nothing was sent. */
 export class InvalidInputError extends SitefleetError {
   override name = 'InvalidInputError';
+  override readonly exitCode = EXIT.invalid;
   constructor(readonly problems: InputProblem[]) {
     super(problems.map(formatProblem).join('\n'));
   }
@@ -40,6 +52,7 @@ export class InvalidInputError extends SitefleetError {
 /** A request body that breaks the API's rules; raised before anything is sent. */
 export class RequestValidationError extends SitefleetError {
   override name = 'RequestValidationError';
+  override readonly exitCode = EXIT.invalid;
   constructor(
     readonly endpoint: string,
     readonly problems: InputProblem[],
@@ -65,6 +78,8 @@ export class HttpError extends SitefleetError {
 /** 401: the key is missing, wrong or revoked. Stops a whole run. */
 export class AuthenticationError extends HttpError {
   override name = 'AuthenticationError';
+  override readonly exitCode = EXIT.stopped;
+  override readonly advice = 'Check the API token (SITEFLEET_TOKEN or --token-file) and the base URL. Nothing was changed.';
 }
 
 /** 404: the thing does not exist, or this key may not see it (the service does not say which). */
@@ -161,4 +176,34 @@ export class AbortedError extends SitefleetError {
  */
 export class CoordinationError extends SitefleetError {
   override name = 'CoordinationError';
+  override readonly exitCode = EXIT.stopped;
+}
+
+/** Who holds a run lock, as its holder wrote it (see coord/types.ts). */
+interface Holder {
+  pid: number;
+  host: string;
+  started_at: string;
+  command: string;
+}
+
+/**
+ * Another run holds the lock. Exit code 4. `held` names what is locked (`this company`, a playbook of
+ * it); `hint` says how that lock lets go (a file to remove, a lease).
+ */
+export class LockedError extends SitefleetError {
+  override name = 'LockedError';
+  override readonly exitCode = EXIT.locked;
+  constructor(
+    readonly where: string,
+    readonly holder: Holder | undefined,
+    held: string,
+    hint: string,
+  ) {
+    super(
+      holder
+        ? `another sitefleet run holds the lock for ${held}: pid ${holder.pid} on ${holder.host}, started ${holder.started_at} (${holder.command}). Wait for it, pass --wait-lock, or ${hint}.`
+        : `the lock ${where} exists but cannot be read; ${hint}`,
+    );
+  }
 }

@@ -1,9 +1,8 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
-import { Command, CommanderError, Option } from 'commander';
-import { AuthenticationError, CoordinationError, InvalidInputError, RequestValidationError, SitefleetError, UsageError, formatProblem } from '../errors.js';
-import { forTerminal } from '../util/safe-text.js';
-import { LockedError } from '../run/lock.js';
+import { Command, Option } from 'commander';
+import { UsageError } from '../errors.js';
+import { reportError } from './report-error.js';
 import { registerBackups } from './commands/backups.js';
 import { registerDemo } from './commands/demo.js';
 import { registerDoctor } from './commands/doctor.js';
@@ -18,9 +17,6 @@ import { registerValidate } from './commands/validate.js';
 import { intOption } from './parse.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-
-/** Exit codes, as the README documents them. */
-export const EXIT = { ok: 0, someFailed: 1, invalid: 2, stopped: 3, locked: 4, interrupted: 130 } as const;
 
 export function buildProgram(): Command {
   const program = new Command('sitefleet')
@@ -80,40 +76,6 @@ export function buildProgram(): Command {
   registerDemo(program);
   for (const command of program.commands) command.exitOverride();
   return program;
-}
-
-/** One clear line (or one per problem) and the documented exit code. */
-export function reportError(error: unknown, stderr: NodeJS.WritableStream = process.stderr): number {
-  if (error instanceof CommanderError) {
-    return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help' ? EXIT.ok : EXIT.invalid;
-  }
-  if (error instanceof InvalidInputError) {
-    for (const p of error.problems) stderr.write(`${forTerminal(formatProblem(p))}\n`);
-    stderr.write(`${error.problems.length} problem${error.problems.length === 1 ? '' : 's'}; nothing was sent\n`);
-    return EXIT.invalid;
-  }
-  if (error instanceof UsageError || error instanceof RequestValidationError) {
-    stderr.write(`sitefleet: ${forTerminal(error.message)}\n`);
-    return EXIT.invalid;
-  }
-  if (error instanceof LockedError) {
-    stderr.write(`sitefleet: ${forTerminal(error.message)}\n`);
-    return EXIT.locked;
-  }
-  if (error instanceof AuthenticationError) {
-    stderr.write(`sitefleet: ${forTerminal(error.message)}\nCheck the API token (SITEFLEET_TOKEN or --token-file) and the base URL. Nothing was changed.\n`);
-    return EXIT.stopped;
-  }
-  if (error instanceof CoordinationError) {
-    stderr.write(`sitefleet: ${forTerminal(error.message)}\n`);
-    return EXIT.stopped;
-  }
-  if (error instanceof SitefleetError) {
-    stderr.write(`sitefleet: ${forTerminal(error.message)}\n`);
-    return EXIT.someFailed;
-  }
-  stderr.write(`sitefleet: unexpected error: ${((error as Error)?.stack ?? String(error)).split('\n').map(forTerminal).join('\n')}\n`);
-  return EXIT.someFailed;
 }
 
 /**

@@ -2,7 +2,7 @@ import { InvalidInputError } from '../errors.js';
 import type { Inventory } from '../inventory/inventory.js';
 import { inventoryReader, readBackups, readDomains, readInventory } from '../inventory/read.js';
 import { attachSiteIds, loadSitesFile } from '../inventory/sites.js';
-import { loadPlaybook } from '../playbook/load.js';
+import { loadChecked } from './load-playbook.js';
 import type { Playbook } from '../playbook/types.js';
 import { backupReadsNeeded, buildPlan, domainReadsNeeded, type Plan } from '../plan/plan.js';
 import { createRuntime, type GlobalOptions, type Runtime } from './context.js';
@@ -23,7 +23,7 @@ export interface Prepared {
 
 /** Load and validate the playbook (no network): its company is what `run` locks before reading the fleet. */
 export function loadForRun(file: string, opts: GlobalOptions): Playbook & { company: string } {
-  const playbook = loadPlaybook(file, {
+  const playbook = loadChecked(file, {
     requireEnv: true,
     company: opts.company,
     allowOutside: opts.allowOutside,

@@ -1,4 +1,4 @@
-import { acquireLock } from '../run/lock.js';
+import { acquireLock } from './file-lock.js';
 import type { Coordination } from './types.js';
 
 /**

@@ -1,4 +1,4 @@
-import { defaultStateDir } from '../run/lock.js';
+import { defaultStateDir } from './file-lock.js';
 import { localCoordination } from './local.js';
 import type { Coordination } from './types.js';
 

@@ -4,7 +4,6 @@ import { TEMPLATE_NAMES, type WithBlock } from '../actions/action.js';
 import { ACTIONS } from '../actions/index.js';
 import { InvalidInputError, type InputProblem } from '../errors.js';
 import { ajvProblems, createAjv } from '../util/ajv.js';
-import { offlineBodyProblems } from '../plan/offline-check.js';
 import { PlaybookFiles, readInputFile } from '../util/input-file.js';
 import { parseRate } from '../util/rate.js';
 import { isUuid } from '../util/uuid.js';
@@ -191,7 +190,6 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
       problems.push({ path: `settings.${key}`, message: (error as Error).message });
     }
   }
-  if (problems.length === 0) problems.push(...offlineBodyProblems(tasks, company, new Date().toISOString().slice(0, 10)));
   if (problems.length > 0) throw new InvalidInputError(problems.map(at));
   if (warnings.length > 0) options.onWarning?.(warnings.map(at));
   return { file, name: data.name, company, settings: data.settings ?? {}, targets, sites: data.sites ?? {}, tasks, locate };

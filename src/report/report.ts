@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { jsonText } from '../util/safe-text.js';
+import { EXIT, type ExitCode } from '../errors.js';
 import type { Target } from '../actions/action.js';
 import type { Plan } from '../plan/plan.js';
 import type { ExecuteOutcome, StepResult, StepStatus } from '../run/types.js';
@@ -113,8 +114,8 @@ export function writeJsonAtomic(path: string, value: unknown, mode = 0o644): voi
  * Exit codes: 0 everything accepted or succeeded (skips are fine), 1 some failed or unknown,
  * 3 the run stopped (authentication, failure budget), 130 interrupted.
  */
-export function exitCodeOf(report: Report): number {
-  if (report.stopped?.kind === 'interrupted') return 130;
-  if (report.stopped) return 3;
-  return report.summary.failed + report.summary.unknown > 0 ? 1 : 0;
+export function exitCodeOf(report: Report): ExitCode {
+  if (report.stopped?.kind === 'interrupted') return EXIT.interrupted;
+  if (report.stopped) return EXIT.stopped;
+  return report.summary.failed + report.summary.unknown > 0 ? EXIT.someFailed : EXIT.ok;
 }

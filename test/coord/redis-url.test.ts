@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LEASE_MS, parseRedisUrl } from '../../src/coord/redis/link.js';
-import { lockFileName } from '../../src/run/lock.js';
+import { lockFileName } from '../../src/coord/file-lock.js';
 
 describe('--coordination URL', () => {
   it('takes host, port, database, credentials and a lease; describes itself without the password', () => {

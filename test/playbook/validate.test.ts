@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatProblem, InvalidInputError } from '../../src/errors.js';
+import { assertBodiesValid } from '../../src/cli/load-playbook.js';
 import { parsePlaybook } from '../../src/playbook/load.js';
 import { PLAYBOOKS, runCli, writePlaybook } from '../helpers/cli.js';
 import { readdirSync } from 'node:fs';
@@ -8,7 +9,7 @@ const COMPANY = '0f1e2d3c-4b5a-4697-8877-665544332211';
 
 function problems(text: string, env: Record<string, string> = {}) {
   try {
-    parsePlaybook(text, 'pb.yaml', { env, requireEnv: true });
+    assertBodiesValid(parsePlaybook(text, 'pb.yaml', { env, requireEnv: true }));
   } catch (error) {
     if (error instanceof InvalidInputError) return error.problems.map((p) => formatProblem(p).replace(/^pb\.yaml:/, ''));
     throw error;

@@ -7,8 +7,12 @@ import { openRuntime, type GlobalOptions } from '../context.js';
 import { formatDuration, Progress } from '../progress.js';
 import { table } from '../render.js';
 import { clip, forCsv, forTerminal, jsonText, NAME_WIDTH } from '../../util/safe-text.js';
-import { selectorFrom } from '../selector-flags.js';
-import type { BackupsOptions } from './backups.js';
+import { selectorFrom, type SelectorFlags } from '../selector-flags.js';
+
+export interface BackupsOptions extends SelectorFlags {
+  maxAge?: string;
+  format: 'table' | 'json' | 'csv';
+}
 
 export interface EnvironmentBackups {
   site: string;

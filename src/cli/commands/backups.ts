@@ -2,12 +2,8 @@ import { Option, type Command } from 'commander';
 import { UsageError } from '../../errors.js';
 import { parseDuration } from '../../util/duration.js';
 import type { GlobalOptions } from '../context.js';
-import { addSelectorFlags, type SelectorFlags } from '../selector-flags.js';
-
-export interface BackupsOptions extends SelectorFlags {
-  maxAge?: string;
-  format: 'table' | 'json' | 'csv';
-}
+import type { BackupsOptions } from './backups-check.js';
+import { addSelectorFlags } from '../selector-flags.js';
 
 export function registerBackups(program: Command): void {
   addSelectorFlags(

@@ -1,13 +1,19 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ApiKey } from '../../api/types.js';
-import { AuthenticationError, CoordinationError, NetworkError, NotFoundError, TimeoutError } from '../../errors.js';
+import { AuthenticationError, CoordinationError, EXIT, NetworkError, NotFoundError, TimeoutError } from '../../errors.js';
 import { inventoryReader, readInventory } from '../../inventory/read.js';
 import { describeExpiring, keyFindings } from '../../run/api-keys.js';
-import { defaultStateDir } from '../../run/lock.js';
+import { defaultStateDir } from '../../coord/file-lock.js';
 import { openRuntime, readToken, type GlobalOptions, type Runtime } from '../context.js';
-import type { DoctorOptions } from './doctor.js';
 import { forTerminal, jsonText } from '../../util/safe-text.js';
+
+export interface DoctorOptions {
+  expiryWarning: string;
+  reportDir: string;
+  strict?: boolean;
+  format: 'text' | 'json';
+}
 
 export interface Check {
   check: string;
@@ -121,6 +127,6 @@ export async function runDoctor(globals: GlobalOptions, opts: DoctorOptions, war
   }
   if (opts.format === 'json') process.stdout.write(`${jsonText(checks, 2)}\n`);
   else for (const c of checks) process.stdout.write(`${c.status.padEnd(4)}  ${c.check.padEnd(12)}  ${forTerminal(c.detail)}\n`);
-  if (checks.some((c) => c.status === 'fail')) return 3;
-  return opts.strict && checks.some((c) => c.status === 'warn') ? 1 : 0;
+  if (checks.some((c) => c.status === 'fail')) return EXIT.stopped;
+  return opts.strict && checks.some((c) => c.status === 'warn') ? EXIT.someFailed : EXIT.ok;
 }

@@ -2,13 +2,7 @@ import { Option, type Command } from 'commander';
 import { UsageError } from '../../errors.js';
 import { parseDuration } from '../../util/duration.js';
 import type { GlobalOptions } from '../context.js';
-
-export interface DoctorOptions {
-  expiryWarning: string;
-  reportDir: string;
-  strict?: boolean;
-  format: 'text' | 'json';
-}
+import type { DoctorOptions } from './doctor-checks.js';
 
 export function registerDoctor(program: Command): void {
   program

@@ -6,10 +6,17 @@ import { buildReport, exitCodeOf, writeJsonAtomic } from '../../report/report.js
 import { forTerminal } from '../../util/safe-text.js';
 import { renderSummary } from '../render.js';
 import { runSession, warnIfUncoordinated, withRunLock } from '../session.js';
-import { lockScopeOf } from '../../run/lock.js';
+import { lockScopeOf } from '../../coord/file-lock.js';
 import type { Coordination } from '../../coord/types.js';
 
-import type { ResumeOptions } from './resume.js';
+export interface ResumeOptions {
+  yes?: boolean;
+  wait?: boolean;
+  waitLock?: boolean;
+  maxFailures?: string;
+  junit?: string;
+  summaryMd?: string;
+}
 
 /** `sitefleet resume`: the lock first, then the journal read again (another resume may have moved it on meanwhile). */
 export function resumeRun(reportPath: string, globals: GlobalOptions, opts: ResumeOptions): Promise<number> {

@@ -1,16 +1,8 @@
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.js';
 import type { GlobalOptions } from '../context.js';
+import type { ResumeOptions } from './resume-run.js';
 import { EXIT_CODES_HELP } from './run-options.js';
-
-export interface ResumeOptions {
-  yes?: boolean;
-  wait?: boolean;
-  waitLock?: boolean;
-  maxFailures?: string;
-  junit?: string;
-  summaryMd?: string;
-}
 
 export function registerResume(program: Command): void {
   program

@@ -14,7 +14,7 @@ import { renderPlan, renderSummary } from '../render.js';
 import { runSession, withRunLock } from '../session.js';
 import { openCoordination } from '../../coord/open.js';
 import type { Coordination } from '../../coord/types.js';
-import { lockScopeOf } from '../../run/lock.js';
+import { lockScopeOf } from '../../coord/file-lock.js';
 
 import { defaultReportPath, type RunOptions } from './run-options.js';
 import { forTerminal } from '../../util/safe-text.js';

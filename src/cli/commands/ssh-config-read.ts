@@ -5,9 +5,12 @@ import { inventoryReader, readInventory } from '../../inventory/read.js';
 import { attachSiteIds, loadSitesFile } from '../../inventory/sites.js';
 import { matches } from '../../plan/select.js';
 import { openRuntime, type GlobalOptions } from '../context.js';
-import { selectorFrom } from '../selector-flags.js';
-import type { SshConfigOptions } from './ssh-config.js';
+import { selectorFrom, type SelectorFlags } from '../selector-flags.js';
 import { clip, forTerminal, jsonText, sshToken, NAME_WIDTH } from '../../util/safe-text.js';
+
+export interface SshConfigOptions extends SelectorFlags {
+  format: 'ssh' | 'json';
+}
 
 /**
  * `Host acme-shop-live`: a name ssh takes, from the site and environment names. It never starts with

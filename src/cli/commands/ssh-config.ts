@@ -1,10 +1,7 @@
 import { Option, type Command } from 'commander';
 import type { GlobalOptions } from '../context.js';
-import { addSelectorFlags, type SelectorFlags } from '../selector-flags.js';
-
-export interface SshConfigOptions extends SelectorFlags {
-  format: 'ssh' | 'json';
-}
+import type { SshConfigOptions } from './ssh-config-read.js';
+import { addSelectorFlags } from '../selector-flags.js';
 
 export function registerSshConfig(program: Command): void {
   addSelectorFlags(

@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
 import { exitCodeOf, summarize, writeJsonAtomic, type Report, type ReportResult } from '../../report/report.js';
 import { Journal, journalPathFor, readJournal } from '../../run/journal.js';
-import { lockScopeOf } from '../../run/lock.js';
+import { lockScopeOf } from '../../coord/file-lock.js';
 import type { Coordination, LockScope } from '../../coord/types.js';
 import { DEFAULT_TRACKING, Watcher, type Tracked } from '../../run/watcher.js';
 import { forTerminal } from '../../util/safe-text.js';
+import { EXIT } from '../../errors.js';
 import { createRuntime, type GlobalOptions } from '../context.js';
 import { Progress } from '../progress.js';
 import { renderSummary } from '../render.js';
@@ -75,7 +76,7 @@ export async function checkOperations(reportPath: string, report: Report, waitMs
   }
   if (coordination.lost.aborted) {
     process.stderr.write(`sitefleet: ${forTerminal((coordination.lost.reason as Error).message)}\n`);
-    return 3;
+    return EXIT.stopped;
   }
   return interrupted ? 130 : exitCodeOf(report);
 }

@@ -14,12 +14,12 @@ export function registerValidate(program: Command): void {
     .option('--strict', 'treat warnings (such as an unset ${VAR}) as errors')
     .action(async (files: string[], local: { strict?: boolean }, command: Command) => {
       const opts = command.optsWithGlobals<GlobalOptions>();
-      const [{ loadPlaybook }, { warningLine }] = await Promise.all([import('../../playbook/load.js'), import('../render.js')]);
+      const [{ loadChecked }, { warningLine }] = await Promise.all([import('../load-playbook.js'), import('../render.js')]);
       const problems: InputProblem[] = [];
       for (const file of files) {
         try {
           let warned: InputProblem[] = [];
-          loadPlaybook(file, { company: opts.company, allowOutside: opts.allowOutside, onWarning: (w) => (warned = w) });
+          loadChecked(file, { company: opts.company, allowOutside: opts.allowOutside, onWarning: (w) => (warned = w) });
           if (local.strict) problems.push(...warned);
           else for (const w of warned) process.stderr.write(`${warningLine(w)}\n`);
           if (!opts.quiet && (!local.strict || warned.length === 0))

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoordinationError } from '../../errors.js';
-import { LockedError } from '../../run/lock.js';
+import { LockedError } from '../../errors.js';
+import { describeHeld } from '../file-lock.js';
 import type { HeldLock, LockHolder, LockOptions, LockScope } from '../types.js';
 import { RedisLink, Script } from './link.js';
 import { LOCK_RELEASE, LOCK_RENEW, LOCK_TAKE } from './scripts.js';
@@ -65,7 +66,13 @@ export async function takeRedisLock(link: RedisLink, scope: LockScope, options: 
       return hold(link, { key, last, index }, value, where);
     }
     const holder = parseHolder(other);
-    if (!options.wait) throw new LockedError(where, holder, scope, `if that run is gone, its lock lets go by itself within ${seconds(leaseMs)} (its lease)`);
+    if (!options.wait)
+      throw new LockedError(
+        where,
+        holder,
+        describeHeld(holder, scope),
+        `if that run is gone, its lock lets go by itself within ${seconds(leaseMs)} (its lease)`,
+      );
     if (!waitingSaid) options.onNote?.(`waiting for the lock held by pid ${holder?.pid} on ${holder?.host} (started ${holder?.started_at})`);
     waitingSaid = true;
     // Often enough that a lease running out is seen within a fraction of it.

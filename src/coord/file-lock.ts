@@ -4,32 +4,15 @@ import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
-import { SitefleetError } from '../errors.js';
-import type { HeldLock, LockHolder, LockOptions, LockScope } from '../coord/types.js';
+import { LockedError } from '../errors.js';
+import type { HeldLock, LockHolder, LockOptions, LockScope } from './types.js';
 
-export type { LockHolder } from '../coord/types.js';
+export type { LockHolder } from './types.js';
 
 /** What a held lock is called in messages: `this company`, or `playbook "nightly" of this company`. */
 export function describeHeld(holder: LockHolder | undefined, scope: LockScope): string {
   const playbook = holder ? holder.playbook : scope.playbook;
   return playbook !== undefined ? `playbook "${playbook}" of this company` : 'this company';
-}
-
-/** Another run holds the lock. Exit code 4. `hint` says how that lock lets go (a file to remove, a lease). */
-export class LockedError extends SitefleetError {
-  override name = 'LockedError';
-  constructor(
-    readonly where: string,
-    readonly holder: LockHolder | undefined,
-    scope: LockScope,
-    hint: string,
-  ) {
-    super(
-      holder
-        ? `another sitefleet run holds the lock for ${describeHeld(holder, scope)}: pid ${holder.pid} on ${holder.host}, started ${holder.started_at} (${holder.command}). Wait for it, pass --wait-lock, or ${hint}.`
-        : `the lock ${where} exists but cannot be read; ${hint}`,
-    );
-  }
 }
 
 /** The lock file's name: the company, and for playbook scope the name made safe for a file name (and kept apart by a hash). */
@@ -174,7 +157,7 @@ export async function acquireLock(stateDir: string, scope: LockScope, options: L
       process.on('exit', release);
       return { where: path, release: () => Promise.resolve(release()) };
     }
-    if (!options.wait) throw new LockedError(where, holder, scope, `remove ${where} if that run is gone`);
+    if (!options.wait) throw new LockedError(where, holder, describeHeld(holder, scope), `remove ${where} if that run is gone`);
     if (!waitingSaid) options.onNote?.(`waiting for the lock held by pid ${holder?.pid} on ${holder?.host} (started ${holder?.started_at})`);
     waitingSaid = true;
     await sleep(1000, undefined, { signal: options.signal });
