@@ -4,7 +4,7 @@ import { formatProblem, type InputProblem } from '../errors.js';
 import type { Inventory } from '../inventory/inventory.js';
 import type { Plan } from '../plan/plan.js';
 import type { Report } from '../report/report.js';
-import { clip, forCsv, forTerminal, jsonText, MESSAGE_WIDTH, NAME_WIDTH } from '../util/safe-text.js';
+import { forCsv, forTerminal, jsonText, terminalMessage, terminalName } from '../util/safe-text.js';
 
 type Colour = 'green' | 'red' | 'yellow' | 'cyan' | 'dim' | 'bold';
 
@@ -19,16 +19,6 @@ export function paint(colour: Colour, text: string, stream: NodeJS.WriteStream =
   return styleText(colour, safe, { validateStream: false });
 }
 
-/** A name in a line of text: safe, and clipped as a table cell is. */
-function cell(text: string): string {
-  return clip(forTerminal(text), NAME_WIDTH);
-}
-
-/** What the service said, in a line of text: safe, and clipped (the report holds all of it). */
-function said(text: string): string {
-  return clip(forTerminal(text), MESSAGE_WIDTH);
-}
-
 /** A located warning (a problem that does not stop the command) as one safe line. */
 export function warningLine(p: InputProblem): string {
   return forTerminal(formatProblem({ ...p, message: `warning: ${p.message}` }));
@@ -36,7 +26,7 @@ export function warningLine(p: InputProblem): string {
 
 /** Left-aligned columns, numbers right-aligned; every cell made safe for the terminal and clipped. */
 export function table(header: string[], rows: (string | number)[][]): string {
-  const cells = [header, ...rows.map((r) => r.map((cell) => clip(forTerminal(String(cell)), NAME_WIDTH)))];
+  const cells = [header, ...rows.map((r) => r.map((value) => terminalName(String(value))))];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
   return cells
     .map((row, ri) =>
@@ -86,7 +76,7 @@ export function renderPlan(plan: Plan, verbose: boolean): string {
       lines.push(
         paint(
           'dim',
-          `skip ${cell(`${s.target.site ?? ''}/${s.target.environment ?? ''}${s.target.domain ? ` ${s.target.domain}` : ''}`)} (${s.task}): ${said(s.reason)}`,
+          `skip ${terminalName(`${s.target.site ?? ''}/${s.target.environment ?? ''}${s.target.domain ? ` ${s.target.domain}` : ''}`)} (${s.task}): ${terminalMessage(s.reason)}`,
         ),
       );
   }
@@ -105,7 +95,9 @@ export function renderSummary(report: Report, reportPath: string): string {
   lines.push(table(['task', 'targets', 'ok', 'failed', 'unknown', 'skipped', 'planned'], rows));
   const problems = report.results.filter((r) => r.status === 'failed' || r.status === 'unknown');
   for (const r of problems.slice(0, 10)) {
-    lines.push(paint(r.status === 'failed' ? 'red' : 'yellow', `${r.status} ${cell(targetLabel(r))} (${r.task}): ${said(r.reason ?? r.error ?? '')}`));
+    lines.push(
+      paint(r.status === 'failed' ? 'red' : 'yellow', `${r.status} ${terminalName(targetLabel(r))} (${r.task}): ${terminalMessage(r.reason ?? r.error ?? '')}`),
+    );
   }
   if (problems.length > 10) lines.push(`… and ${problems.length - 10} more in the report`);
   if (report.stopped) lines.push(paint('red', `run stopped: ${report.stopped.reason}`));

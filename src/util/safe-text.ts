@@ -50,6 +50,16 @@ export function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
+/** A name in a line a person reads (a table cell, a summary line, a warning): safe, and clipped. */
+export function terminalName(text: string): string {
+  return clip(forTerminal(text), NAME_WIDTH);
+}
+
+/** What the service said, in a line a person reads: safe, and clipped (the report holds all of it). */
+export function terminalMessage(text: string): string {
+  return clip(forTerminal(text), MESSAGE_WIDTH);
+}
+
 /**
  * A cell a spreadsheet would run as a formula starts with one of these (OWASP "CSV injection"); a
  * line that starts with `::` is a command to a CI runner when the CSV is printed in a job's log.
@@ -67,7 +77,7 @@ export function forCsv(value: string | number): string {
   if (typeof value === 'number') return String(value);
   let text = escapeUnsafe(value);
   if (FORMULA_START.test(text) && !PLAIN_NUMBER.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  return /[",]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text; // line breaks are escaped already
 }
 
 const XML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
@@ -123,7 +133,7 @@ export function sshToken(field: SshField, value: unknown): { value: string } | {
   const text = typeof value === 'number' ? String(value) : value;
   if (typeof text !== 'string' || text === '') return { refused: `no ${field}` };
   if (!SSH_TOKEN[field].test(text) || (field === 'Port' && Number(text) > 65535))
-    return { refused: `${field} "${clip(forTerminal(text), NAME_WIDTH)}" is not a plain ${field === 'Port' ? 'port number' : 'token'}` };
+    return { refused: `${field} "${terminalName(text)}" is not a plain ${field === 'Port' ? 'port number' : 'token'}` };
   return { value: text };
 }
 

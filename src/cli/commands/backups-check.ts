@@ -6,7 +6,7 @@ import { matches } from '../../plan/select.js';
 import { openRuntime, type GlobalOptions } from '../context.js';
 import { formatDuration, Progress } from '../progress.js';
 import { table } from '../render.js';
-import { clip, forCsv, forTerminal, jsonText, NAME_WIDTH } from '../../util/safe-text.js';
+import { forCsv, jsonText, terminalName } from '../../util/safe-text.js';
 import { selectorFrom, type SelectorFlags } from '../selector-flags.js';
 
 export interface BackupsOptions extends SelectorFlags {
@@ -66,7 +66,7 @@ export async function checkBackups(globals: GlobalOptions, opts: BackupsOptions,
         ? `every one of ${rows.length} environments has a backup younger than ${opts.maxAge}\n`
         : `${stale.length} of ${rows.length} environments have no backup younger than ${opts.maxAge}: ${stale
             .slice(0, 10)
-            .map((r) => clip(forTerminal(`${r.site}/${r.environment}`), NAME_WIDTH))
+            .map((r) => terminalName(`${r.site}/${r.environment}`))
             .join(', ')}${stale.length > 10 ? ', …' : ''}\n`,
     );
   }

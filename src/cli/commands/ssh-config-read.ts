@@ -6,7 +6,7 @@ import { attachSiteIds, loadSitesFile } from '../../inventory/sites.js';
 import { matches } from '../../plan/select.js';
 import { openRuntime, type GlobalOptions } from '../context.js';
 import { selectorFrom, type SelectorFlags } from '../selector-flags.js';
-import { clip, forTerminal, jsonText, sshToken, NAME_WIDTH } from '../../util/safe-text.js';
+import { forTerminal, jsonText, sshToken, terminalName } from '../../util/safe-text.js';
 
 export interface SshConfigOptions extends SelectorFlags {
   format: 'ssh' | 'json';
@@ -46,7 +46,7 @@ export function sshConfig(configs: { env: Pick<Environment, 'site' | 'name'>; co
   const warnings: string[] = [];
   const aliases = new Map<string, string>();
   for (const { env, config } of configs) {
-    const where = clip(forTerminal(`${env.site}/${env.name}`), NAME_WIDTH);
+    const where = terminalName(`${env.site}/${env.name}`);
     const alias = hostAlias(env);
     const made = sshBlock(env, config);
     const taken = aliases.get(alias);
