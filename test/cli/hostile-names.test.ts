@@ -158,6 +158,7 @@ describe('hostile names from the service', () => {
     expect(left.some((l) => /User "[^"]*\\x07/.test(l))).toBe(true);
     expect(result.stdout).not.toContain(HOSTILE_SSH.port);
     expect(result.stderr).toMatch(new RegExp(`${left.length} of ${sim.fleet.environments.size} environments left out`));
+    expect(result.stderr).toContain('the rest is safe to use (--format json shows what the service sent)');
 
     const json = await runCli(['ssh-config', '--sites', sites, '--format', 'json'], simEnv(sim));
     expect(json.code).toBe(0);

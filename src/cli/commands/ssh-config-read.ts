@@ -89,7 +89,9 @@ export async function printSshConfig(globals: GlobalOptions, opts: SshConfigOpti
     process.stdout.write(`# sitefleet ssh-config: ${blocks.length} environments of company ${forTerminal(globals.company)}\n\n${blocks.join('\n')}`);
     for (const w of warnings) process.stderr.write(`sitefleet: warning: ${w}\n`);
     if (warnings.length)
-      process.stderr.write(`sitefleet: ${warnings.length} of ${configs.length} environments left out of the config; the rest is safe to use\n`);
+      process.stderr.write(
+        `sitefleet: ${warnings.length} of ${configs.length} environments left out of the config; the rest is safe to use (--format json shows what the service sent)\n`,
+      );
     return warnings.length ? 1 : 0;
   } finally {
     await runtime.close();
