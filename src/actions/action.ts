@@ -42,21 +42,48 @@ export interface ExpandContext<W extends object = WithBlock> {
   inventory: Inventory;
 }
 
+/** A domain of an environment, as the domain list gives it (domain-scoped actions expand on each). */
+export interface DomainTarget {
+  id: string;
+  name: string;
+  uses_provider_dns: boolean;
+}
+
+/** What the plan must read before it can expand a task (beyond the theme listing). */
+export type InventoryRead = 'domains' | 'backups';
+
+/** One step of a task, as the hooks of its action see it after the run: what was sent and what came back. */
+export interface StepOutcome {
+  target: Target;
+  body?: unknown;
+  /** What the synchronous answer held that the action asked to keep (`readAnswer`'s `output`). */
+  output?: unknown;
+}
+
+/** A file the run writes for the user with what the service answered (secrets: mode 0600, never a report). */
+export interface PrivateOutput {
+  /** What the file holds, for the line that says it was written: "login links". */
+  what: string;
+  file: string;
+  text: string;
+}
+
 /**
- * One playbook action. Adding an action is one file in this folder plus one line in `index.ts`; the
- * playbook schema, validation, planning and execution pick it up from here. `W` is the shape of its
- * `with:` block, as its `withSchema` guarantees it (the registry holds them all as `Action`).
+ * What every action has, whatever it acts on. `W` is the shape of its `with:` block, as its
+ * `withSchema` guarantees it (the registry holds them all as `Action`). The optional hooks are the
+ * only places the plan, the run and the commands learn something particular to an action: they name
+ * no action themselves.
  */
-export interface Action<W extends object = WithBlock> {
+interface ActionBase<W extends object> {
   name: string;
   summary: string;
   /** JSON Schema of the task's `with:` block. */
   withSchema: Record<string, unknown>;
   /**
-   * `environment`: one call per selected environment; `domain`: one per domain of the selected
-   * environments; `once`: a single call whose ids come from `with` (the listing has no site ids).
+   * A `with:` block that works (untargeted, for a site action): the conformance test loads it in a
+   * playbook, expands it and checks every body it gives against the API's schema.
    */
-  scope: 'environment' | 'domain' | 'once';
+  example: W;
   endpoint: EndpointName;
   /**
    * True when sending the call twice would do the work twice (a second backup, a second domain).
@@ -74,14 +101,74 @@ export interface Action<W extends object = WithBlock> {
   advise?(withBlock: W): InputProblem[];
   /** Loads what the check referenced (e.g. an IP list file) into the block; runs after `check` passed. */
   prepare?(withBlock: W, files: PlaybookFiles): W;
-  expandEnvironment?(env: Environment, ctx: ExpandContext<W>): Expansion[];
-  expandDomain?(domain: { id: string; name: string; uses_provider_dns: boolean }, env: Environment, ctx: ExpandContext<W>): Expansion[];
-  expandOnce?(ctx: ExpandContext<W>): Expansion[];
+  /** Reads the plan needs for this task besides the listing (a domain-scoped action's domain lists are implied). */
+  reads?(withBlock: W): InventoryRead[];
   /**
-   * Site-scoped actions: with a `target`, one call per site of the selected environments (site ids
-   * from `sites:` or `--sites`), instead of one call on `with.site_id`.
+   * A synchronous answer (2xx, no operation) that says more than "done": a note for the step's
+   * reason, and what to keep for `privateOutput` (never written to a report or log).
    */
-  expandSite?(site: SiteTarget, ctx: ExpandContext<W>): Expansion[];
+  readAnswer?(data: unknown): { note?: string; output?: unknown };
+  /**
+   * `verify: true`: once the task's operations ended, judge each step that succeeded against a fresh
+   * listing; a reason means the work is not seen done (the step becomes failed). Without this hook a
+   * task may not ask for `verify`.
+   */
+  verify?(step: StepOutcome, listing: Inventory): string | undefined;
+  /** The file this task's answers go to (login links), built from the steps that kept an output. */
+  privateOutput?(withBlock: W, steps: StepOutcome[]): PrivateOutput | undefined;
+}
+
+/** One call per selected environment. */
+export interface EnvironmentAction<W extends object = WithBlock> extends ActionBase<W> {
+  scope: 'environment';
+  expandEnvironment(env: Environment, ctx: ExpandContext<W>): Expansion[];
+}
+
+/** One call per domain of the selected environments (the plan reads their domain lists first). */
+export interface DomainAction<W extends object = WithBlock> extends ActionBase<W> {
+  scope: 'domain';
+  /** An empty list: the domain is not this task's (it says nothing in the plan). */
+  expandDomain(domain: DomainTarget, env: Environment, ctx: ExpandContext<W>): Expansion[];
+}
+
+/** A single call whose ids come from `with` (the listing has no site ids). */
+export interface OnceAction<W extends object = WithBlock> extends ActionBase<W> {
+  scope: 'once';
+  expandOnce(ctx: ExpandContext<W>): Expansion[];
+}
+
+/**
+ * A site's call: without a target, once on `with.site_id`; with one, once per site of the selected
+ * environments (site ids from `sites:` or `--sites`).
+ */
+export interface SiteAction<W extends object = WithBlock> extends ActionBase<W> {
+  scope: 'site';
+  expandOnce(ctx: ExpandContext<W>): Expansion[];
+  expandSite(site: SiteTarget, ctx: ExpandContext<W>): Expansion[];
+}
+
+/**
+ * One playbook action. Adding an action is one file in this folder plus one line in `index.ts`; the
+ * playbook schema, validation, planning and execution pick it up from here. The scope brings its
+ * expander with it, so the planner needs no `!`.
+ */
+export type Action<W extends object = WithBlock> = EnvironmentAction<W> | DomainAction<W> | OnceAction<W> | SiteAction<W>;
+
+/** What the plan reads for a task of `action` before expanding it. */
+export function readsOf(action: Action, withBlock: WithBlock): InventoryRead[] {
+  const reads = new Set(action.reads?.(withBlock) ?? []);
+  if (action.scope === 'domain') reads.add('domains');
+  return [...reads];
+}
+
+/** What a task's target selects, in words: a domain-scoped task's targets are domains. */
+export function targetNoun(action: Action): string {
+  return action.scope === 'domain' ? 'domain' : 'environment';
+}
+
+/** Whether a task of `action` takes a `target` (a site action takes one or `with.site_id`). */
+export function takesTarget(action: Action): 'required' | 'optional' | 'never' {
+  return action.scope === 'once' ? 'never' : action.scope === 'site' ? 'optional' : 'required';
 }
 
 /** `{{date}}`, `{{env}}`, `{{site}}`, `{{env_id}}` in a template string. */

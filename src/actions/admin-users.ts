@@ -10,6 +10,11 @@ export const adminUsersCreate: Action<{ email: string; first_name: string; last_
   endpoint: 'createAdminUser',
   // Sending it twice creates no second user: the service answers create_wp_admin_user: false.
   creates: false,
+  example: { email: 'ops@example.org', first_name: 'Fleet', last_name: 'Ops' },
+  readAnswer(data) {
+    const answered = (data ?? {}) as { create_wp_admin_user?: unknown };
+    return answered.create_wp_admin_user === false ? { note: 'the service answered create_wp_admin_user: false (the user probably exists already)' } : {};
+  },
   withSchema: withBlock(
     { email: field('create-admin-user', 'email'), first_name: field('create-admin-user', 'first_name'), last_name: field('create-admin-user', 'last_name') },
     ['email', 'first_name', 'last_name'],
@@ -27,6 +32,7 @@ export const adminUsersLoginLink: Action<{ email: string; output_file: string }>
   scope: 'environment',
   endpoint: 'getLoginUrl',
   creates: false,
+  example: { email: 'ops@example.org', output_file: 'login-links.json' },
   withSchema: withBlock(
     {
       email: field('login-url', 'email'),
@@ -34,6 +40,18 @@ export const adminUsersLoginLink: Action<{ email: string; output_file: string }>
     },
     ['email', 'output_file'],
   ),
+  // The link is kept only to be written to output_file; the report and logs never see it.
+  readAnswer(data) {
+    const link = ((data ?? {}) as { login_link?: unknown }).login_link;
+    return typeof link === 'string' ? { output: { login_link: link } } : {};
+  },
+  privateOutput(w, steps) {
+    const links = steps.flatMap((s) => {
+      const link = (s.output as { login_link?: string } | undefined)?.login_link;
+      return link ? [{ site: s.target.site, environment: s.target.environment, env_id: s.target.env_id, email: w.email, login_link: link }] : [];
+    });
+    return links.length > 0 ? { what: 'login links', file: w.output_file, text: `${JSON.stringify(links, null, 2)}\n` } : undefined;
+  },
   // The links are fetched once: a folder found missing only after that would lose them.
   check(w) {
     if (typeof w.output_file !== 'string') return [];

@@ -12,6 +12,7 @@ export const backupsCreate: Action<{ tag: string; unless_exists?: boolean }> = {
   scope: 'environment',
   endpoint: 'addManualBackup',
   creates: true,
+  example: { tag: 'nightly-{{date}}', unless_exists: true },
   withSchema: withBlock(
     {
       tag: template('the backup tag; {{date}}, {{env}}, {{site}} and {{env_id}} are filled in'),
@@ -19,6 +20,7 @@ export const backupsCreate: Action<{ tag: string; unless_exists?: boolean }> = {
     },
     ['tag'],
   ),
+  reads: (w) => (w.unless_exists ? ['backups'] : []),
   expandEnvironment(env, ctx) {
     const tag = fillTemplate(ctx.with.tag, templateValues(ctx, env));
     if (ctx.with.unless_exists) {

@@ -28,6 +28,7 @@ export const deniedIpsSet: Action<DeniedIpsWith> = {
   scope: 'environment',
   endpoint: 'setDeniedIps',
   creates: false,
+  example: { ip_list: ['203.0.113.7', '198.51.100.0/24'] },
   withSchema: {
     ...withBlock({
       ip_list: field('denied-ips', 'ip_list'),

@@ -22,6 +22,7 @@ export const dnsRecordsCreate: Action<DnsRecordWith> = {
   scope: 'domain',
   endpoint: 'createDnsRecord',
   creates: true,
+  example: { type: 'A', name: 'www.{{domain}}', ttl: 300, resource_records: [{ value: '203.0.113.10' }] },
   advise(w) {
     // The vendor's document requires a TTL of at least 300 seconds; the spec gives no minimum.
     if (w.ttl === undefined || w.ttl >= DNS_MIN_TTL) return [];

@@ -7,6 +7,7 @@ export const domainsAdd: Action<{ domain_name: string } & Record<string, unknown
   scope: 'environment',
   endpoint: 'addDomain',
   creates: true,
+  example: { domain_name: '{{site}}.example.org' },
   secretFields: ['custom_ssl_key'],
   withSchema: {
     ...conditionsOf('add-domain'),

@@ -1,5 +1,5 @@
 import type { EndpointName } from '../api/endpoints.js';
-import type { Action } from './action.js';
+import type { OnceAction, SiteAction } from './action.js';
 import { conditionsOf, field, secretRef, uuid, withBlock } from './schema-parts.js';
 
 /**
@@ -13,8 +13,9 @@ function once(
   bodySchema: string,
   fields: string[],
   required: string[],
+  example: Record<string, unknown>,
   extra: Record<string, unknown> = {},
-): Action {
+): OnceAction {
   const props: Record<string, unknown> = { ...Object.fromEntries(fields.map((f) => [f, field(bodySchema, f)])), ...extra };
   return {
     name,
@@ -22,6 +23,7 @@ function once(
     scope: 'once',
     endpoint,
     creates: true,
+    example,
     withSchema: { ...withBlock(props, required), ...conditionsOf(bodySchema) },
     expandOnce(ctx) {
       const { site_id, ...body } = ctx.with;
@@ -39,7 +41,7 @@ export const ENVIRONMENT_NAME_FIELDS = Object.keys(BY_NAME);
  * A site-scoped action: once on `with.site_id`, or, with a `target`, once per site of the selected
  * environments ("a plain environment on every acme-* site", "clone live to staging on these sites").
  */
-function perSite(action: Action, nameFields: string[] = []): Action {
+function perSite(action: OnceAction, nameFields: string[] = []): SiteAction {
   const names = Object.fromEntries(
     nameFields.map((f) => [
       f,
@@ -55,6 +57,7 @@ function perSite(action: Action, nameFields: string[] = []): Action {
   const either = nameFields.map((f) => ({ anyOf: [{ required: [BY_NAME[f]] }, { required: [f] }] }));
   return {
     ...action,
+    scope: 'site',
     withSchema: { ...schema, properties: { ...schema.properties, ...names }, required, ...(either.length ? { allOf: either } : {}) },
     expandSite(site, ctx) {
       const { site_id: _ignored, ...rest } = ctx.with;
@@ -73,9 +76,14 @@ function perSite(action: Action, nameFields: string[] = []): Action {
   };
 }
 
+// Ids in the examples: documentation values, never sent.
+const SITE = '00000000-0000-4000-8000-00000000000a';
+const ENV = '00000000-0000-4000-8000-00000000000b';
+const OTHER_ENV = '00000000-0000-4000-8000-00000000000c';
+
 const siteId = { site_id: { ...uuid, description: 'the site (UUID)' } };
 
-export const environmentsCreate: Action = perSite({
+export const environmentsCreate = perSite({
   ...once(
     'environments.create',
     'create an environment with site software (POST /sites/{site_id}/environments)',
@@ -95,6 +103,7 @@ export const environmentsCreate: Action = perSite({
       'seo_plugin',
     ],
     ['site_id', 'display_name'],
+    { site_id: SITE, display_name: 'staging-2', admin_email: 'ops@example.org', admin_password: '${ADMIN_PASSWORD}' },
     { ...siteId, admin_password: secretRef('the admin password') },
   ),
   secretFields: ['admin_password'],
@@ -107,6 +116,7 @@ export const environmentsCreatePlain = perSite(
     'create-plain-environment',
     ['display_name', 'is_premium'],
     ['site_id', 'display_name'],
+    { site_id: SITE, display_name: 'plain' },
     siteId,
   ),
 );
@@ -118,6 +128,7 @@ export const environmentsClone = perSite(
     'clone-environment',
     ['display_name', 'is_premium', 'source_env_id'],
     ['site_id', 'display_name', 'source_env_id'],
+    { site_id: SITE, display_name: 'staging-copy', source_env_id: ENV },
     siteId,
   ),
   ['source_environment'],
@@ -131,6 +142,7 @@ export const environmentsPush = perSite(
       'push-environment',
       ['source_env_id', 'target_env_id', 'push_db', 'push_files', 'run_search_and_replace', 'push_files_option', 'file_list'],
       ['site_id', 'source_env_id', 'target_env_id'],
+      { site_id: SITE, source_env_id: ENV, target_env_id: OTHER_ENV, push_db: true, push_files: true },
       siteId,
     ),
     // A push sets the target to the source's content: sending it again gives the same result.
@@ -145,4 +157,5 @@ export const sitesCreatePlain = once(
   'create-plain-site',
   ['display_name', 'region'],
   ['display_name', 'region'],
+  { display_name: 'new-site', region: 'us-central1' },
 );

@@ -32,3 +32,8 @@ export const ACTIONS: ReadonlyMap<string, Action> = new Map(
     sitesCreatePlain,
   ].map((a) => [a.name, a]),
 );
+
+/** The actions a task may ask to `verify` (they know how to judge their work in a fresh listing). */
+export function verifiable(): string[] {
+  return [...ACTIONS.values()].filter((a) => a.verify !== undefined).map((a) => a.name);
+}

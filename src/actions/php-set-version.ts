@@ -7,6 +7,7 @@ export const phpSetVersion: Action<{ php_version: string; opt_out_automatic_upda
   scope: 'environment',
   endpoint: 'modifyPhpVersion',
   creates: false,
+  example: { php_version: '8.3' },
   withSchema: withBlock(
     {
       php_version: field('modify-php-version', 'php_version'),

@@ -13,10 +13,18 @@ export const themesUpdate: Action<{ themes?: string | string[]; skip_vulnerable_
   scope: 'environment',
   endpoint: 'bulkUpdateThemes',
   creates: false,
+  example: { themes: ['twenty*'] },
   withSchema: withBlock({
     themes: { ...globs, description: 'only these theme slugs (globs); default all' },
     skip_vulnerable_updates: { type: 'boolean', default: true, description: 'leave alone updates whose version is flagged vulnerable' },
   }),
+  // `verify: true`: a theme this step updated still shows an update available in a fresh listing.
+  verify(step, listing) {
+    const env = listing.environments.find((e) => e.id === step.target.env_id);
+    const wanted = ((step.body as { themes?: { name: string }[] } | undefined)?.themes ?? []).map((t) => t.name);
+    const still = env?.themes.filter((t) => wanted.includes(t.name) && t.update_available).map((t) => t.name) ?? [];
+    return still.length > 0 ? `the listing still shows an update available for ${still.join(', ')}` : undefined;
+  },
   expandEnvironment(env, ctx) {
     const skipVulnerable = ctx.with.skip_vulnerable_updates ?? true;
     const available = env.themes.filter((t) => t.update_available && matchesAny(t.name, ctx.with.themes));

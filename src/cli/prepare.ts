@@ -4,7 +4,7 @@ import { inventoryReader, readBackups, readDomains, readInventory } from '../inv
 import { attachSiteIds, loadSitesFile } from '../inventory/sites.js';
 import { loadChecked } from './load-playbook.js';
 import type { Playbook } from '../playbook/types.js';
-import { backupReadsNeeded, buildPlan, domainReadsNeeded, type Plan } from '../plan/plan.js';
+import { buildPlan, readsNeeded, type Plan } from '../plan/plan.js';
 import { createRuntime, type GlobalOptions, type Runtime } from './context.js';
 import { openCoordination } from '../coord/open.js';
 import { warningLine } from './render.js';
@@ -65,9 +65,9 @@ export async function planFrom(playbook: Playbook & { company: string }, opts: G
     const reader = inventoryReader(runtime.caller);
     const inventory = await readInventory(reader, playbook.company);
     attachSiteIds(inventory, { ...playbook.sites, ...(opts.sites ? loadSitesFile(opts.sites) : {}) });
-    const domainEnvs = domainReadsNeeded(playbook, inventory);
+    const domainEnvs = readsNeeded(playbook, inventory, 'domains');
     if (domainEnvs.length > 0) await readDomains(reader, inventory, domainEnvs);
-    const backupEnvs = backupReadsNeeded(playbook, inventory);
+    const backupEnvs = readsNeeded(playbook, inventory, 'backups');
     if (backupEnvs.length > 0) await readBackups(reader, inventory, backupEnvs);
     runtime.logger.info(
       { environments: inventory.environments.length, themes: inventory.theme_count, wall_ms: Math.round(performance.now() - readStart) },

@@ -1,3 +1,5 @@
+import { targetNoun } from '../actions/action.js';
+import { ACTIONS } from '../actions/index.js';
 import { continueCommand, targetLabel } from '../report/ci-formats.js';
 import { styleText } from 'node:util';
 import { formatProblem, type InputProblem } from '../errors.js';
@@ -38,6 +40,12 @@ export function table(header: string[], rows: (string | number)[][]): string {
     .join('\n');
 }
 
+/** A plan file may come from another version: an action unknown here selects environments. */
+function noun(action: string): string {
+  const known = ACTIONS.get(action);
+  return known ? targetNoun(known) : 'environment';
+}
+
 export function renderPlan(plan: Plan, verbose: boolean): string {
   const lines: string[] = [];
   lines.push(
@@ -54,12 +62,7 @@ export function renderPlan(plan: Plan, verbose: boolean): string {
   );
   const empty = plan.tasks.filter((t) => t.matched === 0);
   for (const t of empty)
-    lines.push(
-      paint(
-        t.allow_empty ? 'dim' : 'yellow',
-        `note: task "${t.name}" selects no ${t.action === 'dns_records.create' ? 'domain' : 'environment'}${t.allow_empty ? ' (allow_empty)' : ''}`,
-      ),
-    );
+    lines.push(paint(t.allow_empty ? 'dim' : 'yellow', `note: task "${t.name}" selects no ${noun(t.action)}${t.allow_empty ? ' (allow_empty)' : ''}`));
   const total = plan.steps.length;
   lines.push('');
   lines.push(

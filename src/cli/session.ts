@@ -13,7 +13,7 @@ import { Progress } from './progress.js';
 import { onInterrupt } from './signals.js';
 import { writeCiOutputs, type CiOutputOptions } from './ci-outputs.js';
 import { renderSummary } from './render.js';
-import { writeLoginLinks } from './secret-outputs.js';
+import { writePrivateOutputs } from './secret-outputs.js';
 
 export interface SessionArgs {
   plan: Plan;
@@ -186,7 +186,7 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   await journal.append({ t: 'end', at: at() });
   await journal.close();
 
-  if (args.playbook) for (const f of writeLoginLinks(args.playbook, plan, outcome.results)) args.out(`login links written to ${f} (mode 0600)`);
+  if (args.playbook) for (const line of writePrivateOutputs(args.playbook, plan, outcome.results)) args.out(line);
   // The report is rebuilt from the journal: what it says is what a resume would see.
   const state = readJournal(journal.path);
   const report = buildReport({

@@ -34,7 +34,7 @@ export interface Inventory {
   last_updated_at?: string;
   /** env id → its domains, for the environments a domain-scoped task selected. */
   domains?: Record<string, SiteDomain[]>;
-  /** env id → its backups, for the environments a `backups.create` task with `unless_exists` selected. */
+  /** env id → its backups, for the environments of tasks whose action reads them first (`reads`). */
   backups?: Record<string, Backup[]>;
 }
 

@@ -1,5 +1,5 @@
 import { ACTIONS } from '../actions/index.js';
-import type { Expansion } from '../actions/action.js';
+import type { Action, Expansion, WithBlock } from '../actions/action.js';
 import { ENDPOINTS, type Endpoint } from '../api/endpoints.js';
 import type { InputProblem } from '../errors.js';
 import type { Environment, Inventory } from '../inventory/inventory.js';
@@ -13,7 +13,7 @@ const ENV: Environment = {
   name: 'live',
   themes: [
     {
-      name: 'example-theme',
+      name: 'twentytwentyfour',
       status: 'active',
       version: '1.0.0',
       version_vulnerable: false,
@@ -30,6 +30,24 @@ const COMPANY = '00000000-0000-4000-8000-000000000002';
 const SITE = '00000000-0000-4000-8000-000000000003';
 const OTHER_ENV = '00000000-0000-4000-8000-000000000004';
 
+/** What `action` sends for a `with:` block on the stand-in environment (or site, or domain). */
+export function standInExpansions(action: Action, withBlock: WithBlock, targeted: boolean, date: string, company = COMPANY): Expansion[] {
+  const inventory: Inventory = { company, environments: [ENV], theme_count: 1, domains: { [ENV.id]: [DOMAIN] } };
+  const ctx = { with: withBlock, company, date, inventory };
+  switch (action.scope) {
+    case 'site':
+      return targeted
+        ? action.expandSite({ id: SITE, name: ENV.site, environments: [ENV, { ...ENV, id: OTHER_ENV, name: 'staging' }] }, ctx)
+        : action.expandOnce(ctx);
+    case 'once':
+      return action.expandOnce(ctx);
+    case 'domain':
+      return action.expandDomain(DOMAIN, ENV, ctx);
+    case 'environment':
+      return action.expandEnvironment(ENV, ctx);
+  }
+}
+
 /**
  * What `run` would refuse that can be known without the service: each task is expanded against a
  * stand-in environment (whatever its target selects) and every body is checked against the API's
@@ -38,17 +56,12 @@ const OTHER_ENV = '00000000-0000-4000-8000-000000000004';
  * values CI may not have: they are not judged here.
  */
 export function offlineBodyProblems(tasks: Task[], company: string | undefined, date: string): InputProblem[] {
-  const inventory: Inventory = { company: company ?? COMPANY, environments: [ENV], theme_count: 1, domains: { [ENV.id]: [DOMAIN] } };
   const problems: InputProblem[] = [];
   for (const task of tasks) {
     const action = ACTIONS.get(task.action)!;
-    const ctx = { with: task.with, company: inventory.company, date, inventory };
     let expansions: Expansion[];
     try {
-      expansions =
-        action.expandSite && task.target !== undefined
-          ? action.expandSite({ id: SITE, name: ENV.site, environments: [ENV, { ...ENV, id: OTHER_ENV, name: 'staging' }] }, ctx)
-          : (action.expandOnce?.(ctx) ?? action.expandDomain?.(DOMAIN, ENV, ctx) ?? action.expandEnvironment?.(ENV, ctx) ?? []);
+      expansions = standInExpansions(action, task.with, task.target !== undefined, date, company ?? COMPANY);
     } catch {
       continue; // a shape the schema let through but the action cannot expand: the schema problem is reported already
     }

@@ -1,4 +1,4 @@
-import type { Target } from '../actions/action.js';
+import { readsOf, type Expansion, type InventoryRead, type Target } from '../actions/action.js';
 import { ACTIONS } from '../actions/index.js';
 import { ENDPOINTS, fillPath, type EndpointName } from '../api/endpoints.js';
 import { bodyProblems } from '../api/request-schemas.js';
@@ -80,20 +80,11 @@ export interface PlanInput {
   env?: Record<string, string | undefined>;
 }
 
-/** Environments whose domain lists a plan needs read first (for domain-scoped tasks). */
-export function domainReadsNeeded(playbook: Playbook, inventory: Inventory): string[] {
+/** Environments whose `read` (domain lists, backups) the plan needs first, as the tasks' actions say. */
+export function readsNeeded(playbook: Playbook, inventory: Inventory, read: InventoryRead): string[] {
   const ids = new Set<string>();
   for (const task of playbook.tasks) {
-    if (ACTIONS.get(task.action)!.scope === 'domain') for (const env of selectEnvironments(playbook, task, inventory)) ids.add(env.id);
-  }
-  return [...ids];
-}
-
-/** Environments whose backups the plan needs: those of `backups.create` tasks with `unless_exists`. */
-export function backupReadsNeeded(playbook: Playbook, inventory: Inventory): string[] {
-  const ids = new Set<string>();
-  for (const task of playbook.tasks) {
-    if (task.action === 'backups.create' && task.with.unless_exists === true) for (const env of selectEnvironments(playbook, task, inventory)) ids.add(env.id);
+    if (readsOf(ACTIONS.get(task.action)!, task.with).includes(read)) for (const env of selectEnvironments(playbook, task, inventory)) ids.add(env.id);
   }
   return [...ids];
 }
@@ -115,7 +106,7 @@ export function buildPlan({ playbook, inventory, date, env = {} }: PlanInput): P
     const ctx = { with: task.with, company, date, inventory };
     const before = { steps: steps.length, skipped: skipped.length };
     let matched = 0;
-    const add = (target: Target, expansions: ReturnType<NonNullable<typeof action.expandOnce>>, key: string) => {
+    const add = (target: Target, expansions: Expansion[], key: string) => {
       for (const [i, e] of expansions.entries()) {
         const id = `${task.index}:${key}${expansions.length > 1 ? `:${i}` : ''}`;
         if ('skip' in e) {
@@ -143,39 +134,48 @@ export function buildPlan({ playbook, inventory, date, env = {} }: PlanInput): P
       }
     };
 
-    if (action.expandSite && task.target !== undefined) {
-      for (const site of sitesOf(selectEnvironments(playbook, task, inventory), inventory.environments)) {
-        if (!site.id) {
-          problems.push({
-            path: `tasks.${task.index}.target`,
-            message: `no site id for site ${JSON.stringify(site.name)}: add it under sites: in the playbook, or pass --sites FILE`,
-          });
-          continue;
+    switch (action.scope) {
+      case 'site':
+        if (task.target === undefined) {
+          matched = 1;
+          add(onceTarget(task, company), action.expandOnce(ctx), 'once');
+          break;
         }
-        matched++;
-        const expansions = action.expandSite({ id: site.id, name: site.name, environments: site.environments }, ctx);
-        const first = expansions.find((e) => 'request' in e) as { request: { body?: { target_env_id?: string } } } | undefined;
-        const pushed = first?.request.body?.target_env_id;
-        add({ site_id: site.id, site: site.name, ...(pushed ? { env_id: pushed } : {}) }, expansions, site.id);
-      }
-    } else if (action.scope === 'once') {
-      matched = 1;
-      add(onceTarget(task, company), action.expandOnce!(ctx), 'once');
-    } else {
-      for (const env of selectEnvironments(playbook, task, inventory)) {
-        const envTarget: Target = { env_id: env.id, site: env.site, environment: env.name };
-        if (action.scope === 'environment') {
+        for (const site of sitesOf(selectEnvironments(playbook, task, inventory), inventory.environments)) {
+          if (!site.id) {
+            problems.push({
+              path: `tasks.${task.index}.target`,
+              message: `no site id for site ${JSON.stringify(site.name)}: add it under sites: in the playbook, or pass --sites FILE`,
+            });
+            continue;
+          }
           matched++;
-          add(envTarget, action.expandEnvironment!(env, ctx), env.id);
-        } else {
+          const expansions = action.expandSite({ id: site.id, name: site.name, environments: site.environments }, ctx);
+          const first = expansions.find((e) => 'request' in e) as { request: { body?: { target_env_id?: string } } } | undefined;
+          const pushed = first?.request.body?.target_env_id;
+          add({ site_id: site.id, site: site.name, ...(pushed ? { env_id: pushed } : {}) }, expansions, site.id);
+        }
+        break;
+      case 'once':
+        matched = 1;
+        add(onceTarget(task, company), action.expandOnce(ctx), 'once');
+        break;
+      case 'environment':
+        for (const env of selectEnvironments(playbook, task, inventory)) {
+          matched++;
+          add(envTarget(env), action.expandEnvironment(env, ctx), env.id);
+        }
+        break;
+      case 'domain':
+        for (const env of selectEnvironments(playbook, task, inventory)) {
           for (const domain of inventory.domains?.[env.id] ?? []) {
-            const expansions = action.expandDomain!(domain, env, ctx);
+            const expansions = action.expandDomain(domain, env, ctx);
             if (expansions.length === 0) continue;
             matched++;
-            add({ ...envTarget, domain_id: domain.id, domain: domain.name }, expansions, domain.id);
+            add({ ...envTarget(env), domain_id: domain.id, domain: domain.name }, expansions, domain.id);
           }
         }
-      }
+        break;
     }
     const wait = task.rollout !== undefined || (task.wait ?? playbook.settings.wait ?? false);
     const timeout = task.timeout ?? playbook.settings.wait_timeout;
@@ -238,6 +238,10 @@ function sitesOf(selected: Environment[], all: Environment[]): { id?: string; na
     sites.set(env.site, site);
   }
   return [...sites.values()];
+}
+
+function envTarget(env: Environment): Target {
+  return { env_id: env.id, site: env.site, environment: env.name };
 }
 
 function onceTarget(task: Task, company: string): Target {

@@ -1,7 +1,8 @@
 import { dirname } from 'node:path';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { TEMPLATE_NAMES, type WithBlock } from '../actions/action.js';
-import { ACTIONS } from '../actions/index.js';
+import { takesTarget } from '../actions/action.js';
+import { ACTIONS, verifiable } from '../actions/index.js';
 import { InvalidInputError, type InputProblem } from '../errors.js';
 import { ajvProblems, createAjv } from '../util/ajv.js';
 import { PlaybookFiles, readInputFile } from '../util/input-file.js';
@@ -122,8 +123,8 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
         message: `another task (tasks.${names.get(t.name)}) has the name ${JSON.stringify(t.name)}; names identify tasks in reports`,
       });
     names.set(t.name, index);
-    const perSite = action.expandSite !== undefined && t.target !== undefined;
-    if (action.expandSite) {
+    const targeting = takesTarget(action);
+    if (action.scope === 'site') {
       const w = (t.with ?? {}) as Record<string, unknown>;
       const names = Object.keys(w).filter((k) => k.endsWith('_environment'));
       if (t.target === undefined && w.site_id === undefined)
@@ -139,7 +140,7 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
           message: `${names[0]} names an environment of each targeted site: it needs a target (with site_id, give the id)`,
         });
     }
-    if (action.scope !== 'once' || perSite) {
+    if (targeting === 'required' || (targeting === 'optional' && t.target !== undefined)) {
       if (t.target === undefined)
         problems.push({ path: `${path}.action`, message: `${action.name} needs a target: "all", a name under targets, or a selector` });
       else if (typeof t.target === 'string' && t.target !== 'all' && !(t.target in targets)) {
@@ -159,7 +160,7 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
     problems.push(...checked.map((p) => ({ ...p, path: `${path}.with.${p.path}` })));
     if (checked.length === 0 && action.prepare) withBlock = action.prepare(withBlock, files);
     warnings.push(...(action.advise?.(withBlock) ?? []).map((p) => ({ ...p, path: `${path}.with.${p.path}` })));
-    if (t.verify && action.name !== 'themes.update') problems.push({ path: `${path}.verify`, message: 'verify is offered for themes.update only' });
+    if (t.verify && !action.verify) problems.push({ path: `${path}.verify`, message: `verify is offered for ${verifiable().join(', ')} only` });
     const waves = t.rollout?.waves ?? [];
     const shares = waves.map((w) => Number(w.replace('%', '')));
     if (shares.some((v, i) => i > 0 && v <= shares[i - 1]!))

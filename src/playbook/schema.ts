@@ -1,4 +1,4 @@
-import { ACTIONS } from '../actions/index.js';
+import { ACTIONS, verifiable } from '../actions/index.js';
 import { commonDef, globs } from '../actions/schema-parts.js';
 import { DURATION_PATTERN } from '../util/duration.js';
 
@@ -114,7 +114,7 @@ export function playbookSchema(): Record<string, unknown> {
           max_failures: budget,
           wait: { type: 'boolean', description: 'poll this task’s operations until they finished' },
           timeout: { ...duration, description: 'how long to wait for one operation of this task' },
-          verify: { type: 'boolean', description: 'themes.update: re-read the listing afterwards and report updates still available' },
+          verify: { type: 'boolean', description: `${verifiable().join(', ')}: re-read the listing afterwards and fail steps whose work it does not show` },
           rollout: {
             type: 'object',
             additionalProperties: false,

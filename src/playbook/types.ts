@@ -35,7 +35,7 @@ export interface Task {
   /** How long to wait for one operation, e.g. `30m`. */
   timeout?: string;
   rollout?: Rollout;
-  /** themes.update: re-read the listing afterwards and report updates still shown as available. */
+  /** Re-read the listing afterwards and fail steps whose work it does not show (actions with a `verify` hook). */
   verify?: boolean;
 }
 

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ACTIONS } from '../actions/index.js';
 import type { Logger } from 'pino';
 import type { Plan, Step, TaskSummary } from '../plan/plan.js';
 import type { Caller } from './caller.js';
@@ -10,7 +11,7 @@ import { PRIORITY } from './rate-budget.js';
 import { RunStop } from './run-stop.js';
 import { sendStep } from './send-step.js';
 import { ENDED_STATUSES, type ExecuteOutcome, type RunEvent, type StepResult } from './types.js';
-import { verifyThemeUpdates } from './verify.js';
+import { verifyTask } from './verify.js';
 import { DEFAULT_TRACKING, Watcher, type TrackOptions, type WatchOptions } from './watcher.js';
 
 export interface ExecuteOptions {
@@ -141,7 +142,7 @@ class Execution {
       }
     }
     if (task.verify && !this.stop.stopped) {
-      for (const [step, result] of await verifyThemeUpdates(this.options.caller, this.plan.company, steps, this.results))
+      for (const [step, result] of await verifyTask(ACTIONS.get(task.action)!, this.options.caller, this.plan.company, steps, this.results))
         await this.record('update', step, result);
     }
   }

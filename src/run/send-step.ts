@@ -1,3 +1,4 @@
+import { ACTIONS } from '../actions/index.js';
 import { writeAnswer } from '../api/answer.js';
 import type { Step } from '../plan/plan.js';
 import type { Caller } from './caller.js';
@@ -39,10 +40,11 @@ export async function sendStep(step: Step, context: SendContext, stopSignal: Abo
       };
     }
     // Done at once: a synchronous endpoint, or an asynchronous one that finished without an operation.
-    const fields = (data ?? {}) as Record<string, unknown>;
+    // The action reads what else the answer says.
+    const read = ACTIONS.get(step.action)?.readAnswer?.(data) ?? {};
     const result: StepResult = { ...base, status: 'succeeded', http_status: status };
-    if (fields.create_wp_admin_user === false) result.reason = 'the service answered create_wp_admin_user: false (the user probably exists already)';
-    if (typeof fields.login_link === 'string') result.output = { login_link: fields.login_link };
+    if (read.note) result.reason = read.note;
+    if (read.output !== undefined) result.output = read.output;
     return { result };
   }
   const error = outcome.error as { status?: number; message?: string; name?: string };

@@ -3,7 +3,7 @@ import { HostingClient } from '../../src/api/client.js';
 import { inventoryReader } from '../../src/inventory/read.js';
 import { readDomains, readInventory } from '../../src/inventory/read.js';
 import { parsePlaybook } from '../../src/playbook/load.js';
-import { buildPlan, domainReadsNeeded } from '../../src/plan/plan.js';
+import { buildPlan, readsNeeded } from '../../src/plan/plan.js';
 import { Caller } from '../../src/run/caller.js';
 import { execute, type ExecuteOptions } from '../../src/run/executor.js';
 import { RateBudget } from '../../src/run/rate-budget.js';
@@ -28,7 +28,7 @@ export async function runInProcess(
   try {
     const playbook = parsePlaybook(`version: 1\nname: t\ncompany: ${sim.companyId}\n${yaml}`, 'pb.yaml');
     const inventory = await readInventory(inventoryReader(caller), sim.companyId);
-    const needs = domainReadsNeeded(playbook, inventory);
+    const needs = readsNeeded(playbook, inventory, 'domains');
     if (needs.length) await readDomains(inventoryReader(caller), inventory, needs);
     const plan = buildPlan({ playbook, inventory, date: '2026-11-22' });
     const outcome = await execute(plan, { caller, logger: silent, concurrency: options.concurrency ?? 8, ...options });
