@@ -1,5 +1,6 @@
 import type { SlotOutcome } from '../coord/types.js';
 import { systemClock, type Clock } from '../util/clock.js';
+import { afterAnswer, afterRefusal, initialLimits, LEARNING, type Limits } from '../util/learned-limit.js';
 
 /**
  * Who is asking for a slot. Lower goes first: a poll that a waiting write (or the end of a wave)
@@ -10,26 +11,8 @@ import { systemClock, type Clock } from '../util/clock.js';
 export const PRIORITY = { urgent: 0, write: 1, poll: 2 } as const;
 export type Priority = (typeof PRIORITY)[keyof typeof PRIORITY];
 
-/** A limit the budget keeps: at most `limit` calls in any window of `windowMs`. */
-interface Rule {
-  limit: number;
-  readonly windowMs: number;
-  /** The configured rule can come down and go back up to its configured limit; learned ones come and go. */
-  readonly ceiling: number;
-  /** Last time a waiter was held back by this rule: a rule is only raised when it is what limits the run. */
-  blockedAt: number;
-  /** Limit before the last raise: a 429 right after a raise goes back to it without a pause. */
-  knownGood: number;
-  changedAt: number;
-  /** Windows without a 429 before the next raise; doubles each time a raise is refused. */
-  quietWindows: number;
-}
-
 /** The pacer runs this much faster than the window's average rate (see #paceRate). */
 const PACE_HEADROOM = 1.25;
-
-/** A lowered limit goes back up by this share of itself (at least one) at a time. */
-const RAISE_SHARE = 0.1;
 
 /**
  * Tokens the pacer may hold once the starting credit is spent: enough to absorb late timers at any
@@ -41,9 +24,14 @@ function steadyBurst(limit: number): number {
 }
 
 export interface RateBudgetOptions {
+  /** @default the system clock */
   clock?: Clock;
-  /** Periods of the rule's own window, limited by it and without a 429, before it is raised by one. */
+  /**
+   * Windows of a lowered rule, limited by it and without a 429, before it is raised a step.
+   * @default LEARNING.recoverAfterPeriods (5)
+   */
   recoverAfterPeriods?: number;
+  /** How much longer our window is than the server's. @default LEARNING.marginMs (2) */
   marginMs?: number;
 }
 
@@ -60,23 +48,19 @@ export interface RateBudgetOptions {
  * one is spread over the window instead of arriving as one burst. That is what keeps an overstated limit cheap: when the first 429 comes,
  * only the one or two calls sent in the last moments are in flight, not a whole burst.
  *
- * When the server answers 429 (its limit is lower, or others share the key), the budget learns:
- * - the whole budget pauses for Retry-After and the bucket shrinks to one call (no more bursts);
- * - Retry-After tells the window the server counts. Much shorter than ours: the server limits bursts
- *   (say 5 a second under a 120-a-minute plan), so a second rule is added, as many calls per that
- *   window as it let through. About ours: our own limit comes down to what the server let through in
- *   the window. Since sends are paced, that count is close to exact: few calls are in flight.
- * - A lowered rule goes back up by a tenth (at least one) after `recoverAfterPeriods` of its windows
- *   in which it held calls back without a 429. A 429 right after such a raise returns to the limit
- *   that worked, doubles the wait before the next raise, and makes no pause: the window accounting alone keeps the run under it. So a 429 from
- *   someone else's burst costs a little speed for a while, not the rest of the run.
+ * When the server answers 429 (its limit is lower, or others share the key), the budget learns by
+ * the rule in util/learned-limit.ts (the one the company's Redis window follows too): it pauses for
+ * Retry-After, lowers a rule to what the server let through (or learns a short-window rule for a
+ * burst limit), and raises a lowered rule a step at a time once it has been quiet. Here the pause also
+ * shrinks the bucket to one call, so no burst follows it. Since sends are paced, the count of what the
+ * server let through is close to exact: few calls are in flight.
  *
  * Waiters are served by priority (see PRIORITY), first come first served within one.
  */
 export class RateBudget {
   readonly configuredLimit: number;
   readonly #clock: Clock;
-  readonly #rules: Rule[];
+  #limits: Limits;
   readonly #marginMs: number;
   readonly #recoverAfterPeriods: number;
   /** Answer times of finished calls, in order (monotonic clock), and whether the server counted each. */
@@ -91,27 +75,15 @@ export class RateBudget {
   #waiting = 0;
   #timer: unknown;
   #timerAt = Infinity;
-  #last429 = -Infinity;
   rateLimitedCount = 0;
 
   constructor(limit: number, periodMs: number, options: RateBudgetOptions = {}) {
     this.configuredLimit = limit;
     this.#clock = options.clock ?? systemClock;
-    // A small margin absorbs the difference between our clock and the server's rounding.
-    this.#marginMs = options.marginMs ?? 2;
-    this.#recoverAfterPeriods = options.recoverAfterPeriods ?? 5;
+    this.#marginMs = options.marginMs ?? LEARNING.marginMs;
+    this.#recoverAfterPeriods = options.recoverAfterPeriods ?? LEARNING.recoverAfterPeriods;
     const now = this.#clock.now();
-    this.#rules = [
-      {
-        limit,
-        windowMs: periodMs + this.#marginMs,
-        ceiling: limit,
-        blockedAt: -Infinity,
-        knownGood: limit,
-        changedAt: now,
-        quietWindows: this.#recoverAfterPeriods,
-      },
-    ];
+    this.#limits = initialLimits(limit, periodMs + this.#marginMs, now, this.#recoverAfterPeriods);
     this.#burst = steadyBurst(limit);
     this.#tokens = Math.max(this.#burst, Math.ceil(limit / 4)); // the starting credit
     this.#tokensAt = now;
@@ -119,7 +91,7 @@ export class RateBudget {
 
   /** The configured rule's current limit. */
   get limit(): number {
-    return this.#rules[0]!.limit;
+    return this.#limits.rules[0]!.limit;
   }
 
   /**
@@ -127,7 +99,7 @@ export class RateBudget {
    * not this window's doing: a creating call refused under the service's creation limit.
    */
   hasRoom(): boolean {
-    const main = this.#rules[0]!;
+    const main = this.#limits.rules[0]!;
     return this.#countedWithin(this.#clock.now(), main.windowMs) + this.#inFlight < main.limit;
   }
 
@@ -138,7 +110,7 @@ export class RateBudget {
 
   /** Every rule in force, for logs: `50/1000ms`, and a learned `5/1000ms` beside a `120/60000ms`. */
   describe(): string {
-    return this.#rules.map((r) => `${r.limit}/${r.windowMs - this.#marginMs}ms`).join(', ');
+    return this.#limits.rules.map((r) => `${r.limit}/${r.windowMs - this.#marginMs}ms`).join(', ');
   }
 
   /** Waits for a slot. The caller must call `release` exactly once when the answer (or failure) is in. */
@@ -185,58 +157,17 @@ export class RateBudget {
 
   #learn(now: number, retryAfterMs: number | undefined): void {
     this.rateLimitedCount++;
-    this.#last429 = now;
-    const main = this.#rules[0]!;
-    const window = retryAfterMs !== undefined && retryAfterMs > 0 ? retryAfterMs : main.windowMs;
-    const raisedJustBefore = this.#rules.find((r) => r.limit > r.knownGood && now - r.changedAt < r.windowMs * 2);
-    if (raisedJustBefore) {
-      // A probe above a limit that worked: go back to it. The window accounting keeps us under it.
-      raisedJustBefore.limit = raisedJustBefore.knownGood;
-      raisedJustBefore.changedAt = now;
-      raisedJustBefore.quietWindows = Math.min(raisedJustBefore.quietWindows * 2, 64 * this.#recoverAfterPeriods);
-      return;
-    }
-    this.#pausedUntil = Math.max(this.#pausedUntil, now + window);
+    const { limits, pauseUntil } = afterRefusal(this.#limits, now, retryAfterMs, (windowMs) => this.#countedWithin(now, windowMs), this.#recoverAfterPeriods);
+    this.#limits = limits;
+    if (pauseUntil === undefined) return; // a refused raise: back to the limit that worked, no pause
+    this.#pausedUntil = Math.max(this.#pausedUntil, pauseUntil);
     this.#burst = 1;
     this.#tokens = 0;
     this.#tokensAt = now;
-    const passed = Math.max(1, this.#countedWithin(now, window));
-    if (window < main.windowMs / 2) {
-      const existing = this.#rules.find((r, i) => i > 0 && Math.abs(r.windowMs - window) < window / 2);
-      if (existing) {
-        existing.limit = Math.max(1, Math.min(existing.limit, passed));
-        existing.knownGood = existing.limit;
-        existing.changedAt = now;
-      } else if (passed < main.limit) {
-        this.#rules.push({
-          limit: passed,
-          windowMs: window,
-          ceiling: main.ceiling,
-          blockedAt: -Infinity,
-          knownGood: passed,
-          changedAt: now,
-          quietWindows: this.#recoverAfterPeriods,
-        });
-      }
-      return;
-    }
-    main.limit = Math.max(1, Math.min(main.limit, this.#countedWithin(now, main.windowMs)));
-    main.knownGood = main.limit;
-    main.changedAt = now;
   }
 
   #recover(now: number): void {
-    for (const [i, rule] of this.#rules.entries()) {
-      if (rule.limit >= rule.ceiling) continue;
-      const quietFor = rule.quietWindows * rule.windowMs;
-      if (now - Math.max(this.#last429, rule.changedAt) < quietFor || now - rule.blockedAt > rule.windowMs) continue;
-      rule.knownGood = rule.limit;
-      rule.limit = Math.min(rule.ceiling, rule.limit + Math.max(1, Math.round(rule.limit * RAISE_SHARE)));
-      rule.changedAt = now;
-      // A learned rule that reached what the configured one allows has nothing left to say.
-      if (i > 0 && rule.limit >= this.#rules[0]!.limit) this.#rules.splice(i, 1);
-      return;
-    }
+    this.#limits = afterAnswer(this.#limits, now) ?? this.#limits;
   }
 
   /** Calls the server counted (answered, not 429) within the last `windowMs`. */
@@ -266,7 +197,7 @@ export class RateBudget {
    * leave slots unused.
    */
   #paceRate(): number {
-    return PACE_HEADROOM * Math.min(...this.#rules.map((r) => r.limit / r.windowMs));
+    return PACE_HEADROOM * Math.min(...this.#limits.rules.map((r) => r.limit / r.windowMs));
   }
 
   #refill(now: number): void {
@@ -274,7 +205,7 @@ export class RateBudget {
     // Above the cap (the starting credit) nothing is added; below it, time adds tokens up to the cap.
     this.#tokens = Math.max(this.#tokens, Math.min(this.#burst, this.#tokens + (now - this.#tokensAt) * rate));
     this.#tokensAt = now;
-    if (this.#burst < steadyBurst(this.#rules[0]!.limit) && now - this.#last429 > this.#rules[0]!.windowMs * this.#recoverAfterPeriods) {
+    if (this.#burst < steadyBurst(this.#limits.rules[0]!.limit) && now - this.#limits.last429 > this.#limits.rules[0]!.windowMs * this.#recoverAfterPeriods) {
       this.#burst++; // small bursts come back once the service has been quiet for a long while
     }
   }
@@ -284,7 +215,7 @@ export class RateBudget {
     this.#prune(now);
     if (now < this.#pausedUntil) return this.#pausedUntil;
     let at = 0;
-    for (const rule of this.#rules) {
+    for (const rule of this.#limits.rules) {
       const held = this.#inFlight + this.#heldWithin(now, rule.windowMs);
       if (held < rule.limit) continue;
       rule.blockedAt = now;
@@ -310,7 +241,7 @@ export class RateBudget {
 
   #prune(now: number): void {
     // Twice our own window: a 429's Retry-After may name a longer one than ours, to count over.
-    const cutoff = now - Math.max(2 * this.#rules[0]!.windowMs, ...this.#rules.map((r) => r.windowMs));
+    const cutoff = now - Math.max(2 * this.#limits.rules[0]!.windowMs, ...this.#limits.rules.map((r) => r.windowMs));
     while (this.#head < this.#ends.length && this.#ends[this.#head]!.at <= cutoff) this.#head++;
     if (this.#head > 1024 && this.#head * 2 > this.#ends.length) {
       this.#ends = this.#ends.slice(this.#head);

@@ -19,6 +19,12 @@ async function twoProcesses(limit: number, periodMs: number) {
   return { a, b, wa: new RedisWindow(a, COMPANY, limit, periodMs), wb: new RedisWindow(b, COMPANY, limit, periodMs) };
 }
 
+/** The learned rules as the company's Redis keeps them. */
+async function rules(link: RedisLink): Promise<{ limit: number; windowMs: number; knownGood: number; quietWindows: number }[]> {
+  const state = await link.redis.hget(companyKey(COMPANY, 'limits'), 'state');
+  return state ? (JSON.parse(state) as { rules: { limit: number; windowMs: number; knownGood: number; quietWindows: number }[] }).rules : [];
+}
+
 /** `n` calls answered in this process's window. */
 async function answered(window: RedisWindow, n: number): Promise<void> {
   for (let i = 0; i < n; i++) {
@@ -46,8 +52,8 @@ describe('the shared rate window (real Redis)', () => {
     await answered(wa, 4);
     await wa.take();
     wa.give({ rateLimited: true, retryAfterMs: 3000 });
-    await a.redis.ping();
-    expect(await b.redis.hget(companyKey(COMPANY, 'limits'), 'limit')).toBe('4'); // what the server let through
+    await wa.settled(); // the answer and what it taught are in Redis
+    expect((await rules(b)).map((r) => r.limit)).toEqual([4]); // what the server let through
     const t0 = Date.now();
     await wb.take();
     expect(Date.now() - t0).toBeGreaterThanOrEqual(2900);
@@ -59,9 +65,31 @@ describe('the shared rate window (real Redis)', () => {
     await answered(wa, 5);
     await wa.take();
     wa.give({ rateLimited: true, retryAfterMs: 1000 });
-    await a.redis.ping();
-    const limits = await b.redis.hgetall(companyKey(COMPANY, 'limits'));
-    expect(limits).toMatchObject({ short_window: '1000', short_limit: '5' });
-    expect(limits.limit).toBeUndefined(); // the per-minute limit stands
+    await wa.settled();
+    // The per-minute limit stands; a rule of 5 a second beside it.
+    expect((await rules(b)).map((r) => [r.limit, r.windowMs])).toEqual([
+      [100, 60_002],
+      [5, 1000],
+    ]);
+  });
+
+  it('follows the one learned rule: raised after quiet windows that held calls back, and back without a pause when the raise is refused', async () => {
+    const { a, wa, wb } = await twoProcesses(10, 300);
+    await answered(wa, 4);
+    await wa.take();
+    wa.give({ rateLimited: true }); // counted over one period: 4 let through
+    await wa.settled();
+    expect((await rules(a)).map((r) => r.limit)).toEqual([4]);
+    // Both processes keep sending at the lowered limit; it holds them back, the server says nothing.
+    const deadline = Date.now() + 5000;
+    while ((await rules(a))[0]!.limit === 4 && Date.now() < deadline) await Promise.all([answered(wa, 2), answered(wb, 2)]);
+    await Promise.all([wa.settled(), wb.settled()]);
+    expect((await rules(a))[0]).toMatchObject({ limit: 5, knownGood: 4, quietWindows: 5 });
+    // The raise is refused at once: back to 4, the wait before the next raise doubles, no pause.
+    await wb.take();
+    wb.give({ rateLimited: true, retryAfterMs: 300 });
+    await wb.settled();
+    expect((await rules(a))[0]).toMatchObject({ limit: 4, knownGood: 4, quietWindows: 10 });
+    expect(wb.pausedForMs()).toBe(0);
   });
 });

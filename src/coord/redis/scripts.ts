@@ -65,14 +65,17 @@ return 1
 /**
  * The sliding window: a sorted set of slots scored by the moment they free. A slot in flight scores
  * now + the longest a call can take; when its answer comes it scores answer + one period.
- * A learned limit and a shared pause live in a hash beside it, and a learned short-window rule: the
- * server counting bursts in a window much shorter than ours (Retry-After of a second under a
- * 120-a-minute plan), as the in-process budget learns it. A slot answered within the last `w` ms of a
- * short window `w` scores above now + period - w; one in flight scores above that too.
  *
- * KEYS: window, limits. ARGV: slot id, configured limit, period ms, in-flight ms, periods before a raise.
- * Returns {1, 0, 0} with the slot taken, or {0, ms to wait, 1 if the slot to free is still in flight
- * (its answer frees it, any moment), paused 1/0}.
+ * The learned rules (util/learned-limit.ts) are decided in TypeScript, by the same code as the
+ * in-process budget; Redis only keeps them: a JSON `state` in the limits hash (`rules`: the main rule
+ * first, then short-window ones), a `version` for compare-and-set, and `paused_until`. These scripts
+ * read the rules and count; the one thing they write about a rule is when it last held a call back
+ * (`blocked:<windowMs>`). A slot answered within the last `w` ms of a short window `w` scores above
+ * now + period - w; one in flight scores above that too.
+ *
+ * KEYS: window, limits. ARGV: slot id, configured limit, period ms, in-flight ms.
+ * Returns {1, 0, 0, 0} with the slot taken, or {0, ms to wait, 1 if the slot to free is still in
+ * flight (its answer frees it, any moment), paused 1/0}.
  */
 export const WINDOW_TAKE = `${NOW}
 local configured = tonumber(ARGV[2])
@@ -80,44 +83,27 @@ local period = tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local paused = tonumber(redis.call('HGET', KEYS[2], 'paused_until') or '0')
 if paused > now then return {0, paused - now, 0, 1} end
-local limit = tonumber(redis.call('HGET', KEYS[2], 'limit') or configured)
-if limit < configured then
-  local changed = tonumber(redis.call('HGET', KEYS[2], 'changed_at') or '0')
-  if now - changed > tonumber(ARGV[5]) * period then
-    limit = math.min(configured, limit + math.max(1, math.floor(limit / 10)))
-    redis.call('HSET', KEYS[2], 'limit', limit, 'changed_at', now)
-  end
-elseif limit > configured then
-  limit = configured
-end
-local held = redis.call('ZCARD', KEYS[1])
-if held >= limit then
-  local entry = redis.call('ZRANGE', KEYS[1], held - limit, held - limit, 'WITHSCORES')
-  local frees = tonumber(entry[2])
-  local inFlight = 0
-  if frees - now > period then inFlight = 1 end
-  return {0, math.max(1, frees - now), inFlight, 0}
-end
-local shortWindow = tonumber(redis.call('HGET', KEYS[2], 'short_window') or '0')
-if shortWindow > 0 then
-  local shortLimit = tonumber(redis.call('HGET', KEYS[2], 'short_limit'))
-  local shortChanged = tonumber(redis.call('HGET', KEYS[2], 'short_changed_at') or '0')
-  if now - shortChanged > tonumber(ARGV[5]) * period then
-    shortLimit = shortLimit + math.max(1, math.floor(shortLimit / 10))
-    redis.call('HSET', KEYS[2], 'short_limit', shortLimit, 'short_changed_at', now)
-  end
-  if shortLimit >= limit then
-    redis.call('HDEL', KEYS[2], 'short_window', 'short_limit', 'short_changed_at')
+local state = redis.call('HGET', KEYS[2], 'state')
+local rules = {{limit = configured, windowMs = period}}
+if state then rules = cjson.decode(state).rules end
+for i, rule in ipairs(rules) do
+  local limit = rule.limit
+  local from = '-inf'
+  local window = period
+  if i == 1 then
+    limit = math.min(limit, configured)
   else
-    local from = now + period - shortWindow
-    local heldShort = redis.call('ZCOUNT', KEYS[1], '(' .. from, '+inf')
-    if heldShort >= shortLimit then
-      local entry = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. from, '+inf', 'WITHSCORES', 'LIMIT', heldShort - shortLimit, 1)
-      local frees = tonumber(entry[2]) - period + shortWindow
-      local inFlight = 0
-      if frees - now > shortWindow then inFlight = 1 end
-      return {0, math.max(1, frees - now), inFlight, 0}
-    end
+    window = rule.windowMs
+    from = '(' .. (now + period - window)
+  end
+  local held = redis.call('ZCOUNT', KEYS[1], from, '+inf')
+  if held >= limit then
+    redis.call('HSET', KEYS[2], 'blocked:' .. rule.windowMs, now)
+    local entry = redis.call('ZRANGEBYSCORE', KEYS[1], from, '+inf', 'WITHSCORES', 'LIMIT', held - limit, 1)
+    local frees = tonumber(entry[2]) - period + window
+    local inFlight = 0
+    if frees - now > window then inFlight = 1 end
+    return {0, math.max(1, frees - now), inFlight, 0}
   end
 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[4]), ARGV[1])
@@ -126,35 +112,62 @@ return {1, 0, 0, 0}
 `;
 
 /**
- * An answer came (or the call never went out). KEYS: window, limits. ARGV: slot id, period ms,
- * rate limited 1/0, Retry-After ms (0: none), not sent 1/0, configured limit.
- * A 429 pauses every process until Retry-After (or one period), and lowers a limit to what the server
- * let through: a Retry-After much shorter than our period teaches a short-window rule (count within
- * that window), else our own limit comes down (count within the period).
+ * An answer came (or the call never went out). KEYS: window, limits. ARGV: slot id, period ms, rate
+ * limited 1/0, Retry-After ms (0: none), not sent 1/0.
+ * Returns {} when there is nothing to learn (not sent, or an answer with no learned rule to raise);
+ * else {Redis's now, calls counted within Retry-After (or a period), within a period, state or '',
+ * version, then blocked window, time, … pairs}: what util/learned-limit.ts needs to decide.
  */
 export const WINDOW_GIVE = `${NOW}
 local period = tonumber(ARGV[2])
 if ARGV[5] == '1' then
   redis.call('ZREM', KEYS[1], ARGV[1])
-  return 0
+  return {}
 end
 redis.call('ZADD', KEYS[1], 'XX', now + period, ARGV[1])
-if ARGV[3] ~= '1' then return 0 end
+local state = redis.call('HGET', KEYS[2], 'state')
+if ARGV[3] ~= '1' and not state then return {} end
 local wait = tonumber(ARGV[4])
 if wait <= 0 then wait = period end
-if wait < period / 2 then
-  local passed = math.max(1, redis.call('ZCOUNT', KEYS[1], '(' .. (now + period - wait), now + period) - 1)
-  local current = tonumber(redis.call('HGET', KEYS[2], 'short_limit') or passed)
-  redis.call('HSET', KEYS[2], 'short_window', wait, 'short_limit', math.min(current, passed), 'short_changed_at', now)
-else
-  local passed = math.max(1, redis.call('ZCOUNT', KEYS[1], now, now + period) - 1)
-  local limit = tonumber(redis.call('HGET', KEYS[2], 'limit') or ARGV[6])
-  if passed < limit then redis.call('HSET', KEYS[2], 'limit', passed, 'changed_at', now) end
+local limited = 0
+if ARGV[3] == '1' then limited = 1 end
+-- The refused call itself was just scored as answered: the server did not count it.
+local inWait = redis.call('ZCOUNT', KEYS[1], '(' .. (now + period - wait), now + period) - limited
+local inPeriod = redis.call('ZCOUNT', KEYS[1], now, now + period) - limited
+local reply = {now, inWait, inPeriod, state or '', tonumber(redis.call('HGET', KEYS[2], 'version') or '0')}
+local fields = redis.call('HGETALL', KEYS[2])
+for i = 1, #fields, 2 do
+  if string.sub(fields[i], 1, 8) == 'blocked:' then
+    table.insert(reply, string.sub(fields[i], 9))
+    table.insert(reply, fields[i + 1])
+  end
 end
-local paused = tonumber(redis.call('HGET', KEYS[2], 'paused_until') or '0')
-if now + wait > paused then redis.call('HSET', KEYS[2], 'paused_until', now + wait) end
-redis.call('PEXPIRE', KEYS[2], 86400000)
-return 1
+return reply
+`;
+
+/**
+ * Compare-and-set of the learned rules. KEYS: limits. ARGV: the version they were decided from, the
+ * new state, pause until (Redis ms; 0: no pause). Returns {1} when stored; when another process
+ * changed them first, {0, state, version, blocked window, time, …} to decide again from.
+ */
+export const LIMITS_SET = `
+local version = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
+if version ~= tonumber(ARGV[1]) then
+  local reply = {0, redis.call('HGET', KEYS[1], 'state') or '', version}
+  local fields = redis.call('HGETALL', KEYS[1])
+  for i = 1, #fields, 2 do
+    if string.sub(fields[i], 1, 8) == 'blocked:' then
+      table.insert(reply, string.sub(fields[i], 9))
+      table.insert(reply, fields[i + 1])
+    end
+  end
+  return reply
+end
+redis.call('HSET', KEYS[1], 'state', ARGV[2], 'version', version + 1)
+local pause = tonumber(ARGV[3])
+if pause > tonumber(redis.call('HGET', KEYS[1], 'paused_until') or '0') then redis.call('HSET', KEYS[1], 'paused_until', pause) end
+redis.call('PEXPIRE', KEYS[1], 86400000)
+return {1}
 `;
 
 /**
