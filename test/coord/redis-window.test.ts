@@ -48,7 +48,7 @@ describe('the shared rate window (real Redis)', () => {
   });
 
   it('a 429 seen by one process pauses the other until Retry-After and lowers the limit they share', async () => {
-    const { a, b, wa, wb } = await twoProcesses(10, 5000);
+    const { b, wa, wb } = await twoProcesses(10, 5000);
     await answered(wa, 4);
     await wa.take();
     wa.give({ rateLimited: true, retryAfterMs: 3000 });
@@ -61,7 +61,7 @@ describe('the shared rate window (real Redis)', () => {
   });
 
   it('a Retry-After much shorter than the period teaches a shared short-window rule instead', async () => {
-    const { a, b, wa } = await twoProcesses(100, 60_000);
+    const { b, wa } = await twoProcesses(100, 60_000);
     await answered(wa, 5);
     await wa.take();
     wa.give({ rateLimited: true, retryAfterMs: 1000 });
