@@ -1,32 +1,45 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { CallResult, HostingClient } from '../api/client.js';
 import { creates, type EndpointName } from '../api/endpoints.js';
 import type { OperationStatus } from '../api/types.js';
-import { AbortedError, CoordinationError, RateLimitedTooLongError, RateLimitError } from '../errors.js';
-import type { SharedWindow, SlotOutcome, WindowLane } from '../coord/types.js';
+import type { SharedWindow, WindowLane } from '../coord/types.js';
+import {
+  inPlace,
+  retrying,
+  sending,
+  throttled,
+  type CallTarget,
+  type Limit,
+  type Outcome,
+  type RefusedBy,
+  type Send,
+  type TakePlace,
+} from './call-pipeline.js';
 import { PRIORITY, type Priority, type RateBudget } from './rate-budget.js';
-import { decide, DEFAULT_RETRY, type Decision, type RetryPolicy } from './retry.js';
+import { DEFAULT_RETRY, type RetryPolicy } from './retry.js';
 
-export interface Outcome<T> {
-  ok: boolean;
-  value?: T;
-  error?: unknown;
-  decision?: Decision;
-  attempts: number;
-  /**
-   * The run stopped before the call had an answer that counts: it was never sent, or it was waiting
-   * to retry after attempts that were refused (429), never reached the server, or are safe to repeat.
-   * Either way the service accepted nothing, and `resume` must send it.
-   */
-  interrupted?: boolean;
-}
-
+export type { Outcome } from './call-pipeline.js';
 export type CallOutcome = Outcome<CallResult>;
 
-/** How one attempt ended: never sent (the run stopped, or the coordination was lost: `cause`), answered, or failed. */
-type Attempt<T> = { sent: false; cause?: unknown } | { sent: true; ok: true; value: T } | { sent: true; ok: false; error: unknown };
+declare const placeBrand: unique symbol;
+
+/**
+ * A place among the calls in flight, held by work that makes a call within it (`Caller.withPlace`):
+ * given to `call`, the call takes no second one. Only `withPlace` makes one (the brand is this file's).
+ */
+export type HeldPlace = { readonly priority: Priority; readonly [placeBrand]: true };
+
+/**
+ * What a run needs of the calls it makes: the port the executor is written against. `Caller` is the
+ * real one; tests script a fake (test/run/executor.test.ts).
+ */
+export interface CallPort {
+  call(endpoint: EndpointName, params: Record<string, string>, body: unknown, idempotent: boolean, hooks?: CallHooks): Promise<CallOutcome>;
+  poll(operationId: string, hooks?: CallHooks): Promise<Outcome<OperationStatus>>;
+  withPlace<T>(priority: Priority, endpoint: EndpointName, work: (place: HeldPlace) => Promise<T>): Promise<T>;
+  read<T>(endpoint: EndpointName, params: Record<string, string>, body?: unknown, options?: { query?: Record<string, string | number> }): Promise<T>;
+}
 
 export interface CallHooks {
   /** Called right before each attempt is sent (the journal records intent here). */
@@ -37,8 +50,8 @@ export interface CallHooks {
   prevalidated?: boolean;
   /** Who goes first when calls wait for the budget (default: a write's priority). */
   priority?: Priority;
-  /** The caller already holds a place among the calls in flight (`withSlot`). */
-  holdingSlot?: boolean;
+  /** The place among the calls in flight this call's work holds already (`withPlace`): the call takes none of its own. */
+  place?: HeldPlace;
   /** Parameters also sent in the query string. */
   query?: Record<string, string | number>;
 }
@@ -70,7 +83,7 @@ export interface CallerOptions {
  * the slot back, and retries by error class. Reads and operation polls use it as well as writes, so
  * everything counts against the one budget the service enforces.
  */
-export class Caller {
+export class Caller implements CallPort {
   readonly budget: RateBudget | undefined;
   readonly creation: RateBudget | undefined;
   readonly shared: SharedWindow | undefined;
@@ -101,28 +114,33 @@ export class Caller {
   }
 
   call(endpoint: EndpointName, params: Record<string, string>, body: unknown, idempotent: boolean, hooks: CallHooks = {}): Promise<CallOutcome> {
-    return this.#withRetries(
-      () => this.client.call(endpoint, params, body, { prevalidated: hooks.prevalidated, query: hooks.query }),
+    const send = () => this.client.call(endpoint, params, body, { prevalidated: hooks.prevalidated, query: hooks.query });
+    return this.#pipeline(
+      endpoint,
       idempotent,
       hooks,
-      endpoint,
+      sending(send, (attempt) => hooks.beforeAttempt?.(attempt)),
     );
   }
 
   /**
-   * Runs `work` holding one place among the calls in flight. A step's send holds it until its answer
-   * is journaled and counted against the failure budget, so a stop (a 401, a crossed budget) is
-   * seen before the next step goes out. Work that calls a creating `endpoint` first passes the gate
-   * of creating calls.
+   * Runs `work` holding one place among the calls in flight; calls it makes with `{ place }` take no
+   * other. A step's send holds it until its answer is journaled and counted against the failure
+   * budget, so a stop (a 401, a crossed budget) is seen before the next step goes out. Work that
+   * calls a creating `endpoint` first passes the gate of creating calls.
    */
-  withSlot<T>(priority: Priority, work: () => Promise<T>, endpoint?: EndpointName | 'getOperation'): Promise<T> {
-    const place = () => this.#slots.add(work, { priority: -priority });
-    return endpoint !== undefined && creates(endpoint) ? this.#creating.add(place, { priority: -priority }) : place();
+  withPlace<T>(priority: Priority, endpoint: EndpointName, work: (place: HeldPlace) => Promise<T>): Promise<T> {
+    return this.#takePlace(priority, endpoint, () => work({ priority } as HeldPlace));
   }
 
   /** One look at an operation's status (a GET: always safe to repeat); polls wait behind writes unless told otherwise. */
   poll(operationId: string, hooks: CallHooks = {}): Promise<Outcome<OperationStatus>> {
-    return this.#withRetries(() => this.client.getOperation(operationId), true, { priority: PRIORITY.poll, ...hooks }, 'getOperation');
+    return this.#pipeline(
+      'getOperation',
+      true,
+      { priority: PRIORITY.poll, ...hooks },
+      sending(() => this.client.getOperation(operationId)),
+    );
   }
 
   /** A read that must succeed (inventory): retried like any safe call; its final error is thrown. */
@@ -132,110 +150,39 @@ export class Caller {
     return outcome.value!.data as T;
   }
 
-  async #withRetries<T>(send: () => Promise<T>, idempotent: boolean, hooks: CallHooks, endpoint: EndpointName | 'getOperation'): Promise<Outcome<T>> {
-    let lastRefusal = '';
-    // A coordination lost while waiting (Redis gone) is said as such: reads fail with it (exit 3).
-    const notSent = (attempts: number, cause?: unknown): Outcome<T> => ({
-      ok: false,
-      error: cause instanceof CoordinationError ? cause : new AbortedError('run interrupted'),
-      decision: {
-        kind: 'failed',
-        reason: attempts === 0 ? 'not sent: run stopped' : `not accepted: the run stopped while the call waited to be retried (${lastRefusal})`,
-      },
-      attempts,
-      interrupted: true,
-    });
-    let limitedSince: number | undefined;
-    for (let attempt = 1; ; attempt++) {
-      const result = await this.#attempt(send, attempt, hooks, endpoint);
-      if (!result.sent) return notSent(attempt - 1, result.cause);
-      if (result.ok) return { ok: true, value: result.value, attempts: attempt };
-      const limited = result.error instanceof RateLimitError;
-      if (limited) limitedSince ??= performance.now();
-      const limitedFor = limitedSince === undefined ? 0 : performance.now() - limitedSince;
-      const decision = decide(result.error, attempt, idempotent, this.retry, limitedFor);
-      this.logger.debug({ call: endpoint, attempt, error: (result.error as Error).message, decision: decision.kind }, 'call failed');
-      if (decision.kind !== 'retry') {
-        // Refused for longer than the run may wait: said as such (who else uses the key, what to do).
-        const refused = result.error as RateLimitError;
-        const error = limited ? new RateLimitedTooLongError(limitedFor, `${refused.method} ${refused.path}`, { cause: refused }) : result.error;
-        return { ok: false, error, decision, attempts: attempt };
-      }
-      lastRefusal = decision.reason;
-      // A 429 already paused the whole budget for Retry-After; the call itself waits the same.
-      await sleep(decision.delayMs, undefined, { signal: hooks.stopSignal }).catch(() => undefined);
-    }
+  /** The layers of call-pipeline.ts, outermost first. A call whose work holds a place already takes none per attempt. */
+  #pipeline<T>(endpoint: CallTarget, idempotent: boolean, hooks: CallHooks, send: Send<T>): Promise<Outcome<T>> {
+    const limited = throttled(this.#budgetsFor, this.#refusedBy, throttled(this.#windowsFor, this.#refusedBy, send));
+    const retry = { policy: this.retry, logger: this.logger, endpoint, idempotent, priority: hooks.priority ?? PRIORITY.write, signal: hooks.stopSignal };
+    return retrying(retry, hooks.place ? limited : inPlace(this.#takePlace, limited));
   }
 
-  /**
-   * One attempt: a place among the calls in flight (a step's send already holds one; a creating call
-   * passes its gate first), then a slot of the creation rule (creating calls), of this process's
-   * budget, of the shared windows (with coordination), then the send. Every call takes them in this
-   * one order, so none ever waits for one while holding another that the call it waits on needs: a
-   * poll holding a budget slot while waiting for a place, with every place held by a write waiting
-   * for the budget, would stop the run for good.
-   */
-  #attempt<T>(send: () => Promise<T>, attempt: number, hooks: CallHooks, endpoint: EndpointName | 'getOperation'): Promise<Attempt<T>> {
-    const signal = hooks.stopSignal;
-    const priority = hooks.priority ?? PRIORITY.write;
-    const creating = creates(endpoint);
-    const once = async (): Promise<Attempt<T>> => {
-      const held: Slot[] = [];
-      if (creating && this.creation) held.push(budgetSlot('create', this.creation, signal, priority));
-      if (this.budget) held.push(budgetSlot('general', this.budget, signal, priority));
-      if (this.shared) held.push(windowSlot('general', this.shared, signal));
-      if (creating && this.sharedCreation) held.push(windowSlot('create', this.sharedCreation, signal));
-      const release = (outcome: SlotOutcome) => {
-        // Which limit refused a 429: a creating call's, while the general window had room, was the
-        // creation rule's. Only that rule learns; the others count nothing (the server did not).
-        const refusedBy: WindowLane | undefined = !outcome.rateLimited
-          ? undefined
-          : creating && this.creation && (this.budget?.hasRoom() ?? true)
-            ? 'create'
-            : 'general';
-        for (const slot of held) if (slot.taken) slot.give(refusedBy && slot.lane !== refusedBy ? { notSent: true } : outcome);
-      };
-      try {
-        // The run may have stopped (a 401, Ctrl-C) while this call waited for its place.
-        if (signal?.aborted) return { sent: false };
-        for (const slot of held) {
-          if (signal?.aborted) throw signal.reason;
-          await slot.take();
-          slot.taken = true;
-        }
-      } catch (cause) {
-        release({ notSent: true });
-        return { sent: false, cause };
-      }
-      let sending = false;
-      try {
-        await hooks.beforeAttempt?.(attempt);
-        sending = true;
-        const value = await send();
-        release({});
-        return { sent: true, ok: true, value };
-      } catch (error) {
-        const limited = error instanceof RateLimitError;
-        release(sending ? { rateLimited: limited, retryAfterMs: limited ? error.retryAfterMs : undefined } : { notSent: true });
-        return { sent: true, ok: false, error };
-      }
-    };
-    return hooks.holdingSlot ? once() : this.withSlot(priority, once, endpoint);
-  }
+  readonly #takePlace: TakePlace = (priority, endpoint, work) => {
+    const place = () => this.#slots.add(work, { priority: -priority });
+    return creates(endpoint) ? this.#creating.add(place, { priority: -priority }) : place();
+  };
+
+  /** This process's budgets: the creation rule first (creating calls only), then the general one. */
+  readonly #budgetsFor = (endpoint: CallTarget): Limit[] => [
+    ...(creates(endpoint) && this.creation ? [budgetLimit('create', this.creation)] : []),
+    ...(this.budget ? [budgetLimit('general', this.budget)] : []),
+  ];
+
+  /** The company's windows (--coordination), asked last, right before sending. */
+  readonly #windowsFor = (endpoint: CallTarget): Limit[] => [
+    ...(this.shared ? [windowLimit('general', this.shared)] : []),
+    ...(creates(endpoint) && this.sharedCreation ? [windowLimit('create', this.sharedCreation)] : []),
+  ];
+
+  /** A creating call's 429 while the general budget had room was the creation rule's. */
+  readonly #refusedBy: RefusedBy = (endpoint, slot) =>
+    !slot.rateLimited ? undefined : creates(endpoint) && this.creation && (this.budget?.hasRoom() ?? true) ? 'create' : 'general';
 }
 
-/** A slot of one of the service's limits, taken before a call and given back with its outcome. */
-interface Slot {
-  lane: WindowLane;
-  take(): Promise<void>;
-  give(outcome: SlotOutcome): void;
-  taken?: boolean;
+function budgetLimit(lane: WindowLane, budget: RateBudget): Limit {
+  return { lane, take: (signal, priority) => budget.acquire(signal, priority), give: (outcome) => budget.release(outcome) };
 }
 
-function budgetSlot(lane: WindowLane, budget: RateBudget, signal: AbortSignal | undefined, priority: Priority): Slot {
-  return { lane, take: () => budget.acquire(signal, priority), give: (outcome) => budget.release(outcome) };
-}
-
-function windowSlot(lane: WindowLane, window: SharedWindow, signal: AbortSignal | undefined): Slot {
-  return { lane, take: () => window.take(signal), give: (outcome) => window.give(outcome) };
+function windowLimit(lane: WindowLane, window: SharedWindow): Limit {
+  return { lane, take: (signal) => window.take(signal), give: (outcome) => window.give(outcome) };
 }

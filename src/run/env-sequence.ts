@@ -9,8 +9,8 @@
  * back to an environment spend no polls on it.
  */
 export interface Turn {
-  /** Resolves when the environment is free for the next step. */
-  readonly free: Promise<void>;
+  /** Resolves when the environment is free for the next step; asking is what starts watching a lazy operation. */
+  whenFree(): Promise<void>;
   /** Called when someone starts waiting on this turn (the watcher then polls it before writes). */
   expedite(): void;
 }
@@ -27,17 +27,14 @@ export class EnvironmentSequence {
     const previous = this.#last.get(env);
     let settle!: (turn?: Turn) => void;
     const handed = new Promise<Turn | undefined>((resolve) => (settle = resolve));
-    // Read lazily: reading a turn's `free` is what starts watching a lazy operation.
     const mine: Turn = {
-      get free() {
-        return handed.then((turn) => turn?.free);
-      },
+      whenFree: () => handed.then((turn) => turn?.whenFree()),
       expedite: () => void handed.then((turn) => turn?.expedite()),
     };
     this.#last.set(env, mine);
     if (previous) {
       previous.expedite();
-      await previous.free;
+      await previous.whenFree();
     }
     return settle;
   }

@@ -1,8 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ACTIONS } from '../actions/index.js';
 import type { Logger } from 'pino';
+import { sleepOn, systemClock, type Clock } from '../util/clock.js';
 import type { Plan, Step, TaskSummary } from '../plan/plan.js';
-import type { Caller } from './caller.js';
+import type { CallPort, HeldPlace } from './caller.js';
 import type { BusyClaim, BusyRegister } from '../coord/types.js';
 import { EnvironmentSequence, type Turn } from './env-sequence.js';
 import { failureBudget, type FailureBudget } from './failure-budget.js';
@@ -16,7 +16,7 @@ import { DEFAULT_TRACKING, Watcher, type TrackOptions, type WatchOptions } from 
 
 export interface ExecuteOptions {
   /** Sends every call: it owns the rate budget and the bound on calls in flight. */
-  caller: Caller;
+  caller: CallPort;
   logger: Logger;
   /** Replaces every task's failure budget (resume --max-failures). */
   overrideMaxFailures?: number | string;
@@ -35,6 +35,8 @@ export interface ExecuteOptions {
   /** Results known before this execution (resume): those steps are not sent again. */
   initial?: Map<string, StepResult>;
   onEvent?(event: RunEvent): void | Promise<void>;
+  /** Time for polls, waits between waves and backoffs. @default the system clock */
+  clock?: Clock;
 }
 
 /**
@@ -57,12 +59,14 @@ class Execution {
   readonly tracking: TrackOptions;
   /** With coordination: the claims on environments of steps whose operation may still be going, and how long a mark may last. */
   readonly claims = new Map<string, { claim: BusyClaim; forMs: number }>();
+  readonly clock: Clock;
 
   constructor(
     readonly plan: Plan,
     readonly options: ExecuteOptions,
   ) {
     this.results = new Map(options.initial ?? []);
+    this.clock = options.clock ?? systemClock;
     this.stop = new RunStop(options.signal, (reason, kind) => {
       options.logger.warn({ reason }, 'run stopping');
       void options.onEvent?.({ type: 'stopped', kind, reason });
@@ -75,6 +79,7 @@ class Execution {
       signal: this.stop.signal,
       firstPollMs: this.tracking.intervalMs,
       maxIntervalMs: this.tracking.maxIntervalMs,
+      clock: this.clock,
     });
     this.context = {
       caller: options.caller,
@@ -84,6 +89,7 @@ class Execution {
       stop: this.stop,
       logger: options.logger,
       blockedBackoffMs: options.blockedBackoffMs ?? 2000,
+      clock: this.clock,
       update: (step, result) => this.record('update', step, result),
     };
   }
@@ -138,7 +144,7 @@ class Execution {
       const pause = task.rollout?.pause_ms ?? 0;
       if (!this.stop.stopped && i < waves.length - 1 && pause > 0) {
         this.options.logger.info({ task: task.name, wave, pause_ms: pause }, 'wave done; pausing before the next');
-        await sleep(pause, undefined, { signal: this.stop.signal }).catch(() => undefined);
+        await sleepOn(this.clock, pause, this.stop.signal);
       }
     }
     if (task.verify && !this.stop.stopped) {
@@ -169,7 +175,7 @@ class Execution {
       if (this.stop.stopped) return;
       let accepted: StepResult | undefined;
       try {
-        accepted = await this.options.caller.withSlot(PRIORITY.write, () => this.send(task, budget, step), step.endpoint);
+        accepted = await this.options.caller.withPlace(PRIORITY.write, step.endpoint, (place) => this.send(task, budget, step, place));
       } finally {
         if (!accepted?.operation_id) claim?.ended();
       }
@@ -207,9 +213,9 @@ class Execution {
   }
 
   /** Sends a step and records its answer; returns the result when it started an operation. */
-  async send(task: TaskSummary, budget: FailureBudget, step: Step): Promise<StepResult | undefined> {
+  async send(task: TaskSummary, budget: FailureBudget, step: Step, place: HeldPlace): Promise<StepResult | undefined> {
     if (this.stop.stopped) return undefined;
-    const { result, stopRun } = await sendStep(step, this.context, this.stop.signal);
+    const { result, stopRun } = await sendStep(step, this.context, this.stop.signal, place);
     if (result.attempts === 0 && this.stop.stopped) return undefined; // never sent: ends skipped below
     await this.record('result', step, result);
     if (stopRun) return void this.stop.stop(result.reason!, stopRun);
@@ -233,7 +239,7 @@ class Execution {
    */
   follower(task: TaskSummary, step: Step, accepted: StepResult, unknownAge: boolean): { turn: Turn; done(): Promise<StepResult> } {
     let follower: OperationFollower | undefined;
-    const acceptedAt = unknownAge ? undefined : performance.now(); // the watcher's clock
+    const acceptedAt = unknownAge ? undefined : this.clock.now(); // the watcher's clock
     const start = () => {
       if (follower) return follower;
       follower = new OperationFollower(this.context, step, accepted, this.watchOptions(task, unknownAge), acceptedAt);
@@ -244,9 +250,7 @@ class Execution {
       return follower;
     };
     const turn: Turn = {
-      get free() {
-        return start().done.then(() => undefined);
-      },
+      whenFree: () => start().done.then(() => undefined),
       expedite: () => start().expedite(),
     };
     return { turn, done: () => start().done };

@@ -1,6 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Step } from '../plan/plan.js';
+import { sleepOn, type Clock } from '../util/clock.js';
 import { PRIORITY } from './rate-budget.js';
 import { sendStep, type SendContext } from './send-step.js';
 import type { RunStop } from './run-stop.js';
@@ -17,6 +17,7 @@ export interface FollowContext extends SendContext {
   logger: Logger;
   /** First wait before re-sending a step whose operation found the environment busy (doubles each time). */
   blockedBackoffMs: number;
+  clock: Clock;
   /** Records a later word on a step (journal, report, progress). */
   update(step: Step, result: StepResult): Promise<void>;
 }
@@ -63,27 +64,23 @@ export class OperationFollower {
       }
       if (tracked.state === 'failed' && BLOCKED.test(tracked.message) && blocked < MAX_BLOCKED_RETRIES && !context.stop.stopped) {
         context.logger.info({ step: step.id, operation_id: accepted.operation_id }, 'environment busy; sending again');
-        await sleep(context.blockedBackoffMs * 2 ** blocked, undefined, { signal: context.stop.signal }).catch(() => undefined);
+        await sleepOn(context.clock, context.blockedBackoffMs * 2 ** blocked, context.stop.signal);
         if (context.stop.stopped) return accepted;
         // Journal first that the step is in question: if the process dies during the re-send, a
         // resume must not take the earlier (failed) operation for the step's answer and send again.
         const previous = accepted;
-        const { again, result } = await context.caller.withSlot(
-          PRIORITY.write,
-          async () => {
-            await context.update(step, {
-              ...previous,
-              status: 'unknown',
-              operation_id: null,
-              reason: 'sent again after the environment was busy; no answer recorded',
-            });
-            const again = await sendStep(step, context, context.stop.signal);
-            const result = { ...again.result, attempts: previous.attempts + again.result.attempts };
-            await context.update(step, result);
-            return { again, result };
-          },
-          step.endpoint,
-        );
+        const { again, result } = await context.caller.withPlace(PRIORITY.write, step.endpoint, async (place) => {
+          await context.update(step, {
+            ...previous,
+            status: 'unknown',
+            operation_id: null,
+            reason: 'sent again after the environment was busy; no answer recorded',
+          });
+          const again = await sendStep(step, context, context.stop.signal, place);
+          const result = { ...again.result, attempts: previous.attempts + again.result.attempts };
+          await context.update(step, result);
+          return { again, result };
+        });
         if (again.stopRun) context.stop.stop(result.reason!, again.stopRun);
         if (result.status !== 'accepted') return result;
         accepted = result;

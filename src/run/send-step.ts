@@ -1,25 +1,30 @@
 import { ACTIONS } from '../actions/index.js';
 import { writeAnswer } from '../api/answer.js';
 import type { Step } from '../plan/plan.js';
-import type { Caller } from './caller.js';
+import type { CallPort, HeldPlace } from './caller.js';
 import type { RunEvent, StepResult, StopKind } from './types.js';
 
 /** What sending a step needs from the run. */
 export interface SendContext {
-  caller: Caller;
+  caller: CallPort;
   /** Resolves `${VAR}` references left in bodies (secrets) at the moment of sending. */
   env?: Record<string, string | undefined>;
   onEvent?(event: RunEvent): void | Promise<void>;
 }
 
-/** Sends one step (with its retries) and folds the outcome into the step's result. Call it within `caller.withSlot`. */
-export async function sendStep(step: Step, context: SendContext, stopSignal: AbortSignal): Promise<{ result: StepResult; stopRun?: StopKind }> {
+/** Sends one step (with its retries) within the place its work holds, and folds the outcome into the step's result. */
+export async function sendStep(
+  step: Step,
+  context: SendContext,
+  stopSignal: AbortSignal,
+  place: HeldPlace,
+): Promise<{ result: StepResult; stopRun?: StopKind }> {
   const body = step.body === undefined ? undefined : resolveSecrets(step.body, context.env ?? process.env);
   const outcome = await context.caller.call(step.endpoint, step.params, body, step.idempotent, {
     stopSignal,
     // The planner checked every body; secrets were checked with the values they are sent with.
     prevalidated: true,
-    holdingSlot: true,
+    place,
     beforeAttempt: (attempt) => context.onEvent?.({ type: 'attempt', step, attempt }),
   });
   const base = { step_id: step.id, attempts: outcome.attempts, http_status: null, operation_id: null, error: null, reason: step.note ?? null };

@@ -1,7 +1,7 @@
 import type { Action } from '../actions/action.js';
 import { inventoryReader, readInventory } from '../inventory/read.js';
 import type { Step } from '../plan/plan.js';
-import type { Caller } from './caller.js';
+import type { CallPort } from './caller.js';
 import type { StepResult } from './types.js';
 
 /**
@@ -10,7 +10,7 @@ import type { StepResult } from './types.js';
  */
 export async function verifyTask(
   action: Action,
-  caller: Caller,
+  caller: CallPort,
   company: string,
   steps: Step[],
   results: Map<string, StepResult>,

@@ -12,3 +12,17 @@ export const systemClock: Clock = {
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
+
+/** Waits `ms` on `clock`; resolves early (never rejects) when `signal` aborts. */
+export function sleepOn(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clock.clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = clock.setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

@@ -18,9 +18,9 @@ describe('Caller', () => {
       let openGate!: () => void;
       const gate = new Promise<void>((resolve) => (openGate = resolve));
       const writes = [1, 2].map(() =>
-        caller.withSlot(PRIORITY.write, async () => {
+        caller.withPlace(PRIORITY.write, 'listApiKeys', async (place) => {
           await gate;
-          return read({ holdingSlot: true });
+          return read({ place });
         }),
       );
       // ...when more polls come than the budget has slots. Taking a slot first, they would hold the
