@@ -5,7 +5,7 @@ import { journalRecorder } from '../../src/cli/run-events/journal-recorder.js';
 import { ReportSnapshots } from '../../src/cli/run-events/report-snapshots.js';
 import { fanOut } from '../../src/cli/run-events/subscriber.js';
 import type { Journal } from '../../src/run/journal.js';
-import type { RunEvent, StepResult } from '../../src/run/types.js';
+import type { StepResult } from '../../src/run/types.js';
 import { tempDir } from '../helpers/cli.js';
 import { silent } from '../helpers/run.js';
 
