@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { playbookSchema } from '../src/playbook/schema.js';
 import { buildReport } from '../src/report/report.js';
@@ -10,6 +10,14 @@ const read = (name: string) => JSON.parse(readFileSync(new URL(`../schemas/${nam
 const start = useSimulator();
 
 describe('published schemas', () => {
+  it('every schema of the project is valid against the draft 2020-12 meta-schema (the CLI skips that check at start-up)', () => {
+    const ajv = createAjv();
+    const dir = new URL('../schemas/', import.meta.url);
+    const files = [...readdirSync(dir), ...readdirSync(new URL('api/', dir)).map((f) => `api/${f}`)].filter((f) => f.endsWith('.schema.json'));
+    expect(files.length).toBeGreaterThan(20);
+    for (const file of files) expect(ajv.validateSchema(read(file)), `${file}: ${ajv.errorsText(ajv.errors)}`).toBe(true);
+  });
+
   it('schemas/playbook.schema.json is what the actions assemble (run `npm run schemas` after changing an action)', () => {
     expect(read('playbook.schema.json')).toEqual(JSON.parse(JSON.stringify(playbookSchema())));
   });

@@ -9,8 +9,13 @@ const API_DIR = new URL('api/', SCHEMAS_DIR);
 const BASE_ID = 'https://sitefleet.dev/schemas/api/';
 
 const ajv = createAjv();
+/** The schemas as written, by name: the playbook schema reuses parts of them without compiling any. */
+const raw = new Map<string, AnySchemaObject>();
 for (const file of readdirSync(API_DIR)) {
-  if (file.endsWith('.schema.json')) ajv.addSchema(JSON.parse(readFileSync(new URL(file, API_DIR), 'utf8')) as AnySchemaObject);
+  if (!file.endsWith('.schema.json')) continue;
+  const schema = JSON.parse(readFileSync(new URL(file, API_DIR), 'utf8')) as AnySchemaObject;
+  raw.set(file.replace(/\.schema\.json$/, ''), schema);
+  ajv.addSchema(schema);
 }
 const compiled = new Map<string, ValidateFunction>();
 
@@ -52,7 +57,9 @@ export function bodyProblems(schemaName: string, body: unknown) {
   return validate(body) ? [] : ajvProblems(validate.errors, 'body');
 }
 
-/** A JSON sub-schema of an API body, by JSON pointer; the playbook schema reuses these. */
+/** An API schema as written (not compiled: that is done only for the bodies a command checks); the playbook schema reuses parts. */
 export function apiSchema(name: string): Record<string, unknown> {
-  return ajv.getSchema(`${BASE_ID}${name}.schema.json`)!.schema as Record<string, unknown>;
+  const schema = raw.get(name);
+  if (!schema) throw new Error(`no schema named ${name} in schemas/api/`);
+  return schema;
 }

@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { HostingClient } from '../api/client.js';
 import { UsageError } from '../errors.js';
-import { Caller } from '../run/caller.js';
+import { Caller, DEFAULT_CONCURRENCY } from '../run/caller.js';
 import { RateBudget } from '../run/rate-budget.js';
 import type { Coordination, SharedWindow } from '../coord/types.js';
 import { parseRate } from '../util/rate.js';
@@ -39,7 +39,6 @@ export interface GlobalOptions {
 
 /** The service's documented budget: about 120 requests a minute per company. */
 export const DEFAULT_RATE = '120/min';
-export const DEFAULT_CONCURRENCY = 8;
 
 export { UsageError } from '../errors.js';
 

@@ -1,108 +1,13 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
-import { Command, Option } from 'commander';
-import { UsageError } from '../errors.js';
-import { reportError } from './report-error.js';
-import { registerBackups } from './commands/backups.js';
-import { registerDemo } from './commands/demo.js';
-import { registerDoctor } from './commands/doctor.js';
-import { registerInventory } from './commands/inventory.js';
-import { registerPlan } from './commands/plan.js';
-import { registerResume } from './commands/resume.js';
-import { registerRun } from './commands/run.js';
-import { registerSim } from './commands/sim.js';
-import { registerSshConfig } from './commands/ssh-config.js';
-import { registerStatus } from './commands/status.js';
-import { registerValidate } from './commands/validate.js';
-import { intOption } from './parse.js';
 
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-
-export function buildProgram(): Command {
-  const program = new Command('sitefleet')
-    .description('Fleet-wide maintenance for WordPress hosting environments: YAML playbooks, validated, planned, rate-limited, reported.')
-    .version(pkg.version)
-    .addOption(new Option('--base-url <url>', 'the API base URL; /v2 is appended').env('SITEFLEET_BASE_URL'))
-    .option('--token-file <file>', 'read the API token from FILE (else SITEFLEET_TOKEN; never a flag value)')
-    .addOption(new Option('--company <uuid>', 'company id; overrides the playbook').env('SITEFLEET_COMPANY'))
-    .addOption(new Option('--sites <file>', 'site name → site id, as YAML or CSV (the listing has no site ids)').env('SITEFLEET_SITES'))
-    .option('--concurrency <n>', 'calls in flight at once (default: playbook, else 8)', intOption('--concurrency', 1, 256))
-    .option('--rate <N/period>', 'API budget shared by every call, e.g. 120/min or 2/s (default: playbook, else 120/min)')
-    .option(
-      '--create-rate <N/period>',
-      "the service's limit on creating calls (backups, sites, environments, domains, DNS records), e.g. 5/min (default: playbook, else learned)",
-    )
-    .option('--rate-limit-wait <duration>', 'how long one call keeps trying while the service answers 429, e.g. 10m (default 10m)')
-    .addOption(
-      new Option('--log-level <level>', 'pino log level (default: warn, or info with --log-file)').choices([
-        'trace',
-        'debug',
-        'info',
-        'warn',
-        'error',
-        'fatal',
-        'silent',
-      ]),
-    )
-    .option(
-      '--allow-outside <file>',
-      "a file outside the playbook's folder the playbook may name (e.g. ip_list_file); repeat for more",
-      (file: string, files: string[] = []) => [...files, file],
-    )
-    .option('--log-file <file>', 'write JSON log lines to FILE instead of stderr')
-    .option('-q, --quiet', 'print nothing but errors')
-    .addOption(new Option('--state-dir <dir>', 'where run locks live (default: ~/.cache/sitefleet)').env('SITEFLEET_STATE_DIR'))
-    .addOption(
-      new Option(
-        '--coordination <url>',
-        'share the run lock, the rate budget and busy environments with other machines through Redis: redis://host:port/db',
-      ).env('SITEFLEET_COORDINATION'),
-    )
-    .addOption(
-      new Option('--poll-interval <ms>', 'first wait between operation polls (default 1000)').argParser(intOption('--poll-interval', 1, 600_000)).hideHelp(),
-    )
-    .showHelpAfterError('(run with --help for usage)')
-    .exitOverride();
-  registerValidate(program);
-  registerPlan(program);
-  registerRun(program);
-  registerResume(program);
-  registerStatus(program);
-  registerInventory(program);
-  registerBackups(program);
-  registerDoctor(program);
-  registerSshConfig(program);
-  registerSim(program);
-  registerDemo(program);
-  for (const command of program.commands) command.exitOverride();
-  return program;
+// `sitefleet --version` answers before anything else loads: scripts and doctors call it to check an
+// install, and pay the start-up. Everything else goes through the program (program.ts).
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  process.stdout.write(`${pkg.version}\n`);
+} else {
+  const { main } = await import('./program.js');
+  await main();
 }
-
-/**
- * `--token` is not an option (a token on the command line ends up in shell history and `ps`), but
- * people will try it: they get the way to pass one, and the value is never echoed. `sim --token` is
- * the simulator's own option (the token it accepts) and is left alone.
- */
-export function refuseTokenFlag(argv: string[]): void {
-  const args = argv.slice(2);
-  if (args.includes('sim')) return;
-  if (args.some((a) => a === '--token' || a.startsWith('--token='))) {
-    throw new UsageError('--token is not taken (a token on the command line ends up in shell history and ps): set SITEFLEET_TOKEN or pass --token-file FILE');
-  }
-}
-
-async function main(): Promise<void> {
-  // `sitefleet inventory --format json | head`: the reader left; what it did not read it did not want.
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(0);
-    throw error;
-  });
-  try {
-    refuseTokenFlag(process.argv);
-    await buildProgram().parseAsync(process.argv);
-  } catch (error) {
-    process.exitCode = reportError(error);
-  }
-}
-
-await main();

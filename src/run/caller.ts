@@ -56,6 +56,9 @@ export interface CallHooks {
   query?: Record<string, string | number>;
 }
 
+/** Calls in flight at once when neither the playbook nor --concurrency says. */
+export const DEFAULT_CONCURRENCY = 8;
+
 export interface CallerOptions {
   budget?: RateBudget;
   /**
@@ -73,8 +76,9 @@ export interface CallerOptions {
    */
   shared?: SharedWindow;
   logger: Logger;
+  /** @default DEFAULT_RETRY (5 attempts, 429s waited out for up to 10 minutes) */
   retry?: RetryPolicy;
-  /** HTTP calls in flight at once, whatever they are (writes, polls, reads). Default 8. */
+  /** HTTP calls in flight at once, whatever they are (writes, polls, reads). @default DEFAULT_CONCURRENCY (8) */
   concurrency?: number;
 }
 
@@ -109,8 +113,9 @@ export class Caller implements CallPort {
     this.sharedCreation = options.sharedCreation;
     this.logger = options.logger;
     this.retry = options.retry ?? DEFAULT_RETRY;
-    this.#slots = new PQueue({ concurrency: options.concurrency ?? 8 });
-    this.#creating = new PQueue({ concurrency: Math.max(1, Math.floor((options.concurrency ?? 8) / 2)) });
+    const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+    this.#slots = new PQueue({ concurrency });
+    this.#creating = new PQueue({ concurrency: Math.max(1, Math.floor(concurrency / 2)) });
   }
 
   call(endpoint: EndpointName, params: Record<string, string>, body: unknown, idempotent: boolean, hooks: CallHooks = {}): Promise<CallOutcome> {

@@ -18,19 +18,19 @@ export interface ExecuteOptions {
   /** Sends every call: it owns the rate budget and the bound on calls in flight. */
   caller: CallPort;
   logger: Logger;
-  /** Replaces every task's failure budget (resume --max-failures). */
+  /** Replaces every task's failure budget (resume --max-failures). @default each task's own */
   overrideMaxFailures?: number | string;
   /** Ctrl-C: start nothing new, let the calls in flight end. */
   signal?: AbortSignal;
   /** The shared coordination can no longer be trusted (its reason says why): stop like a 401 (exit 3). */
   lost?: AbortSignal;
-  /** Environments busy with other runs' operations (with coordination); default: this run's own turns only. */
+  /** Environments busy with other runs' operations (with coordination). @default this run's own turns only */
   busy?: BusyRegister;
-  /** Resolves `${VAR}` references left in bodies (secrets) at the moment of sending. */
+  /** Resolves `${VAR}` references left in bodies (secrets) at the moment of sending. @default process.env */
   env?: Record<string, string | undefined>;
-  /** Poll timing; a task's `timeout_ms` overrides `timeoutMs`. */
+  /** Poll timing; a task's `timeout_ms` overrides `timeoutMs`. @default DEFAULT_TRACKING */
   tracking?: Partial<TrackOptions>;
-  /** First wait before re-sending a step whose operation found the environment busy (default 2 s). */
+  /** First wait before re-sending a step whose operation found the environment busy; doubles each time. @default 2000 */
   blockedBackoffMs?: number;
   /** Results known before this execution (resume): those steps are not sent again. */
   initial?: Map<string, StepResult>;

@@ -26,15 +26,17 @@ export interface WatchOptions {
 }
 
 export interface WatcherOptions {
+  /** @default the system clock */
   clock?: Clock;
-  /** Stops all watching: every pending watch ends `untracked` at once. */
+  /** Stops all watching: every pending watch ends `untracked` at once. @default none */
   signal?: AbortSignal;
-  /** First probe poll, after acceptance; probes then grow by half (1, 1.5, 2.25 s…). */
+  /** First probe poll, after acceptance; probes then grow by half (1, 1.5, 2.25 s…). @default 1000 */
   firstPollMs?: number;
-  /** The longest gap between two polls of one operation. */
+  /** The longest gap between two polls of one operation. @default 15000 */
   maxIntervalMs?: number;
-  /** Operations of a kind probed at once while nothing is known of the kind. */
+  /** Operations of a kind probed at once while nothing is known of the kind. @default 3 */
   probes?: number;
+  /** What the watcher learns of how long each kind takes. @default a new DurationModel */
   model?: DurationModel;
 }
 
