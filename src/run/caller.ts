@@ -102,6 +102,9 @@ export class Caller implements CallPort {
    * wait behind them. Half the places at most.
    */
   readonly #creating: PQueue;
+  /** The limits each call takes, built once (this is every call's path). */
+  readonly #budgets: { creating: Limit[]; other: Limit[] };
+  readonly #windows: { creating: Limit[]; other: Limit[] };
 
   constructor(
     readonly client: HostingClient,
@@ -116,6 +119,10 @@ export class Caller implements CallPort {
     const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     this.#slots = new PQueue({ concurrency });
     this.#creating = new PQueue({ concurrency: Math.max(1, Math.floor(concurrency / 2)) });
+    const general = this.budget ? [budgetLimit('general', this.budget)] : [];
+    this.#budgets = { creating: [...(this.creation ? [budgetLimit('create', this.creation)] : []), ...general], other: general };
+    const shared = this.shared ? [windowLimit('general', this.shared)] : [];
+    this.#windows = { creating: [...shared, ...(this.sharedCreation ? [windowLimit('create', this.sharedCreation)] : [])], other: shared };
   }
 
   call(endpoint: EndpointName, params: Record<string, string>, body: unknown, idempotent: boolean, hooks: CallHooks = {}): Promise<CallOutcome> {
@@ -167,17 +174,11 @@ export class Caller implements CallPort {
     return creates(endpoint) ? this.#creating.add(place, { priority: -priority }) : place();
   };
 
-  /** This process's budgets: the creation rule first (creating calls only), then the general one. */
-  readonly #budgetsFor = (endpoint: CallTarget): Limit[] => [
-    ...(creates(endpoint) && this.creation ? [budgetLimit('create', this.creation)] : []),
-    ...(this.budget ? [budgetLimit('general', this.budget)] : []),
-  ];
+  /** This process's budgets, for a creating call and for any other: the creation rule first. */
+  readonly #budgetsFor = (endpoint: CallTarget): Limit[] => (creates(endpoint) ? this.#budgets.creating : this.#budgets.other);
 
   /** The company's windows (--coordination), asked last, right before sending. */
-  readonly #windowsFor = (endpoint: CallTarget): Limit[] => [
-    ...(this.shared ? [windowLimit('general', this.shared)] : []),
-    ...(creates(endpoint) && this.sharedCreation ? [windowLimit('create', this.sharedCreation)] : []),
-  ];
+  readonly #windowsFor = (endpoint: CallTarget): Limit[] => (creates(endpoint) ? this.#windows.creating : this.#windows.other);
 
   /** A creating call's 429 while the general budget had room was the creation rule's. */
   readonly #refusedBy: RefusedBy = (endpoint, slot) =>
