@@ -11,6 +11,20 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 `;
 
+/** Appends to reply each rule's last "held a call back" time kept in the limits hash: window, time, … */
+const WITH_BLOCKED = `
+local function withBlocked(reply, limits)
+  local fields = redis.call('HGETALL', limits)
+  for i = 1, #fields, 2 do
+    if string.sub(fields[i], 1, 8) == 'blocked:' then
+      table.insert(reply, string.sub(fields[i], 9))
+      table.insert(reply, fields[i + 1])
+    end
+  end
+  return reply
+end
+`;
+
 /**
  * The company's lock and its playbooks' locks exclude each other: a company-wide run has the company
  * to itself. Playbook locks are listed in an index (a sorted set scored by lease end) so a company-wide
@@ -118,7 +132,7 @@ return {1, 0, 0, 0}
  * else {Redis's now, calls counted within Retry-After (or a period), within a period, state or '',
  * version, then blocked window, time, … pairs}: what util/learned-limit.ts needs to decide.
  */
-export const WINDOW_GIVE = `${NOW}
+export const WINDOW_GIVE = `${NOW}${WITH_BLOCKED}
 local period = tonumber(ARGV[2])
 if ARGV[5] == '1' then
   redis.call('ZREM', KEYS[1], ARGV[1])
@@ -134,15 +148,7 @@ if ARGV[3] == '1' then limited = 1 end
 -- The refused call itself was just scored as answered: the server did not count it.
 local inWait = redis.call('ZCOUNT', KEYS[1], '(' .. (now + period - wait), now + period) - limited
 local inPeriod = redis.call('ZCOUNT', KEYS[1], now, now + period) - limited
-local reply = {now, inWait, inPeriod, state or '', tonumber(redis.call('HGET', KEYS[2], 'version') or '0')}
-local fields = redis.call('HGETALL', KEYS[2])
-for i = 1, #fields, 2 do
-  if string.sub(fields[i], 1, 8) == 'blocked:' then
-    table.insert(reply, string.sub(fields[i], 9))
-    table.insert(reply, fields[i + 1])
-  end
-end
-return reply
+return withBlocked({now, inWait, inPeriod, state or '', tonumber(redis.call('HGET', KEYS[2], 'version') or '0')}, KEYS[2])
 `;
 
 /**
@@ -150,18 +156,10 @@ return reply
  * new state, pause until (Redis ms; 0: no pause). Returns {1} when stored; when another process
  * changed them first, {0, state, version, blocked window, time, …} to decide again from.
  */
-export const LIMITS_SET = `
+export const LIMITS_SET = `${WITH_BLOCKED}
 local version = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 if version ~= tonumber(ARGV[1]) then
-  local reply = {0, redis.call('HGET', KEYS[1], 'state') or '', version}
-  local fields = redis.call('HGETALL', KEYS[1])
-  for i = 1, #fields, 2 do
-    if string.sub(fields[i], 1, 8) == 'blocked:' then
-      table.insert(reply, string.sub(fields[i], 9))
-      table.insert(reply, fields[i + 1])
-    end
-  end
-  return reply
+  return withBlocked({0, redis.call('HGET', KEYS[1], 'state') or '', version}, KEYS[1])
 end
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'version', version + 1)
 local pause = tonumber(ARGV[3])
