@@ -6,6 +6,7 @@ import { knownLimit, latencyBound, ownOverhead, scale, sideBySide, unknownLimit 
 import { tempDir } from './lib.mjs';
 import { coordinationCost, threeProcesses } from './coordination.mjs';
 import { creationLimit } from './real-service.mjs';
+import { healthChecks } from './safe-updates.mjs';
 import { longOperations, otherWindow, overstatedLimit, rolloutAndInterrupt, twoTasks } from './watching.mjs';
 
 const ALL = {
@@ -23,6 +24,7 @@ const ALL = {
   three: threeProcesses,
   cost: coordinationCost,
   creation: creationLimit,
+  health: healthChecks,
 };
 const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg > 0 ? process.argv[onlyArg + 1].split(',') : Object.keys(ALL);

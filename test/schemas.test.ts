@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { SiteProbe } from '../src/health/probe.js';
 import { playbookSchema } from '../src/playbook/schema.js';
 import { buildReport } from '../src/report/report.js';
 import { createAjv } from '../src/util/ajv.js';
@@ -24,14 +25,18 @@ describe('published schemas', () => {
 
   it('a plan and its reports (dry-run and run) validate against plan.schema.json and report.schema.json', async () => {
     const { sim } = await start({ operationDelayMs: 0 });
+    const probe = new SiteProbe({ userAgent: 'test', env: {} });
+    onTestFinished(() => probe.close());
     const ajv = createAjv();
     const validatePlan = ajv.compile(read('plan.schema.json'));
     const validateReport = ajv.compile(read('report.schema.json'));
     const { plan, results } = await runInProcess(
       sim,
-      'tasks:\n  - { name: t, action: themes.update, target: all, verify: true, timeout: 1m }\n  - { name: b, action: backups.create, target: all, rollout: { canary: 1, waves: ["100%"], pause: 10ms }, with: { tag: x } }\n',
-      { tracking: { intervalMs: 10, maxIntervalMs: 20 } },
+      'tasks:\n  - { name: t, action: themes.update, target: all, verify: true, timeout: 1m }\n  - { name: b, action: backups.create, target: all, rollout: { canary: 1, waves: ["100%"], pause: 10ms }, with: { tag: x } }\n' +
+        `  - { name: p, action: php.set_version, target: all, with: { php_version: "8.3" }, backup_first: true, health: { url: "${sim.siteUrl}" } }\n`,
+      { tracking: { intervalMs: 10, maxIntervalMs: 20 }, sites: probe },
     );
+    expect(results.get(plan.steps.find((s) => s.health)!.id)?.health?.outcome).toBe('healthy');
     expect(validatePlan(plan), JSON.stringify(validatePlan.errors)).toBe(true);
     const now = new Date();
     for (const report of [

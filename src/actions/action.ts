@@ -121,6 +121,11 @@ interface ActionBase<W extends object> {
 /** One call per selected environment. */
 export interface EnvironmentAction<W extends object = WithBlock> extends ActionBase<W> {
   scope: 'environment';
+  /**
+   * The call changes nothing on the environment's site (a login link): a task of it may not ask for
+   * `health:` or `backup_first:`, which guard changes. @default false
+   */
+  readOnly?: true;
   expandEnvironment(env: Environment, ctx: ExpandContext<W>): Expansion[];
 }
 

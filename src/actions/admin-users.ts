@@ -32,6 +32,7 @@ export const adminUsersLoginLink: Action<{ email: string; output_file: string }>
   scope: 'environment',
   endpoint: 'getLoginUrl',
   creates: false,
+  readOnly: true,
   example: { email: 'ops@example.org', output_file: 'login-links.json' },
   withSchema: withBlock(
     {

@@ -1,4 +1,5 @@
-import { fillTemplate, templateValues, type Action } from './action.js';
+import type { Backup } from '../api/types.js';
+import { fillTemplate, templateValues, type Action, type RequestSpec } from './action.js';
 import { template, withBlock } from './schema-parts.js';
 
 /**
@@ -28,5 +29,35 @@ export const backupsCreate: Action<{ tag: string; unless_exists?: boolean }> = {
       if (existing) return [{ skip: `a manual backup tagged ${JSON.stringify(tag)} exists already (id ${existing.id})` }];
     }
     return [{ request: { endpoint: 'addManualBackup', params: { env_id: env.id }, body: { tag } } }];
+  },
+};
+
+/**
+ * `backup_first: true` on another task: the manual backup each environment gets before that task's
+ * write, and how to find it in the environment's backup list afterwards (its id is what a restore
+ * asks for). The tag names the task and the day: `sitefleet-before-theme-updates-2026-11-22`.
+ */
+export const restorePoint = {
+  action: backupsCreate,
+  tag(task: string, date: string): string {
+    const slug =
+      task
+        .toLowerCase()
+        .replace(/[^a-z0-9]+/g, '-')
+        .replace(/^-+|-+$/g, '')
+        .slice(0, 60) || 'task';
+    return `sitefleet-before-${slug}-${date}`;
+  },
+  request(envId: string, tag: string): RequestSpec {
+    return { endpoint: 'addManualBackup', params: { env_id: envId }, body: { tag } };
+  },
+  /** The tag a restore-point request carries. */
+  tagOf(body: unknown): string {
+    const tag = (body as { tag?: unknown } | undefined)?.tag;
+    return typeof tag === 'string' ? tag : '';
+  },
+  /** The newest manual backup with this tag (the service keeps a manual backup's tag as its note). */
+  find(backups: readonly Backup[], tag: string): Backup | undefined {
+    return backups.filter((b) => b.note === tag || b.name === tag).sort((a, b) => b.created_at - a.created_at)[0];
   },
 };

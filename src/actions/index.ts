@@ -1,6 +1,7 @@
 import type { Action } from './action.js';
 import { adminUsersCreate, adminUsersLoginLink } from './admin-users.js';
 import { backupsCreate } from './backups-create.js';
+export { restorePoint } from './backups-create.js';
 import { deniedIpsSet } from './denied-ips-set.js';
 import { dnsRecordsCreate } from './dns-records-create.js';
 import { domainsAdd } from './domains-add.js';
@@ -36,4 +37,9 @@ export const ACTIONS: ReadonlyMap<string, Action> = new Map(
 /** The actions a task may ask to `verify` (they know how to judge their work in a fresh listing). */
 export function verifiable(): string[] {
   return [...ACTIONS.values()].filter((a) => a.verify !== undefined).map((a) => a.name);
+}
+
+/** The actions a task may guard with `health:` and `backup_first:`: those that change an environment. */
+export function guardable(): string[] {
+  return [...ACTIONS.values()].filter((a) => a.scope === 'environment' && a.readOnly !== true).map((a) => a.name);
 }

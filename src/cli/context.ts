@@ -35,6 +35,8 @@ export interface GlobalOptions {
   rateLimitWait?: string;
   /** `--allow-outside FILE` (repeated): files outside the playbook's folder that it may name. */
   allowOutside?: string[];
+  /** `--health-url TEMPLATE`: the page every `health:` check fetches, instead of each task's `health.url`. */
+  healthUrl?: string;
 }
 
 /** The service's documented budget: about 120 requests a minute per company. */

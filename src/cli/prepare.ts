@@ -1,4 +1,5 @@
-import { InvalidInputError } from '../errors.js';
+import { InvalidInputError, UsageError } from '../errors.js';
+import { resolveHealth } from '../health/spec.js';
 import type { Inventory } from '../inventory/inventory.js';
 import { inventoryReader, readBackups, readDomains, readInventory } from '../inventory/read.js';
 import { attachSiteIds, loadSitesFile } from '../inventory/sites.js';
@@ -36,7 +37,18 @@ export function loadForRun(file: string, opts: GlobalOptions): Playbook & { comp
       { file, ...playbook.locate('company'), path: 'company', message: 'no company: give it in the playbook, SITEFLEET_COMPANY or --company' },
     ]);
   }
+  if (opts.healthUrl !== undefined) withHealthUrl(playbook, opts.healthUrl);
   return playbook as Playbook & { company: string };
+}
+
+/**
+ * `--health-url`: every task's checks fetch this page instead (an address only this machine
+ * reaches, a staging proxy, the simulator's sites); the rest of each task's `health:` stays.
+ */
+function withHealthUrl(playbook: Playbook, url: string): void {
+  const { problems } = resolveHealth({ url });
+  if (problems.length > 0) throw new UsageError(`--health-url: ${problems[0]!.message}`);
+  for (const task of playbook.tasks) if (task.health) task.health = { ...task.health, url };
 }
 
 /** Load and validate the playbook, read the fleet (GETs only), and build the plan. */

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { UsageError } from '../errors.js';
 import { reportError } from './report-error.js';
@@ -14,13 +13,12 @@ import { registerSshConfig } from './commands/ssh-config.js';
 import { registerStatus } from './commands/status.js';
 import { registerValidate } from './commands/validate.js';
 import { intOption } from './parse.js';
-
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+import { sitefleetVersion } from '../util/version.js';
 
 export function buildProgram(): Command {
   const program = new Command('sitefleet')
     .description('Fleet-wide maintenance for WordPress hosting environments: YAML playbooks, validated, planned, rate-limited, reported.')
-    .version(pkg.version)
+    .version(sitefleetVersion())
     .addOption(new Option('--base-url <url>', 'the API base URL; /v2 is appended').env('SITEFLEET_BASE_URL'))
     .option('--token-file <file>', 'read the API token from FILE (else SITEFLEET_TOKEN; never a flag value)')
     .addOption(new Option('--company <uuid>', 'company id; overrides the playbook').env('SITEFLEET_COMPANY'))
@@ -47,6 +45,10 @@ export function buildProgram(): Command {
       '--allow-outside <file>',
       "a file outside the playbook's folder the playbook may name (e.g. ip_list_file); repeat for more",
       (file: string, files: string[] = []) => [...files, file],
+    )
+    .option(
+      '--health-url <template>',
+      "the page health: checks fetch instead of each task's health.url, e.g. 'http://127.0.0.1:8080/sites/{{domain}}/' for the simulator's sites",
     )
     .option('--log-file <file>', 'write JSON log lines to FILE instead of stderr')
     .option('-q, --quiet', 'print nothing but errors')

@@ -1,11 +1,11 @@
 import { targetNoun } from '../actions/action.js';
 import { ACTIONS } from '../actions/index.js';
-import { continueCommand, targetLabel } from '../report/ci-formats.js';
+import { continueCommand, groupOf, targetLabel } from '../report/ci-formats.js';
 import { styleText } from 'node:util';
 import { formatProblem, type InputProblem } from '../errors.js';
 import type { Inventory } from '../inventory/inventory.js';
 import type { Plan } from '../plan/plan.js';
-import type { Report } from '../report/report.js';
+import { healthCounts, restorePointsOfFailures, restorePointText, unhealthyBefore, type Report } from '../report/report.js';
 import { forCsv, forTerminal, jsonText, terminalMessage, terminalName } from '../util/safe-text.js';
 
 type Colour = 'green' | 'red' | 'yellow' | 'cyan' | 'dim' | 'bold';
@@ -56,8 +56,8 @@ export function renderPlan(plan: Plan, verbose: boolean): string {
   lines.push('');
   lines.push(
     table(
-      ['#', 'task', 'action', 'targets', 'calls', 'skipped'],
-      plan.tasks.map((t) => [t.index + 1, t.name, t.action, t.matched, t.steps, t.skipped]),
+      ['#', 'task', 'action', 'targets', 'calls', 'skipped', 'guards'],
+      plan.tasks.map((t) => [t.index + 1, t.name, t.action, t.matched, t.steps, t.skipped, guardsOf(t)]),
     ),
   );
   const empty = plan.tasks.filter((t) => t.matched === 0);
@@ -71,8 +71,10 @@ export function renderPlan(plan: Plan, verbose: boolean): string {
   if (verbose) {
     lines.push('');
     for (const s of plan.steps) {
+      const check = s.health ? ('url' in s.health ? `  # health: GET ${s.health.url} before and after` : `  # fails unsent: ${s.health.missing}`) : '';
+      const backup = s.role === 'backup' ? '  # restore point first; the write waits for it' : '';
       lines.push(
-        `${forTerminal(`${s.method} ${s.path}${s.body === undefined ? '' : ` ${JSON.stringify(s.body)}`}`)}${s.note ? paint('dim', `  # ${s.note}`) : ''}`,
+        `${forTerminal(`${s.method} ${s.path}${s.body === undefined ? '' : ` ${JSON.stringify(s.body)}`}`)}${s.note ? paint('dim', `  # ${s.note}`) : ''}${check || backup ? paint('dim', forTerminal(check || backup)) : ''}`,
       );
     }
     for (const s of plan.skipped)
@@ -86,12 +88,17 @@ export function renderPlan(plan: Plan, verbose: boolean): string {
   return lines.join('\n');
 }
 
+/** A task's guards in a few words: `backup, health`. */
+function guardsOf(t: Plan['tasks'][number]): string {
+  return [t.backup_first ? 'backup' : '', t.health ? 'health' : ''].filter(Boolean).join(', ') || '-';
+}
+
 export function renderSummary(report: Report, reportPath: string): string {
   const s = report.summary;
   const lines: string[] = [];
-  const tasks = [...new Set(report.results.map((r) => r.task))];
+  const tasks = [...new Set(report.results.map(groupOf))];
   const rows = tasks.map((task) => {
-    const rs = report.results.filter((r) => r.task === task);
+    const rs = report.results.filter((r) => groupOf(r) === task);
     const count = (status: string) => rs.filter((r) => r.status === status).length;
     return [task, rs.length, count('accepted') + count('succeeded'), count('failed'), count('unknown'), count('skipped'), count('planned')];
   });
@@ -103,6 +110,19 @@ export function renderSummary(report: Report, reportPath: string): string {
     );
   }
   if (problems.length > 10) lines.push(`… and ${problems.length - 10} more in the report`);
+  for (const task of tasks) {
+    const counts = healthCounts(report.results.filter((r) => groupOf(r) === task));
+    if (counts) lines.push(`health (${terminalName(task)}): ${counts}`);
+  }
+  const before = unhealthyBefore(report);
+  for (const r of before.slice(0, 10))
+    lines.push(
+      paint(
+        'yellow',
+        `broken before its write (not blamed) ${terminalName(targetLabel(r))}: ${terminalMessage(`${r.health!.before ?? ''} at ${r.health!.url}`)}`,
+      ),
+    );
+  if (before.length > 10) lines.push(`… and ${before.length - 10} more sites broken before their write, in the report`);
   if (report.stopped) lines.push(paint('red', `run stopped: ${report.stopped.reason}`));
   const ok = s.accepted + s.succeeded;
   const headline = `${report.mode === 'dry-run' ? 'dry run: ' : ''}${s.total} steps: ${ok} ok (${s.accepted} accepted, ${s.succeeded} succeeded), ${s.failed} failed, ${s.unknown} unknown, ${s.skipped} skipped${s.planned ? `, ${s.planned} planned` : ''}`;
@@ -113,6 +133,9 @@ export function renderSummary(report: Report, reportPath: string): string {
   const running = report.results.filter((r) => r.status === 'accepted').length;
   if (next?.startsWith('sitefleet resume')) lines.push(`${neverAccepted} steps were never accepted by the service; send them with: ${next}`);
   else if (next) lines.push(`${running} operations were accepted and may still be running; follow them with: ${next}`);
+  const restore = restorePointsOfFailures(report);
+  if (restore.length > 0) lines.push(`restore points of the ${restore.length} failed step${restore.length === 1 ? '' : 's'}:`);
+  for (const r of restore) lines.push(`  ${terminalName(targetLabel(r))} (${terminalName(r.task)}): ${terminalMessage(restorePointText(r.restore_point))}`);
   return lines.join('\n');
 }
 

@@ -17,6 +17,8 @@ import { onInterrupt } from './signals.js';
 import { writeCiOutputs, type CiOutputOptions } from './ci-outputs.js';
 import { renderSummary } from './render.js';
 import { writePrivateOutputs } from './secret-outputs.js';
+import { SiteProbe } from '../health/probe.js';
+import { siteUserAgent } from '../util/version.js';
 
 export interface SessionArgs {
   plan: Plan;
@@ -100,9 +102,12 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
     journalRecorder(journal),
   ];
 
+  // Sites are fetched only for tasks with health: checks, through their own agent (and proxy), never the API's.
+  const sites = plan.tasks.some((t) => t.health) ? new SiteProbe({ userAgent: siteUserAgent() }) : undefined;
   let outcome;
   try {
     outcome = await execute(plan, {
+      sites,
       caller: runtime.caller,
       logger: runtime.logger,
       overrideMaxFailures: args.overrideMaxFailures,
@@ -116,6 +121,7 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   } finally {
     for (const s of subscribers) s.end?.();
     restoreSignals();
+    await sites?.close();
   }
   await journal.append({ t: 'end', at: Date.now() });
   await journal.close();

@@ -1,5 +1,7 @@
-import { readsOf, type Expansion, type InventoryRead, type Target } from '../actions/action.js';
-import { ACTIONS } from '../actions/index.js';
+import { readsOf, type Expansion, type InventoryRead, type RequestSpec, type Target } from '../actions/action.js';
+import { ACTIONS, restorePoint } from '../actions/index.js';
+import { healthUrl, usesDomain, type HealthSpec } from '../health/spec.js';
+import { matchesAny } from '../util/glob.js';
 import { ENDPOINTS, fillPath, type EndpointName } from '../api/endpoints.js';
 import { bodyProblems } from '../api/request-schemas.js';
 import { InvalidInputError, type InputProblem } from '../errors.js';
@@ -29,6 +31,12 @@ export interface Step {
   note?: string;
   /** Rollout wave (0 = canary or first wave), for tasks with a rollout. */
   wave?: number;
+  /** `backup`: the restore point a `backup_first` task takes before its write to this environment. */
+  role?: 'backup';
+  /** The write's restore point: the id of the backup step it waits for. */
+  backup_step?: string;
+  /** `health:`: the page checked before the write and after its operation, or why there is none (`on_missing_domain: fail`). */
+  health?: { url: string } | { missing: string };
 }
 
 export interface SkippedTarget {
@@ -55,6 +63,9 @@ export interface TaskSummary {
   timeout_ms?: number;
   verify?: boolean;
   rollout?: { canary: number; waves: string[]; pause_ms: number };
+  health?: HealthSpec;
+  /** The tag of the backup each environment gets before its write. */
+  backup_first?: { tag: string };
 }
 
 export interface Plan {
@@ -84,7 +95,9 @@ export interface PlanInput {
 export function readsNeeded(playbook: Playbook, inventory: Inventory, read: InventoryRead): string[] {
   const ids = new Set<string>();
   for (const task of playbook.tasks) {
-    if (readsOf(ACTIONS.get(task.action)!, task.with).includes(read)) for (const env of selectEnvironments(playbook, task, inventory)) ids.add(env.id);
+    const healthReads = task.health !== undefined && usesDomain(task.health) ? ['domains'] : [];
+    if ([...readsOf(ACTIONS.get(task.action)!, task.with), ...healthReads].includes(read))
+      for (const env of selectEnvironments(playbook, task, inventory)) ids.add(env.id);
   }
   return [...ids];
 }
@@ -106,30 +119,30 @@ export function buildPlan({ playbook, inventory, date, env = {} }: PlanInput): P
     const ctx = { with: task.with, company, date, inventory };
     const before = { steps: steps.length, skipped: skipped.length };
     let matched = 0;
-    const add = (target: Target, expansions: Expansion[], key: string) => {
+    const backupTag = task.backup_first ? restorePoint.tag(task.name, date) : undefined;
+    const add = (target: Target, expansions: Expansion[], key: string, guard: Guard = {}) => {
+      let backupStep: string | undefined;
       for (const [i, e] of expansions.entries()) {
         const id = `${task.index}:${key}${expansions.length > 1 ? `:${i}` : ''}`;
         if ('skip' in e) {
           skipped.push({ task: task.name, task_index: task.index, action: action.name, target, reason: e.skip });
           continue;
         }
+        // The restore point goes just before the environment's first write, and every write waits for it.
+        if (backupTag && target.env_id && !(guard.health && 'missing' in guard.health) && backupStep === undefined) {
+          backupStep = `${task.index}:${key}:backup`;
+          steps.push({
+            ...stepOf(backupStep, task, restorePoint.action.name, target, restorePoint.request(target.env_id, backupTag), false),
+            role: 'backup',
+          });
+        }
         const endpoint = ENDPOINTS[e.request.endpoint];
-        const body = e.request.body;
-        if ('body' in endpoint) problems.push(...checkBody(task, endpoint.body, body, target, env));
+        if ('body' in endpoint) problems.push(...checkBody(task, endpoint.body, e.request.body, target, env));
         steps.push({
-          id,
-          task: task.name,
-          task_index: task.index,
-          action: action.name,
-          target,
-          endpoint: e.request.endpoint,
-          method: endpoint.method,
-          path: fillPath(endpoint.path, e.request.params),
-          params: e.request.params,
-          ...(body === undefined ? {} : { body }),
-          idempotent: !action.creates,
-          ...lockOf(target, body),
+          ...stepOf(id, task, action.name, target, e.request, !action.creates),
           ...(e.note ? { note: e.note } : {}),
+          ...(backupStep ? { backup_step: backupStep } : {}),
+          ...(guard.health ? { health: guard.health } : {}),
         });
       }
     };
@@ -163,7 +176,12 @@ export function buildPlan({ playbook, inventory, date, env = {} }: PlanInput): P
       case 'environment':
         for (const env of selectEnvironments(playbook, task, inventory)) {
           matched++;
-          add(envTarget(env), action.expandEnvironment(env, ctx), env.id);
+          const guard = task.health ? healthGuard(task.health, env, inventory) : {};
+          if (guard.skip) {
+            skipped.push({ task: task.name, task_index: task.index, action: action.name, target: envTarget(env), reason: guard.skip });
+            continue;
+          }
+          add(envTarget(env), action.expandEnvironment(env, ctx), env.id, guard);
         }
         break;
       case 'domain':
@@ -177,16 +195,21 @@ export function buildPlan({ playbook, inventory, date, env = {} }: PlanInput): P
         }
         break;
     }
-    const wait = task.rollout !== undefined || (task.wait ?? playbook.settings.wait ?? false);
+    // A guarded write is judged after its operation ended, and waits for its backup's: both follow operations.
+    const wait = task.rollout !== undefined || task.health !== undefined || task.backup_first === true || (task.wait ?? playbook.settings.wait ?? false);
     const timeout = task.timeout ?? playbook.settings.wait_timeout;
     if (task.rollout) {
-      const taskSteps = steps.slice(before.steps);
+      const writes = steps.slice(before.steps).filter((s) => s.role !== 'backup');
       const waves = assignWaves(
         task.name,
-        taskSteps.map((s) => s.id),
+        writes.map((s) => s.id),
         task.rollout,
       );
-      for (const step of taskSteps) step.wave = waves.get(step.id)!;
+      const byId = new Map(steps.slice(before.steps).map((s) => [s.id, s]));
+      for (const step of writes) {
+        step.wave = waves.get(step.id)!;
+        if (step.backup_step) byId.get(step.backup_step)!.wave = step.wave;
+      }
     }
     tasks.push({
       index: task.index,
@@ -200,6 +223,8 @@ export function buildPlan({ playbook, inventory, date, env = {} }: PlanInput): P
       ...(wait ? { wait } : {}),
       ...(timeout ? { timeout_ms: parseDuration(timeout) } : {}),
       ...(task.verify ? { verify: true } : {}),
+      ...(task.health ? { health: task.health } : {}),
+      ...(backupTag ? { backup_first: { tag: backupTag } } : {}),
       ...(task.rollout
         ? { rollout: { canary: task.rollout.canary ?? 0, waves: task.rollout.waves ?? ['100%'], pause_ms: parseDuration(task.rollout.pause ?? '0s') ?? 0 } }
         : {}),
@@ -238,6 +263,46 @@ function sitesOf(selected: Environment[], all: Environment[]): { id?: string; na
     sites.set(env.site, site);
   }
   return [...sites.values()];
+}
+
+/** What `health:` makes of one environment: the page to check, or why there is none. */
+interface Guard {
+  health?: { url: string } | { missing: string };
+  /** The environment is left alone (`on_missing_domain: skip`). */
+  skip?: string;
+}
+
+function healthGuard(spec: HealthSpec, env: Environment, inventory: Inventory): Guard {
+  const domains = inventory.domains?.[env.id] ?? [];
+  const domain = spec.domain ? domains.find((d) => matchesAny(d.name, spec.domain)) : domains[0];
+  let problem: string | undefined;
+  let url: string | undefined;
+  if (usesDomain(spec) && !domain) problem = `health: no domain to check${spec.domain ? ` matching ${spec.domain.join(', ')}` : ''} (${domains.length} listed)`;
+  else {
+    const filled = healthUrl(spec, { domain: domain?.name, site: env.site, env: env.name, env_id: env.id });
+    if ('problem' in filled) problem = `health: ${filled.problem}`;
+    else url = filled.url;
+  }
+  if (url !== undefined) return { health: { url } };
+  return spec.on_missing_domain === 'fail' ? { health: { missing: problem! } } : { skip: `${problem!}; not updated (on_missing_domain: skip)` };
+}
+
+function stepOf(id: string, task: Task, action: string, target: Target, request: RequestSpec, idempotent: boolean): Step {
+  const endpoint = ENDPOINTS[request.endpoint];
+  return {
+    id,
+    task: task.name,
+    task_index: task.index,
+    action,
+    target,
+    endpoint: request.endpoint,
+    method: endpoint.method,
+    path: fillPath(endpoint.path, request.params),
+    params: request.params,
+    ...(request.body === undefined ? {} : { body: request.body }),
+    idempotent,
+    ...lockOf(target, request.body),
+  };
 }
 
 function envTarget(env: Environment): Target {

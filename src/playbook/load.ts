@@ -2,7 +2,8 @@ import { dirname } from 'node:path';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { TEMPLATE_NAMES, type WithBlock } from '../actions/action.js';
 import { takesTarget } from '../actions/action.js';
-import { ACTIONS, verifiable } from '../actions/index.js';
+import { ACTIONS, guardable, verifiable } from '../actions/index.js';
+import { resolveHealth, type HealthInput } from '../health/spec.js';
 import { InvalidInputError, type InputProblem } from '../errors.js';
 import { ajvProblems, createAjv } from '../util/ajv.js';
 import { PlaybookFiles, readInputFile } from '../util/input-file.js';
@@ -75,7 +76,7 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
     settings?: Playbook['settings'];
     targets?: Playbook['targets'];
     sites?: Record<string, string>;
-    tasks: (Omit<Task, 'index' | 'allow_empty'> & { allow_empty?: boolean })[];
+    tasks: (Omit<Task, 'index' | 'allow_empty' | 'health'> & { allow_empty?: boolean; health?: true | HealthInput })[];
   };
   const problems: InputProblem[] = [];
   const warnings: InputProblem[] = [];
@@ -161,6 +162,12 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
     if (checked.length === 0 && action.prepare) withBlock = action.prepare(withBlock, files);
     warnings.push(...(action.advise?.(withBlock) ?? []).map((p) => ({ ...p, path: `${path}.with.${p.path}` })));
     if (t.verify && !action.verify) problems.push({ path: `${path}.verify`, message: `verify is offered for ${verifiable().join(', ')} only` });
+    const guards = guardable().includes(action.name);
+    for (const key of ['health', 'backup_first'] as const)
+      if (t[key] !== undefined && t[key] !== false && !guards)
+        problems.push({ path: `${path}.${key}`, message: `${key} guards actions that change an environment: ${guardable().join(', ')}` });
+    const health = t.health === undefined || !guards ? undefined : resolveHealth(t.health);
+    problems.push(...(health?.problems ?? []).map((p) => ({ ...p, path: `${path}.health.${p.path}` })));
     const waves = t.rollout?.waves ?? [];
     const shares = waves.map((w) => Number(w.replace('%', '')));
     if (shares.some((v, i) => i > 0 && v <= shares[i - 1]!))
@@ -179,6 +186,8 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
       timeout: t.timeout,
       rollout: t.rollout,
       verify: t.verify,
+      ...(health?.spec ? { health: health.spec } : {}),
+      ...(t.backup_first ? { backup_first: true } : {}),
     };
   });
 

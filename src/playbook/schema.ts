@@ -1,4 +1,5 @@
-import { ACTIONS, verifiable } from '../actions/index.js';
+import { ACTIONS, guardable, verifiable } from '../actions/index.js';
+import { healthSchema } from '../health/spec.js';
 import { commonDef, globs } from '../actions/schema-parts.js';
 import { DURATION_PATTERN } from '../util/duration.js';
 
@@ -115,6 +116,11 @@ export function playbookSchema(): Record<string, unknown> {
           wait: { type: 'boolean', description: 'poll this task’s operations until they finished' },
           timeout: { ...duration, description: 'how long to wait for one operation of this task' },
           verify: { type: 'boolean', description: `${verifiable().join(', ')}: re-read the listing afterwards and fail steps whose work it does not show` },
+          health: { ...healthSchema(), description: `${guardable().join(', ')}: ${String(healthSchema().description)}; implies wait` },
+          backup_first: {
+            type: 'boolean',
+            description: `${guardable().join(', ')}: a manual backup of each environment first (tag sitefleet-before-<task>-<date>); the write waits for it, and a failed backup means no write there; implies wait`,
+          },
           rollout: {
             type: 'object',
             additionalProperties: false,

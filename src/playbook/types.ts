@@ -1,4 +1,5 @@
 import type { WithBlock } from '../actions/action.js';
+import type { HealthSpec } from '../health/spec.js';
 
 export type Globs = string | string[];
 
@@ -37,6 +38,10 @@ export interface Task {
   rollout?: Rollout;
   /** Re-read the listing afterwards and fail steps whose work it does not show (actions with a `verify` hook). */
   verify?: boolean;
+  /** Fetch each environment's site before the write and after its operation; a site broken by the write fails the step. */
+  health?: HealthSpec;
+  /** A manual backup of each environment first; its write waits for it, and a failed backup means no write there. */
+  backup_first?: boolean;
 }
 
 export interface PlaybookSettings {

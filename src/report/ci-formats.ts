@@ -1,9 +1,14 @@
 import { clip, forAnnotation, forAnnotationProperty, forMarkdown, forXml, MESSAGE_WIDTH, NAME_WIDTH } from '../util/safe-text.js';
-import type { Report, ReportResult } from './report.js';
+import { healthCounts, restorePointsOfFailures, restorePointText, unhealthyBefore, type Report, type ReportResult } from './report.js';
 
 /** Where a step acted, in a few words: `acme/live`, a domain, a site id, the company. */
 export function targetLabel(r: ReportResult): string {
   return r.target.domain ?? (r.target.site ? `${r.target.site}/${r.target.environment}` : (r.target.site_id ?? r.target.company ?? 'company'));
+}
+
+/** The row (or test suite) a result is counted in: a task's restore points apart from its writes, so targets are counted once. */
+export function groupOf(r: ReportResult): string {
+  return r.role === 'backup' ? `${r.task}: backups first` : r.task;
 }
 
 /**
@@ -11,20 +16,22 @@ export function targetLabel(r: ReportResult): string {
  * `unknown` are failures, `skipped` is skipped, each with its reason as the message.
  */
 export function junitXml(report: Report): string {
-  const tasks = [...new Set(report.results.map((r) => r.task))];
+  const tasks = [...new Set(report.results.map(groupOf))];
   const suites = tasks.map((task) => {
-    const rs = report.results.filter((r) => r.task === task);
+    const rs = report.results.filter((r) => groupOf(r) === task);
     const failures = rs.filter((r) => r.status === 'failed' || r.status === 'unknown').length;
     const skipped = rs.filter((r) => r.status === 'skipped').length;
     const cases = rs.map((r) => {
       const name = `${targetLabel(r)}${r.step_id ? ` (${r.step_id})` : ''}`;
       const message = forXml(r.reason ?? r.error ?? r.status);
-      const body =
+      const verdict =
         r.status === 'failed' || r.status === 'unknown'
           ? `<failure type="${r.status}" message="${message}">${forXml(`${r.request ? `${r.request.method} ${r.request.path}` : ''} ${r.error ?? ''}`.trim())}</failure>`
           : r.status === 'skipped'
             ? `<skipped message="${message}"/>`
             : '';
+      const out = guardText(r);
+      const body = `${verdict}${out ? `<system-out>${forXml(out)}</system-out>` : ''}`;
       return `    <testcase classname="${forXml(`${report.name}.${task}`)}" name="${forXml(name)}">${body}</testcase>`;
     });
     return [
@@ -43,15 +50,28 @@ export function junitXml(report: Report): string {
   ].join('\n');
 }
 
+/** A step's health outcome and restore point, in a line: `health: healthy (before HTTP 200, after HTTP 200); restore point: backup 1234 (tag …)`. */
+export function guardText(r: ReportResult): string {
+  const parts: string[] = [];
+  if (r.health) {
+    const seen = [r.health.before ? `before ${r.health.before}` : '', r.health.after ? `after ${r.health.after}` : ''].filter(Boolean).join(', ');
+    parts.push(`health: ${r.health.outcome}${seen ? ` (${seen})` : ''} at ${r.health.url}`);
+  }
+  if (r.restore_point && r.role !== 'backup') parts.push(`restore point: ${restorePointText(r.restore_point)}`);
+  return parts.join('; ');
+}
+
 /** Markdown for a CI job summary: a table per task, the failed and unknown steps, and the command that continues the work. */
 export function markdownSummary(report: Report, reportPath: string): string {
-  const tasks = [...new Set(report.results.map((r) => r.task))];
+  const tasks = [...new Set(report.results.map(groupOf))];
   const lines = [`### sitefleet: ${forMarkdown(report.name)}${report.mode === 'dry-run' ? ' (dry run)' : ''}`, ''];
-  lines.push('| task | targets | ok | failed | unknown | skipped |', '| --- | ---: | ---: | ---: | ---: | ---: |');
+  lines.push('| task | targets | ok | failed | unknown | skipped | health |', '| --- | ---: | ---: | ---: | ---: | ---: | --- |');
   for (const task of tasks) {
-    const rs = report.results.filter((r) => r.task === task);
+    const rs = report.results.filter((r) => groupOf(r) === task);
     const n = (...statuses: string[]) => rs.filter((r) => statuses.includes(r.status)).length;
-    lines.push(`| ${forMarkdown(task)} | ${rs.length} | ${n('accepted', 'succeeded')} | ${n('failed')} | ${n('unknown')} | ${n('skipped')} |`);
+    lines.push(
+      `| ${forMarkdown(task)} | ${rs.length} | ${n('accepted', 'succeeded')} | ${n('failed')} | ${n('unknown')} | ${n('skipped')} | ${forMarkdown(healthCounts(rs) || '-')} |`,
+    );
   }
   const problems = report.results.filter((r) => r.status === 'failed' || r.status === 'unknown');
   if (problems.length > 0) {
@@ -62,9 +82,21 @@ export function markdownSummary(report: Report, reportPath: string): string {
       );
     if (problems.length > 50) lines.push(`- … and ${problems.length - 50} more in the report`);
   }
+  const before = unhealthyBefore(report);
+  if (before.length > 0) {
+    lines.push('', `**${before.length} broken before their write (not blamed on it):**`, '');
+    for (const r of before.slice(0, 50))
+      lines.push(`- ${forMarkdown(clip(targetLabel(r), NAME_WIDTH))}: ${forMarkdown(clip(`${r.health!.before ?? ''} at ${r.health!.url}`, MESSAGE_WIDTH))}`);
+  }
   if (report.stopped) lines.push('', `Run stopped: ${forMarkdown(report.stopped.reason)}`);
   const next = continueCommand(report, reportPath);
   if (next) lines.push('', `Continue with: \`${next}\``);
+  const restore = restorePointsOfFailures(report);
+  if (restore.length > 0) {
+    lines.push('', `**Restore points of the failed steps:**`, '');
+    for (const r of restore)
+      lines.push(`- ${forMarkdown(clip(targetLabel(r), NAME_WIDTH))} (${forMarkdown(r.task)}): ${forMarkdown(restorePointText(r.restore_point))}`);
+  }
   lines.push('', `Report: \`${reportPath}\``, '');
   return lines.join('\n');
 }

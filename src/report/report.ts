@@ -4,7 +4,7 @@ import { jsonText } from '../util/safe-text.js';
 import { EXIT, type ExitCode } from '../errors.js';
 import type { Target } from '../actions/action.js';
 import type { Plan } from '../plan/plan.js';
-import type { ExecuteOutcome, StepResult, StepStatus } from '../run/types.js';
+import type { ExecuteOutcome, RestorePoint, StepResult, StepStatus } from '../run/types.js';
 
 /** A step's result as the report shows it: with its task, target and request, without its output. */
 export interface ReportResult extends Omit<StepResult, 'step_id' | 'output'> {
@@ -14,6 +14,8 @@ export interface ReportResult extends Omit<StepResult, 'step_id' | 'output'> {
   action: string;
   target: Target;
   request: { method: string; path: string; body?: unknown } | null;
+  /** `backup`: the restore point a `backup_first` task took before this environment's write. */
+  role?: 'backup';
 }
 
 export type Summary = Record<'total' | StepStatus, number>;
@@ -70,6 +72,9 @@ export function buildReport(args: {
       attempts: r?.attempts ?? 0,
       error: r?.error ?? null,
       reason: r?.reason ?? (r ? null : (step.note ?? (args.mode === 'dry-run' ? null : 'not sent'))),
+      ...(r?.health ? { health: r.health } : {}),
+      ...(r?.restore_point ? { restore_point: r.restore_point } : {}),
+      ...(step.role ? { role: step.role } : {}),
     });
   }
   for (const s of args.plan.skipped) {
@@ -118,4 +123,31 @@ export function exitCodeOf(report: Report): ExitCode {
   if (report.stopped?.kind === 'interrupted') return EXIT.interrupted;
   if (report.stopped) return EXIT.stopped;
   return report.summary.failed + report.summary.unknown > 0 ? EXIT.someFailed : EXIT.ok;
+}
+
+/** `health:` outcomes of a set of results, counted: `3 healthy, 1 unhealthy before`; empty when none was checked. */
+export function healthCounts(results: readonly ReportResult[]): string {
+  const counts = new Map<string, number>();
+  for (const r of results) if (r.health) counts.set(r.health.outcome, (counts.get(r.health.outcome) ?? 0) + 1);
+  return ['healthy', 'unhealthy', 'unhealthy before', 'not checked']
+    .filter((o) => counts.has(o))
+    .map((o) => `${counts.get(o)} ${o}`)
+    .join(', ');
+}
+
+/** Sites that were broken before their write: not blamed on it, listed so someone looks at them. */
+export function unhealthyBefore(report: Report): ReportResult[] {
+  return report.results.filter((r) => r.health?.outcome === 'unhealthy before');
+}
+
+/** The failed writes that have a restore point: what someone restores after a broken rollout. */
+export function restorePointsOfFailures(report: Report): (ReportResult & { restore_point: RestorePoint })[] {
+  return report.results.filter(
+    (r): r is ReportResult & { restore_point: RestorePoint } => r.status === 'failed' && r.role !== 'backup' && r.restore_point !== undefined,
+  );
+}
+
+/** `backup 1234 (tag sitefleet-before-…)`, or the tag alone when the list did not show the id. */
+export function restorePointText(point: RestorePoint): string {
+  return point.backup_id === null ? `backup tagged ${point.tag} (id not read)` : `backup ${point.backup_id} (tag ${point.tag})`;
 }

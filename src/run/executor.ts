@@ -1,16 +1,19 @@
-import { ACTIONS } from '../actions/index.js';
+import { ACTIONS, restorePoint } from '../actions/index.js';
 import type { Logger } from 'pino';
+import type { HealthVerdict, SiteProbePort } from '../health/probe.js';
 import { sleepOn, systemClock, type Clock } from '../util/clock.js';
 import type { Plan, Step, TaskSummary } from '../plan/plan.js';
 import type { CallPort, HeldPlace } from './caller.js';
 import type { BusyClaim, BusyRegister } from '../coord/types.js';
 import { EnvironmentSequence, type Turn } from './env-sequence.js';
 import { failureBudget, type FailureBudget } from './failure-budget.js';
+import { afterBackup, findRestorePoint } from './guards.js';
+import { HealthGate, healthOutcome, healthRecord } from './health-gate.js';
 import { OperationFollower, type FollowContext } from './follow.js';
 import { PRIORITY } from './rate-budget.js';
 import { RunStop } from './run-stop.js';
 import { sendStep } from './send-step.js';
-import { ENDED_STATUSES, type ExecuteOutcome, type RunEvent, type StepResult } from './types.js';
+import { ENDED_STATUSES, type ExecuteOutcome, type RestorePoint, type RunEvent, type StepResult } from './types.js';
 import { verifyTask } from './verify.js';
 import { DEFAULT_TRACKING, Watcher, type TrackOptions, type WatchOptions } from './watcher.js';
 
@@ -37,6 +40,15 @@ export interface ExecuteOptions {
   onEvent?(event: RunEvent): void | Promise<void>;
   /** Time for polls, waits between waves and backoffs. @default the system clock */
   clock?: Clock;
+  /** Fetches sites' pages for tasks with `health:` (never through the API's budget). Required when a task has one. */
+  sites?: SiteProbePort;
+}
+
+/** What a guarded write carries from before its send to after its operation. */
+interface Guarded {
+  gate?: HealthGate;
+  restore?: RestorePoint;
+  before?: HealthVerdict;
 }
 
 /**
@@ -60,12 +72,14 @@ class Execution {
   /** With coordination: the claims on environments of steps whose operation may still be going, and how long a mark may last. */
   readonly claims = new Map<string, { claim: BusyClaim; forMs: number }>();
   readonly clock: Clock;
+  readonly stepsById: Map<string, Step>;
 
   constructor(
     readonly plan: Plan,
     readonly options: ExecuteOptions,
   ) {
     this.results = new Map(options.initial ?? []);
+    this.stepsById = new Map(plan.steps.map((s) => [s.id, s]));
     this.clock = options.clock ?? systemClock;
     this.stop = new RunStop(options.signal, (reason, kind) => {
       options.logger.warn({ reason }, 'run stopping');
@@ -95,6 +109,7 @@ class Execution {
   }
 
   async run(): Promise<ExecuteOutcome> {
+    if (!this.options.sites && this.plan.tasks.some((t) => t.health)) throw new Error('a task checks sites (health:) but the run was given no site probe');
     const stepsByTask = new Map<number, Step[]>();
     for (const step of this.plan.steps) {
       const list = stepsByTask.get(step.task_index) ?? [];
@@ -132,15 +147,36 @@ class Execution {
   }
 
   async runTask(task: TaskSummary, steps: Step[]): Promise<void> {
-    const budget = failureBudget(this.options.overrideMaxFailures ?? task.max_failures ?? this.plan.settings.max_failures, steps.length);
+    // A budget counts targets: a backup that failed is its environment's failure, and its write is not sent.
+    const budget = failureBudget(
+      this.options.overrideMaxFailures ?? task.max_failures ?? this.plan.settings.max_failures,
+      steps.filter((s) => s.role !== 'backup').length,
+    );
     for (const step of steps) {
       const known = this.results.get(step.id);
       if (known) this.countFailure(task, budget, known);
     }
+    const gate = task.health && this.options.sites ? new HealthGate(this.options.sites, task.health, this.clock, this.stop.signal) : undefined;
     const waves = [...new Set(steps.map((s) => s.wave ?? 0))].sort((a, b) => a - b);
     for (const [i, wave] of waves.entries()) {
       if (this.stop.stopped) break;
-      await Promise.all(steps.filter((s) => (s.wave ?? 0) === wave).map((step) => this.runStep(task, budget, step)));
+      // A write waits for its restore point's whole step (operation and backup id), not only its operation.
+      const backups = new Map<string, Promise<StepResult | undefined>>();
+      await Promise.all(
+        steps
+          .filter((s) => (s.wave ?? 0) === wave)
+          .map((step) => {
+            const done = step.backup_step
+              ? this.guardedStep(task, budget, step, backups.get(step.backup_step), gate)
+              : this.runStep(task, budget, step, { gate });
+            if (step.role === 'backup')
+              backups.set(
+                step.id,
+                done.then(() => this.results.get(step.id)),
+              );
+            return done;
+          }),
+      );
       const pause = task.rollout?.pause_ms ?? 0;
       if (!this.stop.stopped && i < waves.length - 1 && pause > 0) {
         this.options.logger.info({ task: task.name, wave, pause_ms: pause }, 'wave done; pausing before the next');
@@ -163,19 +199,49 @@ class Execution {
     return { timeoutMs: task.timeout_ms ?? this.tracking.timeoutMs, notFoundGraceMs: this.tracking.notFoundGraceMs, unknownAge };
   }
 
-  /** One step: wait for its environment, send, and (for a waiting task) follow its operation to the end. */
-  async runStep(task: TaskSummary, budget: FailureBudget, step: Step): Promise<void> {
+  /** A `backup_first` write: sent only once its restore point is there, and carrying it. */
+  async guardedStep(
+    task: TaskSummary,
+    budget: FailureBudget,
+    step: Step,
+    backup: Promise<StepResult | undefined> | undefined,
+    gate?: HealthGate,
+  ): Promise<void> {
     const known = this.results.get(step.id);
-    if (known && ENDED_STATUSES.has(known.status)) return this.resumeKnown(task, budget, step, known);
+    if (known && ENDED_STATUSES.has(known.status)) return this.resumeKnown(task, budget, step, known, { gate, restore: known.restore_point });
+    const backupStep = this.stepsById.get(step.backup_step!)!;
+    const verdict = afterBackup(await (backup ?? Promise.resolve(this.results.get(backupStep.id))), restorePoint.tagOf(backupStep.body));
     if (this.stop.stopped) return;
+    if ('skip' in verdict) return this.endUnsent(step, 'skipped', verdict.skip);
+    return this.runStep(task, budget, step, { gate, restore: verdict.restore });
+  }
+
+  /** Ends a step that is not sent (its backup failed, or it has no page to check): `skipped` or `failed`, never done. */
+  async endUnsent(step: Step, status: 'skipped' | 'failed', reason: string): Promise<void> {
+    await this.record('result', step, { step_id: step.id, status, http_status: null, operation_id: null, attempts: 0, error: null, reason });
+  }
+
+  /** One step: wait for its environment, send, and (for a waiting task) follow its operation to the end. */
+  async runStep(task: TaskSummary, budget: FailureBudget, step: Step, guarded: Guarded = {}): Promise<void> {
+    const known = this.results.get(step.id);
+    if (known && ENDED_STATUSES.has(known.status)) return this.resumeKnown(task, budget, step, known, guarded);
+    if (this.stop.stopped) return;
+    if (step.health && 'missing' in step.health) {
+      await this.endUnsent(step, 'failed', `${step.health.missing} (on_missing_domain: fail)`);
+      return this.countFailure(task, budget, this.results.get(step.id)!);
+    }
     const release = await this.sequence.enter(step.lock);
     let turn: Turn | undefined;
     try {
+      // The baseline: what the site was like before this write, so a site already broken is not blamed on it.
+      const url = step.health && 'url' in step.health ? step.health.url : undefined;
+      if (url && guarded.gate) guarded.before = await guarded.gate.check(url);
+      if (this.stop.stopped) return;
       const claim = this.options.busy && step.lock ? await this.claim(this.options.busy, step.lock, task) : undefined;
       if (this.stop.stopped) return;
       let accepted: StepResult | undefined;
       try {
-        accepted = await this.options.caller.withPlace(PRIORITY.write, step.endpoint, (place) => this.send(task, budget, step, place));
+        accepted = await this.options.caller.withPlace(PRIORITY.write, step.endpoint, (place) => this.send(task, budget, step, place, guarded));
       } finally {
         if (!accepted?.operation_id) claim?.ended();
       }
@@ -187,10 +253,36 @@ class Execution {
       }
       const follow = this.follower(task, step, accepted, false);
       turn = follow.turn;
-      if (task.wait) this.countFailure(task, budget, await follow.done());
+      if (task.wait) this.countFailure(task, budget, await this.afterOperation(step, await follow.done(), guarded));
     } finally {
       release(turn);
     }
+  }
+
+  /**
+   * What follows a step's operation: a restore point's backup id, or a guarded write's health check.
+   * A site broken by the write fails the step; one broken before it is listed, not blamed.
+   */
+  async afterOperation(step: Step, final: StepResult, guarded: Guarded): Promise<StepResult> {
+    if (step.role === 'backup' && final.status === 'succeeded') {
+      const result = { ...final, restore_point: await findRestorePoint(this.options.caller, step) };
+      await this.record('update', step, result);
+      return result;
+    }
+    // A write sent again after "busy" has its answer from that send: it keeps its restore point.
+    let result = guarded.restore && !final.restore_point ? { ...final, restore_point: guarded.restore } : final;
+    const url = step.health && 'url' in step.health ? step.health.url : undefined;
+    if (url && guarded.gate) {
+      const after = final.status === 'succeeded' && !this.stop.stopped ? await guarded.gate.check(url) : undefined;
+      const { failsStep } = healthOutcome(guarded.before, after);
+      result = {
+        ...result,
+        health: healthRecord(url, guarded.before, after),
+        ...(failsStep ? { status: 'failed' as const, reason: `health: ${after!.detail} at ${url}` } : {}),
+      };
+    }
+    if (result !== final) await this.record('update', step, result);
+    return result;
   }
 
   /**
@@ -213,9 +305,11 @@ class Execution {
   }
 
   /** Sends a step and records its answer; returns the result when it started an operation. */
-  async send(task: TaskSummary, budget: FailureBudget, step: Step, place: HeldPlace): Promise<StepResult | undefined> {
+  async send(task: TaskSummary, budget: FailureBudget, step: Step, place: HeldPlace, guarded: Guarded): Promise<StepResult | undefined> {
     if (this.stop.stopped) return undefined;
-    const { result, stopRun } = await sendStep(step, this.context, this.stop.signal, place);
+    const sent = await sendStep(step, this.context, this.stop.signal, place);
+    const { stopRun } = sent;
+    const result: StepResult = guarded.restore ? { ...sent.result, restore_point: guarded.restore } : sent.result;
     if (result.attempts === 0 && this.stop.stopped) return undefined; // never sent: ends skipped below
     await this.record('result', step, result);
     if (stopRun) return void this.stop.stop(result.reason!, stopRun);
@@ -225,12 +319,13 @@ class Execution {
   }
 
   /** Resume: an operation accepted before the interruption is followed when its task waits, or when its environment is needed. */
-  async resumeKnown(task: TaskSummary, budget: FailureBudget, step: Step, known: StepResult): Promise<void> {
+  async resumeKnown(task: TaskSummary, budget: FailureBudget, step: Step, known: StepResult, guarded: Guarded): Promise<void> {
     if (known.status !== 'accepted' || !known.operation_id) return;
     const release = await this.sequence.enter(step.lock);
     const follow = this.follower(task, step, known, true);
     release(follow.turn);
-    if (task.wait) this.countFailure(task, budget, await follow.done());
+    // No baseline survives an interruption: a site broken after the operation fails the step.
+    if (task.wait) this.countFailure(task, budget, await this.afterOperation(step, await follow.done(), guarded));
   }
 
   /**

@@ -13,6 +13,32 @@ export interface StepResult {
   reason: string | null;
   /** What a synchronous call answered that the user asked to keep (login links go to a private file). */
   output?: unknown;
+  /** A task with `health:`: what the site's page said before the write and after its operation. */
+  health?: HealthRecord;
+  /** A task with `backup_first:`: the backup this environment can be restored from (on the backup step and on the write). */
+  restore_point?: RestorePoint;
+}
+
+/**
+ * `healthy` (after the write; whatever it was before), `unhealthy` (broken after, fine before: the
+ * step failed), `unhealthy before` (broken before the write: not blamed on it), `not checked` (the
+ * operation did not succeed, or the run stopped first).
+ */
+export type HealthOutcome = 'healthy' | 'unhealthy' | 'unhealthy before' | 'not checked';
+
+export interface HealthRecord {
+  url: string;
+  outcome: HealthOutcome;
+  /** The baseline's detail, e.g. `HTTP 200`. */
+  before?: string;
+  /** The check after the operation, e.g. `HTTP 500, page says "There has been a critical error on this website"`. */
+  after?: string;
+}
+
+export interface RestorePoint {
+  tag: string;
+  /** The backup's id in the environment's backup list; null when the list did not show it. */
+  backup_id: number | null;
 }
 
 /**

@@ -12,6 +12,7 @@ import { Operations, type OperationDelay } from './operations.js';
 import { acceptedAnswer, operationAnswer, profileDefaults, syncAnswer, type SimProfile } from './profile.js';
 import { Random } from './random.js';
 import { parseRate, SlidingWindow } from './rate-window.js';
+import { DomainIndex, parseThemeBreak, sitePage, type SiteBreaks, type SiteLogEntry } from './sites.js';
 
 export interface SimulatorOptions {
   /** Where the spec is silent: answer as the spec suggests (default), or as the real service does (see profile.ts). */
@@ -52,6 +53,12 @@ export interface SimulatorOptions {
   logFile?: string;
   /** Keep the request log in memory (default true). */
   keepLog?: boolean;
+  /** Sites with a theme installed at one of these versions (`NAME@VERSION`, or `NAME@latest`) answer HTTP 500 with WordPress's critical error. */
+  breakThemes?: string[];
+  /** Domain names whose site answers broken whatever it runs. */
+  brokenDomains?: string[];
+  /** Every site page is delayed by a latency drawn from this range, in ms (default none). */
+  siteLatencyMs?: [number, number];
 }
 
 export interface SimLogEntry {
@@ -80,6 +87,14 @@ export interface Simulator {
   fleet: Fleet;
   operations: Operations;
   log: SimLogEntry[];
+  /** The sites' front pages, `{{domain}}` to fill: what a playbook's `health.url` points at. */
+  siteUrl: string;
+  /** Requests to the sites (never in `log`, which is the API's). */
+  siteLog: SiteLogEntry[];
+  /** From now on the site at this domain answers broken (or healthy again with `false`). */
+  breakSite(domain: string, broken?: boolean): void;
+  /** From now on sites with this theme version (`NAME@VERSION`, `NAME@latest`) answer broken; returns it resolved. */
+  breakTheme(theme: string): string;
   /** Changes the fault mix; `writesOnly` spares GETs (a test then reads the fleet cleanly). */
   setFaults(faults: string | FaultRates, options?: { writesOnly?: boolean }): void;
   setRate(rate: string | { limit: number; periodMs: number } | undefined): void;
@@ -172,6 +187,28 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const dropGetBodies = options.dropGetBodies ?? false;
   let seq = 0;
   let faultsWritesOnly = false;
+  const breaks: SiteBreaks = {
+    themes: new Set((options.breakThemes ?? []).map((b) => parseThemeBreak(fleet, b))),
+    domains: new Set((options.brokenDomains ?? []).map((d) => d.toLowerCase())),
+  };
+  const domainIndex = new DomainIndex(fleet);
+  const siteLog: SiteLogEntry[] = [];
+  const siteRng = new Random(seed * 31_337 + 11);
+
+  /** A site's page: public (no token), outside the API's windows and faults, logged apart. */
+  async function serveSite(res: ServerResponse, path: string, at: number): Promise<void> {
+    const [, domain = '', rest] = /^\/sites\/([^/]+)(\/.*)?$/.exec(path) ?? [];
+    const name = decodeURIComponent(domain);
+    // WordPress's canonical redirect: the front page lives at the slash.
+    const { status, html } = rest === undefined ? { status: 301, html: '' } : sitePage(fleet, domainIndex, breaks, name);
+    siteLog.push({ at: Math.round(at * 1000) / 1000, domain: name, status });
+    const [min, max] = options.siteLatencyMs ?? [0, 0];
+    if (max > 0) await sleep(min + siteRng.next() * (max - min));
+    const headers: Record<string, string> = { 'content-type': 'text/html; charset=UTF-8', 'content-length': String(Buffer.byteLength(html)) };
+    if (status === 301) headers.location = `/sites/${domain}/`;
+    res.writeHead(status, headers);
+    res.end(html);
+  }
 
   function record(entry: SimLogEntry): void {
     entry.answered_at = Math.round((performance.now() - started) * 1000) / 1000;
@@ -189,6 +226,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const at = performance.now() - started;
     const method = req.method ?? 'GET';
     const url = new URL(req.url ?? '/', 'http://sim');
+    if (method === 'GET' && url.pathname.startsWith('/sites/')) return serveSite(res, url.pathname, at);
     const entry: SimLogEntry = { seq: ++seq, at: Math.round(at * 1000) / 1000, method, path: url.pathname, status: 0, changed: false };
     const answer = (status: number, body: unknown, headers?: Record<string, string>) => {
       entry.status = status;
@@ -333,6 +371,17 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     fleet,
     operations,
     log,
+    siteUrl: `http://127.0.0.1:${port}/sites/{{domain}}/`,
+    siteLog,
+    breakSite(domain, broken = true) {
+      if (broken) breaks.domains.add(domain.toLowerCase());
+      else breaks.domains.delete(domain.toLowerCase());
+    },
+    breakTheme(theme) {
+      const resolved = parseThemeBreak(fleet, theme);
+      breaks.themes.add(resolved);
+      return resolved;
+    },
     setFaults(next, opts = {}) {
       faults.rates = typeof next === 'string' ? parseFaults(next) : next;
       faultsWritesOnly = opts.writesOnly ?? false;

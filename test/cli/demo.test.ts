@@ -10,5 +10,11 @@ describe('sitefleet demo', () => {
       expect(result.stdout).toContain(`== run ${name}.yaml`);
     expect(result.stdout).toMatch(/== plan theme-updates\.yaml/);
     expect(result.stdout.match(/\d+ steps: \d+ ok .* 0 failed, 0 unknown/g)).toHaveLength(5);
+    // The safe playbook first, on a theme version the simulator breaks: it stops after its canary.
+    expect(result.stdout).toMatch(
+      /== run safe-theme-updates\.yaml \(the simulator now answers WordPress's critical error on every site running [a-z-]+@[\d.]+\)/,
+    );
+    expect(result.stdout).toContain('the canary broke its site, so the rollout stopped there');
+    expect(result.stdout).toMatch(/restore points of the 1 failed step:\n {2}\S+ \(Theme updates\): backup \d+ \(tag sitefleet-before-theme-updates-/);
   });
 });

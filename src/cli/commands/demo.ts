@@ -5,10 +5,13 @@ import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import type { GlobalOptions } from '../context.js';
 import { intOption } from '../parse.js';
+import { EXIT } from '../../errors.js';
 
 /** The example playbooks shipped in `playbooks/`, in the order the demo runs them. */
 export const EXAMPLES = ['theme-updates.yaml', 'php-staging.yaml', 'denied-ips.yaml', 'nightly-backups.yaml', 'wp-cli-and-dns.yaml'];
 export const PLAYBOOKS_DIR = new URL('../../../playbooks/', import.meta.url);
+/** Shown first, on a theme version the simulator breaks: the rollout stops after its canary. */
+export const SAFE_EXAMPLE = 'safe-theme-updates.yaml';
 
 export function registerDemo(program: Command): void {
   program
@@ -61,6 +64,7 @@ export function registerDemo(program: Command): void {
         const { plan, runtime } = await preparePlan(first, demoGlobals);
         await runtime.close();
         say(`${renderPlan(plan, false)}\n`);
+        worst = Math.max(worst, await showSafeUpdates());
         for (const name of EXAMPLES) {
           say(`== run ${name}`);
           const { exitCode } = await runPlaybook(
@@ -88,5 +92,33 @@ export function registerDemo(program: Command): void {
         await sim.stop();
       }
       process.exitCode = worst;
+
+      /**
+       * The safe playbook against a theme version that breaks sites: the canary's own update is made
+       * to break its page, and the rollout must stop there (exit 3) with one restore point named.
+       */
+      async function showSafeUpdates(): Promise<number> {
+        const file = fileURLToPath(new URL(SAFE_EXAMPLE, PLAYBOOKS_DIR));
+        // The sites are the simulator's; the run's own stop line is in its summary, so the log keeps to errors.
+        const safeGlobals = { ...demoGlobals, healthUrl: sim.siteUrl, logLevel: 'error', quiet: false };
+        const { plan, runtime } = await preparePlan(file, safeGlobals);
+        await runtime.close();
+        const canary = plan.steps.find((s) => s.wave === 0 && s.role !== 'backup');
+        const theme = (canary?.body as { themes?: { name: string }[] } | undefined)?.themes?.[0]?.name;
+        if (!theme) {
+          say(`== ${SAFE_EXAMPLE}: no theme update to show on this fleet\n`);
+          return 0;
+        }
+        const broken = sim.breakTheme(`${theme}@latest`);
+        say(`== run ${SAFE_EXAMPLE} (the simulator now answers WordPress's critical error on every site running ${broken})`);
+        const { exitCode } = await runPlaybook(file, safeGlobals, { yes: true, report: join(reports, SAFE_EXAMPLE.replace(/\.yaml$/, '.report.json')) });
+        const stopped = exitCode === EXIT.stopped;
+        say(
+          stopped
+            ? 'the canary broke its site, so the rollout stopped there: one site to restore, the others untouched\n'
+            : 'the rollout did not stop after its canary\n',
+        );
+        return stopped ? 0 : EXIT.someFailed;
+      }
     });
 }

@@ -22,6 +22,8 @@ interface SimOptions {
   dropGetBodies?: boolean;
   log?: string;
   json?: boolean;
+  breakTheme?: string[];
+  siteLatency?: [number, number];
 }
 
 export function registerSim(program: Command): void {
@@ -57,6 +59,12 @@ export function registerSim(program: Command): void {
     .option('--op-visible-after <ms>', 'time a new operation id answers 404, as on the real service', intOption('--op-visible-after', 0, 600_000), 0)
     .option('--page-size <n>', 'most themes in one page of the listing', intOption('--page-size', 1, 10_000), 100)
     .option('--drop-get-bodies', 'ignore the JSON body of GET requests, as some proxies do (the listing then pages only by query string)')
+    .option(
+      '--break-theme <NAME@VERSION>',
+      "sites with this theme version installed answer HTTP 500 with WordPress's critical error (@latest: the newest in the catalogue); repeatable",
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option('--site-latency <min-max>', 'delay every site page by this many ms, e.g. 50-150', rangeOption('--site-latency'))
     .option('--log <file>', 'append the request log to FILE as JSON lines')
     .option('--json', 'print the start line as one JSON object')
     .addHelpText('after', '\nExample:\n  sitefleet sim --size 200 --rate 120/min --faults 5xx=0.02,reset=0.01 --json\n')
@@ -92,8 +100,16 @@ export function registerSim(program: Command): void {
         dropGetBodies: opts.dropGetBodies === true,
         logFile: opts.log,
         keepLog: false,
+        breakThemes: opts.breakTheme,
+        siteLatencyMs: opts.siteLatency,
       });
-      const info = { base_url: sim.baseUrl, token: sim.token, company_id: sim.companyId, environments: sim.fleet.environments.size };
+      const info = {
+        base_url: sim.baseUrl,
+        token: sim.token,
+        company_id: sim.companyId,
+        environments: sim.fleet.environments.size,
+        site_url: sim.siteUrl,
+      };
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(info)}\n`);
       } else {

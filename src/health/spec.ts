@@ -1,0 +1,168 @@
+import type { InputProblem } from '../errors.js';
+import { DURATION_PATTERN, parseDuration } from '../util/duration.js';
+
+/**
+ * A task's `health:` as the playbook gives it: `true` for every default, or an object. The checks
+ * are requests to the sites themselves, never to the API.
+ */
+export interface HealthInput {
+  /** `{{domain}}`, `{{site}}`, `{{env}}`, `{{env_id}}` are filled per environment. @default "https://{{domain}}/" */
+  url?: string;
+  /** Statuses that count as healthy: `200-399`, `200,204,301-302`. @default "200-399" */
+  status?: string | number;
+  /** Texts whose presence in the page means it is broken. @default DEFAULT_NOT_CONTAINS */
+  not_contains?: string[];
+  /** For one attempt, redirects and page included. @default "15s" */
+  timeout?: string;
+  /** Tries before a site counts as unhealthy: a site may take a moment after an update. @default 3 */
+  attempts?: number;
+  /** Wait between attempts. @default "5s" */
+  interval?: string;
+  /** Checks in flight at once for the task (its own bound, not the API's). @default 8 */
+  concurrency?: number;
+  /** Globs: the environment's first domain matching one is `{{domain}}`. @default its first domain */
+  domain?: string | string[];
+  /** An environment with no domain to check: not updated (`skip`), or a failed step that counts against the budget (`fail`). @default "skip" */
+  on_missing_domain?: 'skip' | 'fail';
+}
+
+/** `health:` with every default filled in: what the plan carries. */
+export interface HealthSpec {
+  url: string;
+  status: [number, number][];
+  not_contains: string[];
+  timeout_ms: number;
+  attempts: number;
+  interval_ms: number;
+  concurrency: number;
+  domain?: string[];
+  on_missing_domain: 'skip' | 'fail';
+}
+
+/**
+ * What a broken WordPress site shows: the critical-error page (WordPress 5.2+), PHP's own fatal
+ * error as `display_errors` prints it in HTML, and the database error page. A site in another
+ * language shows these translated: add its text to `not_contains`.
+ */
+export const DEFAULT_NOT_CONTAINS = ['There has been a critical error on this website', '<b>Fatal error</b>:', 'Error establishing a database connection'];
+
+export const HEALTH_DEFAULTS = {
+  url: 'https://{{domain}}/',
+  status: '200-399',
+  timeout: '15s',
+  attempts: 3,
+  interval: '5s',
+  concurrency: 8,
+  on_missing_domain: 'skip',
+} as const;
+
+/** Redirects followed (only on the same host) before a page counts as unreachable. */
+export const MAX_REDIRECTS = 5;
+
+export const HEALTH_TEMPLATE_NAMES = ['domain', 'site', 'env', 'env_id'];
+
+/** The JSON Schema of `health:` in a playbook. */
+export function healthSchema(): Record<string, unknown> {
+  const duration = { type: 'string', pattern: DURATION_PATTERN };
+  return {
+    description: 'after the write, fetch the site and fail the step if it is broken; `true` for the defaults',
+    oneOf: [
+      { const: true },
+      {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          url: {
+            type: 'string',
+            minLength: 1,
+            description: `the page to fetch, default ${HEALTH_DEFAULTS.url}; templates: {{domain}}, {{site}}, {{env}}, {{env_id}}`,
+          },
+          status: {
+            description: `healthy statuses, default ${HEALTH_DEFAULTS.status}`,
+            oneOf: [
+              { type: 'integer', minimum: 100, maximum: 599 },
+              { type: 'string', pattern: '^\\s*[1-5][0-9]{2}(\\s*-\\s*[1-5][0-9]{2})?(\\s*,\\s*[1-5][0-9]{2}(\\s*-\\s*[1-5][0-9]{2})?)*\\s*$' },
+            ],
+          },
+          not_contains: {
+            type: 'array',
+            items: { type: 'string', minLength: 1 },
+            description: 'texts that mean the page is broken (default: WordPress’s critical error, PHP’s fatal error, the database error)',
+          },
+          timeout: { ...duration, description: `one attempt, default ${HEALTH_DEFAULTS.timeout}` },
+          attempts: { type: 'integer', minimum: 1, maximum: 10, description: `tries before a site counts as unhealthy, default ${HEALTH_DEFAULTS.attempts}` },
+          interval: { ...duration, description: `wait between attempts, default ${HEALTH_DEFAULTS.interval}` },
+          concurrency: { type: 'integer', minimum: 1, maximum: 256, description: `checks at once, default ${HEALTH_DEFAULTS.concurrency}` },
+          domain: {
+            description: 'the first domain matching this glob (or one of these) is {{domain}}; default the first domain',
+            oneOf: [
+              { type: 'string', minLength: 1 },
+              { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
+            ],
+          },
+          on_missing_domain: { enum: ['skip', 'fail'], description: 'an environment with no domain: not updated (skip, default), or a failed step (fail)' },
+        },
+      },
+    ],
+  };
+}
+
+/** `200-399,404` → [[200, 399], [404, 404]]. */
+export function parseStatusRanges(text: string | number): [number, number][] {
+  return String(text)
+    .split(',')
+    .map((part) => {
+      const [a, b = a] = part.split('-').map((n) => Number(n.trim()));
+      return [a!, b!];
+    });
+}
+
+/** The spec a playbook's `health:` stands for, or the problems in it (paths relative to `health`). */
+export function resolveHealth(input: true | HealthInput): { spec?: HealthSpec; problems: InputProblem[] } {
+  const given = input === true ? {} : input;
+  const problems: InputProblem[] = [];
+  const url = given.url ?? HEALTH_DEFAULTS.url;
+  for (const m of url.matchAll(/\{\{\s*([^}\s]*)\s*\}\}/g))
+    if (!HEALTH_TEMPLATE_NAMES.includes(m[1]!))
+      problems.push({ path: 'url', message: `unknown template ${m[0]}; known: ${HEALTH_TEMPLATE_NAMES.map((n) => `{{${n}}}`).join(', ')}` });
+  const probe = url.replace(/\{\{[^}]*\}\}/g, 'x');
+  if (!/^https?:\/\/[^/]/i.test(probe) || !URL.canParse(probe))
+    problems.push({ path: 'url', message: `${JSON.stringify(url)} is not an http:// or https:// URL` });
+  const status = parseStatusRanges(given.status ?? HEALTH_DEFAULTS.status);
+  if (status.some(([a, b]) => b < a)) problems.push({ path: 'status', message: 'a range must go up, e.g. 200-399' });
+  if (problems.length > 0) return { problems };
+  return {
+    problems,
+    spec: {
+      url,
+      status,
+      not_contains: given.not_contains ?? DEFAULT_NOT_CONTAINS,
+      timeout_ms: parseDuration(given.timeout ?? HEALTH_DEFAULTS.timeout)!,
+      attempts: given.attempts ?? HEALTH_DEFAULTS.attempts,
+      interval_ms: parseDuration(given.interval ?? HEALTH_DEFAULTS.interval)!,
+      concurrency: given.concurrency ?? HEALTH_DEFAULTS.concurrency,
+      ...(given.domain === undefined ? {} : { domain: [given.domain].flat() }),
+      on_missing_domain: given.on_missing_domain ?? HEALTH_DEFAULTS.on_missing_domain,
+    },
+  };
+}
+
+export function usesDomain(spec: HealthSpec): boolean {
+  return /\{\{\s*domain\s*\}\}/.test(spec.url);
+}
+
+/** A host name as DNS allows it: a domain the service lists is text from outside, checked before it goes into a URL. */
+const HOST_NAME = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
+/**
+ * The URL to check for one environment. Names from the service go in percent-encoded (a site name
+ * cannot add a path, a query or another host), and a domain only if it is a host name.
+ */
+export function healthUrl(spec: HealthSpec, values: { domain?: string; site: string; env: string; env_id: string }): { url: string } | { problem: string } {
+  if (values.domain !== undefined && !HOST_NAME.test(values.domain)) return { problem: `domain ${JSON.stringify(values.domain)} is not a host name` };
+  const text = spec.url.replace(/\{\{\s*([a-z_]+)\s*\}\}/g, (_, name: string) => {
+    if (name === 'domain') return values.domain ?? '';
+    return encodeURIComponent(name === 'site' ? values.site : name === 'env' ? values.env : values.env_id);
+  });
+  return URL.canParse(text) ? { url: new URL(text).href } : { problem: `${JSON.stringify(text)} is not a URL` };
+}

@@ -1,0 +1,62 @@
+import PQueue from 'p-queue';
+import { judge, type HealthVerdict, type SiteProbePort } from '../health/probe.js';
+import type { HealthSpec } from '../health/spec.js';
+import { sleepOn, type Clock } from '../util/clock.js';
+import type { HealthOutcome, HealthRecord } from './types.js';
+
+/**
+ * A task's health checks: its own bound on checks in flight (`health.concurrency`), apart from the
+ * API's rate budget and calls in flight, which a check never takes; attempts spaced on the run's
+ * clock; nothing new once the run stops.
+ */
+export class HealthGate {
+  readonly #queue: PQueue;
+
+  constructor(
+    private readonly probe: SiteProbePort,
+    private readonly spec: HealthSpec,
+    private readonly clock: Clock,
+    private readonly signal: AbortSignal,
+  ) {
+    this.#queue = new PQueue({ concurrency: spec.concurrency });
+  }
+
+  /** Healthy at the first healthy answer; unhealthy after `attempts` answers that were not, `interval` apart. */
+  async check(url: string): Promise<HealthVerdict> {
+    const { spec } = this;
+    for (let attempt = 1; ; attempt++) {
+      const result = await this.#queue.add(() => this.probe.probe(url, spec, this.signal));
+      const verdict = judge(result, spec);
+      if (verdict.healthy || attempt >= spec.attempts || this.signal.aborted)
+        return attempt === 1 ? verdict : { ...verdict, detail: `${verdict.detail} (${attempt} attempts)` };
+      await sleepOn(this.clock, spec.interval_ms, this.signal);
+    }
+  }
+}
+
+/**
+ * What the two checks say about a step, as a decision table: a site broken after its write fails the
+ * step, unless it was already broken before (then it is listed, not blamed).
+ *
+ * | before    | after     | outcome            | step      |
+ * | healthy   | healthy   | healthy            | as it was |
+ * | healthy   | unhealthy | unhealthy          | failed    |
+ * | unhealthy | healthy   | healthy            | as it was |
+ * | unhealthy | unhealthy | unhealthy before   | as it was |
+ * | any       | (none)    | unhealthy before / not checked | as it was |
+ */
+export function healthOutcome(before: HealthVerdict | undefined, after: HealthVerdict | undefined): { outcome: HealthOutcome; failsStep: boolean } {
+  if (after?.healthy) return { outcome: 'healthy', failsStep: false };
+  if (before && !before.healthy) return { outcome: 'unhealthy before', failsStep: false };
+  if (after) return { outcome: 'unhealthy', failsStep: true };
+  return { outcome: 'not checked', failsStep: false };
+}
+
+export function healthRecord(url: string, before: HealthVerdict | undefined, after: HealthVerdict | undefined): HealthRecord {
+  return {
+    url,
+    outcome: healthOutcome(before, after).outcome,
+    ...(before ? { before: before.detail } : {}),
+    ...(after ? { after: after.detail } : {}),
+  };
+}
