@@ -176,12 +176,14 @@ export function buildPlan({ playbook, inventory, date, env = {} }: PlanInput): P
       case 'environment':
         for (const env of selectEnvironments(playbook, task, inventory)) {
           matched++;
-          const guard = task.health ? healthGuard(task.health, env, inventory) : {};
+          const expansions = action.expandEnvironment(env, ctx);
+          // Only an environment with something to send needs a page to check.
+          const guard = task.health && expansions.some((e) => 'request' in e) ? healthGuard(task.health, env, inventory) : {};
           if (guard.skip) {
             skipped.push({ task: task.name, task_index: task.index, action: action.name, target: envTarget(env), reason: guard.skip });
             continue;
           }
-          add(envTarget(env), action.expandEnvironment(env, ctx), env.id, guard);
+          add(envTarget(env), expansions, env.id, guard);
         }
         break;
       case 'domain':

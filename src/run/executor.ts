@@ -156,7 +156,8 @@ class Execution {
       const known = this.results.get(step.id);
       if (known) this.countFailure(task, budget, known);
     }
-    const gate = task.health && this.options.sites ? new HealthGate(this.options.sites, task.health, this.clock, this.stop.signal) : undefined;
+    // Checks in flight finish when a budget stops the run (whether those sites broke is worth knowing); Ctrl-C ends them.
+    const gate = task.health && this.options.sites ? new HealthGate(this.options.sites, task.health, this.clock, this.options.signal) : undefined;
     const waves = [...new Set(steps.map((s) => s.wave ?? 0))].sort((a, b) => a - b);
     for (const [i, wave] of waves.entries()) {
       if (this.stop.stopped) break;

@@ -16,19 +16,24 @@ export class HealthGate {
     private readonly probe: SiteProbePort,
     private readonly spec: HealthSpec,
     private readonly clock: Clock,
-    private readonly signal: AbortSignal,
+    /** Ctrl-C: no new check, and one in flight ends without a verdict. @default none */
+    private readonly signal?: AbortSignal,
   ) {
     this.#queue = new PQueue({ concurrency: spec.concurrency });
   }
 
-  /** Healthy at the first healthy answer; unhealthy after `attempts` answers that were not, `interval` apart. */
-  async check(url: string): Promise<HealthVerdict> {
+  /**
+   * Healthy at the first healthy answer; unhealthy after `attempts` answers that were not, `interval`
+   * apart. Undefined when interrupted first: a site is never called broken because the run stopped.
+   */
+  async check(url: string): Promise<HealthVerdict | undefined> {
     const { spec } = this;
     for (let attempt = 1; ; attempt++) {
+      if (this.signal?.aborted) return undefined;
       const result = await this.#queue.add(() => this.probe.probe(url, spec, this.signal));
+      if (this.signal?.aborted) return undefined;
       const verdict = judge(result, spec);
-      if (verdict.healthy || attempt >= spec.attempts || this.signal.aborted)
-        return attempt === 1 ? verdict : { ...verdict, detail: `${verdict.detail} (${attempt} attempts)` };
+      if (verdict.healthy || attempt >= spec.attempts) return attempt === 1 ? verdict : { ...verdict, detail: `${verdict.detail} (${attempt} attempts)` };
       await sleepOn(this.clock, spec.interval_ms, this.signal);
     }
   }
