@@ -7,6 +7,7 @@ import { tempDir } from './lib.mjs';
 import { coordinationCost, threeProcesses } from './coordination.mjs';
 import { creationLimit } from './real-service.mjs';
 import { healthChecks } from './safe-updates.mjs';
+import { listingConfirm } from './listing-confirm.mjs';
 import { longOperations, otherWindow, overstatedLimit, rolloutAndInterrupt, twoTasks } from './watching.mjs';
 
 const ALL = {
@@ -25,6 +26,7 @@ const ALL = {
   cost: coordinationCost,
   creation: creationLimit,
   health: healthChecks,
+  confirm: listingConfirm,
 };
 const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg > 0 ? process.argv[onlyArg + 1].split(',') : Object.keys(ALL);

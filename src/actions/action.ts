@@ -60,6 +60,14 @@ export interface StepOutcome {
   output?: unknown;
 }
 
+/** See `confirmBatch`. */
+export interface BatchConfirm {
+  /** The listing's `search` terms that cover these steps (one filtered read each), or [] for the whole listing. */
+  searches(steps: readonly StepOutcome[]): string[];
+  /** Whether `listing` shows the step's work done. */
+  shows(step: StepOutcome, listing: Inventory): boolean;
+}
+
 /** A file the run writes for the user with what the service answered (secrets: mode 0600, never a report). */
 export interface PrivateOutput {
   /** What the file holds, for the line that says it was written: "login links". */
@@ -114,6 +122,12 @@ interface ActionBase<W extends object> {
    * task may not ask for `verify`.
    */
   verify?(step: StepOutcome, listing: Inventory): string | undefined;
+  /**
+   * How a batch of this action's operations can be confirmed by one read of the listing instead of a
+   * poll each. The listing only ever confirms success: a step it does not show done is polled, since
+   * a failure's message is only in the operation's answer. Without this hook every operation is polled.
+   */
+  confirmBatch?: BatchConfirm;
   /** The file this task's answers go to (login links), built from the steps that kept an output. */
   privateOutput?(withBlock: W, steps: StepOutcome[]): PrivateOutput | undefined;
 }

@@ -1,5 +1,6 @@
 import { matchesAny } from '../util/glob.js';
-import type { Action } from './action.js';
+import type { Action, StepOutcome } from './action.js';
+import type { Inventory } from '../inventory/inventory.js';
 import { globs, withBlock } from './schema-parts.js';
 
 /**
@@ -20,10 +21,21 @@ export const themesUpdate: Action<{ themes?: string | string[]; skip_vulnerable_
   }),
   // `verify: true`: a theme this step updated still shows an update available in a fresh listing.
   verify(step, listing) {
-    const env = listing.environments.find((e) => e.id === step.target.env_id);
-    const wanted = ((step.body as { themes?: { name: string }[] } | undefined)?.themes ?? []).map((t) => t.name);
-    const still = env?.themes.filter((t) => wanted.includes(t.name) && t.update_available).map((t) => t.name) ?? [];
+    const still = stillAvailable(step, listing);
     return still.length > 0 ? `the listing still shows an update available for ${still.join(', ')}` : undefined;
+  },
+  // One read of the listing, filtered to the themes being updated, settles every environment that no
+  // longer shows their update available: the same rule as verify.
+  confirmBatch: {
+    searches(steps) {
+      const names = [...new Set(steps.flatMap(themesOf))].sort();
+      // A search matches a name or a title anywhere: a few names are a read each, many the whole listing.
+      return names.length <= MAX_SEARCHES ? names : [];
+    },
+    shows(step, listing) {
+      const env = listing.environments.find((e) => e.id === step.target.env_id);
+      return env !== undefined && themesOf(step).every((name) => env.themes.some((t) => t.name === name && !t.update_available));
+    },
   },
   expandEnvironment(env, ctx) {
     const skipVulnerable = ctx.with.skip_vulnerable_updates ?? true;
@@ -42,3 +54,16 @@ export const themesUpdate: Action<{ themes?: string | string[]; skip_vulnerable_
     ];
   },
 };
+
+/** Past this many themes in a batch, one read of the whole listing costs less than a search each. */
+const MAX_SEARCHES = 3;
+
+function themesOf(step: StepOutcome): string[] {
+  return ((step.body as { themes?: { name: string }[] } | undefined)?.themes ?? []).map((t) => t.name);
+}
+
+/** The step's themes the listing still shows an update available for. */
+function stillAvailable(step: StepOutcome, listing: Inventory): string[] {
+  const env = listing.environments.find((e) => e.id === step.target.env_id);
+  return themesOf(step).filter((name) => env?.themes.some((t) => t.name === name && t.update_available));
+}

@@ -7,7 +7,7 @@ export interface InventoryReader {
   /** `inQuery`: send offset and limit in the query string too (for a listing whose GET body is dropped). */
   listThemes(
     company: string,
-    query: { offset: number; limit: number },
+    query: { offset: number; limit: number; search?: string },
     inQuery?: boolean,
   ): Promise<{ company: { themes: { total: number; last_updated_at: string; items: Theme[] } } }>;
   listDomains(envId: string): Promise<{ environment: { site_domains: SiteDomainAnswer[] } }>;
@@ -20,13 +20,15 @@ export interface ReadCaller {
     endpoint: 'listThemes' | 'listDomains' | 'listBackups',
     params: Record<string, string>,
     body?: unknown,
-    options?: { query?: Record<string, string | number> },
+    options?: { query?: Record<string, string | number>; priority?: number },
   ): Promise<T>;
 }
 
-export function inventoryReader(caller: ReadCaller): InventoryReader {
+/** `priority`: the caller's priority for these reads (a run confirming operations reads at poll priority). */
+export function inventoryReader(caller: ReadCaller, priority?: number): InventoryReader {
+  const extra = priority === undefined ? {} : { priority };
   return {
-    listThemes: (company, query, inQuery) => caller.read('listThemes', { id: company }, query, inQuery ? { query } : {}),
+    listThemes: (company, query, inQuery) => caller.read('listThemes', { id: company }, query, inQuery ? { query, ...extra } : extra),
     listDomains: (envId) => caller.read('listDomains', { env_id: envId }),
     listBackups: (envId) => caller.read('listBackups', { env_id: envId }),
   };
@@ -47,7 +49,7 @@ export class IncompleteListingError extends SitefleetError {
  * well; if the listing still does not move, or ends (an empty page) before `total`, reading stops
  * with an error instead of planning from part of the fleet.
  */
-export async function readInventory(reader: InventoryReader, company: string, pageSize = 100): Promise<Inventory> {
+export async function readInventory(reader: InventoryReader, company: string, pageSize = 100, filter: { search?: string } = {}): Promise<Inventory> {
   const themes: Theme[] = [];
   const seen = new Set<string>();
   let total = Infinity;
@@ -55,7 +57,7 @@ export async function readInventory(reader: InventoryReader, company: string, pa
   let lastUpdatedAt: string | undefined;
   let inQuery = false;
   while (seen.size < total) {
-    const page = await reader.listThemes(company, { offset, limit: pageSize }, inQuery);
+    const page = await reader.listThemes(company, { offset, limit: pageSize, ...filter }, inQuery);
     const listing = page.company.themes;
     total = listing.total;
     lastUpdatedAt ??= listing.last_updated_at;

@@ -74,6 +74,7 @@ export function buildReport(args: {
       reason: r?.reason ?? (r ? null : (step.note ?? (args.mode === 'dry-run' ? null : 'not sent'))),
       ...(r?.health ? { health: r.health } : {}),
       ...(r?.restore_point ? { restore_point: r.restore_point } : {}),
+      ...(r?.confirmed_by ? { confirmed_by: r.confirmed_by } : {}),
       ...(step.role ? { role: step.role } : {}),
     });
   }

@@ -38,7 +38,12 @@ export interface CallPort {
   call(endpoint: EndpointName, params: Record<string, string>, body: unknown, idempotent: boolean, hooks?: CallHooks): Promise<CallOutcome>;
   poll(operationId: string, hooks?: CallHooks): Promise<Outcome<OperationStatus>>;
   withPlace<T>(priority: Priority, endpoint: EndpointName, work: (place: HeldPlace) => Promise<T>): Promise<T>;
-  read<T>(endpoint: EndpointName, params: Record<string, string>, body?: unknown, options?: { query?: Record<string, string | number> }): Promise<T>;
+  read<T>(
+    endpoint: EndpointName,
+    params: Record<string, string>,
+    body?: unknown,
+    options?: { query?: Record<string, string | number>; priority?: Priority },
+  ): Promise<T>;
 }
 
 export interface CallHooks {
@@ -156,8 +161,16 @@ export class Caller implements CallPort {
   }
 
   /** A read that must succeed (inventory): retried like any safe call; its final error is thrown. */
-  async read<T>(endpoint: EndpointName, params: Record<string, string>, body?: unknown, options: { query?: Record<string, string | number> } = {}): Promise<T> {
-    const outcome = await this.call(endpoint, params, body, true, { query: options.query });
+  async read<T>(
+    endpoint: EndpointName,
+    params: Record<string, string>,
+    body?: unknown,
+    options: { query?: Record<string, string | number>; priority?: Priority } = {},
+  ): Promise<T> {
+    const outcome = await this.call(endpoint, params, body, true, {
+      query: options.query,
+      ...(options.priority === undefined ? {} : { priority: options.priority }),
+    });
     if (!outcome.ok) throw outcome.error;
     return outcome.value!.data as T;
   }

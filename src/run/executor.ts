@@ -8,6 +8,7 @@ import type { BusyClaim, BusyRegister } from '../coord/types.js';
 import { EnvironmentSequence, type Turn } from './env-sequence.js';
 import { failureBudget, type FailureBudget } from './failure-budget.js';
 import { afterBackup, findRestorePoint } from './guards.js';
+import { BatchConfirmer, readListing } from './batch-confirm.js';
 import { HealthGate, healthOutcome, healthRecord } from './health-gate.js';
 import { OperationFollower, type FollowContext } from './follow.js';
 import { PRIORITY } from './rate-budget.js';
@@ -105,6 +106,13 @@ class Execution {
       blockedBackoffMs: options.blockedBackoffMs ?? 2000,
       clock: this.clock,
       update: (step, result) => this.record('update', step, result),
+      confirmer: new BatchConfirmer({
+        read: (searches, urgent) => readListing(options.caller, plan.company, searches, urgent ? PRIORITY.urgent : PRIORITY.poll),
+        model: this.watcher.model,
+        clock: this.clock,
+        signal: this.stop.signal,
+        minGapMs: this.tracking.intervalMs,
+      }),
     };
   }
 
@@ -336,9 +344,10 @@ class Execution {
   follower(task: TaskSummary, step: Step, accepted: StepResult, unknownAge: boolean): { turn: Turn; done(): Promise<StepResult> } {
     let follower: OperationFollower | undefined;
     const acceptedAt = unknownAge ? undefined : this.clock.now(); // the watcher's clock
+    const acceptedWall = unknownAge ? undefined : Date.now(); // the listing's
     const start = () => {
       if (follower) return follower;
-      follower = new OperationFollower(this.context, step, accepted, this.watchOptions(task, unknownAge), acceptedAt);
+      follower = new OperationFollower(this.context, step, accepted, this.watchOptions(task, unknownAge), acceptedAt, acceptedWall);
       void follower.done.then(() => {
         this.claims.get(step.id)?.claim.ended();
         this.claims.delete(step.id);

@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import { ACTIONS } from '../actions/index.js';
+import type { BatchConfirmer } from './batch-confirm.js';
 import type { Step } from '../plan/plan.js';
 import { sleepOn, type Clock } from '../util/clock.js';
 import { PRIORITY } from './rate-budget.js';
@@ -20,6 +22,8 @@ export interface FollowContext extends SendContext {
   clock: Clock;
   /** Records a later word on a step (journal, report, progress). */
   update(step: Step, result: StepResult): Promise<void>;
+  /** Confirms operations of actions with `confirmBatch` by reading the listing. @default every operation polled */
+  confirmer?: BatchConfirmer;
 }
 
 /**
@@ -31,6 +35,7 @@ export interface FollowContext extends SendContext {
  */
 export class OperationFollower {
   #watch: Watch | undefined;
+  #settling: { expedite(): void } | undefined;
   #urgent = false;
   readonly done: Promise<StepResult>;
 
@@ -40,20 +45,35 @@ export class OperationFollower {
     accepted: StepResult,
     private readonly options: WatchOptions,
     acceptedAt?: number,
+    /** Wall time of acceptance, for the listing's `last_updated_at`; none for an operation of unknown age. */
+    acceptedWall?: number,
   ) {
-    this.done = this.#follow(accepted, acceptedAt);
+    this.done = this.#follow(accepted, acceptedAt, acceptedWall);
   }
 
   /** Something waits for this operation: poll it ahead of writes. */
   expedite(): void {
     this.#urgent = true;
     this.#watch?.expedite();
+    this.#settling?.expedite();
   }
 
-  async #follow(first: StepResult, firstAcceptedAt: number | undefined): Promise<StepResult> {
+  async #follow(first: StepResult, firstAcceptedAt: number | undefined, acceptedWall: number | undefined): Promise<StepResult> {
     const { context, step } = this;
     let accepted = first;
     let acceptedAt = firstAcceptedAt;
+    // An action whose operations a read of the listing confirms in batches: polled only if the listing cannot settle it.
+    const confirm = ACTIONS.get(step.action)?.confirmBatch;
+    if (confirm && context.confirmer && acceptedAt !== undefined && acceptedWall !== undefined) {
+      const settling = context.confirmer.settle(step.action, confirm, step, { acceptedAt, acceptedWall, timeoutMs: this.options.timeoutMs });
+      this.#settling = settling;
+      if (this.#urgent) settling.expedite();
+      if ((await settling.done) === 'listing') {
+        const final: StepResult = { ...accepted, status: 'succeeded', confirmed_by: 'listing' };
+        await context.update(step, final);
+        return final;
+      }
+    }
     for (let blocked = 0; ; blocked++) {
       this.#watch = context.watcher.watch(accepted.operation_id!, step.action, this.options, acceptedAt);
       if (this.#urgent) this.#watch.expedite();

@@ -15,6 +15,8 @@ export interface StepResult {
   output?: unknown;
   /** A task with `health:`: what the site's page said before the write and after its operation. */
   health?: HealthRecord;
+  /** `listing`: the operation's success was read from the listing (one read for many), not from its own answer. */
+  confirmed_by?: 'listing';
   /** A task with `backup_first:`: the backup this environment can be restored from (on the backup step and on the write). */
   restore_point?: RestorePoint;
 }

@@ -7,6 +7,7 @@ import type { StepResult } from './types.js';
 /**
  * `verify: true`: once a task's operations ended, read the listing again (one read for the task)
  * and let the action judge each step that was accepted or succeeded; those it does not see done fail.
+ * Steps the listing already confirmed (`confirmed_by: "listing"`) are not read again.
  */
 export async function verifyTask(
   action: Action,
@@ -15,7 +16,10 @@ export async function verifyTask(
   steps: Step[],
   results: Map<string, StepResult>,
 ): Promise<[Step, StepResult][]> {
-  const done = steps.filter((s) => results.get(s.id)?.status === 'succeeded' || results.get(s.id)?.status === 'accepted');
+  // A step the listing confirmed was judged by the same rule, in a read made after its operation: no second read for it.
+  const done = steps.filter(
+    (s) => (results.get(s.id)?.status === 'succeeded' && results.get(s.id)?.confirmed_by !== 'listing') || results.get(s.id)?.status === 'accepted',
+  );
   if (!action.verify || done.length === 0) return [];
   const listing = await readInventory(inventoryReader(caller), company);
   const changed: [Step, StepResult][] = [];

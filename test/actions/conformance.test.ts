@@ -115,5 +115,20 @@ describe('action knowledge stays in src/actions/', () => {
     expect(all.filter((a) => a.verify !== undefined).map((a) => a.name)).toEqual(['themes.update']);
     expect(all.filter((a) => a.privateOutput !== undefined).map((a) => a.name)).toEqual(['admin_users.login_link']);
     expect(all.filter((a) => a.reads !== undefined).map((a) => a.name)).toEqual(['backups.create']);
+    expect(all.filter((a) => a.confirmBatch !== undefined).map((a) => a.name)).toEqual(['themes.update']);
+    expect(all.filter((a) => a.scope === 'environment' && a.readOnly).map((a) => a.name)).toEqual(['admin_users.login_link']);
+  });
+
+  it('a batch confirmation never confirms a step whose environment the listing does not show', () => {
+    const empty = { company: 'c', environments: [], theme_count: 0, last_updated_at: '2026-11-22T00:00:00.000Z' };
+    for (const action of all.filter((a) => a.confirmBatch)) {
+      const requests = standInExpansions(action, action.example as never, true, DATE).flatMap((e) => ('request' in e ? [e.request] : []));
+      expect(requests.length).toBeGreaterThan(0);
+      for (const request of requests) {
+        const step = { target: { env_id: request.params.env_id ?? 'e' }, body: request.body };
+        expect(action.confirmBatch!.shows(step, empty)).toBe(false);
+        expect(Array.isArray(action.confirmBatch!.searches([step]))).toBe(true);
+      }
+    }
   });
 });

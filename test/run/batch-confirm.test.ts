@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest';
+import type { BatchConfirm, StepOutcome } from '../../src/actions/action.js';
+import type { Inventory } from '../../src/inventory/inventory.js';
+import { BatchConfirmer, type Settled } from '../../src/run/batch-confirm.js';
+import { DurationModel } from '../../src/run/duration-model.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+
+const WALL0 = Date.parse('2026-11-22T02:00:00.000Z');
+
+/** A listing as the fake service holds it: which environments show their work done, and when it was last updated. */
+function fakeService(clock: ManualClock) {
+  const done = new Set<string>();
+  let lastUpdatedWall = WALL0;
+  const reads: { at: number; searches: string[]; urgent: boolean }[] = [];
+  const listing = (): Inventory => ({
+    company: 'c',
+    environments: [...done].map((id) => ({ id, site: 's', name: id, themes: [] })),
+    theme_count: 0,
+    last_updated_at: new Date(lastUpdatedWall).toISOString(),
+  });
+  return {
+    done,
+    reads,
+    setUpdated: (wall: number) => (lastUpdatedWall = wall),
+    read: (searches: string[], urgent: boolean) => {
+      reads.push({ at: clock.now(), searches, urgent });
+      return Promise.resolve(listing());
+    },
+  };
+}
+
+const confirm: BatchConfirm = {
+  searches: (steps) => [...new Set(steps.map((s) => s.target.site!))],
+  shows: (step, listing) => listing.environments.some((e) => e.id === step.target.env_id),
+};
+const step = (id: string): StepOutcome => ({ target: { env_id: id, site: 'astra' } });
+
+function learned(kind: string, ms: number): DurationModel {
+  const model = new DurationModel();
+  model.record(kind, 0, ms);
+  model.record(kind, 0, ms);
+  return model;
+}
+
+describe('BatchConfirmer', () => {
+  it('one read at the predicted moment settles every operation it shows done', async () => {
+    const clock = new ManualClock();
+    const service = fakeService(clock);
+    const confirmer = new BatchConfirmer({ read: service.read, model: learned('k', 4000), clock });
+    const settled: Promise<Settled>[] = [];
+    for (let i = 0; i < 50; i++) settled.push(confirmer.settle('k', confirm, step(`e${i}`), { acceptedAt: 0, acceptedWall: WALL0, timeoutMs: 60_000 }).done);
+    await clock.advance(3_999);
+    expect(service.reads).toHaveLength(0);
+    for (let i = 0; i < 50; i++) service.done.add(`e${i}`);
+    service.setUpdated(WALL0 + 3_500);
+    await clock.advance(1);
+    expect(await Promise.all(settled)).toEqual(Array(50).fill('listing'));
+    expect(service.reads).toEqual([{ at: 4000, searches: ['astra'], urgent: false }]);
+  });
+
+  it('a listing last updated before the operation was accepted settles nothing about it: it is polled', async () => {
+    const clock = new ManualClock();
+    const service = fakeService(clock);
+    const confirmer = new BatchConfirmer({ read: service.read, model: learned('k', 1000), clock });
+    service.done.add('e1'); // shown done, but by a listing older than the operation
+    service.setUpdated(WALL0 - 1);
+    const one = confirmer.settle('k', confirm, step('e1'), { acceptedAt: 0, acceptedWall: WALL0, timeoutMs: 60_000 }).done;
+    await clock.advance(1000);
+    expect(await one).toBe('poll');
+  });
+
+  it('an operation not shown done after its predicted moment is polled (a failure is only in its answer); a later one waits for the next read', async () => {
+    const clock = new ManualClock();
+    const service = fakeService(clock);
+    const confirmer = new BatchConfirmer({ read: service.read, model: learned('k', 2000), clock, minGapMs: 500 });
+    const early = confirmer.settle('k', confirm, step('early'), { acceptedAt: 0, acceptedWall: WALL0, timeoutMs: 60_000 }).done;
+    await clock.advance(1500);
+    const late = confirmer.settle('k', confirm, step('late'), { acceptedAt: 1500, acceptedWall: WALL0 + 1500, timeoutMs: 60_000 }).done;
+    service.setUpdated(WALL0 + 1800);
+    await clock.advance(500); // t = 2000: the first read; "early" is not shown
+    expect(await early).toBe('poll');
+    service.done.add('late');
+    service.setUpdated(WALL0 + 3400);
+    await clock.advance(1500); // t = 3500: "late" is due
+    expect(await late).toBe('listing');
+    expect(service.reads.map((r) => r.at)).toEqual([2000, 3500]);
+  });
+
+  it('while a kind is unlearned its first operations are probes for the Watcher; the rest wait for a prediction', async () => {
+    const clock = new ManualClock();
+    const service = fakeService(clock);
+    const model = new DurationModel();
+    const confirmer = new BatchConfirmer({ read: service.read, model, clock, probes: 2, recheckMs: 100 });
+    const all = ['a', 'b', 'c', 'd'].map((id) => confirmer.settle('k', confirm, step(id), { acceptedAt: 0, acceptedWall: WALL0, timeoutMs: 60_000 }).done);
+    expect(await all[0]).toBe('poll');
+    expect(await all[1]).toBe('poll');
+    await clock.advance(1000);
+    expect(service.reads).toHaveLength(0);
+    model.record('k', 0, 1200); // the probes taught it
+    model.record('k', 0, 1300);
+    service.done.add('c').add('d');
+    service.setUpdated(WALL0 + 1250);
+    await clock.advance(400);
+    expect(await Promise.all(all.slice(2))).toEqual(['listing', 'listing']);
+    expect(service.reads).toHaveLength(1);
+  });
+
+  it('something waiting makes the read urgent; a stopped run hands every operation to the Watcher', async () => {
+    const clock = new ManualClock();
+    const service = fakeService(clock);
+    const stop = new AbortController();
+    const confirmer = new BatchConfirmer({ read: service.read, model: learned('k', 1000), clock, signal: stop.signal });
+    const urgent = confirmer.settle('k', confirm, step('u'), { acceptedAt: 0, acceptedWall: WALL0, timeoutMs: 60_000 });
+    urgent.expedite();
+    service.done.add('u');
+    service.setUpdated(WALL0 + 900);
+    await clock.advance(1000);
+    expect(await urgent.done).toBe('listing');
+    expect(service.reads[0]!.urgent).toBe(true);
+    const left = confirmer.settle('k', confirm, step('x'), { acceptedAt: 1000, acceptedWall: WALL0 + 1000, timeoutMs: 60_000 }).done;
+    stop.abort();
+    expect(await left).toBe('poll');
+  });
+});
