@@ -36,6 +36,8 @@ interface Entry {
   acceptedWall: number;
   /** Give up on the listing (and poll) this long after acceptance. */
   timeoutMs: number;
+  /** ms after acceptance of the last read that did not show it done (0: none yet). */
+  notShownAt: number;
   urgent: boolean;
   resolve(how: Settled): void;
 }
@@ -63,6 +65,9 @@ interface Group {
  *
  * Reads are timed for the earliest pending operation's predicted moment, no closer than `minGapMs`,
  * one at a time per kind, at poll priority (behind writes) unless something waits for one of them.
+ * Each read teaches the model as a poll would (done between the last read that did not show an
+ * operation and the one that did): the probes of a large task are polled only once its writes are
+ * out, so what they teach alone is the writes' queue, not the operations' time.
  */
 export class BatchConfirmer {
   readonly #groups = new Map<string, Group>();
@@ -91,7 +96,7 @@ export class BatchConfirmer {
     this.#groups.set(kind, group);
     let entry!: Entry;
     const done = new Promise<Settled>((resolve) => {
-      entry = { step, ...at, urgent: false, resolve };
+      entry = { step, ...at, urgent: false, notShownAt: 0, resolve };
     });
     if (this.options.signal?.aborted || (this.options.model.predict(kind) === undefined && group.handedOut < this.#probes)) {
       group.handedOut++;
@@ -142,8 +147,12 @@ export class BatchConfirmer {
     const updatedAt = listing?.last_updated_at === undefined ? NaN : Date.parse(listing.last_updated_at);
     for (const entry of entries) {
       if (!group.entries.has(entry)) continue;
-      if (listing && updatedAt >= entry.acceptedWall && group.confirm.shows(entry.step, listing)) this.#end(group, entry, 'listing');
-      else if (due.includes(entry)) this.#end(group, entry, 'poll');
+      if (listing && updatedAt >= entry.acceptedWall && group.confirm.shows(entry.step, listing)) {
+        // What a read teaches, as a poll would: done between the last read that did not show it and this one.
+        this.options.model.record(kind, entry.notShownAt, now - entry.acceptedAt);
+        this.#end(group, entry, 'listing');
+      } else if (due.includes(entry)) this.#end(group, entry, 'poll');
+      else if (listing) entry.notShownAt = now - entry.acceptedAt;
     }
     this.#schedule(kind, group);
   }

@@ -174,10 +174,8 @@ export class Watcher {
     if (!this.#entries.has(entry)) return;
     entry.polls++;
     this.polls++;
-    // A probe teaches when every other operation of its kind is due (parked here, or confirmed by a
-    // listing read): a few polls that go before the writes, so that what they learn is not the time
-    // the writes took to leave (behind hundreds of queued writes, a 3 s operation looks like 30 s).
-    const priority = entry.urgent || entry.probe ? PRIORITY.urgent : PRIORITY.poll;
+    // A probe teaches when every parked operation of its kind is due: it goes along with the writes.
+    const priority = entry.urgent ? PRIORITY.urgent : entry.probe ? PRIORITY.write : PRIORITY.poll;
     const outcome = await this.#poll(entry.id, { priority, stopSignal: this.#signal });
     if (!this.#entries.has(entry)) return; // stopped while the poll was out
     const elapsed = this.#clock.now() - entry.acceptedAt;

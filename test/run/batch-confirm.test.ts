@@ -58,6 +58,28 @@ describe('BatchConfirmer', () => {
     expect(service.reads).toEqual([{ at: 4000, searches: ['astra'], urgent: false }]);
   });
 
+  it('a read teaches the model as a poll would: done between the read that did not show it and the one that did', async () => {
+    const clock = new ManualClock();
+    const service = fakeService(clock);
+    const model = learned('k', 20_000); // probes polled only once 20 s of writes had gone out
+    const confirmer = new BatchConfirmer({ read: service.read, model, clock, minGapMs: 1000 });
+    const first = confirmer.settle('k', confirm, step('first'), { acceptedAt: 0, acceptedWall: WALL0, timeoutMs: 60_000 }).done;
+    const later = Array.from(
+      { length: 20 },
+      (_, i) => confirmer.settle('k', confirm, step(`e${i}`), { acceptedAt: 19_000, acceptedWall: WALL0 + 19_000, timeoutMs: 60_000 }).done,
+    );
+    service.done.add('first');
+    service.setUpdated(WALL0 + 19_500);
+    await clock.advance(20_000); // the first read: "first" done, the others not yet (1 s after acceptance)
+    expect(await first).toBe('listing');
+    for (let i = 0; i < 20; i++) service.done.add(`e${i}`);
+    service.setUpdated(WALL0 + 22_000);
+    await clock.advance(19_000); // they are due at 39 s by the probes' 20 s; read then
+    expect(await Promise.all(later)).toEqual(Array(20).fill('listing'));
+    // Each was seen not done 1 s and done 20 s after acceptance: the model records the middle, 10.5 s.
+    expect(model.predict('k')).toBe(10_500);
+  });
+
   it('a listing last updated before the operation was accepted settles nothing about it: it is polled', async () => {
     const clock = new ManualClock();
     const service = fakeService(clock);

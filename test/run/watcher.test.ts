@@ -37,10 +37,10 @@ describe('Watcher', () => {
       done.push(watcher.watch(`op${i}`, 'backup', opts).done);
     }
     await clock.advance(7000);
-    // Only the three probes were polled, at 1, 1.5, 2.25, 3.375 and 5.06 s, and ahead of writes (urgent: what they teach must not wait behind queued writes).
+    // Only the three probes were polled, at 1, 1.5, 2.25, 3.375 and 5.06 s, and at write priority.
     expect(new Set(svc.polls.map((p) => p.id))).toEqual(new Set(['op0', 'op1', 'op2']));
     expect([...new Set(svc.polls.map((p) => Math.round(p.at)))]).toEqual([1000, 1500, 2250, 3375, 5063]);
-    expect(svc.polls.every((p) => p.priority === PRIORITY.urgent)).toBe(true);
+    expect(svc.polls.every((p) => p.priority === PRIORITY.write)).toBe(true);
     await clock.advance(60_000);
     const results = (await Promise.all(done)) as { state: string }[];
     expect(results.every((r) => r.state === 'succeeded')).toBe(true);
