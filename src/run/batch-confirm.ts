@@ -25,7 +25,7 @@ export interface ConfirmerOptions {
   probes?: number;
   /** The shortest gap between two reads of one kind's listing. @default 1000 */
   minGapMs?: number;
-  /** A kind still unlearned is looked at again after this long. @default 1000 */
+  /** A kind still unlearned is looked at again after this long; each look hands more operations to the Watcher (1, 2, 4…). @default 1000 */
   recheckMs?: number;
 }
 
@@ -46,6 +46,8 @@ interface Group {
   confirm: BatchConfirm;
   entries: Set<Entry>;
   handedOut: number;
+  /** Looks at an unlearned kind so far: each hands twice as many operations to the Watcher as the one before. */
+  rechecks: number;
   timer?: unknown;
   reading: boolean;
   lastReadAt: number;
@@ -92,7 +94,7 @@ export class BatchConfirmer {
     step: StepOutcome,
     at: { acceptedAt: number; acceptedWall: number; timeoutMs: number },
   ): { done: Promise<Settled>; expedite(): void } {
-    const group = this.#groups.get(kind) ?? { confirm, entries: new Set<Entry>(), handedOut: 0, reading: false, lastReadAt: -Infinity };
+    const group = this.#groups.get(kind) ?? { confirm, entries: new Set<Entry>(), handedOut: 0, rechecks: 0, reading: false, lastReadAt: -Infinity };
     this.#groups.set(kind, group);
     let entry!: Entry;
     const done = new Promise<Settled>((resolve) => {
@@ -131,7 +133,13 @@ export class BatchConfirmer {
   async #read(kind: string, group: Group): Promise<void> {
     group.timer = undefined;
     const predicted = this.options.model.predict(kind);
-    if (predicted === undefined) return this.#schedule(kind, group);
+    if (predicted === undefined) {
+      // Probes that fail teach nothing: more operations become probes each look (1, 2, 4…), so a
+      // kind that never succeeds is soon all polled, and its failures reported.
+      group.rechecks++;
+      for (const oldest of [...group.entries].slice(0, 2 ** (group.rechecks - 1))) this.#end(group, oldest, 'poll');
+      return this.#schedule(kind, group);
+    }
     const now = this.#clock.now();
     const due = [...group.entries].filter((e) => now >= e.acceptedAt + Math.min(predicted, e.timeoutMs));
     if (due.length === 0) return this.#schedule(kind, group);

@@ -112,19 +112,32 @@ describe('BatchConfirmer', () => {
     const clock = new ManualClock();
     const service = fakeService(clock);
     const model = new DurationModel();
-    const confirmer = new BatchConfirmer({ read: service.read, model, clock, probes: 2, recheckMs: 100 });
+    const confirmer = new BatchConfirmer({ read: service.read, model, clock, probes: 2, recheckMs: 1000 });
     const all = ['a', 'b', 'c', 'd'].map((id) => confirmer.settle('k', confirm, step(id), { acceptedAt: 0, acceptedWall: WALL0, timeoutMs: 60_000 }).done);
     expect(await all[0]).toBe('poll');
     expect(await all[1]).toBe('poll');
-    await clock.advance(1000);
-    expect(service.reads).toHaveLength(0);
+    await clock.advance(500);
     model.record('k', 0, 1200); // the probes taught it
     model.record('k', 0, 1300);
     service.done.add('c').add('d');
     service.setUpdated(WALL0 + 1250);
-    await clock.advance(400);
+    await clock.advance(1000);
     expect(await Promise.all(all.slice(2))).toEqual(['listing', 'listing']);
     expect(service.reads).toHaveLength(1);
+  });
+
+  it('probes that teach nothing (they failed): more operations go to the Watcher each look, 1, 2, 4…', async () => {
+    const clock = new ManualClock();
+    const service = fakeService(clock);
+    const confirmer = new BatchConfirmer({ read: service.read, model: new DurationModel(), clock, probes: 1, recheckMs: 1000 });
+    const ended: string[] = [];
+    for (const id of ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'])
+      void confirmer
+        .settle('k', confirm, step(id), { acceptedAt: 0, acceptedWall: WALL0, timeoutMs: 60_000 })
+        .done.then((how) => ended.push(`${id} ${how} ${clock.now()}`));
+    await clock.advance(5_000);
+    expect(ended).toEqual(['a poll 0', 'b poll 1000', 'c poll 2000', 'd poll 2000', 'e poll 3000', 'f poll 3000', 'g poll 3000', 'h poll 3000']);
+    expect(service.reads).toHaveLength(0);
   });
 
   it('something waiting makes the read urgent; a stopped run hands every operation to the Watcher', async () => {
