@@ -49,6 +49,8 @@ interface Group {
   /** Looks at an unlearned kind so far: each hands twice as many operations to the Watcher as the one before. */
   rechecks: number;
   timer?: unknown;
+  /** When the timer fires (clock time). */
+  timerAt: number;
   reading: boolean;
   lastReadAt: number;
 }
@@ -94,7 +96,15 @@ export class BatchConfirmer {
     step: StepOutcome,
     at: { acceptedAt: number; acceptedWall: number; timeoutMs: number },
   ): { done: Promise<Settled>; expedite(): void } {
-    const group = this.#groups.get(kind) ?? { confirm, entries: new Set<Entry>(), handedOut: 0, rechecks: 0, reading: false, lastReadAt: -Infinity };
+    const group = this.#groups.get(kind) ?? {
+      confirm,
+      entries: new Set<Entry>(),
+      handedOut: 0,
+      rechecks: 0,
+      timerAt: Infinity,
+      reading: false,
+      lastReadAt: -Infinity,
+    };
     this.#groups.set(kind, group);
     let entry!: Entry;
     const done = new Promise<Settled>((resolve) => {
@@ -105,7 +115,10 @@ export class BatchConfirmer {
       entry.resolve('poll');
     } else {
       group.entries.add(entry);
-      this.#schedule(kind, group);
+      // Operations arrive in acceptance order: a later one is rarely due before the read already set.
+      const predicted = this.options.model.predict(kind);
+      if (group.timer === undefined || predicted === undefined || at.acceptedAt + Math.min(predicted, at.timeoutMs) < group.timerAt)
+        this.#schedule(kind, group);
     }
     return {
       done,
@@ -127,11 +140,13 @@ export class BatchConfirmer {
       const due = Math.min(...[...group.entries].map((e) => e.acceptedAt + Math.min(predicted, e.timeoutMs)));
       at = Math.max(due, group.lastReadAt + this.#minGapMs);
     }
+    group.timerAt = Math.max(now, at);
     group.timer = this.#clock.setTimeout(() => void this.#read(kind, group), Math.max(0, at - now));
   }
 
   async #read(kind: string, group: Group): Promise<void> {
     group.timer = undefined;
+    group.timerAt = Infinity;
     const predicted = this.options.model.predict(kind);
     if (predicted === undefined) {
       // Probes that fail teach nothing: more operations become probes each look (1, 2, 4…), so a
@@ -141,8 +156,8 @@ export class BatchConfirmer {
       return this.#schedule(kind, group);
     }
     const now = this.#clock.now();
-    const due = [...group.entries].filter((e) => now >= e.acceptedAt + Math.min(predicted, e.timeoutMs));
-    if (due.length === 0) return this.#schedule(kind, group);
+    const due = new Set([...group.entries].filter((e) => now >= e.acceptedAt + Math.min(predicted, e.timeoutMs)));
+    if (due.size === 0) return this.#schedule(kind, group);
     group.reading = true;
     group.lastReadAt = now;
     this.reads++;
@@ -159,7 +174,7 @@ export class BatchConfirmer {
         // What a read teaches, as a poll would: done between the last read that did not show it and this one.
         this.options.model.record(kind, entry.notShownAt, now - entry.acceptedAt);
         this.#end(group, entry, 'listing');
-      } else if (due.includes(entry)) this.#end(group, entry, 'poll');
+      } else if (due.has(entry)) this.#end(group, entry, 'poll');
       else if (listing) entry.notShownAt = now - entry.acceptedAt;
     }
     this.#schedule(kind, group);
