@@ -131,7 +131,9 @@ export function renderSummary(report: Report, reportPath: string): string {
   const next = continueCommand(report, shellQuote(reportPath));
   const neverAccepted = report.results.filter((r) => r.step_id !== null && r.status === 'skipped').length;
   const running = report.results.filter((r) => r.status === 'accepted').length;
-  if (next?.startsWith('sitefleet resume')) lines.push(`${neverAccepted} steps were never accepted by the service; send them with: ${next}`);
+  if (next?.startsWith('sitefleet resume') && report.stopped?.kind === 'budget')
+    lines.push(`${neverAccepted} steps were not sent; once the failures above are looked at, send them (stopping at the next failure) with: ${next}`);
+  else if (next?.startsWith('sitefleet resume')) lines.push(`${neverAccepted} steps were never accepted by the service; send them with: ${next}`);
   else if (next) lines.push(`${running} operations were accepted and may still be running; follow them with: ${next}`);
   const restore = restorePointsOfFailures(report);
   if (restore.length > 0) lines.push(`restore points of the ${restore.length} failed step${restore.length === 1 ? '' : 's'}:`);

@@ -101,12 +101,24 @@ export function markdownSummary(report: Report, reportPath: string): string {
   return lines.join('\n');
 }
 
-/** The command that carries on where this report leaves off, if anything is left. */
+/**
+ * The command that carries on where this report leaves off, if anything is left. After a crossed
+ * failure budget, a plain resume would count the same failures and stop at once: it allows the
+ * failures seen so far (the most in one task), so it stops again at the next one.
+ */
 export function continueCommand(report: Report, reportPath: string): string | undefined {
   if (report.mode !== 'run') return undefined;
-  if (report.results.some((r) => r.step_id !== null && r.status === 'skipped')) return `sitefleet resume ${reportPath}`;
+  if (report.results.some((r) => r.step_id !== null && r.status === 'skipped'))
+    return `sitefleet resume ${reportPath}${report.stopped?.kind === 'budget' ? ` --max-failures ${failuresPerTask(report)}` : ''}`;
   if (report.results.some((r) => r.status === 'accepted')) return `sitefleet status ${reportPath} --wait`;
   return undefined;
+}
+
+/** The most failed or unknown steps in any one task (restore points not counted apart: a failed backup is its target's failure). */
+function failuresPerTask(report: Report): number {
+  const counts = new Map<string, number>();
+  for (const r of report.results) if (r.status === 'failed' || r.status === 'unknown') counts.set(r.task, (counts.get(r.task) ?? 0) + 1);
+  return Math.max(0, ...counts.values());
 }
 
 /** GitHub Actions workflow commands: one `::error` annotation per failed or unknown step (at most 50). */

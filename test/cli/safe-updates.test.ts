@@ -72,6 +72,13 @@ describe('safe updates: a backup first, a health check after', () => {
     expect(sim.log.filter((e) => e.endpoint === 'addManualBackup')).toHaveLength(1);
     expect(stdout).toContain('restore points of the 1 failed step:');
     expect(stdout).toContain(`backup ${backup.id} (tag ${canary!.restore_point!.tag})`);
+    // The command it offers continues the rollout, and stops it again at the next broken site.
+    const offered = /send them \(stopping at the next failure\) with: sitefleet resume (\S+) --max-failures 1$/m.exec(stdout);
+    expect(offered).not.toBeNull();
+    const resumed = await runCli(['resume', offered![1]!, '--max-failures', '1', '--yes'], simEnv(sim));
+    expect(resumed.code).toBe(3);
+    expect(sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes').length).toBeGreaterThan(1);
+    expect(resumed.stdout).toMatch(/run stopped: failure budget exceeded in task "update [a-z-]+": 2 failed, 1 allowed/);
   });
 
   it('a healthy fleet updates fully: one baseline and one check per environment, none of them through the API', async () => {
