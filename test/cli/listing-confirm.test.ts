@@ -29,20 +29,23 @@ function updatedInSim(sim: Simulator, r: Report['results'][number]): boolean {
 const count = (sim: Simulator, endpoint: string) => sim.log.filter((e) => e.endpoint === endpoint).length;
 
 describe('theme updates confirmed through the listing', () => {
-  it('a waiting rollout: most steps confirmed by a few listing reads, the rest polled; every status is the simulator’s', async () => {
-    const { sim } = await start({ sites: 40, themes: 6, seed: 8, operationDelayMs: [300, 900] });
-    const { code, report } = await rollout(sim);
-    expect(code).toBe(0);
-    const steps = report.results.filter((r) => r.step_id !== null);
-    expect(steps.length).toBeGreaterThan(30);
-    expect(steps.every((r) => r.status === 'succeeded' && updatedInSim(sim, r))).toBe(true);
-    const confirmed = steps.filter((r) => r.confirmed_by === 'listing').length;
-    expect(confirmed).toBeGreaterThanOrEqual(steps.length - 6);
-    // Polls: the probes (and the few the listing did not settle) instead of one or more per operation.
-    expect(count(sim, 'getOperation')).toBeLessThan(steps.length / 2);
-    const calls = sim.log.filter((e) => e.status !== 429).length;
-    expect(calls).toBeLessThanOrEqual(Math.ceil(1.3 * steps.length));
-  });
+  it.each(['spec', 'real'] as const)(
+    'a waiting rollout (%s profile): most steps confirmed by a few listing reads, the rest polled; every status is the simulator’s',
+    async (profile) => {
+      const { sim } = await start({ sites: 40, themes: 6, seed: 8, operationDelayMs: [300, 900], profile });
+      const { code, report } = await rollout(sim);
+      expect(code).toBe(0);
+      const steps = report.results.filter((r) => r.step_id !== null);
+      expect(steps.length).toBeGreaterThan(30);
+      expect(steps.every((r) => r.status === 'succeeded' && updatedInSim(sim, r))).toBe(true);
+      const confirmed = steps.filter((r) => r.confirmed_by === 'listing').length;
+      expect(confirmed).toBeGreaterThanOrEqual(steps.length - 6);
+      // Polls: the probes (and the few the listing did not settle) instead of one or more per operation.
+      expect(count(sim, 'getOperation')).toBeLessThan(steps.length / 2);
+      const calls = sim.log.filter((e) => e.status !== 429).length;
+      expect(calls).toBeLessThanOrEqual(Math.ceil(1.3 * steps.length));
+    },
+  );
 
   it('operations that fail are polled and reported failed with the service’s message; none is called succeeded', async () => {
     const { sim } = await start({ sites: 40, themes: 6, seed: 8, operationDelayMs: [300, 900], failOperations: 0.25 });

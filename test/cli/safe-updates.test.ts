@@ -50,36 +50,39 @@ async function run(sim: Simulator, file: string): Promise<{ code: number | null;
 const writes = (report: Report) => report.results.filter((r) => r.step_id !== null && r.role !== 'backup');
 
 describe('safe updates: a backup first, a health check after', () => {
-  it('a theme version that breaks sites stops the rollout after the canary, with its restore point', async () => {
-    const { sim } = await start({ sites: 16, themes: 4, seed: 3 });
-    const { theme, envs } = busiestTheme(sim);
-    expect(envs.length).toBeGreaterThanOrEqual(3);
-    sim.breakTheme(`${theme}@latest`);
-    const { code, stdout, report } = await run(sim, playbook(sim, theme));
-    expect(code).toBe(3);
-    // Exactly one environment was updated: the canary, whose page broke.
-    expect(sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes')).toHaveLength(1);
-    const [canary, ...rest] = writes(report).sort((a, b) => (a.status === 'failed' ? -1 : b.status === 'failed' ? 1 : 0));
-    expect(canary).toMatchObject({ status: 'failed', health: { outcome: 'unhealthy', before: 'HTTP 200' } });
-    expect(canary!.reason).toMatch(
-      /^health: HTTP 500, page says "There has been a critical error on this website" \(2 attempts\) at http:\/\/127\.0\.0\.1:\d+\/sites\//,
-    );
-    expect(rest.every((r) => r.status === 'skipped')).toBe(true);
-    // Its restore point: the backup the service made, found by its tag.
-    const env = sim.fleet.environments.get(canary!.target.env_id!)!;
-    const backup = env.backups.find((b) => b.note === canary!.restore_point!.tag)!;
-    expect(canary!.restore_point).toEqual({ tag: expect.stringMatching(/^sitefleet-before-update-[a-z0-9-]+-\d{4}-\d{2}-\d{2}$/), backup_id: backup.id });
-    expect(sim.log.filter((e) => e.endpoint === 'addManualBackup')).toHaveLength(1);
-    expect(stdout).toContain('restore points of the 1 failed step:');
-    expect(stdout).toContain(`backup ${backup.id} (tag ${canary!.restore_point!.tag})`);
-    // The command it offers continues the rollout, and stops it again at the next broken site.
-    const offered = /send them \(stopping at the next failure\) with: sitefleet resume (\S+) --max-failures 1$/m.exec(stdout);
-    expect(offered).not.toBeNull();
-    const resumed = await runCli(['resume', offered![1]!, '--max-failures', '1', '--yes'], simEnv(sim));
-    expect(resumed.code).toBe(3);
-    expect(sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes').length).toBeGreaterThan(1);
-    expect(resumed.stdout).toMatch(/run stopped: failure budget exceeded in task "update [a-z-]+": 2 failed, 1 allowed/);
-  });
+  it.each(['spec', 'real'] as const)(
+    'a theme version that breaks sites stops the rollout after the canary, with its restore point (%s profile)',
+    async (profile) => {
+      const { sim } = await start({ sites: 16, themes: 4, seed: 3, profile });
+      const { theme, envs } = busiestTheme(sim);
+      expect(envs.length).toBeGreaterThanOrEqual(3);
+      sim.breakTheme(`${theme}@latest`);
+      const { code, stdout, report } = await run(sim, playbook(sim, theme));
+      expect(code).toBe(3);
+      // Exactly one environment was updated: the canary, whose page broke.
+      expect(sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes')).toHaveLength(1);
+      const [canary, ...rest] = writes(report).sort((a, b) => (a.status === 'failed' ? -1 : b.status === 'failed' ? 1 : 0));
+      expect(canary).toMatchObject({ status: 'failed', health: { outcome: 'unhealthy', before: 'HTTP 200' } });
+      expect(canary!.reason).toMatch(
+        /^health: HTTP 500, page says "There has been a critical error on this website" \(2 attempts\) at http:\/\/127\.0\.0\.1:\d+\/sites\//,
+      );
+      expect(rest.every((r) => r.status === 'skipped')).toBe(true);
+      // Its restore point: the backup the service made, found by its tag.
+      const env = sim.fleet.environments.get(canary!.target.env_id!)!;
+      const backup = env.backups.find((b) => b.note === canary!.restore_point!.tag)!;
+      expect(canary!.restore_point).toEqual({ tag: expect.stringMatching(/^sitefleet-before-update-[a-z0-9-]+-\d{4}-\d{2}-\d{2}$/), backup_id: backup.id });
+      expect(sim.log.filter((e) => e.endpoint === 'addManualBackup')).toHaveLength(1);
+      expect(stdout).toContain('restore points of the 1 failed step:');
+      expect(stdout).toContain(`backup ${backup.id} (tag ${canary!.restore_point!.tag})`);
+      // The command it offers continues the rollout, and stops it again at the next broken site.
+      const offered = /send them \(stopping at the next failure\) with: sitefleet resume (\S+) --max-failures 1$/m.exec(stdout);
+      expect(offered).not.toBeNull();
+      const resumed = await runCli(['resume', offered![1]!, '--max-failures', '1', '--yes'], simEnv(sim));
+      expect(resumed.code).toBe(3);
+      expect(sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes').length).toBeGreaterThan(1);
+      expect(resumed.stdout).toMatch(/run stopped: failure budget exceeded in task "update [a-z-]+": 2 failed, 1 allowed/);
+    },
+  );
 
   it('a healthy fleet updates fully: one baseline and one check per environment, none of them through the API', async () => {
     const { sim } = await start({ sites: 16, themes: 4, seed: 3 });
