@@ -8,6 +8,7 @@ import { coordinationCost, threeProcesses } from './coordination.mjs';
 import { creationLimit } from './real-service.mjs';
 import { healthChecks } from './safe-updates.mjs';
 import { listingConfirm } from './listing-confirm.mjs';
+import { estimateAccuracy } from './estimate.mjs';
 import { longOperations, otherWindow, overstatedLimit, rolloutAndInterrupt, twoTasks } from './watching.mjs';
 
 const ALL = {
@@ -27,6 +28,7 @@ const ALL = {
   creation: creationLimit,
   health: healthChecks,
   confirm: listingConfirm,
+  estimate: estimateAccuracy,
 };
 const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg > 0 ? process.argv[onlyArg + 1].split(',') : Object.keys(ALL);

@@ -5,7 +5,7 @@
  */
 
 /** Exit codes, as the README documents them. */
-export const EXIT = { ok: 0, someFailed: 1, invalid: 2, stopped: 3, locked: 4, interrupted: 130 } as const;
+export const EXIT = { ok: 0, someFailed: 1, invalid: 2, stopped: 3, locked: 4, window: 5, interrupted: 130 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 export class SitefleetError extends Error {
@@ -17,6 +17,12 @@ export class SitefleetError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
   }
+}
+
+/** The run's maintenance window is closed (settings.window, --not-after): exit 5, nothing sent. */
+export class OutsideWindowError extends SitefleetError {
+  override name = 'OutsideWindowError';
+  override readonly exitCode = EXIT.window;
 }
 
 /** A usage problem: exit code 2, one line. */

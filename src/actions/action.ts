@@ -21,7 +21,11 @@ export interface RequestSpec {
   body?: unknown;
 }
 
-export type Expansion = { request: RequestSpec; note?: string } | { skip: string };
+/**
+ * `precondition`: what the listing showed that the call depends on, in words (`astra 2.1 → 2.2`). A
+ * saved plan is applied only while a fresh read of the fleet gives the same words.
+ */
+export type Expansion = { request: RequestSpec; note?: string; precondition?: string } | { skip: string };
 
 /** A site, for actions that act once per site: its id (from a sites map) and its environments in the listing. */
 export interface SiteTarget {

@@ -50,6 +50,8 @@ export const themesUpdate: Action<{ themes?: string | string[]; skip_vulnerable_
       {
         request: { endpoint: 'bulkUpdateThemes', params: { env_id: env.id }, body: { themes: update.map((t) => ({ name: t.name })) } },
         note: vulnerableNote,
+        // The body names no version: a saved plan must not install a newer one than was reviewed.
+        precondition: update.map((t) => `${t.name} ${t.version} → ${t.update_version}`).join(', '),
       },
     ];
   },

@@ -76,6 +76,8 @@ export interface Runtime {
   /** What this command shares with other runs of the company (this machine alone, or Redis). */
   coordination: Coordination;
   rate: string;
+  /** What the budget allows, for estimates: calls a second (after headroom), and creating calls a second when their limit is known. */
+  pace: { perSecond: number; createPerSecond?: number };
   concurrency: number;
   tracking: Partial<TrackOptions>;
   close(): Promise<void>;
@@ -157,6 +159,10 @@ export function createRuntime(opts: GlobalOptions, options: RuntimeOptions): Run
     shared,
     coordination,
     rate,
+    pace: {
+      perSecond: (limit * 1000) / parsed.periodMs,
+      ...(createRate ? { createPerSecond: (createLimit * 1000) / parsedCreate.periodMs } : {}),
+    },
     concurrency,
     tracking: {
       ...(opts.pollInterval ? { intervalMs: opts.pollInterval, maxIntervalMs: Math.max(opts.pollInterval, 15 * opts.pollInterval) } : {}),

@@ -9,6 +9,7 @@ import { buildPlan, readsNeeded, type Plan } from '../plan/plan.js';
 import { createRuntime, type GlobalOptions, type Runtime } from './context.js';
 import { openCoordination } from '../coord/open.js';
 import { warningLine } from './render.js';
+import { playbookSha256 } from './saved-plan.js';
 import type { Coordination } from '../coord/types.js';
 
 export function today(now = new Date()): string {
@@ -62,7 +63,14 @@ export async function preparePlan(file: string, opts: GlobalOptions): Promise<Pr
  * Read the fleet (GETs only, through the company's budget, shared with coordination) and build the
  * plan of a loaded playbook. The runtime closes the coordination when it `owns` it.
  */
-export async function planFrom(playbook: Playbook & { company: string }, opts: GlobalOptions, coordination: Coordination, owns = false): Promise<Prepared> {
+export async function planFrom(
+  playbook: Playbook & { company: string },
+  opts: GlobalOptions,
+  coordination: Coordination,
+  owns = false,
+  /** `{{date}}`: today, or a saved plan's date (its tags and bodies are checked against a plan made for that day). */
+  date = today(),
+): Promise<Prepared> {
   const file = playbook.file;
   let runtime: Runtime;
   try {
@@ -87,7 +95,10 @@ export async function planFrom(playbook: Playbook & { company: string }, opts: G
     );
     const cpu = process.cpuUsage();
     const planStart = performance.now();
-    const plan = buildPlan({ playbook, inventory, date: today(), env: process.env });
+    const plan: Plan = {
+      ...buildPlan({ playbook, inventory, date, env: process.env }),
+      made: { at: new Date().toISOString(), playbook_sha256: playbookSha256(file) },
+    };
     const planCpu = process.cpuUsage(cpu);
     runtime.logger.info(
       {

@@ -123,7 +123,7 @@ export function renderSummary(report: Report, reportPath: string): string {
       ),
     );
   if (before.length > 10) lines.push(`… and ${before.length - 10} more sites broken before their write, in the report`);
-  if (report.stopped) lines.push(paint('red', `run stopped: ${report.stopped.reason}`));
+  if (report.stopped) lines.push(paint('red', `${report.stopped.kind === 'window' ? 'window closed' : 'run stopped'}: ${report.stopped.reason}`));
   const ok = s.accepted + s.succeeded;
   const headline = `${report.mode === 'dry-run' ? 'dry run: ' : ''}${s.total} steps: ${ok} ok (${s.accepted} accepted, ${s.succeeded} succeeded), ${s.failed} failed, ${s.unknown} unknown, ${s.skipped} skipped${s.planned ? `, ${s.planned} planned` : ''}`;
   lines.push(paint(s.failed + s.unknown > 0 || report.stopped ? 'red' : 'green', headline));
@@ -131,7 +131,9 @@ export function renderSummary(report: Report, reportPath: string): string {
   const next = continueCommand(report, shellQuote(reportPath));
   const neverAccepted = report.results.filter((r) => r.step_id !== null && r.status === 'skipped').length;
   const running = report.results.filter((r) => r.status === 'accepted').length;
-  if (next?.startsWith('sitefleet resume') && report.stopped?.kind === 'budget')
+  if (next?.startsWith('sitefleet resume') && report.stopped?.kind === 'window')
+    lines.push(`${neverAccepted} steps were not sent before the window closed; send them in the next window with: ${next}`);
+  else if (next?.startsWith('sitefleet resume') && report.stopped?.kind === 'budget')
     lines.push(`${neverAccepted} steps were not sent; once the failures above are looked at, send them (stopping at the next failure) with: ${next}`);
   else if (next?.startsWith('sitefleet resume')) lines.push(`${neverAccepted} steps were never accepted by the service; send them with: ${next}`);
   else if (next) lines.push(`${running} operations were accepted and may still be running; follow them with: ${next}`);

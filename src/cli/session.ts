@@ -7,7 +7,7 @@ import { progressLine } from './run-events/progress-line.js';
 import { ReportSnapshots } from './run-events/report-snapshots.js';
 import { stepLog } from './run-events/step-log.js';
 import { fanOut, type Subscriber } from './run-events/subscriber.js';
-import { execute } from '../run/executor.js';
+import { execute, type RunLook } from '../run/executor.js';
 import type { StepResult } from '../run/types.js';
 import { readJournal, type Journal } from '../run/journal.js';
 import { openCoordination } from '../coord/open.js';
@@ -19,6 +19,9 @@ import { renderSummary } from './render.js';
 import { writePrivateOutputs } from './secret-outputs.js';
 import { SiteProbe } from '../health/probe.js';
 import { siteUserAgent } from '../util/version.js';
+import { closingAt, type Deadline } from './window.js';
+import { formatDuration } from './progress.js';
+import { wallText } from '../util/time-window.js';
 
 export interface SessionArgs {
   plan: Plan;
@@ -35,6 +38,8 @@ export interface SessionArgs {
   playbook?: Playbook;
   /** JUnit and Markdown outputs (`--junit`, `--summary-md`, GitHub Actions). */
   ci?: CiOutputOptions;
+  /** When the window closes (settings.window, --not-after): no write is sent after it. */
+  deadline?: Deadline;
   out(text: string): void;
 }
 
@@ -93,15 +98,24 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
     if (!globals.quiet) process.stderr.write(`\n${signal}: finishing the calls in flight; press Ctrl-C again to stop at once\n`);
     interrupt.abort();
   });
+  let look: RunLook | undefined;
   const snapshots = new ReportSnapshots(plan, args.reportPath, { runId: args.runId, startedAt: args.startedAt, initial: args.initial }, runtime.logger);
   const pending = plan.steps.filter((s) => !args.initial?.has(s.id)).length;
   const subscribers: Subscriber[] = [
     snapshots,
-    progressLine(pending, !globals.quiet && process.stderr.isTTY === true, () => Math.max(runtime.budget.pausedForMs(), runtime.shared?.pausedForMs() ?? 0)),
+    progressLine(pending, new Set(plan.tasks.filter((t) => t.wait).map((t) => t.index)), !globals.quiet && process.stderr.isTTY === true, {
+      pausedForMs: () => Math.max(runtime.budget.pausedForMs(), runtime.shared?.pausedForMs() ?? 0),
+      nextLookMs: () => look?.nextLookMs(),
+    }),
     stepLog(runtime.logger),
     journalRecorder(journal),
   ];
 
+  const closing = closingAt(args.deadline);
+  if (args.deadline)
+    args.out(
+      `no write will be sent after ${wallText(args.deadline.at)} (${args.deadline.source}), ${formatDuration((args.deadline.at - Date.now()) / 1000)} from now`,
+    );
   // Sites are fetched only for tasks with health: checks, through their own agent (and proxy), never the API's.
   const sites = plan.tasks.some((t) => t.health) ? new SiteProbe({ userAgent: siteUserAgent() }) : undefined;
   let outcome;
@@ -112,15 +126,18 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
       logger: runtime.logger,
       overrideMaxFailures: args.overrideMaxFailures,
       signal: interrupt.signal,
+      closing: closing.signal,
       lost: runtime.coordination.lost,
       busy: runtime.coordination.busy(plan.company, args.runId),
       tracking: runtime.tracking,
       initial: args.initial,
       onEvent: fanOut(subscribers),
+      onStart: (run) => void (look = run),
     });
   } finally {
     for (const s of subscribers) s.end?.();
     restoreSignals();
+    closing.dispose();
     await sites?.close();
   }
   await journal.append({ t: 'end', at: Date.now() });

@@ -37,6 +37,8 @@ export interface Step {
   backup_step?: string;
   /** `health:`: the page checked before the write and after its operation, or why there is none (`on_missing_domain: fail`). */
   health?: { url: string } | { missing: string };
+  /** What the listing showed that this call depends on (the action's words); a saved plan checks it again. */
+  precondition?: string;
 }
 
 export interface SkippedTarget {
@@ -80,6 +82,8 @@ export interface Plan {
   tasks: TaskSummary[];
   steps: Step[];
   skipped: SkippedTarget[];
+  /** When the plan was made, and from which playbook text: `run --plan` refuses a stale or foreign one. */
+  made?: { at: string; playbook_sha256: string };
 }
 
 export interface PlanInput {
@@ -141,6 +145,7 @@ export function buildPlan({ playbook, inventory, date, env = {} }: PlanInput): P
         steps.push({
           ...stepOf(id, task, action.name, target, e.request, !action.creates),
           ...(e.note ? { note: e.note } : {}),
+          ...(e.precondition ? { precondition: e.precondition } : {}),
           ...(backupStep ? { backup_step: backupStep } : {}),
           ...(guard.health ? { health: guard.health } : {}),
         });

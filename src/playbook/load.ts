@@ -1,3 +1,4 @@
+import { zoneProblem } from '../util/time-window.js';
 import { dirname } from 'node:path';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { TEMPLATE_NAMES, type WithBlock } from '../actions/action.js';
@@ -200,6 +201,10 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
       problems.push({ path: `settings.${key}`, message: (error as Error).message });
     }
   }
+  const window = data.settings?.window;
+  const zone = window?.timezone === undefined ? undefined : zoneProblem(window.timezone);
+  if (zone) problems.push({ path: 'settings.window.timezone', message: zone });
+  if (window && window.start === window.end) problems.push({ path: 'settings.window.end', message: `the window ${window.start}–${window.end} is empty` });
   if (problems.length > 0) throw new InvalidInputError(problems.map(at));
   if (warnings.length > 0) options.onWarning?.(warnings.map(at));
   return { file, name: data.name, company, settings: data.settings ?? {}, targets, sites: data.sites ?? {}, tasks, locate };
@@ -218,6 +223,16 @@ function unknownTemplates(value: unknown, path: string): InputProblem[] {
 }
 
 /** Source offset of the node at `path`; for a path that ends in a missing key, its parent's. */
+/** Where a dotted field path sits in a YAML (or JSON) text: for problems found in a file that is not a playbook, such as a saved plan. */
+export function textLocator(text: string): (path: string) => { line: number; column: number } {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+  return (path) => {
+    const pos = lineCounter.linePos(offsetOf(doc, path ? path.split('.') : []));
+    return { line: pos.line, column: pos.col };
+  };
+}
+
 function offsetOf(doc: Document, path: string[]): number {
   let node: unknown = doc.contents;
   let offset = (node as Node | null)?.range?.[0] ?? 0;

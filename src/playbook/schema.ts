@@ -1,3 +1,4 @@
+import { HH_MM } from '../util/time-window.js';
 import { ACTIONS, guardable, verifiable } from '../actions/index.js';
 import { healthSchema } from '../health/spec.js';
 import { commonDef, globs } from '../actions/schema-parts.js';
@@ -70,6 +71,18 @@ export function playbookSchema(): Record<string, unknown> {
           wait: { type: 'boolean', description: 'poll every operation until it finished (succeeded or failed)' },
           wait_timeout: { ...duration, description: 'how long to wait for one operation (default 30m)' },
           operation_path: { type: 'string', pattern: '^/.*\\{operation_id\\}', description: 'operation status endpoint (default /operations/{operation_id})' },
+          window: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['start', 'end'],
+            description:
+              'the daily maintenance window: a run sends writes only inside it (outside: exit 5, or --wait-window); an end at or before the start crosses midnight',
+            properties: {
+              start: { type: 'string', pattern: HH_MM.source, description: 'HH:MM, wall-clock time in timezone' },
+              end: { type: 'string', pattern: HH_MM.source, description: 'HH:MM: no write is sent after it' },
+              timezone: { type: 'string', minLength: 1, description: 'IANA zone such as Europe/Berlin (default: the machine’s, or TZ)' },
+            },
+          },
           lock: {
             enum: ['company', 'playbook'],
             description:

@@ -1,3 +1,4 @@
+import type { DailyWindow } from '../util/time-window.js';
 import type { WithBlock } from '../actions/action.js';
 import type { HealthSpec } from '../health/spec.js';
 
@@ -65,6 +66,8 @@ export interface PlaybookSettings {
   headroom?: number;
   /** Absolute paths outside the playbook's folder that it may name (an IP list kept elsewhere). */
   allowed_files?: string[];
+  /** The daily maintenance window: writes are sent only inside it. */
+  window?: DailyWindow;
 }
 
 export interface Playbook {

@@ -2,7 +2,7 @@ import { clip, forAnnotation, forAnnotationProperty, forMarkdown, forXml, MESSAG
 import { healthCounts, restorePointsOfFailures, restorePointText, unhealthyBefore, type Report, type ReportResult } from './report.js';
 
 /** Where a step acted, in a few words: `acme/live`, a domain, a site id, the company. */
-export function targetLabel(r: ReportResult): string {
+export function targetLabel(r: Pick<ReportResult, 'target'>): string {
   return r.target.domain ?? (r.target.site ? `${r.target.site}/${r.target.environment}` : (r.target.site_id ?? r.target.company ?? 'company'));
 }
 

@@ -118,10 +118,11 @@ export function writeJsonAtomic(path: string, value: unknown, mode = 0o644): voi
 
 /**
  * Exit codes: 0 everything accepted or succeeded (skips are fine), 1 some failed or unknown,
- * 3 the run stopped (authentication, failure budget), 130 interrupted.
+ * 3 the run stopped (authentication, failure budget), 5 its window closed first, 130 interrupted.
  */
 export function exitCodeOf(report: Report): ExitCode {
   if (report.stopped?.kind === 'interrupted') return EXIT.interrupted;
+  if (report.stopped?.kind === 'window') return EXIT.window;
   if (report.stopped) return EXIT.stopped;
   return report.summary.failed + report.summary.unknown > 0 ? EXIT.someFailed : EXIT.ok;
 }

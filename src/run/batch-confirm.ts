@@ -89,6 +89,13 @@ export class BatchConfirmer {
     options.signal?.addEventListener('abort', () => this.#handAll(), { once: true });
   }
 
+  /** ms until the next listing read is due, or undefined when none is set. */
+  nextReadIn(): number | undefined {
+    let soonest = Infinity;
+    for (const group of this.#groups.values()) if (group.timer !== undefined) soonest = Math.min(soonest, group.timerAt);
+    return soonest === Infinity ? undefined : soonest - this.#clock.now();
+  }
+
   /** Follows one accepted operation of `kind`; `expedite` when something waits for it. */
   settle(
     kind: string,

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { ACTIONS, restorePoint } from '../actions/index.js';
 import type { Logger } from 'pino';
 import type { HealthVerdict, SiteProbePort } from '../health/probe.js';
@@ -26,6 +27,12 @@ export interface ExecuteOptions {
   overrideMaxFailures?: number | string;
   /** Ctrl-C: start nothing new, let the calls in flight end. */
   signal?: AbortSignal;
+  /**
+   * The maintenance window closes (its reason, a string, says which): no write starts after it, the
+   * steps not sent end `skipped` ("window closed"), and operations already accepted are still
+   * followed to their end. @default the run has no window
+   */
+  closing?: AbortSignal;
   /** The shared coordination can no longer be trusted (its reason says why): stop like a 401 (exit 3). */
   lost?: AbortSignal;
   /** Environments busy with other runs' operations (with coordination). @default this run's own turns only */
@@ -39,10 +46,18 @@ export interface ExecuteOptions {
   /** Results known before this execution (resume): those steps are not sent again. */
   initial?: Map<string, StepResult>;
   onEvent?(event: RunEvent): void | Promise<void>;
+  /** Called once, before anything is sent, with what a progress line may ask of the run as it goes. */
+  onStart?(run: RunLook): void;
   /** Time for polls, waits between waves and backoffs. @default the system clock */
   clock?: Clock;
   /** Fetches sites' pages for tasks with `health:` (never through the API's budget). Required when a task has one. */
   sites?: SiteProbePort;
+}
+
+/** What the run can say of itself while it goes (asked by the progress line, never changing anything). */
+export interface RunLook {
+  /** ms until the run next looks at an operation (a poll, or a listing read that confirms a batch). */
+  nextLookMs(): number | undefined;
 }
 
 /** What a guarded write carries from before its send to after its operation. */
@@ -74,6 +89,8 @@ class Execution {
   readonly claims = new Map<string, { claim: BusyClaim; forMs: number }>();
   readonly clock: Clock;
   readonly stepsById: Map<string, Step>;
+  /** What every wait before a send listens on: the run stopping, or its window closing. */
+  readonly sends: AbortSignal;
 
   constructor(
     readonly plan: Plan,
@@ -86,6 +103,8 @@ class Execution {
       options.logger.warn({ reason }, 'run stopping');
       void options.onEvent?.({ type: 'stopped', kind, reason });
     });
+    this.sends = options.closing ? AbortSignal.any([this.stop.signal, options.closing]) : this.stop.signal;
+    setMaxListeners(0, this.sends);
     const lost = options.lost;
     if (lost?.aborted) this.stop.stop((lost.reason as Error).message, 'coordination');
     lost?.addEventListener('abort', () => this.stop.stop((lost.reason as Error).message, 'coordination'), { once: true });
@@ -117,6 +136,13 @@ class Execution {
   }
 
   async run(): Promise<ExecuteOutcome> {
+    const confirmer = this.context.confirmer;
+    this.options.onStart?.({
+      nextLookMs: () => {
+        const times = [this.watcher.nextPollIn(), confirmer?.nextReadIn()].filter((t): t is number => t !== undefined);
+        return times.length ? Math.min(...times) : undefined;
+      },
+    });
     if (!this.options.sites && this.plan.tasks.some((t) => t.health)) throw new Error('a task checks sites (health:) but the run was given no site probe');
     const stepsByTask = new Map<number, Step[]>();
     for (const step of this.plan.steps) {
@@ -125,25 +151,25 @@ class Execution {
       stepsByTask.set(step.task_index, list);
     }
     for (const task of this.plan.tasks) {
-      if (this.stop.stopped) break;
+      if (this.sendsOver()) break;
       await this.runTask(task, stepsByTask.get(task.index) ?? []);
     }
+    const unsent = this.plan.steps.filter((s) => !this.results.has(s.id));
+    // A window that closed after the last send stops nothing: only steps it kept from going do.
+    if (!this.stop.reason && unsent.length > 0 && this.options.closing?.aborted) {
+      const reason = String(this.options.closing.reason as unknown);
+      this.stop.stop(reason, 'window');
+    }
     if (this.stop.reason) {
-      for (const step of this.plan.steps) {
-        if (!this.results.has(step.id)) {
-          await this.record('result', step, {
-            step_id: step.id,
-            status: 'skipped',
-            http_status: null,
-            operation_id: null,
-            attempts: 0,
-            error: null,
-            reason: `not sent: run stopped (${this.stop.reason.reason})`,
-          });
-        }
-      }
+      const why = this.stop.reason.kind === 'window' ? `window closed: ${this.stop.reason.reason}` : `not sent: run stopped (${this.stop.reason.reason})`;
+      for (const step of unsent) await this.endUnsent(step, 'skipped', why);
     }
     return { results: this.results, stopped: this.stop.reason };
+  }
+
+  /** No new write goes out: the run stopped, or its window closed. */
+  sendsOver(): boolean {
+    return this.stop.stopped || this.options.closing?.aborted === true;
   }
 
   async record(type: 'result' | 'update', step: Step, result: StepResult): Promise<void> {
@@ -168,7 +194,7 @@ class Execution {
     const gate = task.health && this.options.sites ? new HealthGate(this.options.sites, task.health, this.clock, this.options.signal) : undefined;
     const waves = [...new Set(steps.map((s) => s.wave ?? 0))].sort((a, b) => a - b);
     for (const [i, wave] of waves.entries()) {
-      if (this.stop.stopped) break;
+      if (this.sendsOver()) break;
       // A write waits for its restore point's whole step (operation and backup id), not only its operation.
       const backups = new Map<string, Promise<StepResult | undefined>>();
       await Promise.all(
@@ -187,9 +213,9 @@ class Execution {
           }),
       );
       const pause = task.rollout?.pause_ms ?? 0;
-      if (!this.stop.stopped && i < waves.length - 1 && pause > 0) {
+      if (!this.sendsOver() && i < waves.length - 1 && pause > 0) {
         this.options.logger.info({ task: task.name, wave, pause_ms: pause }, 'wave done; pausing before the next');
-        await sleepOn(this.clock, pause, this.stop.signal);
+        await sleepOn(this.clock, pause, this.sends);
       }
     }
     if (task.verify && !this.stop.stopped) {
@@ -220,7 +246,7 @@ class Execution {
     if (known && ENDED_STATUSES.has(known.status)) return this.resumeKnown(task, budget, step, known, { gate, restore: known.restore_point });
     const backupStep = this.stepsById.get(step.backup_step!)!;
     const verdict = afterBackup(await (backup ?? Promise.resolve(this.results.get(backupStep.id))), restorePoint.tagOf(backupStep.body));
-    if (this.stop.stopped) return;
+    if (this.sendsOver()) return;
     if ('skip' in verdict) return this.endUnsent(step, 'skipped', verdict.skip);
     return this.runStep(task, budget, step, { gate, restore: verdict.restore });
   }
@@ -234,7 +260,7 @@ class Execution {
   async runStep(task: TaskSummary, budget: FailureBudget, step: Step, guarded: Guarded = {}): Promise<void> {
     const known = this.results.get(step.id);
     if (known && ENDED_STATUSES.has(known.status)) return this.resumeKnown(task, budget, step, known, guarded);
-    if (this.stop.stopped) return;
+    if (this.sendsOver()) return;
     if (step.health && 'missing' in step.health) {
       await this.endUnsent(step, 'failed', `${step.health.missing} (on_missing_domain: fail)`);
       return this.countFailure(task, budget, this.results.get(step.id)!);
@@ -245,9 +271,12 @@ class Execution {
       // The baseline: what the site was like before this write, so a site already broken is not blamed on it.
       const url = step.health && 'url' in step.health ? step.health.url : undefined;
       if (url && guarded.gate) guarded.before = await guarded.gate.check(url);
-      if (this.stop.stopped) return;
+      if (this.sendsOver()) return;
       const claim = this.options.busy && step.lock ? await this.claim(this.options.busy, step.lock, task) : undefined;
-      if (this.stop.stopped) return;
+      if (this.sendsOver()) {
+        claim?.ended();
+        return;
+      }
       let accepted: StepResult | undefined;
       try {
         accepted = await this.options.caller.withPlace(PRIORITY.write, step.endpoint, (place) => this.send(task, budget, step, place, guarded));
@@ -315,11 +344,11 @@ class Execution {
 
   /** Sends a step and records its answer; returns the result when it started an operation. */
   async send(task: TaskSummary, budget: FailureBudget, step: Step, place: HeldPlace, guarded: Guarded): Promise<StepResult | undefined> {
-    if (this.stop.stopped) return undefined;
-    const sent = await sendStep(step, this.context, this.stop.signal, place);
+    if (this.sendsOver()) return undefined;
+    const sent = await sendStep(step, this.context, this.sends, place);
     const { stopRun } = sent;
     const result: StepResult = guarded.restore ? { ...sent.result, restore_point: guarded.restore } : sent.result;
-    if (result.attempts === 0 && this.stop.stopped) return undefined; // never sent: ends skipped below
+    if (result.attempts === 0 && this.sendsOver()) return undefined; // never sent: ends skipped below
     await this.record('result', step, result);
     if (stopRun) return void this.stop.stop(result.reason!, stopRun);
     if (result.status === 'accepted') return result;

@@ -10,7 +10,18 @@ import type { StepResult, StopKind } from './types.js';
 /** One line of the journal. `t` is the record type; every record after `start` names its step; `at` is epoch ms. */
 export type JournalRecord =
   /** `coordination`: the Redis the run shared its lock and budget through (no password), so that resume and status can say if it is missing. */
-  | { t: 'start'; v: 1; run_id: string; playbook: string; report: string; started_at: string; plan: Plan; coordination?: string }
+  | {
+      t: 'start';
+      v: 1;
+      run_id: string;
+      playbook: string;
+      report: string;
+      started_at: string;
+      plan: Plan;
+      coordination?: string;
+      /** `run --plan FILE`: the saved plan this run applies. */
+      plan_file?: string;
+    }
   | { t: 'resume'; at: number }
   /** Written, and made durable, before an attempt is sent. */
   | { t: 'intent'; step: string; attempt: number; at: number }

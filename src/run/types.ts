@@ -44,10 +44,11 @@ export interface RestorePoint {
 }
 
 /**
- * Why a run stopped early: a 401, a crossed failure budget, a signal, lost coordination, or the
- * service refusing with 429 for longer than `--rate-limit-wait` (another client holds the budget).
+ * Why a run stopped early: a 401, a crossed failure budget, a signal, lost coordination, the
+ * service refusing with 429 for longer than `--rate-limit-wait` (another client holds the budget),
+ * or its maintenance window closing with steps not sent.
  */
-export type StopKind = 'auth' | 'budget' | 'interrupted' | 'coordination' | 'rate_limited';
+export type StopKind = 'auth' | 'budget' | 'interrupted' | 'coordination' | 'rate_limited' | 'window';
 
 export type RunEvent =
   | { type: 'attempt'; step: Step; attempt: number }

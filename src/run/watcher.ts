@@ -61,6 +61,8 @@ interface Entry {
   runningAt: number;
   failedOnce?: string;
   timer?: unknown;
+  /** When the timer fires (clock time). */
+  dueAt?: number;
   resolve(tracked: Tracked): void;
 }
 
@@ -111,6 +113,13 @@ export class Watcher {
     this.#probes = options.probes ?? 3;
     this.model = options.model ?? new DurationModel();
     this.#signal?.addEventListener('abort', () => this.#stopAll(), { once: true });
+  }
+
+  /** ms until the next poll is due, or undefined when none is waiting for its moment. */
+  nextPollIn(): number | undefined {
+    let soonest = Infinity;
+    for (const e of this.#entries) if (e.timer !== undefined && e.dueAt !== undefined) soonest = Math.min(soonest, e.dueAt);
+    return soonest === Infinity ? undefined : soonest - this.#clock.now();
   }
 
   /** Operations being watched. */
@@ -165,6 +174,7 @@ export class Watcher {
       at = deadline;
     }
     at = Math.min(at, deadline);
+    entry.dueAt = at;
     entry.timer = this.#clock.setTimeout(() => void this.#look(entry), Math.max(0, at - now));
   }
 

@@ -1,24 +1,59 @@
 import type { Command } from 'commander';
 import type { GlobalOptions } from '../context.js';
+import { reportError } from '../report-error.js';
+
+interface PlanOptions {
+  out?: string;
+  verbose?: boolean;
+  detailedExitcode?: boolean;
+  history?: string;
+}
+
+/** `--detailed-exitcode`, as Terraform's: CI asks "is there anything to send?" without parsing output. */
+const DETAILED = { nothing: 0, error: 1, something: 2 } as const;
 
 export function registerPlan(program: Command): void {
   program
     .command('plan')
     .description('read the fleet (GET requests only) and show what a run would send; sends no write')
     .argument('<playbook>', 'playbook file')
-    .option('--out <file>', 'write the plan as JSON (schema: schemas/plan.schema.json)')
+    .option('--out <file>', 'write the plan as JSON (schema: schemas/plan.schema.json); `run --plan FILE` applies it')
     .option('-v, --verbose', 'list every call with its method, path and body')
-    .addHelpText('after', '\nExample:\n  sitefleet plan playbooks/theme-updates.yaml --verbose --out plan.json\n')
-    .action(async (file: string, opts: { out?: string; verbose?: boolean }, command: Command) => {
+    .option('--history <report>', "learn how long operations take from an earlier run's report (its journal), for the estimate")
+    .option(
+      '--detailed-exitcode',
+      `exit ${DETAILED.nothing} when there is nothing to send, ${DETAILED.something} when there is, ${DETAILED.error} on any error`,
+    )
+    .addHelpText('after', '\nExample:\n  sitefleet plan playbooks/theme-updates.yaml --verbose --history last-night.json --out plan.json\n')
+    .action(async (file: string, opts: PlanOptions, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
-      const [{ preparePlan }, { renderPlan }, { writeJsonAtomic }] = await Promise.all([
-        import('../prepare.js'),
-        import('../render.js'),
-        import('../../report/report.js'),
-      ]);
-      const { plan, runtime } = await preparePlan(file, globals);
-      await runtime.close();
-      if (opts.out) writeJsonAtomic(opts.out, plan);
-      if (!globals.quiet) process.stdout.write(`${renderPlan(plan, opts.verbose ?? false)}\n${opts.out ? `plan written to ${opts.out}\n` : ''}`);
+      try {
+        const steps = await plan(file, opts, globals);
+        if (opts.detailedExitcode) process.exitCode = steps > 0 ? DETAILED.something : DETAILED.nothing;
+      } catch (error) {
+        if (!opts.detailedExitcode) throw error;
+        // 2 means "something to send" here: any failure, bad input included, is 1.
+        reportError(error);
+        process.exitCode = DETAILED.error;
+      }
     });
+}
+
+/** Plans, prints and saves; returns the number of calls the plan would send. */
+async function plan(file: string, opts: PlanOptions, globals: GlobalOptions): Promise<number> {
+  const [{ preparePlan }, { renderPlan }, { writeJsonAtomic }, { estimateLines, readHistory }] = await Promise.all([
+    import('../prepare.js'),
+    import('../render.js'),
+    import('../../report/report.js'),
+    import('../estimate.js'),
+  ]);
+  const history = opts.history === undefined ? undefined : readHistory(opts.history);
+  const { plan, runtime } = await preparePlan(file, globals);
+  await runtime.close();
+  if (opts.out) writeJsonAtomic(opts.out, plan);
+  if (!globals.quiet)
+    process.stdout.write(
+      `${[renderPlan(plan, opts.verbose ?? false), ...estimateLines(plan, runtime.pace, history)].join('\n')}\n${opts.out ? `plan written to ${opts.out}; apply it with \`sitefleet run --plan ${opts.out}\`\n` : ''}`,
+    );
+  return plan.steps.length;
 }

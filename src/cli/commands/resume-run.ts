@@ -8,8 +8,9 @@ import { renderSummary } from '../render.js';
 import { runSession, warnIfUncoordinated, withRunLock } from '../session.js';
 import { lockScopeOf } from '../../coord/file-lock.js';
 import type { Coordination } from '../../coord/types.js';
+import { enterWindow, type Deadline, type WindowOptions } from '../window.js';
 
-export interface ResumeOptions {
+export interface ResumeOptions extends WindowOptions {
   yes?: boolean;
   wait?: boolean;
   waitLock?: boolean;
@@ -19,12 +20,14 @@ export interface ResumeOptions {
 }
 
 /** `sitefleet resume`: the lock first, then the journal read again (another resume may have moved it on meanwhile). */
-export function resumeRun(reportPath: string, globals: GlobalOptions, opts: ResumeOptions): Promise<number> {
+export async function resumeRun(reportPath: string, globals: GlobalOptions, opts: ResumeOptions): Promise<number> {
   const { start } = readState(reportPath);
   warnIfUncoordinated(start.coordination, globals);
   const scope = lockScopeOf(start.plan);
+  // The run's window holds for its resume: what it did not send is sent in a window too.
+  const deadline = await enterWindow(start.plan.settings, opts, (text) => void (!globals.quiet && process.stdout.write(`${text}\n`)));
   return withRunLock(globals, scope, `resume ${reportPath}`, opts.waitLock, (coordination) =>
-    resume(reportPath, readState(reportPath), globals, opts, coordination),
+    resume(reportPath, readState(reportPath), globals, opts, coordination, deadline),
   );
 }
 
@@ -42,7 +45,14 @@ function readState(reportPath: string): JournalState {
 }
 
 /** Says what it will do, asks, and runs what is left; returns the exit code. Holds the company's lock. */
-async function resume(reportPath: string, state: JournalState, globals: GlobalOptions, opts: ResumeOptions, coordination: Coordination): Promise<number> {
+async function resume(
+  reportPath: string,
+  state: JournalState,
+  globals: GlobalOptions,
+  opts: ResumeOptions,
+  coordination: Coordination,
+  deadline: Deadline | undefined,
+): Promise<number> {
   const out = (text: string) => void (!globals.quiet && process.stdout.write(`${text}\n`));
   const plan = state.start.plan;
   if (opts.wait) for (const task of plan.tasks) task.wait = true;
@@ -94,6 +104,7 @@ async function resume(reportPath: string, state: JournalState, globals: GlobalOp
       globals,
       initial: todo.initial,
       ci: opts,
+      deadline,
       overrideMaxFailures: opts.maxFailures === undefined ? undefined : /%$/.test(opts.maxFailures) ? opts.maxFailures : Number(opts.maxFailures),
       out,
     });

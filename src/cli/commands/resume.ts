@@ -2,10 +2,10 @@ import type { Command } from 'commander';
 import { UsageError } from '../../errors.js';
 import type { GlobalOptions } from '../context.js';
 import type { ResumeOptions } from './resume-run.js';
-import { EXIT_CODES_HELP } from './run-options.js';
+import { addWindowOptions, EXIT_CODES_HELP } from './run-options.js';
 
 export function registerResume(program: Command): void {
-  program
+  const command = program
     .command('resume')
     .description('continue an interrupted run from its journal: send what was never sent, leave what ended alone')
     .argument('<report>', 'the report path the run was given (its journal sits beside it)')
@@ -14,7 +14,8 @@ export function registerResume(program: Command): void {
     .option('--wait-lock', 'wait for the company lock instead of exiting 4')
     .option('--junit <file>', 'also write the outcome as JUnit XML')
     .option('--summary-md <file>', 'also write a Markdown summary (appended to $GITHUB_STEP_SUMMARY too, when set)')
-    .option('--max-failures <budget>', 'override the failure budget (a count, or a percentage such as 10%)')
+    .option('--max-failures <budget>', 'override the failure budget (a count, or a percentage such as 10%)');
+  addWindowOptions(command)
     .addHelpText(
       'after',
       `\nSteps sent without an answer are sent again only when that is safe (PUTs, state-setting POSTs);\ncreating calls (backups, WP-CLI, domains, DNS records, environments, sites) stay unknown for a person to check.\n${EXIT_CODES_HELP}\nExample:\n  sitefleet resume /var/log/sitefleet/backups.json --yes\n`,

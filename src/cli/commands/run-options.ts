@@ -1,6 +1,8 @@
+import type { Command } from 'commander';
+import type { WindowOptions } from '../window.js';
 import { join } from 'node:path';
 
-export interface RunOptions {
+export interface RunOptions extends WindowOptions {
   dryRun?: boolean;
   report?: string;
   yes?: boolean;
@@ -11,11 +13,27 @@ export interface RunOptions {
   summaryMd?: string;
   /** `--no-preflight` sets it false: no look at the API keys before the run. */
   preflight?: boolean;
+  /** A plan `plan --out` saved: the run sends its steps whose precondition still holds, and no others. */
+  plan?: string;
+  /** With `plan`: any changed step refuses the whole run (exit 2). */
+  strictPlan?: boolean;
+  /** With `plan`: older than this is refused. @default DEFAULT_MAX_PLAN_AGE (24h) */
+  maxPlanAge?: string;
 }
+
+/** @default for `--max-plan-age`: a plan reviewed in the afternoon is applied that night, not next week. */
+export const DEFAULT_MAX_PLAN_AGE = '24h';
 
 export function defaultReportPath(dir: string | undefined, now = new Date()): string {
   return join(dir ?? '.', `sitefleet-report-${now.toISOString().replace(/[:.]/g, '-')}.json`);
 }
 
 export const EXIT_CODES_HELP =
-  '\nExit codes: 0 all accepted or succeeded, 1 some failed or unknown, 2 invalid input or usage,\n3 run stopped (authentication, failure budget), 4 another run holds the lock, 130 interrupted.\n';
+  '\nExit codes: 0 all accepted or succeeded, 1 some failed or unknown, 2 invalid input or usage,\n3 run stopped (authentication, failure budget), 4 another run holds the lock,\n5 outside the maintenance window, or it closed with steps not sent (resume them in the next), 130 interrupted.\n';
+
+/** `--not-after` and `--wait-window`, on the commands that send (run, resume). */
+export function addWindowOptions(command: Command): Command {
+  return command
+    .option('--not-after <time>', 'send no write after TIME: HH:MM (local zone, or TZ) or ISO 8601; steps not sent by then end skipped (exit 5)')
+    .option('--wait-window', 'outside settings.window, wait for it to open instead of exiting 5');
+}

@@ -16,16 +16,24 @@ import { openCoordination } from '../../coord/open.js';
 import type { Coordination } from '../../coord/types.js';
 import { lockScopeOf } from '../../coord/file-lock.js';
 
-import { defaultReportPath, type RunOptions } from './run-options.js';
+import { DEFAULT_MAX_PLAN_AGE, defaultReportPath, type RunOptions } from './run-options.js';
 import { forTerminal } from '../../util/safe-text.js';
+import { parseDuration } from '../../util/duration.js';
+import { checkSavedPlan, type SavedPlanCheck } from '../../plan/saved.js';
+import { changedPlanError, playbookSha256, readSavedPlan, refuseStalePlan, type SavedPlan } from '../saved-plan.js';
+import { targetLabel } from '../../report/ci-formats.js';
+import { formatDuration } from '../progress.js';
+import { enterWindow, type Deadline } from '../window.js';
+import { estimateLines } from '../estimate.js';
 
 /**
  * Lock, plan, confirm, execute with a journal, report: the whole `run` command, also used by `demo`.
  * The company's lock comes first, before the fleet is read: a second run must not plan from a fleet
  * the first one is changing, nor spend its rate budget on reads. A dry run takes no lock.
  */
-export async function runPlaybook(file: string, globals: GlobalOptions, opts: RunOptions): Promise<{ exitCode: number; reportPath: string }> {
+export async function runPlaybook(file: string | undefined, globals: GlobalOptions, opts: RunOptions): Promise<{ exitCode: number; reportPath: string }> {
   const startedAt = new Date();
+  if (!opts.plan && (opts.strictPlan || opts.maxPlanAge)) throw new UsageError(`${opts.strictPlan ? '--strict-plan' : '--max-plan-age'} goes with --plan FILE`);
   for (const [flag, path] of [
     ['--report', opts.report],
     ['--junit', opts.junit],
@@ -33,7 +41,16 @@ export async function runPlaybook(file: string, globals: GlobalOptions, opts: Ru
   ] as const) {
     if (path && !existsSync(dirname(resolve(path)))) throw new UsageError(`the folder of ${flag} ${path} does not exist`);
   }
+  // A saved plan is checked against the playbook's text, company and age before the fleet is read.
+  const saved = opts.plan ? readSavedPlan(opts.plan) : undefined;
+  file ??= saved?.plan.playbook;
+  if (!file) throw new UsageError('run needs a playbook, or --plan FILE (a plan saved by `sitefleet plan PLAYBOOK --out FILE`)');
   const playbook = loadForRun(file, globals);
+  if (saved) {
+    const maxAgeMs = parseDuration(opts.maxPlanAge ?? DEFAULT_MAX_PLAN_AGE);
+    if (maxAgeMs === undefined) throw new UsageError(`--max-plan-age ${opts.maxPlanAge}: not a duration such as 24h or 90m`);
+    refuseStalePlan(saved, { playbook: file, sha256: playbookSha256(file), company: playbook.company, maxAgeMs, at: Date.now() });
+  }
   opts.report ??= defaultReportPath(playbook.settings.report_dir, startedAt);
   refuseForeignReport(opts.report);
   if (!opts.dryRun && existsSync(journalPathFor(opts.report)) && hasStartRecord(journalPathFor(opts.report))) {
@@ -42,9 +59,11 @@ export async function runPlaybook(file: string, globals: GlobalOptions, opts: Ru
       `${journalPathFor(opts.report)} exists: this report belongs to another run (resume it with \`sitefleet resume ${opts.report}\`, or pick another --report)`,
     );
   }
-  if (opts.dryRun) return planAndRun(playbook, globals, opts, startedAt, await openCoordination(globals), true);
+  if (opts.dryRun) return planAndRun(playbook, globals, opts, startedAt, await openCoordination(globals), true, { saved });
+  // The window is waited for before the lock and the fleet's read: the plan is made from the fleet as the window opens.
+  const deadline = await enterWindow(playbook.settings, opts, (text) => void (!globals.quiet && process.stdout.write(`${text}\n`)));
   return withRunLock(globals, lockScopeOf(playbook), `run ${file}`, opts.waitLock, (coordination) =>
-    planAndRun(playbook, globals, opts, startedAt, coordination, false),
+    planAndRun(playbook, globals, opts, startedAt, coordination, false, { saved, deadline }),
   );
 }
 
@@ -87,14 +106,25 @@ async function planAndRun(
   startedAt: Date,
   coordination: Coordination,
   ownsCoordination: boolean,
+  { saved, deadline }: { saved?: SavedPlan; deadline?: Deadline },
 ): Promise<{ exitCode: number; reportPath: string }> {
   const out = (text: string) => void (!globals.quiet && process.stdout.write(`${text}\n`));
-  const prepared = await planFrom(loaded, globals, coordination, ownsCoordination);
-  const { plan, playbook, runtime } = prepared;
+  const prepared = await planFrom(loaded, globals, coordination, ownsCoordination, saved?.plan.date);
+  const { playbook, runtime } = prepared;
   try {
+    if (saved) {
+      // The fleet as it is now, against the plan as it was reviewed: only what still holds is sent.
+      const check = checkSavedPlan(saved.plan, prepared.plan, prepared.inventory);
+      if (opts.strictPlan && check.changed.length > 0) throw changedPlanError(saved, check.changed);
+      out(describeCheck(saved, check));
+      prepared.plan = check.plan;
+    }
+    const { plan } = prepared;
     if (opts.wait) for (const task of plan.tasks) task.wait = true;
     const reportPath = opts.report!;
     out(renderPlan(plan, opts.verbose ?? false));
+    const left = deadline ? { ms: deadline.at - Date.now(), name: `the time left before ${deadline.source}` } : undefined;
+    for (const line of estimateLines(plan, runtime.pace, undefined, left)) out(line);
     const empty = emptyTargetProblems(prepared);
     if (empty) throw empty;
     if (opts.dryRun) {
@@ -122,6 +152,7 @@ async function planAndRun(
       started_at: startedAt.toISOString(),
       plan,
       coordination: runtime.coordination.address,
+      ...(saved ? { plan_file: saved.file } : {}),
     } as const;
     const { journal, replaced } = await Journal.create(journalPath, start).catch((error: NodeJS.ErrnoException) => {
       throw error.code === 'EEXIST'
@@ -132,9 +163,27 @@ async function planAndRun(
     });
     if (replaced) out(`${journalPath} belonged to a run stopped before it sent anything: starting afresh`);
     out(`report: ${reportPath} (journal: ${journal.path}; resume with \`sitefleet resume ${reportPath}\`)`);
-    const { exitCode } = await runSession({ plan, runtime, journal, reportPath, runId, startedAt, globals, playbook, out, ci: opts });
+    const { exitCode } = await runSession({ plan, runtime, journal, reportPath, runId, startedAt, globals, playbook, out, ci: opts, deadline });
     return { exitCode, reportPath };
   } finally {
     await runtime.close();
   }
+}
+
+/** What `run --plan` found: the steps that still hold, those dropped and why, and what the plan does not hold. */
+function describeCheck(saved: SavedPlan, check: SavedPlanCheck): string {
+  const age = formatDuration((Date.now() - Date.parse(saved.plan.made.at)) / 1000);
+  const lines = [
+    `applying ${saved.file} (made ${saved.plan.made.at}, ${age} ago): ${check.plan.steps.length} of its ${saved.plan.steps.length} steps still hold`,
+  ];
+  if (check.changed.length > 0) {
+    lines.push(`  ${check.changed.length} changed since the plan: dropped (skipped), not sent`);
+    for (const { step, change } of check.changed.slice(0, 10)) lines.push(`    ${forTerminal(`${step.task}, ${targetLabel(step)}: ${change}`)}`);
+    if (check.changed.length > 10) lines.push(`    … ${check.changed.length - 10} more in the report`);
+  }
+  if (check.unplanned.length > 0)
+    lines.push(
+      `  ${check.unplanned.length} write${check.unplanned.length === 1 ? '' : 's'} the fleet needs now ${check.unplanned.length === 1 ? 'is' : 'are'} not in this plan: not sent (make a new plan to include them)`,
+    );
+  return lines.join('\n');
 }

@@ -1,12 +1,15 @@
 import type { Command } from 'commander';
 import type { GlobalOptions } from '../context.js';
-import { EXIT_CODES_HELP, type RunOptions } from './run-options.js';
+import { addWindowOptions, DEFAULT_MAX_PLAN_AGE, EXIT_CODES_HELP, type RunOptions } from './run-options.js';
 
 export function registerRun(program: Command): void {
-  program
+  const command = program
     .command('run')
     .description('plan from the live fleet, then send the calls under the rate limit and write a JSON report')
-    .argument('<playbook>', 'playbook file')
+    .argument('[playbook]', 'playbook file (with --plan: default, the one the plan names)')
+    .option('--plan <file>', 'apply a plan saved by `plan --out`: its steps whose precondition still holds, and no others')
+    .option('--strict-plan', 'with --plan: if anything changed since the plan, send nothing (exit 2) instead of dropping those steps')
+    .option('--max-plan-age <duration>', `with --plan: refuse a plan older than this (default ${DEFAULT_MAX_PLAN_AGE})`)
     .option('--dry-run', 'do exactly what `plan` does and write the report with every step "planned"')
     .option('--report <file>', 'where the report goes (default: sitefleet-report-<timestamp>.json); the journal goes beside it')
     .option('-y, --yes', 'do not ask for confirmation (needed when not on a terminal)')
@@ -15,12 +18,13 @@ export function registerRun(program: Command): void {
     .option('--wait-lock', 'if another run holds the company lock, wait for it instead of exiting 4')
     .option('--no-preflight', 'skip the look at the company’s API keys (a warning when one expires within 7 days)')
     .option('--junit <file>', 'also write the outcome as JUnit XML: a test suite per task, a test case per step')
-    .option('--summary-md <file>', 'also write a Markdown summary (appended to $GITHUB_STEP_SUMMARY too, when set)')
+    .option('--summary-md <file>', 'also write a Markdown summary (appended to $GITHUB_STEP_SUMMARY too, when set)');
+  addWindowOptions(command)
     .addHelpText(
       'after',
       `${EXIT_CODES_HELP}\nExample:\n  SITEFLEET_TOKEN=… sitefleet run playbooks/nightly-backups.yaml --yes --report /var/log/sitefleet/backups.json\n`,
     )
-    .action(async (file: string, opts: RunOptions, command: Command) => {
+    .action(async (file: string | undefined, opts: RunOptions, command: Command) => {
       const { runPlaybook } = await import('./run-playbook.js');
       const { exitCode } = await runPlaybook(file, command.optsWithGlobals<GlobalOptions>(), opts);
       process.exitCode = exitCode;

@@ -1,26 +1,35 @@
-import { Progress } from '../progress.js';
 import type { Subscriber } from './subscriber.js';
+import { RunPhase } from './run-phase.js';
+
+export interface ProgressSources {
+  /** The service's pause (a 429's Retry-After), shown while it lasts. */
+  pausedForMs(): number;
+  /** When the run next looks at an operation (a poll or a listing read), once the executor says. */
+  nextLookMs(): number | undefined;
+}
 
 /**
- * The status line on an interactive stderr, counting answers, with the service's pause when there is
- * one (`pausedForMs`). A pause of a second or more is seen by at least three redraws; cron and CI
- * draw nothing.
+ * The status line on an interactive stderr: the run's phase (sending, then waiting for operations),
+ * its counts and ETA, the next poll, and the service's pause when there is one. Redrawn four times a
+ * second, so a countdown moves; cron and CI draw nothing.
  */
-export function progressLine(steps: number, enabled: boolean, pausedForMs: () => number): Subscriber {
-  const progress = new Progress(steps, process.stderr, enabled);
-  progress.note = () => {
-    const paused = pausedForMs();
-    return paused > 0 ? `paused by the service's rate limit: ${Math.ceil(paused / 1000)}s` : undefined;
+export function progressLine(steps: number, waits: ReadonlySet<number>, enabled: boolean, sources: ProgressSources, stream = process.stderr): Subscriber {
+  const phase = new RunPhase(steps, waits);
+  const draw = () => {
+    const paused = sources.pausedForMs();
+    const note = paused > 0 ? `  paused by the service's rate limit: ${Math.ceil(paused / 1000)}s` : '';
+    stream.write(`\r\x1b[K${phase.line(performance.now(), sources.nextLookMs())}${note}`);
   };
-  const ticker = progress.enabled ? setInterval(() => progress.tick(), 250) : undefined;
+  const on = enabled && steps > 0;
+  const ticker = on ? setInterval(draw, 250) : undefined;
   ticker?.unref();
   return {
     onEvent(event) {
-      if (event.type === 'result') progress.step(event.result.status === 'failed' || event.result.status === 'unknown');
+      phase.onEvent(event, performance.now());
     },
     end() {
       clearInterval(ticker);
-      progress.end();
+      if (on) stream.write('\r\x1b[K');
     },
   };
 }

@@ -1,0 +1,88 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { InvalidInputError, UsageError } from '../errors.js';
+import type { Plan } from '../plan/plan.js';
+import type { PlanChange } from '../plan/saved.js';
+import { textLocator } from '../playbook/load.js';
+import { ajvProblems, createAjv } from '../util/ajv.js';
+import { formatDuration } from './progress.js';
+import { InputFileError, readInputFile } from '../util/input-file.js';
+import { forTerminal } from '../util/safe-text.js';
+import { targetLabel } from '../report/ci-formats.js';
+
+/** A plan of 50,000 steps is some 40 MB of JSON; past this it is not a plan sitefleet wrote. */
+const MAX_PLAN_BYTES = 256 << 20;
+
+/** The playbook's text as `plan` saw it: a saved plan is applied only with the same text. */
+export function playbookSha256(file: string): string {
+  return createHash('sha256').update(readFileSync(file)).digest('hex');
+}
+
+export interface SavedPlan {
+  plan: Plan & { made: NonNullable<Plan['made']> };
+  file: string;
+  /** The file's text, to locate a step's line. */
+  text: string;
+}
+
+/** Reads a plan `plan --out` wrote; a file that is not one is exit 2 naming its line and field. */
+export function readSavedPlan(file: string): SavedPlan {
+  let text: string;
+  try {
+    text = readInputFile(file, MAX_PLAN_BYTES);
+  } catch (error) {
+    if (error instanceof InputFileError) throw new UsageError(`--plan: ${error.message}`);
+    throw error;
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new InvalidInputError([{ file, line: 1, path: '', message: `not JSON: ${(error as Error).message}` }]);
+  }
+  const validate = createAjv().compile(JSON.parse(readFileSync(new URL('../../schemas/plan.schema.json', import.meta.url), 'utf8')) as object);
+  if (!validate(data)) {
+    const locate = textLocator(text);
+    throw new InvalidInputError(ajvProblems(validate.errors).map((p) => ({ file, ...locate(p.path), ...p })));
+  }
+  const plan = data as Plan;
+  if (!plan.made)
+    throw new InvalidInputError([
+      { file, line: 1, path: 'made', message: 'the plan says neither when nor from what it was made: make it again with `sitefleet plan PLAYBOOK --out FILE`' },
+    ]);
+  return { plan: plan as SavedPlan['plan'], file, text };
+}
+
+/**
+ * Refuses a saved plan that is not this playbook's, this company's, or fresh enough (exit 2): what
+ * runs at night must be what was reviewed, from the fleet as it was reviewed, or nothing.
+ */
+export function refuseStalePlan({ plan, file }: SavedPlan, now: { playbook: string; sha256: string; company: string; maxAgeMs: number; at: number }): void {
+  const again = `make a new plan with \`sitefleet plan ${now.playbook} --out ${file}\` and review it`;
+  if (plan.made.playbook_sha256 !== now.sha256)
+    throw new UsageError(`${file} was made from another text of ${now.playbook} (it has changed since the plan was made): ${again}`);
+  if (plan.company !== now.company) throw new UsageError(`${file} is a plan for company ${plan.company}, not ${now.company}: ${again}`);
+  const age = now.at - Date.parse(plan.made.at);
+  if (age > now.maxAgeMs)
+    throw new UsageError(
+      `${file} was made ${formatDuration(age / 1000)} ago (${plan.made.at}), more than --max-plan-age ${formatDuration(now.maxAgeMs / 1000)}: ${again}`,
+    );
+  if (age < -60_000) throw new UsageError(`${file} says it was made at ${plan.made.at}, in the future: check this machine's clock, or ${again}`);
+}
+
+/** `--strict-plan`: every changed step, one line each naming the plan file, the step's line and field. */
+export function changedPlanError({ plan, file, text }: SavedPlan, changed: PlanChange[]): InvalidInputError {
+  const locate = textLocator(text);
+  const index = new Map(plan.steps.map((s, i) => [s.id, i]));
+  return new InvalidInputError(
+    changed.map(({ step, change }) => {
+      const path = `steps.${index.get(step.id)}`;
+      return {
+        file,
+        ...locate(path),
+        path,
+        message: forTerminal(`changed since the plan (${step.task}, ${targetLabel(step)}): ${change}; --strict-plan sends nothing`),
+      };
+    }),
+  );
+}

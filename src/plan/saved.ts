@@ -1,0 +1,98 @@
+import type { Inventory } from '../inventory/inventory.js';
+import type { Plan, SkippedTarget, Step } from './plan.js';
+
+/** A step of a saved plan whose precondition no longer holds in the fleet as it is now. */
+export interface PlanChange {
+  step: Step;
+  /** What changed, in words: `astra 2.1 → 2.3 (planned: astra 2.1 → 2.2)`, `no theme update available`. */
+  change: string;
+}
+
+export interface SavedPlanCheck {
+  /** The saved plan with the changed steps moved to `skipped` ("changed since the plan: …"): what the run sends. */
+  plan: Plan;
+  changed: PlanChange[];
+  /** Writes a plan made now would send that the saved one does not hold: never sent by `run --plan`. */
+  unplanned: Step[];
+}
+
+/**
+ * Holds a saved plan against a plan made now from the same playbook text, date and company (`fresh`)
+ * and the listing it was made from. A saved step still holds when the fresh plan has the same step
+ * (same environment, still selected) with the same request and the same precondition (for a theme
+ * update, the same themes with the same update available). Steps only the fresh plan has are counted,
+ * never added: `run --plan` sends what was reviewed or less, never more. A restore point is dropped
+ * with the last write it guards. Pure: no I/O, no clock.
+ */
+export function checkSavedPlan(saved: Plan, fresh: Plan, inventory: Inventory): SavedPlanCheck {
+  const freshById = new Map(fresh.steps.map((s) => [s.id, s]));
+  const envs = new Map(inventory.environments.map((e) => [e.id, e]));
+  const changed: PlanChange[] = [];
+  for (const step of saved.steps) {
+    if (step.role === 'backup') continue;
+    const change = changeOf(step, freshById.get(step.id), fresh, envs);
+    if (change) changed.push({ step, change });
+  }
+  const dropped = new Set(changed.map((c) => c.step.id));
+  const guarding = new Map<string, string[]>();
+  for (const step of saved.steps) if (step.backup_step) guarding.set(step.backup_step, [...(guarding.get(step.backup_step) ?? []), step.id]);
+  for (const step of saved.steps) {
+    const writes = guarding.get(step.id);
+    if (step.role === 'backup' && writes?.every((id) => dropped.has(id))) {
+      changed.push({ step, change: 'the write it guards was dropped' });
+      dropped.add(step.id);
+    }
+  }
+  const savedIds = new Set(saved.steps.map((s) => s.id));
+  const unplanned = fresh.steps.filter((s) => s.role !== 'backup' && !savedIds.has(s.id));
+  const skipped: SkippedTarget[] = changed.map(({ step, change }) => ({
+    task: step.task,
+    task_index: step.task_index,
+    action: step.action,
+    target: step.target,
+    reason: `changed since the plan: ${change}`,
+  }));
+  const droppedPerTask = new Map<number, number>();
+  for (const { step } of changed) droppedPerTask.set(step.task_index, (droppedPerTask.get(step.task_index) ?? 0) + 1);
+  return {
+    plan: {
+      ...saved,
+      tasks: saved.tasks.map((t) => {
+        const n = droppedPerTask.get(t.index) ?? 0;
+        return n === 0 ? t : { ...t, steps: t.steps - n, skipped: t.skipped + n };
+      }),
+      steps: saved.steps.filter((s) => !dropped.has(s.id)),
+      skipped: [...saved.skipped, ...skipped],
+    },
+    changed,
+    unplanned,
+  };
+}
+
+function changeOf(step: Step, now: Step | undefined, fresh: Plan, envs: Map<string, Inventory['environments'][number]>): string | undefined {
+  if (now) {
+    if (now.method !== step.method || now.path !== step.path) return `the request is now ${now.method} ${now.path}`;
+    if (canonical(now.body) !== canonical(step.body)) return `the body is now ${canonical(now.body) ?? 'empty'} (planned: ${canonical(step.body) ?? 'empty'})`;
+    if ((now.precondition ?? '') !== (step.precondition ?? '')) return `${now.precondition ?? 'nothing'} (planned: ${step.precondition ?? 'nothing'})`;
+    return undefined;
+  }
+  const env = step.target.env_id;
+  if (env && !envs.has(env) && step.target.environment !== undefined) return 'the environment is no longer in the listing';
+  const same = (s: SkippedTarget) =>
+    s.task_index === step.task_index &&
+    s.target.env_id === step.target.env_id &&
+    s.target.domain_id === step.target.domain_id &&
+    s.target.site_id === step.target.site_id;
+  const skip = fresh.skipped.find(same);
+  return skip ? skip.reason : `the task's target no longer selects it`;
+}
+
+/** JSON with keys sorted: a plan file re-indented or re-ordered by a reviewer's tool is still the same plan. */
+function canonical(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}

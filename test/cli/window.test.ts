@@ -1,0 +1,119 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Report } from '../../src/report/report.js';
+import { journalPathFor } from '../../src/run/journal.js';
+import type { Simulator } from '../../src/sim/server.js';
+import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
+import { useSimulator } from '../helpers/sim.js';
+
+const start = useSimulator();
+
+const playbook = (settings: string) =>
+  `version: 1\nname: themes\nsettings: { rate_limit: 10/s${settings} }\ntasks:\n  - { name: themes, action: themes.update, target: all, with: { skip_vulnerable_updates: false } }\n`;
+
+/** Each write the simulator received, counted by path: a duplicate shows as a 2. */
+const writesByPath = (sim: Simulator) => {
+  const counts = new Map<string, number>();
+  for (const e of sim.log.filter((l) => l.method !== 'GET' && l.status !== 429)) counts.set(e.path, (counts.get(e.path) ?? 0) + 1);
+  return counts;
+};
+const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
+const read = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as Report;
+
+/** Every attempt the journal recorded (the moment before it was sent). */
+const intents = (reportPath: string) =>
+  readFileSync(journalPathFor(reportPath), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { t: string; at?: number })
+    .filter((r) => r.t === 'intent');
+
+/** A run whose --not-after passes while it is still sending (40-odd writes at 10/s). */
+async function cutShort(sim: Simulator, dir: string, settings = '', env: Record<string, string> = {}) {
+  const file = writePlaybook(playbook(settings), dir);
+  const reportPath = join(dir, 'r.json');
+  const notAfter = Date.now() + 2000;
+  const run = await runCli(['run', file, '--yes', '--report', reportPath, '--not-after', new Date(notAfter).toISOString()], { ...simEnv(sim), ...env });
+  return { run, reportPath, notAfter };
+}
+
+describe('maintenance windows', () => {
+  it('--not-after passing mid-run: no write after it, unsent steps skipped "window closed", exit 5 with the resume command; resume sends the rest once', async () => {
+    const { sim } = await start({ sites: 30, themes: 4, seed: 11, operationDelayMs: 100 });
+    const dir = tempDir();
+    // wait: operations accepted before the deadline are followed to their end after it.
+    const { run, reportPath, notAfter } = await cutShort(sim, dir, ', wait: true');
+    expect(run.code).toBe(5);
+    const report = read(reportPath);
+    const closed = report.results.filter((r) => r.reason?.startsWith('window closed: --not-after '));
+    const sent = report.results.filter((r) => r.status === 'succeeded');
+    expect(report.results.filter((r) => r.status === 'accepted')).toEqual([]);
+    expect(closed.length).toBeGreaterThan(5);
+    expect(sent.length).toBeGreaterThan(5);
+    for (const r of closed) expect(r.status).toBe('skipped');
+    expect(report.stopped?.kind).toBe('window');
+    expect(intents(reportPath).every((r) => r.at! <= notAfter)).toBe(true);
+    expect(run.stdout).toContain(
+      `${closed.length} steps were not sent before the window closed; send them in the next window with: sitefleet resume ${reportPath}`,
+    );
+    expect([...writesByPath(sim).values()].reduce((a, b) => a + b, 0)).toBe(sent.length);
+
+    const resumed = await runCli(['resume', reportPath, '--yes'], simEnv(sim));
+    expect(resumed.code).toBe(0);
+    const counts = writesByPath(sim);
+    expect(counts.size).toBe(report.results.filter((r) => r.step_id !== null).length);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+  });
+
+  it('settings.window: outside it exit 5 naming the window and nothing is read or sent; resume keeps to the window too', async () => {
+    const { sim } = await start({ sites: 30, themes: 4, seed: 12, operationDelayMs: 100 });
+    const now = Date.now();
+    // Open now in UTC (no timezone: the machine's, TZ); nine hours east it is closed.
+    const window = `, window: { start: "${hhmm(now - 3_600_000)}", end: "${hhmm(now + 7_200_000)}" }`;
+    const dir = tempDir();
+    const outside = await runCli(['run', writePlaybook(playbook(window), dir, 'tokyo.yaml'), '--yes'], { ...simEnv(sim), TZ: 'Asia/Tokyo' });
+    expect(outside.code).toBe(5);
+    expect(outside.stderr).toMatch(
+      /^sitefleet: outside settings\.window \d\d:\d\d–\d\d:\d\d Asia\/Tokyo: the next opens at \d{4}-\d\d-\d\d \d\d:\d\d Asia\/Tokyo \(in \d+h\d\dm\); start then, or add --wait-window to wait for it$/m,
+    );
+    expect(sim.log).toEqual([]);
+
+    const { run, reportPath } = await cutShort(sim, dir, window, { TZ: 'UTC' });
+    expect(run.code).toBe(5);
+    expect(run.stdout).toMatch(/no write will be sent after .+ \(--not-after .+\), \d+s from now/);
+    const before = sim.log.length;
+    const elsewhere = await runCli(['resume', reportPath, '--yes'], { ...simEnv(sim), TZ: 'Asia/Tokyo' });
+    expect(elsewhere.code).toBe(5);
+    expect(elsewhere.stderr).toContain('outside settings.window');
+    expect(sim.log.length).toBe(before);
+
+    const resumed = await runCli(['resume', reportPath, '--yes'], { ...simEnv(sim), TZ: 'UTC' });
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toMatch(/no write will be sent after .+ \(settings\.window \d\d:\d\d–\d\d:\d\d UTC\)/);
+    const counts = writesByPath(sim);
+    expect(counts.size).toBe(read(reportPath).results.filter((r) => r.step_id !== null).length);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+  });
+
+  it('a window or --not-after that cannot be used is exit 2 naming it', async () => {
+    const { sim } = await start({ sites: 4, themes: 3, seed: 5 });
+    const dir = tempDir();
+    const zone = await runCli(
+      ['run', writePlaybook(playbook(', window: { start: "02:00", end: "05:00", timezone: Mars/Base }'), dir, 'a.yaml'), '--yes'],
+      simEnv(sim),
+    );
+    expect(zone.code).toBe(2);
+    expect(zone.stderr).toMatch(/a\.yaml:3:\d+: settings\.window\.timezone: "Mars\/Base" is not a time zone/);
+    const hour = await runCli(['run', writePlaybook(playbook(', window: { start: "2:00", end: "05:00" }'), dir, 'b.yaml'), '--yes'], simEnv(sim));
+    expect(hour.code).toBe(2);
+    expect(hour.stderr).toMatch(/b\.yaml:3:\d+: settings\.window\.start/);
+    const notAfter = await runCli(['run', writePlaybook(playbook(''), dir, 'c.yaml'), '--yes', '--not-after', 'tonight'], simEnv(sim));
+    expect(notAfter.code).toBe(2);
+    expect(notAfter.stderr).toContain('--not-after tonight: give a time as HH:MM');
+    const passed = await runCli(['run', writePlaybook(playbook(''), dir, 'd.yaml'), '--yes', '--not-after', '2020-01-01T00:00Z'], simEnv(sim));
+    expect(passed.code).toBe(5);
+    expect(passed.stderr).toContain('has passed: nothing was sent');
+    expect(sim.log).toEqual([]);
+  });
+});

@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { estimateRun, DEFAULT_OPERATION_MS } from '../../src/plan/estimate.js';
+import type { Plan, Step, TaskSummary } from '../../src/plan/plan.js';
+import type { EndpointName } from '../../src/api/endpoints.js';
+
+/** A plan of one task with `n` steps of `action` (and a restore point before each write with backup_first). */
+function planOf(action: string, endpoint: EndpointName, n: number, task: Partial<TaskSummary> = {}, wave?: (i: number) => number): Plan {
+  const steps: Step[] = [];
+  for (let i = 0; i < n; i++) {
+    const base = {
+      task: 't',
+      task_index: 0,
+      target: { env_id: `e${i}` },
+      method: 'PUT',
+      path: '/x',
+      params: {},
+      idempotent: true,
+      ...(wave ? { wave: wave(i) } : {}),
+    };
+    if (task.backup_first) steps.push({ ...base, id: `b${i}`, action: 'backups.create', endpoint: 'addManualBackup', role: 'backup' });
+    steps.push({ ...base, id: `s${i}`, action, endpoint });
+  }
+  const summary: TaskSummary = { index: 0, name: 't', action, matched: n, steps: steps.length, skipped: 0, allow_empty: false, ...task };
+  return {
+    version: 1,
+    playbook: 'p.yaml',
+    name: 'p',
+    company: 'c',
+    date: '2026-11-23',
+    settings: {},
+    inventory: { environments: n, themes: 1 },
+    tasks: [summary],
+    steps,
+    skipped: [],
+  };
+}
+
+const none = new Map<string, number>();
+
+describe('estimating a run', () => {
+  it('writes not waited for: their number at the rate limit', () => {
+    expect(estimateRun(planOf('php.set_version', 'modifyPhpVersion', 120), { perSecond: 2, learned: none }).ms).toBe(60_000);
+  });
+
+  it('a waiting task: its polls take slots too, and the last operation runs after the last write (learned, else the stated default)', () => {
+    const plan = planOf('php.set_version', 'modifyPhpVersion', 100, { wait: true });
+    // 100 writes + 125 polls at 10/s, then one operation.
+    expect(estimateRun(plan, { perSecond: 10, learned: new Map([['php.set_version', 4000]]) })).toMatchObject({
+      ms: 22_500 + 4000,
+      tasks: [{ writes: 100, polls: 125, operationMs: 4000, learned: true }],
+    });
+    expect(estimateRun(plan, { perSecond: 10, learned: none }).ms).toBe(22_500 + DEFAULT_OPERATION_MS);
+    // Theme updates are confirmed through the listing: a few reads, not a poll each.
+    expect(
+      estimateRun(planOf('themes.update', 'bulkUpdateThemes', 100, { wait: true }), { perSecond: 10, learned: new Map([['themes.update', 4000]]) }).ms,
+    ).toBe(10_500 + 4000);
+  });
+
+  it('waves wait for their operations and pause between them; creating calls keep to their own limit', () => {
+    const rollout = planOf('php.set_version', 'modifyPhpVersion', 11, { wait: true, rollout: { canary: 1, waves: ['100%'], pause_ms: 60_000 } }, (i) =>
+      i === 0 ? 0 : 1,
+    );
+    const learned = new Map([['php.set_version', 5000]]);
+    // Canary: 1 write + 1.25 polls, its operation, the pause; then 10 writes + 12.5 polls and theirs.
+    expect(estimateRun(rollout, { perSecond: 1, learned }).ms).toBe(2250 + 5000 + 60_000 + 22_500 + 5000);
+    // Ten backups at 5 a minute: two minutes, whatever the general budget.
+    expect(estimateRun(planOf('backups.create', 'addManualBackup', 10), { perSecond: 2, createPerSecond: 5 / 60, learned: none }).ms).toBe(120_000);
+  });
+
+  it('with the time available: what would be left', () => {
+    const plan = planOf('php.set_version', 'modifyPhpVersion', 100);
+    expect(estimateRun(plan, { perSecond: 1, learned: none, availableMs: 200_000 }).left).toBe(0);
+    expect(estimateRun(plan, { perSecond: 1, learned: none, availableMs: 60_000 }).left).toBe(40);
+  });
+});
