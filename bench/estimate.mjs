@@ -69,7 +69,10 @@ export async function estimateAccuracy(dir) {
   const results = [];
   for (const s of SCENARIOS) results.push({ ...(await scenario(dir, s)), label: s.label });
   const figures = Object.fromEntries(
-    results.map((r) => [r.key, `${r.label}: ${r.steps} writes, estimate ${round(r.estimate / 1000, 1)} s, actual ${round(r.actual / 1000, 1)} s, ratio ${round(r.ratio, 3)}, exit ${r.exit}`]),
+    results.map((r) => [
+      r.key,
+      `${r.label}: ${r.steps} writes, estimate ${round(r.estimate / 1000, 1)} s, actual ${round(r.actual / 1000, 1)} s, ratio ${round(r.ratio, 3)}, exit ${r.exit}`,
+    ]),
   );
   return {
     name: '17. duration estimate against the measured run (plan --history last night’s report; runs at the limit)',
