@@ -6,6 +6,7 @@ import { journalPathFor } from '../run/journal.js';
 import { describeWindow, openingAt } from '../util/time-window.js';
 import type { Runtime } from './context.js';
 import { formatDuration } from './progress.js';
+import { terminalName } from '../util/safe-text.js';
 
 /** `--history REPORT`: operation durations from that run's journal (beside the report). */
 export function readHistory(report: string): Learned {
@@ -44,7 +45,7 @@ export function estimateLines(plan: Plan, pace: Runtime['pace'], history: Learne
         : `${t.polls} polls, operations ~${formatDuration(t.operationMs / 1000)} each (${
             t.learned ? `learned from ${history!.samples.get(t.action)} operations` : `assumed${history ? ': none in --history' : ', no --history REPORT'}`
           })`;
-    lines.push(`  ${t.name}: ${formatDuration(t.ms / 1000)}, ${t.writes} writes, ${ops}`);
+    lines.push(`  ${terminalName(t.name)}: ${formatDuration(t.ms / 1000)}, ${t.writes} writes, ${ops}`);
   }
   if (available)
     lines.push(

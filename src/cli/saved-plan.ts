@@ -7,7 +7,6 @@ import { textLocator } from '../playbook/load.js';
 import { ajvProblems, createAjv } from '../util/ajv.js';
 import { formatDuration } from './progress.js';
 import { InputFileError, readInputFile } from '../util/input-file.js';
-import { forTerminal } from '../util/safe-text.js';
 import { targetLabel } from '../report/ci-formats.js';
 
 /** A plan of 50,000 steps is some 40 MB of JSON; past this it is not a plan sitefleet wrote. */
@@ -81,7 +80,7 @@ export function changedPlanError({ plan, file, text }: SavedPlan, changed: PlanC
         file,
         ...locate(path),
         path,
-        message: forTerminal(`changed since the plan (${step.task}, ${targetLabel(step)}): ${change}; --strict-plan sends nothing`),
+        message: `changed since the plan (${step.task}, ${targetLabel(step)}): ${change}; --strict-plan sends nothing`,
       };
     }),
   );

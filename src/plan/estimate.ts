@@ -5,10 +5,10 @@ import type { Plan, Step, TaskSummary } from './plan.js';
 /**
  * How long a run of a plan should take, from its first write to its last answer. The run is bound by
  * the rate budget: every call (writes, polls, the reads a guarded write makes) takes a slot, so a
- * wave's calls take calls/rate, and creating calls at most their own limit when it is known. A task
- * that waits adds, per wave, the time its last operation runs after its last write (and a backup's
- * before its write, for `backup_first`), and the pause between waves. Tasks run one after another.
- * Pure: the rates and durations are given.
+ * wave's calls take calls/rate, and creating calls at most their own limit when it is known. A wave
+ * of a task that waits ends when its calls are made or, if later, when the operation of its last
+ * write has ended (and a backup's before it, for `backup_first`); waves pause between them. Tasks
+ * run one after another. Pure: the rates and durations are given.
  */
 export interface EstimateInput {
   /** Calls a second the budget allows (after headroom). */
@@ -27,10 +27,11 @@ export interface EstimateInput {
 export const DEFAULT_OPERATION_MS = 30_000;
 
 /**
- * Polls per operation of a waiting task: the Watcher polls each close to its predicted end (about
- * 1.25 a piece in the benchmarks); operations the listing confirms in batches cost a few reads in all.
+ * Polls per operation of a waiting task: the Watcher polls each close to its predicted end, about
+ * once a piece once it has learned the kind (benchmark 17: 1.0–1.1); operations the listing confirms
+ * in batches cost a few reads in all.
  */
-const POLLS_PER_OPERATION = 1.25;
+const POLLS_PER_OPERATION = 1.1;
 const POLLS_PER_CONFIRMED = 0.05;
 
 export interface TaskEstimate {
@@ -68,11 +69,14 @@ export function estimateRun(plan: Plan, input: EstimateInput): Estimate {
     let polls = 0;
     for (const [i, wave] of waves.entries()) {
       const inWave = steps.filter((s) => (s.wave ?? 0) === wave);
-      const { ms, calls } = waveMs(inWave, task, pollRate, input);
-      polls += calls.polls;
+      const sent = waveMs(inWave, task, pollRate, input);
+      polls += sent.polls;
+      // The polls of early operations fill the time the last ones run: a wave ends when its calls are
+      // all made, or its last operation (after the last write) has ended, whichever is later.
       const tail = task.wait ? operationMs + (task.backup_first ? backupMs : 0) : 0;
-      if (input.availableMs !== undefined) left += leftOf(inWave, clock, ms, input.availableMs);
-      clock += ms + tail + (i < waves.length - 1 ? (task.rollout?.pause_ms ?? 0) : 0);
+      const ms = task.wait ? Math.max(sent.ms, sent.writesMs + tail) : sent.ms;
+      if (input.availableMs !== undefined) left += leftOf(inWave, clock, sent.ms, input.availableMs);
+      clock += ms + (i < waves.length - 1 ? (task.rollout?.pause_ms ?? 0) : 0);
     }
     tasks.push({
       name: task.name,
@@ -86,15 +90,14 @@ export function estimateRun(plan: Plan, input: EstimateInput): Estimate {
   return { ms: clock, tasks, ...(input.availableMs === undefined ? {} : { left }) };
 }
 
-/** Sending a wave: its calls at the budget's rate, its creating calls at most at their own. */
-function waveMs(steps: Step[], task: TaskSummary, pollRate: number, input: EstimateInput): { ms: number; calls: { polls: number } } {
+/** A wave's calls at the budget's rate, its creating calls at most at their own; and its writes alone. */
+function waveMs(steps: Step[], task: TaskSummary, pollRate: number, input: EstimateInput): { ms: number; writesMs: number; polls: number } {
   const backups = steps.filter((s) => s.role === 'backup').length;
   // Each operation is polled; a restore point's backup list is read once.
   const polls = steps.length * pollRate + (task.backup_first ? backups : 0);
-  const calls = steps.length + polls;
   const creating = steps.filter((s) => creates(s.endpoint)).length;
-  const ms = Math.max((calls / input.perSecond) * 1000, input.createPerSecond ? (creating / input.createPerSecond) * 1000 : 0);
-  return { ms, calls: { polls } };
+  const atLimit = (calls: number) => Math.max((calls / input.perSecond) * 1000, input.createPerSecond ? (creating / input.createPerSecond) * 1000 : 0);
+  return { ms: atLimit(steps.length + polls), writesMs: atLimit(steps.length), polls };
 }
 
 /** Steps of a wave sent from `at` over `ms` that fall after `available`. */

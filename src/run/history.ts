@@ -10,8 +10,9 @@ export interface Learned {
 
 /**
  * What an earlier run's journal says of how long its operations took: from the answer that accepted
- * each one to the record that ended it (a poll, or the listing), per action. That is the time a run
- * waits for an operation, lag of its polls included, which is what an estimate needs.
+ * each one to the record that ended it (a poll, or the listing), per action, for the operations at
+ * the end of their wave. That is the time a run waits for its last operation after its last write,
+ * which is what an estimate needs.
  */
 export function learnFromJournal(path: string): Learned {
   const records = readFileSync(path, 'utf8')
@@ -26,18 +27,28 @@ export function learnFromJournal(path: string): Learned {
     });
   const start = records[0];
   if (start?.t !== 'start') throw new Error(`${path} is not a sitefleet journal`);
-  const actionOf = new Map(start.plan.steps.map((s) => [s.id, s.action]));
+  const steps = new Map(start.plan.steps.map((s) => [s.id, s]));
   const accepted = new Map<string, number>();
-  const durations = new Map<string, number[]>();
+  // Per wave of a task, each operation's acceptance and how long it took.
+  const waves = new Map<string, { action: string; at: number; ms: number }[]>();
   for (const r of records) {
     if (r.t !== 'result' && r.t !== 'update') continue;
     const status = r.result.status;
+    const step = steps.get(r.step);
+    if (!step) continue;
     if (status === 'accepted' && r.result.operation_id) accepted.set(r.step, r.at);
     else if ((status === 'succeeded' || status === 'failed') && accepted.has(r.step)) {
-      const action = actionOf.get(r.step);
-      if (action) durations.set(action, [...(durations.get(action) ?? []), r.at - accepted.get(r.step)!]);
+      const key = `${step.task_index}:${step.wave ?? 0}`;
+      waves.set(key, [...(waves.get(key) ?? []), { action: step.action, at: accepted.get(r.step)!, ms: r.at - accepted.get(r.step)! }]);
       accepted.delete(r.step);
     }
+  }
+  // Early in a wave, polls wait behind the writes still going out, and an operation is seen done
+  // long after it ended: only the last tenth of each wave's operations says how long one takes.
+  const durations = new Map<string, number[]>();
+  for (const ops of waves.values()) {
+    const last = ops.sort((a, b) => a.at - b.at).slice(-Math.ceil(ops.length / 10));
+    for (const op of last) durations.set(op.action, [...(durations.get(op.action) ?? []), op.ms]);
   }
   const learned: Learned = { operationMs: new Map(), samples: new Map() };
   for (const [action, list] of durations) {

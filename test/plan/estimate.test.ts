@@ -44,16 +44,16 @@ describe('estimating a run', () => {
 
   it('a waiting task: its polls take slots too, and the last operation runs after the last write (learned, else the stated default)', () => {
     const plan = planOf('php.set_version', 'modifyPhpVersion', 100, { wait: true });
-    // 100 writes + 125 polls at 10/s, then one operation.
+    // 100 writes + 110 polls at 10/s: the last operation (4 s after the last write at 10 s) ends before the polls do.
     expect(estimateRun(plan, { perSecond: 10, learned: new Map([['php.set_version', 4000]]) })).toMatchObject({
-      ms: 22_500 + 4000,
-      tasks: [{ writes: 100, polls: 125, operationMs: 4000, learned: true }],
+      ms: 21_000,
+      tasks: [{ writes: 100, polls: 110, operationMs: 4000, learned: true }],
     });
-    expect(estimateRun(plan, { perSecond: 10, learned: none }).ms).toBe(22_500 + DEFAULT_OPERATION_MS);
-    // Theme updates are confirmed through the listing: a few reads, not a poll each.
-    expect(
-      estimateRun(planOf('themes.update', 'bulkUpdateThemes', 100, { wait: true }), { perSecond: 10, learned: new Map([['themes.update', 4000]]) }).ms,
-    ).toBe(10_500 + 4000);
+    // Nothing learned: the stated default, which outlasts the polls.
+    expect(estimateRun(plan, { perSecond: 10, learned: none }).ms).toBe(10_000 + DEFAULT_OPERATION_MS);
+    // Theme updates are confirmed through the listing: a few reads, not a poll each; the last operation ends it.
+    const themes = planOf('themes.update', 'bulkUpdateThemes', 100, { wait: true });
+    expect(estimateRun(themes, { perSecond: 10, learned: new Map([['themes.update', 4000]]) }).ms).toBe(10_000 + 4000);
   });
 
   it('waves wait for their operations and pause between them; creating calls keep to their own limit', () => {
@@ -61,8 +61,8 @@ describe('estimating a run', () => {
       i === 0 ? 0 : 1,
     );
     const learned = new Map([['php.set_version', 5000]]);
-    // Canary: 1 write + 1.25 polls, its operation, the pause; then 10 writes + 12.5 polls and theirs.
-    expect(estimateRun(rollout, { perSecond: 1, learned }).ms).toBe(2250 + 5000 + 60_000 + 22_500 + 5000);
+    // Canary: its write and operation (1 + 5 s), the pause; then 10 writes and 11 polls at 1/s (outlasting the last operation).
+    expect(estimateRun(rollout, { perSecond: 1, learned }).ms).toBe(6000 + 60_000 + 21_000);
     // Ten backups at 5 a minute: two minutes, whatever the general budget.
     expect(estimateRun(planOf('backups.create', 'addManualBackup', 10), { perSecond: 2, createPerSecond: 5 / 60, learned: none }).ms).toBe(120_000);
   });

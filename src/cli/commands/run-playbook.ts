@@ -46,11 +46,7 @@ export async function runPlaybook(file: string | undefined, globals: GlobalOptio
   file ??= saved?.plan.playbook;
   if (!file) throw new UsageError('run needs a playbook, or --plan FILE (a plan saved by `sitefleet plan PLAYBOOK --out FILE`)');
   const playbook = loadForRun(file, globals);
-  if (saved) {
-    const maxAgeMs = parseDuration(opts.maxPlanAge ?? DEFAULT_MAX_PLAN_AGE);
-    if (maxAgeMs === undefined) throw new UsageError(`--max-plan-age ${opts.maxPlanAge}: not a duration such as 24h or 90m`);
-    refuseStalePlan(saved, { playbook: file, sha256: playbookSha256(file), company: playbook.company, maxAgeMs, at: Date.now() });
-  }
+  if (saved) refuseStalePlan(saved, { playbook: file, sha256: playbookSha256(file), company: playbook.company, maxAgeMs: planAgeMs(opts), at: Date.now() });
   opts.report ??= defaultReportPath(playbook.settings.report_dir, startedAt);
   refuseForeignReport(opts.report);
   if (!opts.dryRun && existsSync(journalPathFor(opts.report)) && hasStartRecord(journalPathFor(opts.report))) {
@@ -62,6 +58,8 @@ export async function runPlaybook(file: string | undefined, globals: GlobalOptio
   if (opts.dryRun) return planAndRun(playbook, globals, opts, startedAt, await openCoordination(globals), true, { saved });
   // The window is waited for before the lock and the fleet's read: the plan is made from the fleet as the window opens.
   const deadline = await enterWindow(playbook.settings, opts, (text) => void (!globals.quiet && process.stdout.write(`${text}\n`)));
+  // Hours spent waiting for the window count against the plan's age.
+  if (saved) refuseStalePlan(saved, { playbook: file, sha256: playbookSha256(file), company: playbook.company, maxAgeMs: planAgeMs(opts), at: Date.now() });
   return withRunLock(globals, lockScopeOf(playbook), `run ${file}`, opts.waitLock, (coordination) =>
     planAndRun(playbook, globals, opts, startedAt, coordination, false, { saved, deadline }),
   );
@@ -186,4 +184,10 @@ function describeCheck(saved: SavedPlan, check: SavedPlanCheck): string {
       `  ${check.unplanned.length} write${check.unplanned.length === 1 ? '' : 's'} the fleet needs now ${check.unplanned.length === 1 ? 'is' : 'are'} not in this plan: not sent (make a new plan to include them)`,
     );
   return lines.join('\n');
+}
+
+function planAgeMs(opts: RunOptions): number {
+  const ms = parseDuration(opts.maxPlanAge ?? DEFAULT_MAX_PLAN_AGE);
+  if (ms === undefined) throw new UsageError(`--max-plan-age ${opts.maxPlanAge}: not a duration such as 24h or 90m`);
+  return ms;
 }
