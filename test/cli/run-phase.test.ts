@@ -35,6 +35,8 @@ describe('the run phase on the progress line', () => {
     phase.onEvent(ev('update', 'a', 'succeeded'), 10_000);
     // c was accepted at 2 s and operations take 10 s here: about 2 s more.
     expect(phase.line(10_000, 400)).toBe('all 3 sent · waiting for 2 operations · 1 done · 0 failed · next poll in 0s · ETA 2s');
+    // Past its typical time, an operation is still not done before the next look at it.
+    expect(phase.line(14_000, 3000)).toBe('all 3 sent · waiting for 2 operations · 1 done · 0 failed · next poll in 3s · ETA 3s');
     phase.onEvent(ev('update', 'b', 'succeeded'), 11_000);
     phase.onEvent(ev('update', 'c', 'failed'), 12_000);
     expect(phase.line(12_000)).toBe('all 3 sent · waiting for 0 operations · 2 done · 1 failed · ETA 0s');

@@ -60,7 +60,7 @@ export class RunPhase {
   }
 
   /** ms until the run should end, or undefined while nothing tells (no send yet, no operation ended yet). */
-  etaMs(now: number): number | undefined {
+  etaMs(now: number, nextLookMs?: number): number | undefined {
     const left = this.total - this.sent;
     let sending = 0;
     if (left > 0) {
@@ -71,12 +71,14 @@ export class RunPhase {
     if (this.#durations === 0) return undefined;
     const typical = this.#durationSum / this.#durations;
     const lastRunning = Math.max(0, ...[...this.#running.values()].map((at) => at + typical - now));
-    return Math.max(sending + (left > 0 ? typical : 0), lastRunning);
+    // An operation past its typical time is not done until a look says so: never sooner than the next one.
+    const nextLook = this.#running.size > 0 ? Math.max(0, nextLookMs ?? 0) : 0;
+    return Math.max(sending + (left > 0 ? typical : 0), lastRunning, nextLook);
   }
 
   /** The status line: `sending 120/558 · 80 running · 30 done · 1 failed · ETA 40s`, then `waiting for 12 operations …` once all is sent. */
   line(now: number, nextLookMs?: number): string {
-    const eta = this.etaMs(now);
+    const eta = this.etaMs(now, nextLookMs);
     const counts = `${this.done} done · ${this.failed} failed`;
     const tail = eta === undefined ? '' : ` · ETA ${formatDuration(eta / 1000)}`;
     if (this.sent < this.total) return `sending ${this.sent}/${this.total} · ${this.running} running · ${counts}${tail}`;
