@@ -99,6 +99,7 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
     interrupt.abort();
   });
   let look: RunLook | undefined;
+  const closing = closingAt(args.deadline);
   const snapshots = new ReportSnapshots(plan, args.reportPath, { runId: args.runId, startedAt: args.startedAt, initial: args.initial }, runtime.logger);
   const pending = plan.steps.filter((s) => !args.initial?.has(s.id)).length;
   const subscribers: Subscriber[] = [
@@ -106,12 +107,12 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
     progressLine(pending, new Set(plan.tasks.filter((t) => t.wait).map((t) => t.index)), !globals.quiet && process.stderr.isTTY === true, {
       pausedForMs: () => Math.max(runtime.budget.pausedForMs(), runtime.shared?.pausedForMs() ?? 0),
       nextLookMs: () => look?.nextLookMs(),
+      closed: () => closing.signal?.aborted === true,
     }),
     stepLog(runtime.logger),
     journalRecorder(journal),
   ];
 
-  const closing = closingAt(args.deadline);
   if (args.deadline)
     args.out(
       `no write will be sent after ${wallText(args.deadline.at)} (${args.deadline.source}), ${formatDuration((args.deadline.at - Date.now()) / 1000)} from now`,

@@ -51,4 +51,12 @@ describe('the run phase on the progress line', () => {
     phase.onEvent(ev('result', 'c', 'accepted', 1), 1300);
     expect([phase.sent, phase.total, phase.done, phase.failed, phase.running]).toEqual([2, 3, 1, 1, 0]);
   });
+
+  it('once the window closed: what was not sent, and the wait for the operations already accepted', () => {
+    const phase = new RunPhase(10, new Set([0]));
+    phase.onEvent(ev('result', 'a', 'accepted'), 0);
+    phase.onEvent(ev('result', 'b', 'accepted'), 500);
+    phase.onEvent(ev('update', 'a', 'succeeded'), 4000);
+    expect(phase.line(5000, 1000, true)).toBe('window closed, 8 not sent · waiting for 1 operation · 1 done · 0 failed · next poll in 1s · ETA 1s');
+  });
 });

@@ -6,6 +6,8 @@ export interface ProgressSources {
   pausedForMs(): number;
   /** When the run next looks at an operation (a poll or a listing read), once the executor says. */
   nextLookMs(): number | undefined;
+  /** The run's window has closed: nothing more will be sent. */
+  closed(): boolean;
 }
 
 /**
@@ -18,7 +20,7 @@ export function progressLine(steps: number, waits: ReadonlySet<number>, enabled:
   const draw = () => {
     const paused = sources.pausedForMs();
     const note = paused > 0 ? `  paused by the service's rate limit: ${Math.ceil(paused / 1000)}s` : '';
-    stream.write(`\r\x1b[K${phase.line(performance.now(), sources.nextLookMs())}${note}`);
+    stream.write(`\r\x1b[K${phase.line(performance.now(), sources.nextLookMs(), sources.closed())}${note}`);
   };
   const on = enabled && steps > 0;
   const ticker = on ? setInterval(draw, 250) : undefined;

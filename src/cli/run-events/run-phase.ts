@@ -68,21 +68,33 @@ export class RunPhase {
       sending = (left * (now - this.#firstSentAt)) / this.sent;
     }
     if (this.waits.size === 0 || (this.#running.size === 0 && left === 0)) return sending;
+    const wait = this.#waitMs(now, nextLookMs);
+    if (wait === undefined) return undefined;
+    return Math.max(sending + (left > 0 ? this.#durationSum / this.#durations : 0), wait);
+  }
+
+  /** ms until the operations running now should have ended: none is done before the next look at it. */
+  #waitMs(now: number, nextLookMs: number | undefined): number | undefined {
+    if (this.#running.size === 0) return 0;
     if (this.#durations === 0) return undefined;
     const typical = this.#durationSum / this.#durations;
     const lastRunning = Math.max(0, ...[...this.#running.values()].map((at) => at + typical - now));
-    // An operation past its typical time is not done until a look says so: never sooner than the next one.
-    const nextLook = this.#running.size > 0 ? Math.max(0, nextLookMs ?? 0) : 0;
-    return Math.max(sending + (left > 0 ? typical : 0), lastRunning, nextLook);
+    return Math.max(lastRunning, nextLookMs ?? 0);
   }
 
   /** The status line: `sending 120/558 · 80 running · 30 done · 1 failed · ETA 40s`, then `waiting for 12 operations …` once all is sent. */
-  line(now: number, nextLookMs?: number): string {
-    const eta = this.etaMs(now, nextLookMs);
+  line(now: number, nextLookMs?: number, closed = false): string {
     const counts = `${this.done} done · ${this.failed} failed`;
-    const tail = eta === undefined ? '' : ` · ETA ${formatDuration(eta / 1000)}`;
-    if (this.sent < this.total) return `sending ${this.sent}/${this.total} · ${this.running} running · ${counts}${tail}`;
     const next = nextLookMs === undefined ? '' : ` · next poll in ${formatDuration(Math.max(0, nextLookMs) / 1000)}`;
-    return `all ${this.total} sent · waiting for ${this.running} operation${this.running === 1 ? '' : 's'} · ${counts}${next}${tail}`;
+    const waiting = `waiting for ${this.running} operation${this.running === 1 ? '' : 's'} · ${counts}${next}`;
+    // Once the window closed nothing more is sent: what is left is the wait for the operations.
+    if (closed && this.sent < this.total) return `window closed, ${this.total - this.sent} not sent · ${waiting}${this.#eta(now, nextLookMs, true)}`;
+    if (this.sent < this.total) return `sending ${this.sent}/${this.total} · ${this.running} running · ${counts}${this.#eta(now, nextLookMs)}`;
+    return `all ${this.total} sent · ${waiting}${this.#eta(now, nextLookMs)}`;
+  }
+
+  #eta(now: number, nextLookMs: number | undefined, sendingOver = false): string {
+    const eta = sendingOver ? this.#waitMs(now, nextLookMs) : this.etaMs(now, nextLookMs);
+    return eta === undefined ? '' : ` · ETA ${formatDuration(eta / 1000)}`;
   }
 }
