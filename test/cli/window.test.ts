@@ -94,6 +94,12 @@ describe('maintenance windows', () => {
     const counts = writesByPath(sim);
     expect(counts.size).toBe(read(reportPath).results.filter((r) => r.step_id !== null).length);
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    // Nothing left: a resume outside the window says so, and sends nothing.
+    const done = sim.log.length;
+    const after = await runCli(['resume', reportPath, '--yes'], { ...simEnv(sim), TZ: 'Asia/Tokyo' });
+    expect(after.code).toBe(0);
+    expect(after.stdout).toContain('nothing left to send: every step has ended.');
+    expect(sim.log.length).toBe(done);
   });
 
   it('a window or --not-after that cannot be used is exit 2 naming it', async () => {

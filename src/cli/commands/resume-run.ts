@@ -21,11 +21,16 @@ export interface ResumeOptions extends WindowOptions {
 
 /** `sitefleet resume`: the lock first, then the journal read again (another resume may have moved it on meanwhile). */
 export async function resumeRun(reportPath: string, globals: GlobalOptions, opts: ResumeOptions): Promise<number> {
-  const { start } = readState(reportPath);
+  const state = readState(reportPath);
+  const { start } = state;
   warnIfUncoordinated(start.coordination, globals);
   const scope = lockScopeOf(start.plan);
-  // The run's window holds for its resume: what it did not send is sent in a window too.
-  const deadline = await enterWindow(start.plan.settings, opts, (text) => void (!globals.quiet && process.stdout.write(`${text}\n`)));
+  // The run's window holds for what its resume sends or polls; a run with nothing left is brought up to date at any hour.
+  const todo = planResume(state);
+  const deadline =
+    todo.neverSent.length + todo.resend.length + todo.toPoll.length > 0
+      ? await enterWindow(start.plan.settings, opts, (text) => void (!globals.quiet && process.stdout.write(`${text}\n`)))
+      : undefined;
   return withRunLock(globals, scope, `resume ${reportPath}`, opts.waitLock, (coordination) =>
     resume(reportPath, readState(reportPath), globals, opts, coordination, deadline),
   );

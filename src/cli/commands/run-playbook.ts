@@ -46,7 +46,9 @@ export async function runPlaybook(file: string | undefined, globals: GlobalOptio
   file ??= saved?.plan.playbook;
   if (!file) throw new UsageError('run needs a playbook, or --plan FILE (a plan saved by `sitefleet plan PLAYBOOK --out FILE`)');
   const playbook = loadForRun(file, globals);
-  if (saved) refuseStalePlan(saved, { playbook: file, sha256: playbookSha256(file), company: playbook.company, maxAgeMs: planAgeMs(opts), at: Date.now() });
+  const refuseStale = () =>
+    saved && refuseStalePlan(saved, { playbook: file, sha256: playbookSha256(file), company: playbook.company, maxAgeMs: planAgeMs(opts), at: Date.now() });
+  refuseStale();
   opts.report ??= defaultReportPath(playbook.settings.report_dir, startedAt);
   refuseForeignReport(opts.report);
   if (!opts.dryRun && existsSync(journalPathFor(opts.report)) && hasStartRecord(journalPathFor(opts.report))) {
@@ -59,7 +61,7 @@ export async function runPlaybook(file: string | undefined, globals: GlobalOptio
   // The window is waited for before the lock and the fleet's read: the plan is made from the fleet as the window opens.
   const deadline = await enterWindow(playbook.settings, opts, (text) => void (!globals.quiet && process.stdout.write(`${text}\n`)));
   // Hours spent waiting for the window count against the plan's age.
-  if (saved) refuseStalePlan(saved, { playbook: file, sha256: playbookSha256(file), company: playbook.company, maxAgeMs: planAgeMs(opts), at: Date.now() });
+  refuseStale();
   return withRunLock(globals, lockScopeOf(playbook), `run ${file}`, opts.waitLock, (coordination) =>
     planAndRun(playbook, globals, opts, startedAt, coordination, false, { saved, deadline }),
   );
