@@ -194,6 +194,28 @@ export function takesTarget(action: Action): 'required' | 'optional' | 'never' {
   return action.scope === 'once' ? 'never' : action.scope === 'site' ? 'optional' : 'required';
 }
 
+/** A secret field's whole value: one `${NAME}` reference, as the schema's `secretRef` demands. */
+const SECRET_REF = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
+
+/**
+ * Fills the action's secret fields (top-level body fields named in `secretFields`) from `env`, and
+ * nothing else: a name the service gave a site, brought into a body by a template, is never scanned
+ * for `${VAR}`, so it can never read the job's environment. Returns `body` itself when nothing is
+ * filled (no copy: this runs for every call). An unset variable leaves the reference as written.
+ */
+export function fillSecrets(body: unknown, fields: readonly string[] | undefined, env: Record<string, string | undefined>): unknown {
+  if (!fields?.length || typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  let copy: Record<string, unknown> | undefined;
+  for (const field of fields) {
+    const value = (body as Record<string, unknown>)[field];
+    const name = typeof value === 'string' ? SECRET_REF.exec(value)?.[1] : undefined;
+    if (name === undefined || env[name] === undefined) continue;
+    copy ??= { ...(body as Record<string, unknown>) };
+    copy[field] = env[name];
+  }
+  return copy ?? body;
+}
+
 /** `{{date}}`, `{{env}}`, `{{site}}`, `{{env_id}}` in a template string. */
 export function fillTemplate(text: string, values: Record<string, string>): string {
   return text.replace(/\{\{\s*([a-z_]+)\s*\}\}/g, (whole, name: string) => values[name] ?? whole);

@@ -12,8 +12,6 @@ export interface ClientOptions extends TransportOptions {
 
 export interface CallOptions {
   signal?: AbortSignal;
-  /** The body was checked against its schema already (the runner's hot path). */
-  prevalidated?: boolean;
   /** Parameters also sent in the query string (a listing behind a proxy that drops GET bodies). */
   query?: Record<string, string | number>;
 }
@@ -37,14 +35,14 @@ export class HostingClient {
   }
 
   /**
-   * The generic call the typed functions and the runner's steps go through. `prevalidated` skips the
-   * schema check for a body the planner already checked (the runner's hot path).
+   * The generic call the typed functions and the runner's steps go through. Every body is checked
+   * against its schema before it leaves, whoever built it (a plan, a saved plan, a journal).
    */
   async call(name: EndpointName, params: Record<string, string>, body?: unknown, options: CallOptions = {}): Promise<CallResult> {
-    const { signal, prevalidated = false, query } = options;
+    const { signal, query } = options;
     const endpoint: Endpoint = ENDPOINTS[name];
     const path = fillPath(endpoint.path, params);
-    if (endpoint.body && !prevalidated) assertValidBody(endpoint.body, `${endpoint.method} ${endpoint.path}`, body ?? {});
+    if (endpoint.body) assertValidBody(endpoint.body, `${endpoint.method} ${endpoint.path}`, body ?? {});
     const search = query ? `?${new URLSearchParams(Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)]))).toString()}` : '';
     const response = await this.transport.send(endpoint.method, path + search, endpoint.body ? (body ?? {}) : undefined, signal);
     if (endpoint.operation) assertAccepted(response, endpoint.method, path);

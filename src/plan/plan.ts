@@ -1,4 +1,4 @@
-import { readsOf, type Expansion, type InventoryRead, type RequestSpec, type Target } from '../actions/action.js';
+import { fillSecrets, readsOf, type Expansion, type InventoryRead, type RequestSpec, type Target } from '../actions/action.js';
 import { ACTIONS, restorePoint } from '../actions/index.js';
 import { healthUrl, usesDomain, type HealthSpec } from '../health/spec.js';
 import { matchesAny } from '../util/glob.js';
@@ -330,11 +330,8 @@ function lockOf(target: Target, body: unknown): { lock?: string } {
 }
 
 export function checkBody(task: Task, schema: string, body: unknown, target: Target, env: Record<string, string | undefined>): InputProblem[] {
-  const text = JSON.stringify(body ?? {});
-  // Secret fields hold `${VAR}` references; check the value they will be sent with.
-  const resolved = text.includes('${')
-    ? (JSON.parse(text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) => JSON.stringify(env[name] ?? whole).slice(1, -1))) as unknown)
-    : (body ?? {});
+  // Secret fields hold `${VAR}` references: check the value they will be sent with (and only those fields).
+  const resolved = fillSecrets(body ?? {}, ACTIONS.get(task.action)?.secretFields, env);
   const where = target.domain ?? (target.site ? `${target.site}/${target.environment}` : undefined);
   return bodyProblems(schema, resolved).map((p) => {
     const fieldName = p.path.replace(/^body\.?/, '').split('.')[0] ?? '';

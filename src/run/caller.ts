@@ -51,8 +51,6 @@ export interface CallHooks {
   beforeAttempt?(attempt: number): void | Promise<void>;
   /** Stops starting new attempts (and waiting for a slot); a call in flight ends normally. */
   stopSignal?: AbortSignal;
-  /** The body was checked against its schema when the plan was built. */
-  prevalidated?: boolean;
   /** Who goes first when calls wait for the budget (default: a write's priority). */
   priority?: Priority;
   /** The place among the calls in flight this call's work holds already (`withPlace`): the call takes none of its own. */
@@ -131,7 +129,7 @@ export class Caller implements CallPort {
   }
 
   call(endpoint: EndpointName, params: Record<string, string>, body: unknown, idempotent: boolean, hooks: CallHooks = {}): Promise<CallOutcome> {
-    const send = () => this.client.call(endpoint, params, body, { prevalidated: hooks.prevalidated, query: hooks.query });
+    const send = () => this.client.call(endpoint, params, body, { query: hooks.query });
     return this.#pipeline(
       endpoint,
       idempotent,

@@ -1,3 +1,4 @@
+import { fillSecrets } from '../actions/action.js';
 import { ACTIONS } from '../actions/index.js';
 import { writeAnswer } from '../api/answer.js';
 import type { Step } from '../plan/plan.js';
@@ -7,7 +8,7 @@ import type { RunEvent, StepResult, StopKind } from './types.js';
 /** What sending a step needs from the run. */
 export interface SendContext {
   caller: CallPort;
-  /** Resolves `${VAR}` references left in bodies (secrets) at the moment of sending. */
+  /** Fills the secret fields of bodies (their `${VAR}` references) at the moment of sending. */
   env?: Record<string, string | undefined>;
   onEvent?(event: RunEvent): void | Promise<void>;
 }
@@ -19,11 +20,11 @@ export async function sendStep(
   stopSignal: AbortSignal,
   place: HeldPlace,
 ): Promise<{ result: StepResult; stopRun?: StopKind }> {
-  const body = step.body === undefined ? undefined : resolveSecrets(step.body, context.env ?? process.env);
+  const body = fillSecrets(step.body, ACTIONS.get(step.action)?.secretFields, context.env ?? process.env);
+  // Every body is checked against the API's rules again here, whoever made the plan: a saved plan
+  // or a journal read back is data, and the check costs microseconds beside the call.
   const outcome = await context.caller.call(step.endpoint, step.params, body, step.idempotent, {
     stopSignal,
-    // The planner checked every body; secrets were checked with the values they are sent with.
-    prevalidated: true,
     place,
     beforeAttempt: (attempt) => context.onEvent?.({ type: 'attempt', step, attempt }),
   });
@@ -68,24 +69,4 @@ export async function sendStep(
     },
     stopRun: decision.kind === 'stop' ? decision.stop : undefined,
   };
-}
-
-/**
- * `${VAR}` references left in a body are secrets; they are filled in only here, on the way out.
- * A body without one is returned as it is (no copy: this runs for every call).
- */
-export function resolveSecrets(body: unknown, env: Record<string, string | undefined>): unknown {
-  if (typeof body === 'string')
-    return body.includes('${') ? body.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) => env[name] ?? whole) : body;
-  if (typeof body !== 'object' || body === null) return body;
-  let copy: Record<string, unknown> | unknown[] | undefined;
-  const entries = Array.isArray(body) ? body.entries() : Object.entries(body);
-  for (const [key, value] of entries) {
-    const resolved = resolveSecrets(value, env);
-    if (resolved !== value) {
-      copy ??= Array.isArray(body) ? [...(body as unknown[])] : { ...body };
-      (copy as Record<string | number, unknown>)[key] = resolved;
-    }
-  }
-  return copy ?? body;
 }

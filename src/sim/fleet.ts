@@ -34,6 +34,8 @@ export interface SimEnvironment {
   backups: Backup[];
   adminUsers: Map<string, { first_name: string; last_name: string }>;
   wpCommands: string[];
+  /** The admin password it was created with: kept so that a test sees a secret arrive filled in (never logged). */
+  adminPassword?: string;
   /** The operation now running on this environment, if any. */
   busyWith?: string;
 }
@@ -219,4 +221,35 @@ export function addDomain(fleet: Fleet, id: string, envId: string, name: string,
   fleet.domains.set(id, domain);
   fleet.environments.get(envId)!.domains.push(domain);
   return domain;
+}
+
+/** What `rename` can rename, as a client of the service can in its dashboard. */
+export const RENAMABLE = ['site', 'environment', 'domain'] as const;
+export type Renamable = (typeof RENAMABLE)[number];
+
+/**
+ * Renames a site (by its name), an environment (`SITE/ENV`) or a domain (its name), as anyone on
+ * the account may: the tests and the demo play the attacker with it. Returns the renamed thing's id.
+ */
+export function rename(fleet: Fleet, kind: Renamable, from: string, to: string): string {
+  const site = (name: string) => [...fleet.sites.values()].find((s) => s.displayName === name);
+  if (kind === 'site') {
+    const found = site(from);
+    if (!found) throw new Error(`no site named ${JSON.stringify(from)}`);
+    found.displayName = to;
+    return found.id;
+  }
+  if (kind === 'environment') {
+    const cut = from.lastIndexOf('/');
+    const env = site(from.slice(0, cut))
+      ?.envIds.map((id) => fleet.environments.get(id)!)
+      .find((e) => e.displayName === from.slice(cut + 1));
+    if (cut < 0 || !env) throw new Error(`no environment ${JSON.stringify(from)} (give it as SITE/ENV)`);
+    env.displayName = to;
+    return env.id;
+  }
+  const domain = [...fleet.domains.values()].find((d) => d.name === from);
+  if (!domain) throw new Error(`no domain named ${JSON.stringify(from)}`);
+  domain.name = to;
+  return domain.id;
 }

@@ -76,7 +76,11 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
   createEnvironment(ctx) {
     const s = site(ctx);
     const body = ctx.body as T.CreateEnvironmentBody;
-    return later(undefined, () => installDefaultTheme(ctx, newEnvironment(ctx.fleet, ctx.rng, s, body.display_name)));
+    return later(undefined, () => {
+      const created = newEnvironment(ctx.fleet, ctx.rng, s, body.display_name);
+      installDefaultTheme(ctx, created);
+      if (body.admin_password !== undefined) created.adminPassword = body.admin_password;
+    });
   },
   addDomain(ctx) {
     const e = env(ctx);

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { creates, DEFAULT_OPERATION_PATH, ENDPOINTS, type Endpoint, type EndpointName } from '../api/endpoints.js';
 import { bodyProblems } from '../api/request-schemas.js';
 import { FaultPlan, parseFaults, type FaultKind, type FaultRates } from './faults.js';
-import { generateFleet, type Fleet } from './fleet.js';
+import { generateFleet, rename, type Fleet, type Renamable } from './fleet.js';
 import type { FleetNames } from './hostile-names.js';
 import { HANDLERS, SimHttpError } from './handlers.js';
 import { Operations, type OperationDelay } from './operations.js';
@@ -95,6 +95,8 @@ export interface Simulator {
   breakSite(domain: string, broken?: boolean): void;
   /** From now on sites with this theme version (`NAME@VERSION`, `NAME@latest`) answer broken; returns it resolved. */
   breakTheme(theme: string): string;
+  /** Renames a site, an environment (`SITE/ENV`) or a domain, as anyone on the account may; returns its id. */
+  rename(kind: Renamable, from: string, to: string): string;
   /** Changes the fault mix; `writesOnly` spares GETs (a test then reads the fleet cleanly). */
   setFaults(faults: string | FaultRates, options?: { writesOnly?: boolean }): void;
   setRate(rate: string | { limit: number; periodMs: number } | undefined): void;
@@ -376,6 +378,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     breakSite(domain, broken = true) {
       if (broken) breaks.domains.add(domain.toLowerCase());
       else breaks.domains.delete(domain.toLowerCase());
+    },
+    rename(kind, from, to) {
+      return rename(fleet, kind, from, to);
     },
     breakTheme(theme) {
       const resolved = parseThemeBreak(fleet, theme);

@@ -173,12 +173,20 @@ describe('inventory', () => {
 });
 
 describe('secrets on the way out', () => {
-  it('fills ${VAR} references at send time, copying only what changes', async () => {
-    const { resolveSecrets } = await import('../../src/run/send-step.js');
+  it('fills only the secret fields, and only a whole ${VAR} reference, copying only what changes', async () => {
+    const { fillSecrets } = await import('../../src/actions/action.js');
+    const env = { PW: 's3cret-pass', KEY: 'k', SITEFLEET_TOKEN: 'the-token' };
     const plain = { display_name: 'dev', list: ['a'] };
-    expect(resolveSecrets(plain, {})).toBe(plain);
-    const body = { display_name: 'dev', admin_password: '${PW}', nested: [{ key: '${KEY}' }] };
-    expect(resolveSecrets(body, { PW: 's3cret-pass', KEY: 'k' })).toEqual({ display_name: 'dev', admin_password: 's3cret-pass', nested: [{ key: 'k' }] });
+    expect(fillSecrets(plain, ['admin_password'], env)).toBe(plain);
+    const body = { display_name: '${SITEFLEET_TOKEN}', admin_password: '${PW}', nested: [{ key: '${KEY}' }] };
+    // A name the service gave (display_name) and anything nested stay as written: they are data.
+    expect(fillSecrets(body, ['admin_password'], env)).toEqual({
+      display_name: '${SITEFLEET_TOKEN}',
+      admin_password: 's3cret-pass',
+      nested: [{ key: '${KEY}' }],
+    });
     expect(body.admin_password).toBe('${PW}');
+    expect(fillSecrets({ admin_password: 'x-${PW}' }, ['admin_password'], env)).toEqual({ admin_password: 'x-${PW}' });
+    expect(fillSecrets({ tag: '${PW}' }, undefined, env)).toEqual({ tag: '${PW}' });
   });
 });

@@ -1,4 +1,6 @@
 import { Option, type Command } from 'commander';
+import { UsageError } from '../../errors.js';
+import { RENAMABLE, type Renamable } from '../../sim/fleet.js';
 import { FLEET_NAMES, type FleetNames } from '../../sim/hostile-names.js';
 import { SIM_PROFILES, type SimProfile } from '../../sim/profile.js';
 import { intOption, rangeOption, shareOption } from '../parse.js';
@@ -24,6 +26,21 @@ interface SimOptions {
   json?: boolean;
   breakTheme?: string[];
   siteLatency?: [number, number];
+  rename?: Rename[];
+}
+
+interface Rename {
+  kind: Renamable;
+  from: string;
+  to: string;
+}
+
+/** `--rename KIND:FROM=TO`, repeatable: KIND is site, environment (FROM as SITE/ENV) or domain. */
+function renameOption(value: string, previous: Rename[] = []): Rename[] {
+  const m = /^([a-z]+):([^=]+)=(.*)$/s.exec(value);
+  if (!m || !(RENAMABLE as readonly string[]).includes(m[1]!))
+    throw new UsageError(`--rename takes KIND:FROM=TO with KIND one of ${RENAMABLE.join(', ')}, e.g. site:acme-001='\${SITEFLEET_TOKEN}'`);
+  return [...previous, { kind: m[1] as Renamable, from: m[2]!, to: m[3]! }];
 }
 
 export function registerSim(program: Command): void {
@@ -64,6 +81,7 @@ export function registerSim(program: Command): void {
       "sites with this theme version installed answer HTTP 500 with WordPress's critical error (@latest: the newest in the catalogue); repeatable",
       (value: string, previous: string[] = []) => [...previous, value],
     )
+    .option('--rename <KIND:FROM=TO>', 'rename a site, an environment (SITE/ENV) or a domain, as anyone on the account may; repeatable', renameOption)
     .option('--site-latency <min-max>', 'delay every site page by this many ms, e.g. 50-150', rangeOption('--site-latency'))
     .option('--log <file>', 'append the request log to FILE as JSON lines')
     .option('--json', 'print the start line as one JSON object')
@@ -103,6 +121,12 @@ export function registerSim(program: Command): void {
         breakThemes: opts.breakTheme,
         siteLatencyMs: opts.siteLatency,
       });
+      try {
+        for (const r of opts.rename ?? []) sim.rename(r.kind, r.from, r.to);
+      } catch (error) {
+        await sim.stop();
+        throw new UsageError(`--rename: ${(error as Error).message}`);
+      }
       const info = {
         base_url: sim.baseUrl,
         token: sim.token,
