@@ -3,10 +3,11 @@ import { readFileSync } from 'node:fs';
 import { InvalidInputError, UsageError } from '../errors.js';
 import type { Plan } from '../plan/plan.js';
 import type { PlanChange } from '../plan/saved.js';
-import { textLocator } from '../playbook/load.js';
+import { MAX_PLAYBOOK_BYTES, textLocator } from '../playbook/load.js';
 import { ajvProblems, createAjv } from '../util/ajv.js';
 import { formatDuration } from './progress.js';
-import { InputFileError, readInputFile } from '../util/input-file.js';
+import { InputFileError, PlaybookFiles, readInputFile } from '../util/input-file.js';
+import { dirname } from 'node:path';
 import { targetLabel } from '../report/ci-formats.js';
 
 /** A plan of 50,000 steps is some 40 MB of JSON; past this it is not a plan sitefleet wrote. */
@@ -14,7 +15,45 @@ const MAX_PLAN_BYTES = 256 << 20;
 
 /** The playbook's text as `plan` saw it: a saved plan is applied only with the same text. */
 export function playbookSha256(file: string): string {
-  return createHash('sha256').update(readFileSync(file)).digest('hex');
+  return sha256(readFileSync(file));
+}
+
+function sha256(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/**
+ * The playbook `run --plan FILE` applies when none is given: the one the plan names, read under the
+ * rule for any file a file names (inside the plan's folder, or allowed with --allow-outside), and
+ * held to the plan's sha256 before a byte of it is parsed or quoted: a plan pointed at /etc/shadow
+ * is refused by name.
+ */
+export function playbookNamedBy({ plan, file }: SavedPlan, allowOutside: readonly string[] = []): string {
+  try {
+    return new PlaybookFiles(dirname(file), allowOutside).resolve(plan.playbook);
+  } catch (error) {
+    if (!(error instanceof InputFileError)) throw error;
+    throw new UsageError(
+      `${file} names a playbook outside its folder: give the playbook itself (\`sitefleet run PLAYBOOK --plan ${file}\`), or ${error.message.replace(/^.*?: /, '')}`,
+    );
+  }
+}
+
+/** Refuses (exit 2) a playbook whose text is not the one the plan was made from; reads it as an input file, quotes nothing of it. */
+export function refuseOtherText({ plan, file }: SavedPlan, playbook: string): void {
+  let text: string;
+  try {
+    text = readInputFile(playbook, MAX_PLAYBOOK_BYTES);
+  } catch (error) {
+    if (error instanceof InputFileError) throw new UsageError(`--plan ${file}: ${error.message}`);
+    throw error;
+  }
+  if (sha256(text) !== plan.made.playbook_sha256)
+    throw new UsageError(`${file} was made from another text of ${playbook} (it has changed since the plan was made): ${again(playbook, file)}`);
+}
+
+function again(playbook: string, file: string): string {
+  return `make a new plan with \`sitefleet plan ${playbook} --out ${file}\` and review it`;
 }
 
 export interface SavedPlan {
@@ -53,20 +92,18 @@ export function readSavedPlan(file: string): SavedPlan {
 }
 
 /**
- * Refuses a saved plan that is not this playbook's, this company's, or fresh enough (exit 2): what
+ * Refuses a saved plan that is not this company's, or fresh enough (exit 2): what
  * runs at night must be what was reviewed, from the fleet as it was reviewed, or nothing.
  */
-export function refuseStalePlan({ plan, file }: SavedPlan, now: { playbook: string; sha256: string; company: string; maxAgeMs: number; at: number }): void {
-  const again = `make a new plan with \`sitefleet plan ${now.playbook} --out ${file}\` and review it`;
-  if (plan.made.playbook_sha256 !== now.sha256)
-    throw new UsageError(`${file} was made from another text of ${now.playbook} (it has changed since the plan was made): ${again}`);
-  if (plan.company !== now.company) throw new UsageError(`${file} is a plan for company ${plan.company}, not ${now.company}: ${again}`);
+export function refuseStalePlan({ plan, file }: SavedPlan, now: { playbook: string; company: string; maxAgeMs: number; at: number }): void {
+  const fix = again(now.playbook, file);
+  if (plan.company !== now.company) throw new UsageError(`${file} is a plan for company ${plan.company}, not ${now.company}: ${fix}`);
   const age = now.at - Date.parse(plan.made.at);
   if (age > now.maxAgeMs)
     throw new UsageError(
-      `${file} was made ${formatDuration(age / 1000)} ago (${plan.made.at}), more than --max-plan-age ${formatDuration(now.maxAgeMs / 1000)}: ${again}`,
+      `${file} was made ${formatDuration(age / 1000)} ago (${plan.made.at}), more than --max-plan-age ${formatDuration(now.maxAgeMs / 1000)}: ${fix}`,
     );
-  if (age < -60_000) throw new UsageError(`${file} says it was made at ${plan.made.at}, in the future: check this machine's clock, or ${again}`);
+  if (age < -60_000) throw new UsageError(`${file} says it was made at ${plan.made.at}, in the future: check this machine's clock, or ${fix}`);
 }
 
 /** `--strict-plan`: every changed step, one line each naming the plan file, the step's line and field. */

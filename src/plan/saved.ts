@@ -19,50 +19,51 @@ export interface SavedPlanCheck {
 /**
  * Holds a saved plan against a plan made now from the same playbook text, date and company (`fresh`)
  * and the listing it was made from. A saved step still holds when the fresh plan has the same step
- * (same environment, still selected) with the same request and the same precondition (for a theme
- * update, the same themes with the same update available). Steps only the fresh plan has are counted,
- * never added: `run --plan` sends what was reviewed or less, never more. A restore point is dropped
- * with the last write it guards. Pure: no I/O, no clock.
+ * (same environment, still selected) with the same request (endpoint, parameters, body) and the same
+ * precondition (for a theme update, the same themes with the same update available).
+ *
+ * The file is data, never authority: what is sent is the fresh plan's step, with the fresh plan's
+ * restore point, wave and health check, under the playbook's tasks and settings. The saved plan only
+ * narrows it: steps only the fresh plan has are counted, never added, so `run --plan` sends what was
+ * reviewed or less, never more. Pure: no I/O, no clock.
  */
 export function checkSavedPlan(saved: Plan, fresh: Plan, inventory: Inventory): SavedPlanCheck {
   const freshById = new Map(fresh.steps.map((s) => [s.id, s]));
   const envs = new Map(inventory.environments.map((e) => [e.id, e]));
   const changed: PlanChange[] = [];
+  const kept = new Set<string>();
   for (const step of saved.steps) {
-    if (step.role === 'backup') continue;
+    if (step.role === 'backup' || freshById.get(step.id)?.role === 'backup') continue;
     const change = changeOf(step, freshById.get(step.id), fresh, envs);
     if (change) changed.push({ step, change });
+    else kept.add(step.id);
   }
-  const dropped = new Set(changed.map((c) => c.step.id));
-  const guarding = new Map<string, string[]>();
-  for (const step of saved.steps) if (step.backup_step) guarding.set(step.backup_step, [...(guarding.get(step.backup_step) ?? []), step.id]);
-  for (const step of saved.steps) {
-    const writes = guarding.get(step.id);
-    if (step.role === 'backup' && writes?.every((id) => dropped.has(id))) {
-      changed.push({ step, change: 'the write it guards was dropped' });
-      dropped.add(step.id);
-    }
+  // A kept write brings the restore point the fresh plan takes for it, whatever the file says.
+  for (const id of [...kept]) {
+    const backup = freshById.get(id)!.backup_step;
+    if (backup) kept.add(backup);
   }
   const savedIds = new Set(saved.steps.map((s) => s.id));
   const unplanned = fresh.steps.filter((s) => s.role !== 'backup' && !savedIds.has(s.id));
-  const skipped: SkippedTarget[] = changed.map(({ step, change }) => ({
-    task: step.task,
-    task_index: step.task_index,
-    action: step.action,
-    target: step.target,
-    reason: `changed since the plan: ${change}`,
-  }));
-  const droppedPerTask = new Map<number, number>();
-  for (const { step } of changed) droppedPerTask.set(step.task_index, (droppedPerTask.get(step.task_index) ?? 0) + 1);
+  const skipped: SkippedTarget[] = [
+    ...saved.skipped.filter((s) => fresh.tasks.some((t) => t.index === s.task_index && t.name === s.task)),
+    ...changed.map(({ step, change }) => ({
+      task: step.task,
+      task_index: step.task_index,
+      action: step.action,
+      target: step.target,
+      reason: `changed since the plan: ${change}`,
+    })),
+  ];
+  const steps = fresh.steps.filter((s) => kept.has(s.id));
+  const count = (list: { task_index: number }[], index: number) => list.filter((s) => s.task_index === index).length;
   return {
     plan: {
-      ...saved,
-      tasks: saved.tasks.map((t) => {
-        const n = droppedPerTask.get(t.index) ?? 0;
-        return n === 0 ? t : { ...t, steps: t.steps - n, skipped: t.skipped + n };
-      }),
-      steps: saved.steps.filter((s) => !dropped.has(s.id)),
-      skipped: [...saved.skipped, ...skipped],
+      ...fresh,
+      made: saved.made,
+      tasks: fresh.tasks.map((t) => ({ ...t, steps: count(steps, t.index), skipped: count(skipped, t.index) })),
+      steps,
+      skipped,
     },
     changed,
     unplanned,
@@ -71,7 +72,8 @@ export function checkSavedPlan(saved: Plan, fresh: Plan, inventory: Inventory): 
 
 function changeOf(step: Step, now: Step | undefined, fresh: Plan, envs: Map<string, Inventory['environments'][number]>): string | undefined {
   if (now) {
-    if (now.method !== step.method || now.path !== step.path) return `the request is now ${now.method} ${now.path}`;
+    if (now.endpoint !== step.endpoint || now.method !== step.method || now.path !== step.path || canonical(now.params) !== canonical(step.params))
+      return `the request is now ${now.method} ${now.path}`;
     if (canonical(now.body) !== canonical(step.body)) return `the body is now ${canonical(now.body) ?? 'empty'} (planned: ${canonical(step.body) ?? 'empty'})`;
     if ((now.precondition ?? '') !== (step.precondition ?? '')) return `${now.precondition ?? 'nothing'} (planned: ${step.precondition ?? 'nothing'})`;
     return undefined;

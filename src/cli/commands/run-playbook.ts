@@ -20,7 +20,7 @@ import { DEFAULT_MAX_PLAN_AGE, defaultReportPath, type RunOptions } from './run-
 import { forTerminal } from '../../util/safe-text.js';
 import { parseDuration } from '../../util/duration.js';
 import { checkSavedPlan, type SavedPlanCheck } from '../../plan/saved.js';
-import { changedPlanError, playbookSha256, readSavedPlan, refuseStalePlan, type SavedPlan } from '../saved-plan.js';
+import { changedPlanError, playbookNamedBy, readSavedPlan, refuseOtherText, refuseStalePlan, type SavedPlan } from '../saved-plan.js';
 import { targetLabel } from '../../report/ci-formats.js';
 import { formatDuration } from '../progress.js';
 import { enterWindow, type Deadline } from '../window.js';
@@ -43,11 +43,11 @@ export async function runPlaybook(file: string | undefined, globals: GlobalOptio
   }
   // A saved plan is checked against the playbook's text, company and age before the fleet is read.
   const saved = opts.plan ? readSavedPlan(opts.plan) : undefined;
-  file ??= saved?.plan.playbook;
+  file ??= saved && playbookNamedBy(saved, globals.allowOutside);
   if (!file) throw new UsageError('run needs a playbook, or --plan FILE (a plan saved by `sitefleet plan PLAYBOOK --out FILE`)');
+  if (saved) refuseOtherText(saved, file);
   const playbook = loadForRun(file, globals);
-  const refuseStale = () =>
-    saved && refuseStalePlan(saved, { playbook: file, sha256: playbookSha256(file), company: playbook.company, maxAgeMs: planAgeMs(opts), at: Date.now() });
+  const refuseStale = () => saved && refuseStalePlan(saved, { playbook: file, company: playbook.company, maxAgeMs: planAgeMs(opts), at: Date.now() });
   refuseStale();
   opts.report ??= defaultReportPath(playbook.settings.report_dir, startedAt);
   refuseForeignReport(opts.report);
