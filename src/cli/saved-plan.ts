@@ -4,7 +4,8 @@ import { InvalidInputError, UsageError } from '../errors.js';
 import type { Plan } from '../plan/plan.js';
 import type { PlanChange } from '../plan/saved.js';
 import { MAX_PLAYBOOK_BYTES, textLocator } from '../playbook/load.js';
-import { ajvProblems, createAjv } from '../util/ajv.js';
+import { readJsonFile } from '../util/json-input.js';
+import { planReadBackProblems } from '../plan/read-back.js';
 import { formatDuration } from './progress.js';
 import { InputFileError, PlaybookFiles, readInputFile } from '../util/input-file.js';
 import { dirname } from 'node:path';
@@ -65,25 +66,13 @@ export interface SavedPlan {
 
 /** Reads a plan `plan --out` wrote; a file that is not one is exit 2 naming its line and field. */
 export function readSavedPlan(file: string): SavedPlan {
-  let text: string;
-  try {
-    text = readInputFile(file, MAX_PLAN_BYTES);
-  } catch (error) {
-    if (error instanceof InputFileError) throw new UsageError(`--plan: ${error.message}`);
-    throw error;
-  }
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (error) {
-    throw new InvalidInputError([{ file, line: 1, path: '', message: `not JSON: ${(error as Error).message}` }]);
-  }
-  const validate = createAjv().compile(JSON.parse(readFileSync(new URL('../../schemas/plan.schema.json', import.meta.url), 'utf8')) as object);
-  if (!validate(data)) {
-    const locate = textLocator(text);
-    throw new InvalidInputError(ajvProblems(validate.errors).map((p) => ({ file, ...locate(p.path), ...p })));
-  }
+  const { data, text } = readJsonFile(file, { what: 'plan', maxBytes: MAX_PLAN_BYTES, schema: 'plan.schema.json', locate: textLocator });
   const plan = data as Plan;
+  const problems = planReadBackProblems(plan);
+  if (problems.length > 0) {
+    const locate = textLocator(text);
+    throw new InvalidInputError(problems.slice(0, 1).map((p) => ({ file, ...locate(p.path), ...p })));
+  }
   if (!plan.made)
     throw new InvalidInputError([
       { file, line: 1, path: 'made', message: 'the plan says neither when nor from what it was made: make it again with `sitefleet plan PLAYBOOK --out FILE`' },

@@ -4,7 +4,8 @@ import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
-import { LockedError } from '../errors.js';
+import { LockedError, UsageError } from '../errors.js';
+import { isUuid } from '../util/uuid.js';
 import type { HeldLock, LockHolder, LockOptions, LockScope } from './types.js';
 
 export type { LockHolder } from './types.js';
@@ -17,6 +18,8 @@ export function describeHeld(holder: LockHolder | undefined, scope: LockScope): 
 
 /** The lock file's name: the company, and for playbook scope the name made safe for a file name (and kept apart by a hash). */
 export function lockFileName(scope: LockScope): string {
+  // The company may come from a file read back (a journal, a report): only a UUID names a file here.
+  if (!isUuid(scope.company)) throw new UsageError(`${JSON.stringify(scope.company)} is not a company UUID: no lock file is named after it`);
   if (scope.kind === 'company') return `${scope.company}.lock`;
   const name = scope.playbook ?? '';
   const safe = name.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64);

@@ -70,7 +70,11 @@ export function checkSavedPlan(saved: Plan, fresh: Plan, inventory: Inventory): 
   };
 }
 
-function changeOf(step: Step, now: Step | undefined, fresh: Plan, envs: Map<string, Inventory['environments'][number]>): string | undefined {
+/** What `changeOf` says of a step the fresh plan neither makes nor skips. */
+export const NOT_SELECTED = `the task's target no longer selects it`;
+
+/** Why `step` no longer holds against the fresh plan's step of the same id (`now`), in words; undefined when it holds. */
+export function changeOf(step: Step, now: Step | undefined, fresh: Plan, envs: Map<string, Inventory['environments'][number]>): string | undefined {
   if (now) {
     if (now.endpoint !== step.endpoint || now.method !== step.method || now.path !== step.path || canonical(now.params) !== canonical(step.params))
       return `the request is now ${now.method} ${now.path}`;
@@ -86,11 +90,11 @@ function changeOf(step: Step, now: Step | undefined, fresh: Plan, envs: Map<stri
     s.target.domain_id === step.target.domain_id &&
     s.target.site_id === step.target.site_id;
   const skip = fresh.skipped.find(same);
-  return skip ? skip.reason : `the task's target no longer selects it`;
+  return skip ? skip.reason : NOT_SELECTED;
 }
 
 /** JSON with keys sorted: a plan file re-indented or re-ordered by a reviewer's tool is still the same plan. */
-function canonical(value: unknown): string | undefined {
+export function canonical(value: unknown): string | undefined {
   if (value === undefined) return undefined;
   return JSON.stringify(value, (_key, v: unknown) =>
     v && typeof v === 'object' && !Array.isArray(v)

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -7,8 +7,8 @@ import type { Report } from '../../src/report/report.js';
 import { readJournal } from '../../src/run/journal.js';
 import { Random } from '../../src/sim/random.js';
 import type { Simulator } from '../../src/sim/server.js';
-import { CLI, runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
-import { useSimulator } from '../helpers/sim.js';
+import { CLI, runCli, simEnv, startCli, tempDir, writePlaybook } from '../helpers/cli.js';
+import { useSimulator, waitFor } from '../helpers/sim.js';
 
 const start = useSimulator();
 
@@ -17,12 +17,29 @@ function readReport(path: string): Report {
 }
 
 /** Starts the CLI and kills it with SIGKILL after `afterMs`; resolves when it is gone. */
-function runAndKill(args: string[], env: Record<string, string>, afterMs: number): Promise<number | null> {
+/**
+ * Starts the CLI and SIGKILLs it `afterMs` after its journal first grew (it is sending then, whatever
+ * the machine's load made of its start); resolves with its exit code, null when killed.
+ */
+function runAndKill(args: string[], env: Record<string, string>, journal: string, afterMs: number): Promise<number | null> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: 'ignore' });
-    const timer = setTimeout(() => child.kill('SIGKILL'), afterMs);
+    const size = () => (existsSync(journal) ? statSync(journal).size : 0);
+    const initial = size();
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    let timer: NodeJS.Timeout | undefined;
+    const watch = setInterval(() => {
+      if (timer || size() <= initial) return;
+      timer = setTimeout(() => child.kill('SIGKILL'), afterMs);
+    }, 10);
     child.on('close', (code) => {
+      clearInterval(watch);
       clearTimeout(timer);
+      if (code !== null && code !== 0 && code !== 1) process.stderr.write(stderr);
       resolve(code);
     });
   });
@@ -80,7 +97,7 @@ describe('crash safety', () => {
     let lines = 0;
     for (let i = 0; i < 6; i++) {
       const args = existsSync(journal) ? ['resume', report, '--yes'] : ['run', file, '--yes', '--report', report];
-      const code = await runAndKill(args, env, rng.int(400, 1500));
+      const code = await runAndKill(args, env, journal, rng.int(0, 800));
       // Killed (null), or it ended on its own: then with a run's exit code, never "cannot resume" (2).
       if (code !== null) expect([0, 1], `${args[0]} exited ${code}`).toContain(code);
       const text = existsSync(journal) ? readFileSync(journal, 'utf8').trim().split('\n') : [];
@@ -206,11 +223,12 @@ describe('status, resume bookkeeping and the run lock', () => {
     expect(held.stderr).toContain(`pid ${process.pid} on ${hostname()}, started 2026-11-22T01:00:00.000Z (run nightly.yaml)`);
     expect(sim.log.filter((e) => e.method === 'POST')).toEqual([]);
 
-    const waiting = runCli(['run', file, '--yes', '--wait-lock', '--report', join(tempDir(), 'r.json')], env);
-    await new Promise((r) => setTimeout(r, 1500));
+    const waiting = startCli(['run', file, '--yes', '--wait-lock', '--report', join(tempDir(), 'r.json')], env);
+    // Once it says it waits, the holder goes away (dies): the waiting run takes the stale lock over.
+    await waitFor(() => waiting.stderr().includes('waiting for the lock held by pid'), 20_000);
     expect(sim.log.filter((e) => e.method === 'POST')).toEqual([]);
     writeFileSync(lockFile, JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), started_at: '2026-11-22T01:00:00.000Z', command: 'run' }));
-    const waited = await waiting;
+    const waited = await waiting.done;
     expect(waited.code).toBe(0);
     expect(waited.stderr).toContain('waiting for the lock held by pid');
     expect(waited.stderr).toContain('took over a stale lock');

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Plan } from '../../src/plan/plan.js';
@@ -41,13 +41,16 @@ async function runTampered(sim: Simulator, text: string, tamper: (plan: Plan) =>
   writeFileSync(planFile, JSON.stringify(plan, null, 2));
   const reportPath = join(dir, 'report.json');
   const result = await runCli(['run', '--plan', planFile, '--yes', '--poll-interval', '50', '--report', reportPath], simEnv(sim));
-  return { plan, result, report: JSON.parse(readFileSync(reportPath, 'utf8')) as Report };
+  return { plan, result, report: existsSync(reportPath) ? (JSON.parse(readFileSync(reportPath, 'utf8')) as Report) : undefined };
 }
 
 const writesTo = (sim: Simulator, envId: string) => sim.log.filter((e) => e.method !== 'GET' && e.path.includes(envId));
 
 describe('a saved plan is data: it narrows what the playbook sends, never widens it (issue 28, findings 3 and 4)', () => {
-  it('a step whose parameters were pointed at the live environment is not sent there: it is dropped as changed', async () => {
+  it.each([
+    ['parameters only', false],
+    ['parameters and path', true],
+  ])('a step with its %s pointed at the live environment is not sent there', async (_what, withPath) => {
     const { sim } = await start({ sites: 4, seed: 3, operationDelayMs: 0 });
     const text =
       'version: 1\nname: cli\ntasks:\n  - { name: cli, action: wp_cli.run, target: { environment: staging }, with: { wp_command: "wp cache flush" } }\n';
@@ -58,11 +61,19 @@ describe('a saved plan is data: it narrows what the playbook sends, never widens
       staging = step.params.env_id!;
       const site = sim.fleet.sites.get(sim.fleet.environments.get(staging)!.siteId)!;
       live = site.envIds.find((id) => sim.fleet.environments.get(id)!.displayName === 'live')!;
-      step.params = { ...step.params, env_id: live }; // method, path and body unchanged: what the old check compared
+      step.params = { ...step.params, env_id: live }; // the old check compared method, path and body only
+      if (withPath) step.path = step.path.replace(staging, live);
     });
     expect(writesTo(sim, live)).toEqual([]);
+    if (!withPath) {
+      // A path the endpoint table would not build from the parameters: not a plan sitefleet wrote.
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/plan\.json:\d+:\d+: steps\.0\.path: is not the path runWpCliCommand builds from the step's params/);
+      expect(sim.log.filter((e) => e.method !== 'GET')).toEqual([]);
+      return;
+    }
     expect(result.stdout).toContain('changed since the plan');
-    const dropped = report.results.find((r) => r.target.env_id === staging);
+    const dropped = report!.results.find((r) => r.target.env_id === staging);
     expect(dropped).toMatchObject({ status: 'skipped', reason: expect.stringMatching(/^changed since the plan: the request is now POST /) });
   });
 
@@ -74,6 +85,7 @@ describe('a saved plan is data: it narrows what the playbook sends, never widens
     const { plan, result } = await runTampered(sim, text, (p) => {
       for (const s of p.steps.filter((s) => s.role === 'backup')) {
         s.params = { env_id: other };
+        s.path = `/sites/environments/${other}/manual-backups`;
         s.body = { tag: 'attacker-chosen' };
       }
     });

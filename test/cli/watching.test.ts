@@ -71,7 +71,9 @@ describe('watching operations through one watcher', () => {
   );
 
   it('status --wait keeps its time limit against a rate-limited service, and SIGTERM keeps the answers already in', { timeout: 60_000 }, async () => {
-    const { sim } = await start({ sites: 12, operationDelayMs: [200, 4000] });
+    // Operations of up to a minute: when status is stopped, some have ended and the rest still run,
+    // however long the machine took to get there (with 4 s, a loaded machine saw all of them end first).
+    const { sim } = await start({ sites: 12, operationDelayMs: [200, 60_000] });
     const dir = tempDir();
     const env = simEnv(sim);
     const file = writePlaybook(
@@ -96,8 +98,9 @@ describe('watching operations through one watcher', () => {
     const before = sim.log.length;
     const done = () => sim.log.slice(before).filter((e) => e.endpoint === 'getOperation' && e.status === 200);
     const watching = startCli(['status', report, '--wait', '60s'], env);
-    await waitFor(() => done().length > 0, 10_000);
-    await new Promise((r) => setTimeout(r, 300));
+    // Stopped once an answer is in the journal: status is then past its start and watching the rest.
+    const journal = join(dir, 'r.journal.jsonl');
+    await waitFor(() => done().length > 0 && readFileSync(journal, 'utf8').includes('"t":"update"'), 10_000);
     watching.child.kill('SIGTERM');
     expect((await watching.done).code).toBe(130);
     const answered = new Set(sim.log.filter((e) => e.endpoint === 'getOperation' && e.status === 200).map((e) => e.operation_id));

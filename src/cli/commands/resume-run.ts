@@ -1,6 +1,17 @@
-import { createRuntime, UsageError, type GlobalOptions } from '../context.js';
-import { Journal, journalPathFor, NoStartRecordError, readJournal, type JournalState } from '../../run/journal.js';
-import { planResume } from '../../run/resume.js';
+import { createHash } from 'node:crypto';
+import { UsageError, type GlobalOptions } from '../context.js';
+import { Journal, journalPathFor, NoStartRecordError, type JournalState } from '../../run/journal.js';
+import { readJournalBack } from '../../run/journal-read-back.js';
+import { planResume, type ResumePlan } from '../../run/resume.js';
+import { InvalidInputError, SitefleetError } from '../../errors.js';
+import type { Plan } from '../../plan/plan.js';
+import { holdResumed, type ResumedPlan } from '../../plan/resumed.js';
+import type { PlanChange } from '../../plan/saved.js';
+import type { Playbook } from '../../playbook/types.js';
+import { MAX_PLAYBOOK_BYTES } from '../../playbook/load.js';
+import { targetLabel } from '../../report/ci-formats.js';
+import { InputFileError, readInputFile } from '../../util/input-file.js';
+import { loadForRun, planFrom } from '../prepare.js';
 import { confirmWrites } from '../confirm.js';
 import { buildReport, exitCodeOf, writeJsonAtomic } from '../../report/report.js';
 import { forTerminal } from '../../util/safe-text.js';
@@ -23,8 +34,9 @@ export interface ResumeOptions extends WindowOptions {
 export async function resumeRun(reportPath: string, globals: GlobalOptions, opts: ResumeOptions): Promise<number> {
   const state = readState(reportPath);
   const { start } = state;
+  const playbook = playbookOfRun(reportPath, start, globals);
   warnIfUncoordinated(start.coordination, globals);
-  const scope = lockScopeOf(start.plan);
+  const scope = lockScopeOf(playbook);
   // The run's window holds for what its resume sends or polls; a run with nothing left is brought up to date at any hour.
   const todo = planResume(state);
   const deadline =
@@ -32,89 +44,155 @@ export async function resumeRun(reportPath: string, globals: GlobalOptions, opts
       ? await enterWindow(start.plan.settings, opts, (text) => void (!globals.quiet && process.stdout.write(`${text}\n`)))
       : undefined;
   return withRunLock(globals, scope, `resume ${reportPath}`, opts.waitLock, (coordination) =>
-    resume(reportPath, readState(reportPath), globals, opts, coordination, deadline),
+    resume(reportPath, readState(reportPath), { playbook, globals, opts, coordination, deadline }),
   );
+}
+
+/**
+ * The playbook the run was planned from, which alone says what a resume may send: the file the
+ * journal names, held to the sha256 the run recorded before a byte of it is parsed (a changed text,
+ * or a journal pointed at another file, is refused by name), then loaded as `run` loads it.
+ */
+function playbookOfRun(reportPath: string, start: JournalState['start'], globals: GlobalOptions): Playbook & { company: string } {
+  const sha256 = start.plan.made?.playbook_sha256;
+  if (!sha256)
+    throw new UsageError(
+      `${journalPathFor(reportPath)} does not say which playbook text it was planned from, so nothing it holds can be checked: start a new run`,
+    );
+  let text: string;
+  try {
+    text = readInputFile(start.playbook, MAX_PLAYBOOK_BYTES);
+  } catch (error) {
+    if (error instanceof InputFileError) throw new UsageError(`cannot resume ${reportPath}: its playbook: ${error.message}`);
+    throw error;
+  }
+  if (createHash('sha256').update(text).digest('hex') !== sha256)
+    throw new UsageError(
+      `cannot resume ${reportPath}: ${start.playbook} is not the text its run was planned from (it changed since, or the journal names another file); resume sends only what that text asks for: start a new run`,
+    );
+  const playbook = loadForRun(start.playbook, { ...globals, company: globals.company ?? start.plan.company });
+  if (playbook.company !== start.plan.company)
+    throw new UsageError(`cannot resume ${reportPath}: its run was for company ${start.plan.company}, not ${playbook.company}`);
+  return playbook;
 }
 
 function readState(reportPath: string): JournalState {
   try {
-    return readJournal(journalPathFor(reportPath));
+    return readJournalBack(journalPathFor(reportPath));
   } catch (error) {
     if (error instanceof NoStartRecordError) {
       throw new UsageError(
         `nothing to resume: the run of ${reportPath} was stopped before it sent anything; start it again with \`sitefleet run PLAYBOOK --report ${reportPath}\``,
       );
     }
+    if (error instanceof SitefleetError) throw error;
     throw new UsageError(`cannot resume ${reportPath}: ${(error as Error).message}`);
   }
 }
 
-/** Says what it will do, asks, and runs what is left; returns the exit code. Holds the company's lock. */
-async function resume(
-  reportPath: string,
-  state: JournalState,
-  globals: GlobalOptions,
-  opts: ResumeOptions,
-  coordination: Coordination,
-  deadline: Deadline | undefined,
-): Promise<number> {
+interface ResumeContext {
+  playbook: Playbook & { company: string };
+  globals: GlobalOptions;
+  opts: ResumeOptions;
+  coordination: Coordination;
+  deadline: Deadline | undefined;
+}
+
+/**
+ * Says what it will do, reads the fleet and holds what is left against a plan made now from the
+ * run's playbook, asks, and runs it; returns the exit code. Holds the company's lock.
+ */
+async function resume(reportPath: string, state: JournalState, ctx: ResumeContext): Promise<number> {
+  const { globals, opts } = ctx;
   const out = (text: string) => void (!globals.quiet && process.stdout.write(`${text}\n`));
-  const plan = state.start.plan;
-  if (opts.wait) for (const task of plan.tasks) task.wait = true;
   const todo = planResume(state);
-  out(
-    [
-      `resuming run ${state.start.run_id} of ${state.start.playbook} (${plan.steps.length} steps):`,
-      `  ${todo.ended.length} ended before: left alone${todo.toPoll.length ? ` (${todo.toPoll.length} accepted operations will be polled)` : ''}`,
-      `  ${todo.neverSent.length} never sent: will be sent`,
-      `  ${todo.resend.length} sent without an answer, safe to repeat: will be sent again`,
-      `  ${todo.leftUnknown.length} sent without an answer, creating something: left unknown, check them by hand`,
-    ].join('\n'),
-  );
-  for (const step of todo.leftUnknown.slice(0, 10))
-    out(`    unknown: ${forTerminal(`${step.method} ${step.path} (${step.task}, ${step.target.site ?? ''}/${step.target.environment ?? ''})`)}`);
-  const work = todo.neverSent.length + todo.resend.length + todo.toPoll.length;
-  if (work === 0) {
-    // Nothing to send or poll: say so, bring the report up to date with the journal, send nothing.
-    const report = buildReport({
-      plan,
-      mode: 'run',
-      startedAt: new Date(state.start.started_at),
-      finishedAt: new Date(),
-      results: todo.initial,
-      stopped: state.stopped,
-      runId: state.start.run_id,
-    });
-    writeJsonAtomic(reportPath, report);
-    out(`nothing left to send: every step has ended.\n${renderSummary(report, reportPath)}`);
-    return exitCodeOf(report);
-  }
-  await confirmWrites(
-    'resume',
-    `Send ${todo.neverSent.length + todo.resend.length} calls${todo.toPoll.length ? ` and poll ${todo.toPoll.length} operations` : ''} to ${globals.baseUrl ?? '(no base URL)'} for company ${plan.company}?`,
-    opts.yes,
-  );
-  const runtime = createRuntime(globals, { settings: plan.settings, coordination, company: plan.company });
+  out(describeTodo(state, todo));
+  if (todo.neverSent.length + todo.resend.length + todo.toPoll.length === 0) return upToDate(reportPath, state, todo, out);
+  const prepared = await planFrom(ctx.playbook, globals, ctx.coordination, false, state.start.plan.date);
   try {
+    const held = holdResumed(state.start.plan, [...todo.neverSent, ...todo.resend], prepared.plan, prepared.inventory);
+    if (held.refused.length > 0) throw refusal(journalPathFor(reportPath), state.start.plan, held.refused, ctx.playbook.file);
+    for (const line of describeChanged(held)) out(line);
+    const { plan } = held;
+    if (opts.wait) for (const task of plan.tasks) task.wait = true;
+    const sends = plan.steps.filter((s) => !todo.initial.has(s.id)).length;
+    await confirmWrites(
+      'resume',
+      `Send ${sends} calls${todo.toPoll.length ? ` and poll ${todo.toPoll.length} operations` : ''} to ${globals.baseUrl ?? '(no base URL)'} for company ${plan.company}?`,
+      opts.yes,
+    );
     const journal = await Journal.open(journalPathFor(reportPath));
     await journal.append({ t: 'resume', at: Date.now() });
     for (const step of todo.leftUnknown) await journal.append({ t: 'result', step: step.id, result: todo.initial.get(step.id)!, at: Date.now() });
     const { exitCode } = await runSession({
       plan,
-      runtime,
+      runtime: prepared.runtime,
       journal,
       reportPath,
       runId: state.start.run_id,
       startedAt: new Date(state.start.started_at),
       globals,
+      playbook: ctx.playbook,
       initial: todo.initial,
       ci: opts,
-      deadline,
+      deadline: ctx.deadline,
       overrideMaxFailures: opts.maxFailures === undefined ? undefined : /%$/.test(opts.maxFailures) ? opts.maxFailures : Number(opts.maxFailures),
       out,
     });
     return exitCode;
   } finally {
-    await runtime.close();
+    await prepared.runtime.close();
   }
+}
+
+function describeTodo(state: JournalState, todo: ResumePlan): string {
+  const lines = [
+    `resuming run ${state.start.run_id} of ${state.start.playbook} (${state.start.plan.steps.length} steps):`,
+    `  ${todo.ended.length} ended before: left alone${todo.toPoll.length ? ` (${todo.toPoll.length} accepted operations will be polled)` : ''}`,
+    `  ${todo.neverSent.length} never sent: will be sent`,
+    `  ${todo.resend.length} sent without an answer, safe to repeat: will be sent again`,
+    `  ${todo.leftUnknown.length} sent without an answer, creating something: left unknown, check them by hand`,
+  ];
+  for (const step of todo.leftUnknown.slice(0, 10))
+    lines.push(`    unknown: ${forTerminal(`${step.method} ${step.path} (${step.task}, ${step.target.site ?? ''}/${step.target.environment ?? ''})`)}`);
+  return lines.join('\n');
+}
+
+/** Nothing to send or poll: say so, bring the report up to date with the journal, send nothing. */
+function upToDate(reportPath: string, state: JournalState, todo: ResumePlan, out: (text: string) => void): number {
+  const report = buildReport({
+    plan: state.start.plan,
+    mode: 'run',
+    startedAt: new Date(state.start.started_at),
+    finishedAt: new Date(),
+    results: todo.initial,
+    stopped: state.stopped,
+    runId: state.start.run_id,
+  });
+  writeJsonAtomic(reportPath, report);
+  out(`nothing left to send: every step has ended.\n${renderSummary(report, reportPath)}`);
+  return exitCodeOf(report);
+}
+
+/** What the fleet changed under since the run: dropped, not sent. */
+function describeChanged({ changed }: ResumedPlan): string[] {
+  if (changed.length === 0) return [];
+  const lines = [`  ${changed.length} changed since the run: dropped (skipped), not sent`];
+  for (const { step, change } of changed.slice(0, 10)) lines.push(`    ${forTerminal(`${step.task}, ${targetLabel(step)}: ${change}`)}`);
+  if (changed.length > 10) lines.push(`    … ${changed.length - 10} more in the report`);
+  return lines;
+}
+
+/** Steps the playbook would not make: the journal was changed after its run. Exit 2, one line, nothing sent. */
+function refusal(journalPath: string, plan: Plan, refused: PlanChange[], playbook: string): InvalidInputError {
+  const { step, change } = refused[0]!;
+  const more = refused.length > 1 ? ` (and ${refused.length - 1} more steps)` : '';
+  return new InvalidInputError([
+    {
+      file: journalPath,
+      line: 1,
+      path: `plan.steps.${plan.steps.indexOf(step)}`,
+      message: forTerminal(`${step.task}, ${targetLabel(step)}: not what ${playbook} sends (${change})${more}; resume sends nothing: start a new run`),
+    },
+  ]);
 }

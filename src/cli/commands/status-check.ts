@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { exitCodeOf, summarize, writeJsonAtomic, type Report, type ReportResult } from '../../report/report.js';
-import { Journal, journalPathFor, readJournal } from '../../run/journal.js';
+import { Journal, journalPathFor } from '../../run/journal.js';
+import { readJournalBack } from '../../run/journal-read-back.js';
 import { lockScopeOf } from '../../coord/file-lock.js';
 import type { Coordination, LockScope } from '../../coord/types.js';
 import { DEFAULT_TRACKING, Watcher, type Tracked } from '../../run/watcher.js';
@@ -87,7 +88,7 @@ export async function checkOperations(reportPath: string, report: Report, waitMs
  */
 export function runLockScope(reportPath: string, report: Report): { scope: LockScope; coordination?: string } {
   try {
-    const { start } = readJournal(journalPathFor(reportPath));
+    const { start } = readJournalBack(journalPathFor(reportPath));
     return { scope: lockScopeOf(start.plan), coordination: start.coordination };
   } catch {
     return { scope: lockScopeOf({ company: report.company, name: report.name }) };

@@ -1,10 +1,12 @@
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Report } from '../../report/report.js';
 import { DEFAULT_TRACKING } from '../../run/watcher.js';
 import { parseDuration } from '../../util/duration.js';
 import { UsageError } from '../../errors.js';
 import type { GlobalOptions } from '../context.js';
+
+/** A report of 50,000 steps is some 60 MB of JSON; past this it is not a report sitefleet wrote. */
+const MAX_REPORT_BYTES = 512 << 20;
 
 export function registerStatus(program: Command): void {
   program
@@ -18,12 +20,8 @@ export function registerStatus(program: Command): void {
     )
     .action(async (reportPath: string, opts: { wait?: boolean | string }, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
-      let report: Report;
-      try {
-        report = JSON.parse(readFileSync(reportPath, 'utf8')) as Report;
-      } catch (error) {
-        throw new UsageError(`cannot read the report ${reportPath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-      }
+      const { readJsonFile } = await import('../../util/json-input.js');
+      const report = readJsonFile(reportPath, { what: 'report', maxBytes: MAX_REPORT_BYTES, schema: 'report.schema.json' }).data as Report;
       const waitMs = opts.wait === undefined || opts.wait === false ? 0 : opts.wait === true ? DEFAULT_TRACKING.timeoutMs : parseDuration(opts.wait);
       if (waitMs === undefined) throw new UsageError('--wait takes a duration such as 10m');
       const [{ checkOperations, runLockScope }, { warnIfUncoordinated, withRunLock }] = await Promise.all([
