@@ -1,4 +1,6 @@
+import { isIP } from 'node:net';
 import type { InputProblem } from '../errors.js';
+import { nameRefusal } from './address.js';
 import { DURATION_PATTERN, parseDuration } from '../util/duration.js';
 
 /**
@@ -24,6 +26,12 @@ export interface HealthInput {
   domain?: string | string[];
   /** An environment with no domain to check: not updated (`skip`), or a failed step that counts against the budget (`fail`). @default "skip" */
   on_missing_domain?: 'skip' | 'fail';
+  /**
+   * Sites whose names resolve to addresses inside a network (private, loopback, link-local, …) may be
+   * checked: for a fleet on a private network. An IP address written in `url` is allowed without it.
+   * @default false
+   */
+  allow_private?: boolean;
 }
 
 /** `health:` with every default filled in: what the plan carries. */
@@ -37,6 +45,8 @@ export interface HealthSpec {
   concurrency: number;
   domain?: string[];
   on_missing_domain: 'skip' | 'fail';
+  /** Present only when the playbook says so: a plan without it is the same plan as before the option. */
+  allow_private?: true;
 }
 
 /**
@@ -100,7 +110,14 @@ export function healthSchema(): Record<string, unknown> {
               { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
             ],
           },
-          on_missing_domain: { enum: ['skip', 'fail'], description: 'an environment with no domain: not updated (skip, default), or a failed step (fail)' },
+          on_missing_domain: {
+            enum: ['skip', 'fail'],
+            description: 'an environment with no domain (or one sitefleet refuses to check): not updated (skip, default), or a failed step (fail)',
+          },
+          allow_private: {
+            type: 'boolean',
+            description: 'check sites whose names resolve to private, loopback or link-local addresses (default false: they are refused)',
+          },
         },
       },
     ],
@@ -143,6 +160,7 @@ export function resolveHealth(input: true | HealthInput): { spec?: HealthSpec; p
       concurrency: given.concurrency ?? HEALTH_DEFAULTS.concurrency,
       ...(given.domain === undefined ? {} : { domain: [given.domain].flat() }),
       on_missing_domain: given.on_missing_domain ?? HEALTH_DEFAULTS.on_missing_domain,
+      ...(given.allow_private === true ? { allow_private: true as const } : {}),
     },
   };
 }
@@ -156,13 +174,42 @@ const HOST_NAME = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-
 
 /**
  * The URL to check for one environment. Names from the service go in percent-encoded (a site name
- * cannot add a path, a query or another host), and a domain only if it is a host name.
+ * cannot add a path, a query or another host), and a domain only if it is a host name on the
+ * internet: not an IP address in any notation, not `localhost` (see address.ts). A host built from
+ * the service's names is held to the same rule.
  */
 export function healthUrl(spec: HealthSpec, values: { domain?: string; site: string; env: string; env_id: string }): { url: string } | { problem: string } {
-  if (values.domain !== undefined && !HOST_NAME.test(values.domain)) return { problem: `domain ${JSON.stringify(values.domain)} is not a host name` };
+  if (values.domain !== undefined) {
+    if (!HOST_NAME.test(values.domain)) return { problem: `domain ${JSON.stringify(values.domain)} is not a host name` };
+    const why = nameRefusal(values.domain);
+    if (why) return { problem: `domain ${JSON.stringify(values.domain)} ${why}, not a host on the internet` };
+  }
   const text = spec.url.replace(/\{\{\s*([a-z_]+)\s*\}\}/g, (_, name: string) => {
     if (name === 'domain') return values.domain ?? '';
     return encodeURIComponent(name === 'site' ? values.site : name === 'env' ? values.env : values.env_id);
   });
-  return URL.canParse(text) ? { url: new URL(text).href } : { problem: `${JSON.stringify(text)} is not a URL` };
+  if (!URL.canParse(text)) return { problem: `${JSON.stringify(text)} is not a URL` };
+  const url = new URL(text);
+  const why = hostFromService(spec.url) ? nameRefusal(url.hostname) : undefined;
+  if (why) return { problem: `host ${JSON.stringify(url.hostname)} (from the service's names) ${why}, not a host on the internet` };
+  return { url: url.href };
+}
+
+/** Stands for a template's value while its URL is read: no host name the service could give contains it. */
+const PLACEHOLDER = 'sitefleet--template--value';
+
+/** True when a template fills the URL's host: the host is then the service's text, not the playbook's. */
+export function hostFromService(template: string): boolean {
+  const filled = template.replace(/\{\{[^}]*\}\}/g, PLACEHOLDER);
+  return !URL.canParse(filled) || new URL(filled).hostname.includes(PLACEHOLDER);
+}
+
+/**
+ * The IP address the playbook's own `url` names as its host (`127.0.0.1`, `[::1]`), as a URL reads
+ * it: the author's choice, so checks may reach it whatever it is. Undefined for a name or a template.
+ */
+export function literalAddress(template: string): string | undefined {
+  if (hostFromService(template)) return undefined;
+  const host = new URL(template.replace(/\{\{[^}]*\}\}/g, PLACEHOLDER)).hostname;
+  return isIP(host.replace(/^\[|\]$/g, '')) ? host : undefined;
 }

@@ -256,6 +256,16 @@ class Execution {
     await this.record('result', step, { step_id: step.id, status, http_status: null, operation_id: null, attempts: 0, error: null, reason });
   }
 
+  /**
+   * A write whose site may not be checked (its address is refused) is not sent, as one with no domain
+   * to check: `skipped`, or `failed` against the budget with `on_missing_domain: fail`.
+   */
+  async endRefused(task: TaskSummary, budget: FailureBudget, step: Step, why: string): Promise<void> {
+    const fail = task.health?.on_missing_domain === 'fail';
+    await this.endUnsent(step, fail ? 'failed' : 'skipped', `${why}; not updated (on_missing_domain: ${fail ? 'fail' : 'skip'})`);
+    this.countFailure(task, budget, this.results.get(step.id)!);
+  }
+
   /** One step: wait for its environment, send, and (for a waiting task) follow its operation to the end. */
   async runStep(task: TaskSummary, budget: FailureBudget, step: Step, guarded: Guarded = {}): Promise<void> {
     const known = this.results.get(step.id);
@@ -272,6 +282,7 @@ class Execution {
       const url = step.health && 'url' in step.health ? step.health.url : undefined;
       if (url && guarded.gate) guarded.before = await guarded.gate.check(url);
       if (this.sendsOver()) return;
+      if (guarded.before?.refused) return await this.endRefused(task, budget, step, `health: ${guarded.before.detail} at ${url}`);
       const claim = this.options.busy && step.lock ? await this.claim(this.options.busy, step.lock, task) : undefined;
       if (this.sendsOver()) {
         claim?.ended();

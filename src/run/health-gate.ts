@@ -24,7 +24,8 @@ export class HealthGate {
 
   /**
    * Healthy at the first healthy answer; unhealthy after `attempts` answers that were not, `interval`
-   * apart. Undefined when interrupted first: a site is never called broken because the run stopped.
+   * apart, or at once when the site's address is refused. Undefined when interrupted first: a site is
+   * never called broken because the run stopped.
    */
   async check(url: string): Promise<HealthVerdict | undefined> {
     const { spec } = this;
@@ -33,7 +34,9 @@ export class HealthGate {
       const result = await this.#queue.add(() => this.probe.probe(url, spec, this.signal));
       if (this.signal?.aborted) return undefined;
       const verdict = judge(result, spec);
-      if (verdict.healthy || attempt >= spec.attempts) return attempt === 1 ? verdict : { ...verdict, detail: `${verdict.detail} (${attempt} attempts)` };
+      // A refused address is no answer that time could change: nothing was sent, and nothing will be.
+      if (verdict.healthy || verdict.refused || attempt >= spec.attempts)
+        return attempt === 1 ? verdict : { ...verdict, detail: `${verdict.detail} (${attempt} attempts)` };
       await sleepOn(this.clock, spec.interval_ms, this.signal);
     }
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { healthUrl, parseStatusRanges, resolveHealth } from '../../src/health/spec.js';
+import { healthUrl, hostFromService, literalAddress, parseStatusRanges, resolveHealth } from '../../src/health/spec.js';
 import { healthOutcome } from '../../src/run/health-gate.js';
 
 describe('health: as a playbook gives it', () => {
@@ -41,6 +41,60 @@ describe('health: as a playbook gives it', () => {
     expect(healthUrl(spec, { domain: 'evil.example/@other', site: 's', env: 'e', env_id: 'e' })).toEqual({
       problem: 'domain "evil.example/@other" is not a host name',
     });
+  });
+});
+
+describe('health: a domain from the service is a host on the internet', () => {
+  const values = { site: 's', env: 'live', env_id: 'e' };
+  it.each([
+    ['2130706433', 'is an IP address (127.0.0.1)'],
+    ['0x7f.1', 'is an IP address (127.0.0.1)'],
+    ['127.1', 'is an IP address (127.0.0.1)'],
+    ['0177.0.0.1', 'is an IP address (127.0.0.1)'],
+    ['169.254.169.254', 'is an IP address'],
+    ['localhost', 'names this machine (localhost)'],
+    ['admin.LOCALHOST', 'names this machine (localhost)'],
+  ])('the domain %s gives no URL: it %s', (domain, why) => {
+    for (const url of ['https://{{domain}}/', 'http://127.0.0.1:8080/sites/{{domain}}/']) {
+      expect(healthUrl(resolveHealth({ url }).spec!, { domain, ...values })).toEqual({
+        problem: `domain ${JSON.stringify(domain)} ${why}, not a host on the internet`,
+      });
+    }
+  });
+
+  it.each(['[::1]', '::1', '[fe80::1]'])('the IPv6 literal %s is not a host name', (domain) => {
+    expect(healthUrl(resolveHealth(true).spec!, { domain, ...values })).toEqual({ problem: `domain ${JSON.stringify(domain)} is not a host name` });
+  });
+
+  it('a host built from another name of the service is held to the same rule', () => {
+    const spec = resolveHealth({ url: 'http://{{site}}/' }).spec!;
+    expect(healthUrl(spec, { ...values, site: '127.0.0.1' })).toEqual({
+      problem: 'host "127.0.0.1" (from the service\'s names) is an IP address, not a host on the internet',
+    });
+    expect(healthUrl(spec, { ...values, site: '2130706433' })).toEqual({
+      problem: 'host "127.0.0.1" (from the service\'s names) is an IP address, not a host on the internet',
+    });
+    expect(healthUrl(spec, { ...values, site: 'localhost' })).toMatchObject({ problem: expect.stringContaining('names this machine (localhost)') });
+    expect(healthUrl(resolveHealth({ url: 'https://{{site}}.example.net/' }).spec!, { ...values, site: 'localhost' })).toEqual({
+      url: 'https://localhost.example.net/',
+    });
+  });
+
+  it('whose host the playbook wrote, and which address it names', () => {
+    expect(hostFromService('https://{{domain}}/')).toBe(true);
+    expect(hostFromService('https://www.{{site}}.example/')).toBe(true);
+    expect(hostFromService('http://127.0.0.1:8080/sites/{{domain}}/')).toBe(false);
+    expect(literalAddress('http://127.0.0.1:8080/sites/{{domain}}/')).toBe('127.0.0.1');
+    expect(literalAddress('http://[::1]:8080/{{domain}}')).toBe('[::1]');
+    expect(literalAddress('http://2130706433/{{domain}}')).toBe('127.0.0.1');
+    expect(literalAddress('http://localhost:8080/{{domain}}')).toBeUndefined();
+    expect(literalAddress('https://{{domain}}/')).toBeUndefined();
+  });
+
+  it('allow_private is carried only when the playbook sets it', () => {
+    expect(resolveHealth({ allow_private: true }).spec).toMatchObject({ allow_private: true });
+    expect(resolveHealth({ allow_private: false }).spec).not.toHaveProperty('allow_private');
+    expect(resolveHealth(true).spec).not.toHaveProperty('allow_private');
   });
 });
 

@@ -67,6 +67,18 @@ describe('HealthGate', () => {
     expect(probe.most()).toBe(3);
   });
 
+  it('a refused address is not tried again: nothing was sent, and the verdict says so', async () => {
+    const clock = new ManualClock();
+    const refused = 'shop.example resolves to 10.0.0.5, a private address (health.allow_private: true allows it)';
+    const probe = scripted([{ status: null, url: 'u', refused }, ok]);
+    const gate = new HealthGate(probe.port, resolveHealth({ attempts: 3, interval: '1s' }).spec!, clock);
+    const verdict = gate.check('http://shop.example/');
+    await clock.advance(0);
+    probe.release.shift()!();
+    expect(await verdict).toEqual({ healthy: false, refused: true, detail: `not checked: ${refused}` });
+    expect(probe.release).toHaveLength(0);
+  });
+
   it('interrupted, it gives no verdict: a site is never called broken because the run stopped', async () => {
     const clock = new ManualClock();
     const probe = scripted([broken]);
