@@ -21,6 +21,7 @@ describe('--coordination URL', () => {
     ['redis://redis/zero', /the database in \/zero must be a number/],
     ['redis://redis/0?lease=soon', /lease=soon is not a duration/],
     ['redis://redis/0?lease=200ms', /shorter than a second/],
+    ['redis://redis/0?lease=1000h', /lease="1000h" is longer than 10m, the most it takes/],
   ])('%s is a usage error', (url, message) => {
     expect(() => parseRedisUrl(url)).toThrow(message);
   });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis, RedisOptions } from 'ioredis';
 import { CoordinationError, UsageError } from '../../errors.js';
-import { parseDuration } from '../../util/duration.js';
+import { LONGEST, parseDuration, tooLong } from '../../util/duration.js';
 
 export interface RedisAddress {
   options: RedisOptions;
@@ -32,6 +32,8 @@ export function parseRedisUrl(text: string): RedisAddress {
     if (parsed === undefined) throw new UsageError(`--coordination: lease=${leaseText} is not a duration (say lease=15s)`);
     leaseMs = parsed;
     if (leaseMs < 1000) throw new UsageError(`--coordination: lease=${leaseText} is shorter than a second`);
+    const problem = tooLong(leaseText, LONGEST.lease);
+    if (problem) throw new UsageError(`--coordination: lease=${problem}`);
   }
   const port = url.port ? Number(url.port) : 6379;
   const host = url.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1';
