@@ -31,8 +31,8 @@ export interface GlobalOptions {
   coordination?: string;
   /** `--create-rate N/period`: the service's limit on creating calls, when known. */
   createRate?: string;
-  /** `--rate-limit-wait DURATION`: how long one call keeps trying while the service answers 429 (default 10m). */
-  rateLimitWait?: string;
+  /** `--rate-limit-wait DURATION`, in ms: how long one call keeps trying while the service answers 429 (default 10m). */
+  rateLimitWait?: number;
   /** `--allow-outside FILE` (repeated): files outside the playbook's folder that it may name. */
   allowOutside?: string[];
   /** `--health-url TEMPLATE`: the page every `health:` check fetches, instead of each task's `health.url`. */
@@ -130,8 +130,7 @@ export function createRuntime(opts: GlobalOptions, options: RuntimeOptions): Run
   const parsed = usage(() => parseRate(rate));
   // Without a known creation limit the rule starts at the general one and learns from 429s.
   const parsedCreate = createRate ? usage(() => parseRate(createRate)) : parsed;
-  const rateLimitWaitMs = opts.rateLimitWait === undefined ? DEFAULT_RETRY.rateLimitWaitMs : parseDuration(opts.rateLimitWait);
-  if (rateLimitWaitMs === undefined) throw new UsageError(`--rate-limit-wait ${opts.rateLimitWait} is not a duration such as 90s, 10m or 1h`);
+  const rateLimitWaitMs = opts.rateLimitWait ?? DEFAULT_RETRY.rateLimitWaitMs;
   // Headroom: a share of each window left to the key's other clients.
   const share = 1 - (settings.headroom ?? 0);
   const limit = Math.max(1, Math.floor(parsed.limit * share));

@@ -12,7 +12,8 @@ import { registerSim } from './commands/sim.js';
 import { registerSshConfig } from './commands/ssh-config.js';
 import { registerStatus } from './commands/status.js';
 import { registerValidate } from './commands/validate.js';
-import { intOption } from './parse.js';
+import { durationOption, intOption } from './parse.js';
+import { LONGEST } from '../util/duration.js';
 import { sitefleetVersion } from '../util/version.js';
 
 export function buildProgram(): Command {
@@ -29,7 +30,11 @@ export function buildProgram(): Command {
       '--create-rate <N/period>',
       "the service's limit on creating calls (backups, sites, environments, domains, DNS records), e.g. 5/min (default: playbook, else learned)",
     )
-    .option('--rate-limit-wait <duration>', 'how long one call keeps trying while the service answers 429, e.g. 10m (default 10m)')
+    .option(
+      '--rate-limit-wait <duration>',
+      `how long one call keeps trying while the service answers 429, e.g. 10m (default 10m, at most ${LONGEST.rateLimitWait})`,
+      durationOption('--rate-limit-wait', LONGEST.rateLimitWait, '90s, 10m or 1h'),
+    )
     .addOption(
       new Option('--log-level <level>', 'pino log level (default: warn, or info with --log-file)').choices([
         'trace',

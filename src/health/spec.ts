@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import type { InputProblem } from '../errors.js';
 import { nameRefusal } from './address.js';
-import { DURATION_PATTERN, parseDuration } from '../util/duration.js';
+import { durationSchema, LONGEST, parseDuration } from '../util/duration.js';
 
 /**
  * A task's `health:` as the playbook gives it: `true` for every default, or an object. The checks
@@ -73,7 +73,6 @@ export const HEALTH_TEMPLATE_NAMES = ['domain', 'site', 'env', 'env_id'];
 
 /** The JSON Schema of `health:` in a playbook. */
 export function healthSchema(): Record<string, unknown> {
-  const duration = { type: 'string', pattern: DURATION_PATTERN };
   return {
     description: 'after the write, fetch the site and fail the step if it is broken; `true` for the defaults',
     oneOf: [
@@ -99,9 +98,9 @@ export function healthSchema(): Record<string, unknown> {
             items: { type: 'string', minLength: 1 },
             description: 'texts that mean the page is broken (default: WordPress’s critical error, PHP’s fatal error, the database error)',
           },
-          timeout: { ...duration, description: `one attempt, default ${HEALTH_DEFAULTS.timeout}` },
+          timeout: durationSchema(LONGEST.healthTimeout, `one attempt, default ${HEALTH_DEFAULTS.timeout}`),
           attempts: { type: 'integer', minimum: 1, maximum: 10, description: `tries before a site counts as unhealthy, default ${HEALTH_DEFAULTS.attempts}` },
-          interval: { ...duration, description: `wait between attempts, default ${HEALTH_DEFAULTS.interval}` },
+          interval: durationSchema(LONGEST.healthInterval, `wait between attempts, default ${HEALTH_DEFAULTS.interval}`),
           concurrency: { type: 'integer', minimum: 1, maximum: 256, description: `checks at once, default ${HEALTH_DEFAULTS.concurrency}` },
           domain: {
             description: 'the first domain matching this glob (or one of these) is {{domain}}; default the first domain',

@@ -2,13 +2,12 @@ import { HH_MM } from '../util/time-window.js';
 import { ACTIONS, guardable, verifiable } from '../actions/index.js';
 import { healthSchema } from '../health/spec.js';
 import { commonDef, globs } from '../actions/schema-parts.js';
-import { DURATION_PATTERN } from '../util/duration.js';
+import { durationSchema, LONGEST } from '../util/duration.js';
 
 export const PLAYBOOK_SCHEMA_ID = 'https://sitefleet.dev/schemas/playbook.schema.json';
 
 const envRef = { type: 'string', pattern: '^\\$\\{[A-Za-z_][A-Za-z0-9_]*\\}$' };
 export const RATE_PATTERN = '^\\s*[1-9][0-9]*\\s*/\\s*[0-9]*\\s*(ms|s|sec|second|m|min|minute|h|hour)\\s*$';
-const duration = { type: 'string', pattern: DURATION_PATTERN, description: 'a duration such as 500ms, 30s, 5m or 1h30m' };
 const share = { type: 'string', pattern: '^(100|[1-9]?[0-9])(\\.[0-9]+)?%$' };
 const budget = {
   description: 'failures allowed per task before the run stops: a count, or a percentage of the task’s targets',
@@ -64,12 +63,15 @@ export function playbookSchema(): Record<string, unknown> {
             description:
               "files outside the playbook's folder that it may name (ip_list_file); others are refused, so a changed playbook cannot read any file the runner can",
           },
-          not_found_grace: { ...duration, description: 'how long a new operation may be unknown to the service (404) before it counts as lost (default 60s)' },
+          not_found_grace: durationSchema(
+            LONGEST.notFoundGrace,
+            'how long a new operation may be unknown to the service (404) before it counts as lost (default 60s)',
+          ),
           concurrency: { type: 'integer', minimum: 1, maximum: 256 },
           max_failures: budget,
           report_dir: { type: 'string', minLength: 1 },
           wait: { type: 'boolean', description: 'poll every operation until it finished (succeeded or failed)' },
-          wait_timeout: { ...duration, description: 'how long to wait for one operation (default 30m)' },
+          wait_timeout: durationSchema(LONGEST.operationWait, 'how long to wait for one operation (default 30m)'),
           operation_path: { type: 'string', pattern: '^/.*\\{operation_id\\}', description: 'operation status endpoint (default /operations/{operation_id})' },
           window: {
             type: 'object',
@@ -127,7 +129,7 @@ export function playbookSchema(): Record<string, unknown> {
           allow_empty: { type: 'boolean', description: 'a target that matches nothing is not an error' },
           max_failures: budget,
           wait: { type: 'boolean', description: 'poll this task’s operations until they finished' },
-          timeout: { ...duration, description: 'how long to wait for one operation of this task' },
+          timeout: durationSchema(LONGEST.operationWait, 'how long to wait for one operation of this task'),
           verify: { type: 'boolean', description: `${verifiable().join(', ')}: re-read the listing afterwards and fail steps whose work it does not show` },
           health: { ...healthSchema(), description: `${guardable().join(', ')}: ${String(healthSchema().description)}; implies wait` },
           backup_first: {
@@ -141,7 +143,7 @@ export function playbookSchema(): Record<string, unknown> {
             properties: {
               canary: { type: 'integer', minimum: 0 },
               waves: { type: 'array', minItems: 1, items: share },
-              pause: duration,
+              pause: durationSchema(LONGEST.rolloutPause, 'the wait between one wave and the next'),
             },
           },
         },

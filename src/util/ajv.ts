@@ -3,6 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject } from 'ajv';
 import * as formatsModule from 'ajv-formats';
 import type { InputProblem } from '../errors.js';
+import { tooLong } from './duration.js';
 
 // ajv-formats is CommonJS; under NodeNext its plugin function sits on `.default`.
 const addFormats = (formatsModule as unknown as { default: (ajv: Ajv2020) => void }).default;
@@ -31,6 +32,8 @@ export function createAjv(): Ajv2020 {
   ajv.addFormat('denied-ip', { type: 'string', validate: isDeniedIp });
   // Draft 2020 annotation keywords that editors read but ajv has no use for.
   ajv.addKeyword({ keyword: 'x-secret', schemaType: 'boolean' });
+  // A duration past its limit (see LONGEST in util/duration.ts); one that is no duration at all is the pattern's to say.
+  ajv.addKeyword({ keyword: 'maxDuration', type: 'string', schemaType: 'string', validate: (max: string, data: string) => tooLong(data, max) === undefined });
   return ajv;
 }
 
@@ -63,6 +66,12 @@ export function ajvProblems(errors: ErrorObject[] | null | undefined, prefix = '
       message = `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
     } else if (e.keyword === 'format') {
       message = `${JSON.stringify(e.data)} is not a valid ${describeFormat((e.params as { format: string }).format)}`;
+    } else if (e.keyword === 'const') {
+      message = `must be ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}`;
+    } else if (e.keyword === 'maxDuration') {
+      message = tooLong(String(e.data), String(e.schema)) ?? message;
+    } else if (e.keyword === 'pattern' && (e.parentSchema as { maxDuration?: string })?.maxDuration) {
+      message = `${truncate(JSON.stringify(e.data))} is not a duration such as 500ms, 30s, 5m or 1h30m`;
     } else if (e.keyword === 'pattern') {
       message = `${truncate(JSON.stringify(e.data))} does not match ${(e.parentSchema as { description?: string })?.description ?? `the pattern ${(e.params as { pattern: string }).pattern}`}`;
     }
@@ -77,14 +86,16 @@ export function ajvProblems(errors: ErrorObject[] | null | undefined, prefix = '
 
 /**
  * A value checked against alternatives (`oneOf`) fails each branch: a selector given as an object with
- * a typo also "must be string". Keep the specific errors; merge bare type errors into one.
+ * a typo also "must be string", a `health:` object with a field too long also "must be true". Keep the
+ * specific errors; merge the bare ones (a type, a constant) into one.
  */
 function simplifyAlternatives(problems: (InputProblem & { keyword: string })[]): InputProblem[] {
-  const specific = problems.filter((p) => p.keyword !== 'type');
+  const bare = (p: { keyword: string }) => p.keyword === 'type' || p.keyword === 'const';
+  const specific = problems.filter((p) => !bare(p));
   const out: InputProblem[] = [];
   const typeErrors = new Map<string, string[]>();
   for (const p of problems) {
-    if (p.keyword !== 'type') {
+    if (!bare(p)) {
       out.push({ path: p.path, message: p.message });
       continue;
     }

@@ -7,4 +7,67 @@ export function parseDuration(text: string): number | undefined {
   return Math.round(parts.reduce((sum, p) => sum + Number(p[1]) * UNITS[p[2]!]!, 0));
 }
 
-export const DURATION_PATTERN = '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$';
+const DURATION_PATTERN = '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$';
+
+/**
+ * The longest wait a Node timer holds (about 24.8 days): setTimeout and AbortSignal.timeout take
+ * anything longer as 1 ms, so a timeout given too long would fire at once and a pause would not
+ * pause. Every duration that ends in a timer is held to a limit at or below this.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The longest each duration a person gives may be, and why. Playbook fields take no `d`, so their
+ * limits are written in hours. One rule applies them all (`tooLong`): to the playbook through the
+ * schema keyword `maxDuration`, to flags through `durationOption` (cli/parse.ts), to the lease of
+ * the coordination URL.
+ */
+export const LONGEST = {
+  /** health.timeout: one fetch of one page; a page that takes ten minutes to come is not healthy. */
+  healthTimeout: '10m',
+  /** health.interval: between attempts (10 at most); a site not back an hour after its update is broken. */
+  healthInterval: '1h',
+  /**
+   * settings.wait_timeout, a task's timeout, `status --wait`: one operation. A backup of a large
+   * site takes hours; one that has not ended in a day will not, and the run holds its lock meanwhile.
+   */
+  operationWait: '24h',
+  /**
+   * rollout.pause: a canary soak of days is a real practice; past a week the run has held its lock
+   * and its process for too long: run the later waves as a run of their own.
+   */
+  rolloutPause: '168h',
+  /** settings.not_found_grace: an operation the service still does not know after an hour was lost. */
+  notFoundGrace: '1h',
+  /** --rate-limit-wait: a day of 429s means another client owns the budget; waiting on outlives any window. */
+  rateLimitWait: '24h',
+  /** --max-plan-age: a plan is a review of the fleet as it was; three weeks on, that fleet is gone. */
+  planAge: '24d',
+  /** ?lease= of --coordination: a run that died keeps every other run out for its lease. */
+  lease: '10m',
+} as const;
+
+/** Ages compared with dates and never put in a timer: the only limits that may pass MAX_TIMER_MS. */
+export const LONGEST_AGE = {
+  /** --max-age of `backups`: a monthly backup needs more than 24 days; a yearly one is the sparsest policy. */
+  backupAge: '366d',
+  /** --expiry-warning of `doctor`: a month ahead is common; a year ahead is as far as a warning helps. */
+  expiryWarning: '366d',
+} as const;
+
+/**
+ * The one rule for every duration given: why `text` is refused for a field that takes at most `max`.
+ * Undefined when it is within the limit, or not a duration at all (the caller says what one looks
+ * like: the schema's pattern, a flag's example).
+ */
+export function tooLong(text: string, max: string, kind: 'timer' | 'age' = 'timer'): string | undefined {
+  const limit = parseDuration(max);
+  if (limit === undefined || (kind === 'timer' && limit > MAX_TIMER_MS)) throw new Error(`${max} is not a limit a timer holds`);
+  const ms = parseDuration(text);
+  return ms !== undefined && ms > limit ? `${JSON.stringify(text)} is longer than ${max}, the most it takes` : undefined;
+}
+
+/** A duration field of a schema, at most `max` (the ajv keyword `maxDuration`, see util/ajv.ts). */
+export function durationSchema(max: string, description: string): Record<string, unknown> {
+  return { type: 'string', pattern: DURATION_PATTERN, maxDuration: max, description: `${description}; at most ${max}` };
+}

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
-import { UsageError } from '../../errors.js';
-import { parseDuration } from '../../util/duration.js';
+import { LONGEST_AGE } from '../../util/duration.js';
+import { durationFlag } from '../parse.js';
 import type { GlobalOptions } from '../context.js';
 import type { BackupsOptions } from './backups-check.js';
 import { addSelectorFlags } from '../selector-flags.js';
@@ -18,9 +18,7 @@ export function registerBackups(program: Command): void {
       '\nThe morning check after a nightly backup job, usable from monitoring: exit 0 when every selected environment\nhas a backup younger than --max-age, 1 when some have none (they are listed), 2 for bad input.\n\nExample:\n  sitefleet backups --environment live --max-age 26h\n',
     )
     .action(async (opts: BackupsOptions, command: Command) => {
-      const maxAgeMs = opts.maxAge === undefined ? undefined : parseDuration(opts.maxAge);
-      if (opts.maxAge !== undefined && maxAgeMs === undefined)
-        throw new UsageError(`--max-age ${JSON.stringify(opts.maxAge)} is not a duration such as 26h or 2d`);
+      const maxAgeMs = opts.maxAge === undefined ? undefined : durationFlag('--max-age', opts.maxAge, LONGEST_AGE.backupAge, '26h or 2d', 'age');
       const { checkBackups } = await import('./backups-check.js');
       process.exitCode = await checkBackups(command.optsWithGlobals<GlobalOptions>(), opts, maxAgeMs);
     });

@@ -110,7 +110,7 @@ export async function runDoctor(globals: GlobalOptions, opts: DoctorOptions, war
     let runtime: Runtime | undefined;
     try {
       // A check should not wait ten minutes for a budget someone else holds: half a minute, then say so.
-      runtime = await openRuntime({ rateLimitWait: '30s', ...globals }, globals.company);
+      runtime = await openRuntime({ rateLimitWait: 30_000, ...globals }, globals.company);
       if (runtime.coordination.address) checks.push({ check: 'coordination', status: 'ok', detail: `Redis at ${runtime.coordination.address} answers` });
     } catch (error) {
       if (!(error instanceof CoordinationError)) throw error;

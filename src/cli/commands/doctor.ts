@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
-import { UsageError } from '../../errors.js';
-import { parseDuration } from '../../util/duration.js';
+import { LONGEST_AGE } from '../../util/duration.js';
+import { durationFlag } from '../parse.js';
 import type { GlobalOptions } from '../context.js';
 import type { DoctorOptions } from './doctor-checks.js';
 
@@ -17,8 +17,7 @@ export function registerDoctor(program: Command): void {
       '\nOne line per check: ok, warn or fail. Exit 0; 1 on a warning with --strict; 3 on a failure.\n\nExample:\n  sitefleet doctor --expiry-warning 30d --strict\n',
     )
     .action(async (opts: DoctorOptions, command: Command) => {
-      const warnMs = parseDuration(opts.expiryWarning);
-      if (warnMs === undefined) throw new UsageError(`--expiry-warning ${JSON.stringify(opts.expiryWarning)} is not a duration such as 14d`);
+      const warnMs = durationFlag('--expiry-warning', opts.expiryWarning, LONGEST_AGE.expiryWarning, '14d', 'age');
       const { runDoctor } = await import('./doctor-checks.js');
       process.exitCode = await runDoctor(command.optsWithGlobals<GlobalOptions>(), opts, warnMs);
     });

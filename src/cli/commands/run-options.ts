@@ -17,8 +17,8 @@ export interface RunOptions extends WindowOptions {
   plan?: string;
   /** With `plan`: any changed step refuses the whole run (exit 2). */
   strictPlan?: boolean;
-  /** With `plan`: older than this is refused. @default DEFAULT_MAX_PLAN_AGE (24h) */
-  maxPlanAge?: string;
+  /** With `plan`: older than this (ms) is refused. @default DEFAULT_MAX_PLAN_AGE (24h) */
+  maxPlanAge?: number;
 }
 
 /** @default for `--max-plan-age`: a plan reviewed in the afternoon is applied that night, not next week. */

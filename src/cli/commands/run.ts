@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import type { GlobalOptions } from '../context.js';
 import { addWindowOptions, DEFAULT_MAX_PLAN_AGE, EXIT_CODES_HELP, type RunOptions } from './run-options.js';
+import { durationOption } from '../parse.js';
+import { LONGEST } from '../../util/duration.js';
 
 export function registerRun(program: Command): void {
   const command = program
@@ -9,7 +11,11 @@ export function registerRun(program: Command): void {
     .argument('[playbook]', 'playbook file (with --plan: default, the one the plan names)')
     .option('--plan <file>', 'apply a plan saved by `plan --out`: its steps whose precondition still holds, and no others')
     .option('--strict-plan', 'with --plan: if anything changed since the plan, send nothing (exit 2) instead of dropping those steps')
-    .option('--max-plan-age <duration>', `with --plan: refuse a plan older than this (default ${DEFAULT_MAX_PLAN_AGE})`)
+    .option(
+      '--max-plan-age <duration>',
+      `with --plan: refuse a plan older than this (default ${DEFAULT_MAX_PLAN_AGE}, at most ${LONGEST.planAge})`,
+      durationOption('--max-plan-age', LONGEST.planAge, '24h or 90m'),
+    )
     .option('--dry-run', 'do exactly what `plan` does and write the report with every step "planned"')
     .option('--report <file>', 'where the report goes (default: sitefleet-report-<timestamp>.json); the journal goes beside it')
     .option('-y, --yes', 'do not ask for confirmation (needed when not on a terminal)')

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import type { Report } from '../../report/report.js';
 import { DEFAULT_TRACKING } from '../../run/watcher.js';
-import { parseDuration } from '../../util/duration.js';
-import { UsageError } from '../../errors.js';
+import { LONGEST } from '../../util/duration.js';
+import { durationOption } from '../parse.js';
 import type { GlobalOptions } from '../context.js';
 
 /** A report of 50,000 steps is some 60 MB of JSON; past this it is not a report sitefleet wrote. */
@@ -13,17 +13,20 @@ export function registerStatus(program: Command): void {
     .command('status')
     .description('poll the operations a report shows as accepted and update the report in place')
     .argument('<report>', 'a report written by `sitefleet run`')
-    .option('--wait [timeout]', 'keep polling until every operation ended, or the timeout (default 30m) passes')
+    .option(
+      '--wait [timeout]',
+      `keep polling until every operation ended, or the timeout (default 30m, at most ${LONGEST.operationWait}) passes`,
+      durationOption('--wait', LONGEST.operationWait, '10m'),
+    )
     .addHelpText(
       'after',
       '\nAccepted operations become succeeded or failed; those still running stay accepted.\nThe report is replaced atomically; the run’s journal, if beside it, records the news too.\nCtrl-C stops polling and keeps every answer already received.\n\nExample:\n  sitefleet status sitefleet-report-2026-11-22T02-00-00-000Z.json --wait 10m\n',
     )
-    .action(async (reportPath: string, opts: { wait?: boolean | string }, command: Command) => {
+    .action(async (reportPath: string, opts: { wait?: boolean | number }, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
       const { readJsonFile } = await import('../../util/json-input.js');
       const report = readJsonFile(reportPath, { what: 'report', maxBytes: MAX_REPORT_BYTES, schema: 'report.schema.json' }).data as Report;
-      const waitMs = opts.wait === undefined || opts.wait === false ? 0 : opts.wait === true ? DEFAULT_TRACKING.timeoutMs : parseDuration(opts.wait);
-      if (waitMs === undefined) throw new UsageError('--wait takes a duration such as 10m');
+      const waitMs = opts.wait === undefined || opts.wait === false ? 0 : opts.wait === true ? DEFAULT_TRACKING.timeoutMs : opts.wait;
       const [{ checkOperations, runLockScope }, { warnIfUncoordinated, withRunLock }] = await Promise.all([
         import('./status-check.js'),
         import('../session.js'),

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Redis, RedisOptions } from 'ioredis';
 import { CoordinationError, UsageError } from '../../errors.js';
-import { parseDuration } from '../../util/duration.js';
+import { LONGEST, parseDuration, tooLong } from '../../util/duration.js';
+import { redactUrl } from '../../util/redact-url.js';
 
 export interface RedisAddress {
   options: RedisOptions;
@@ -13,18 +14,22 @@ export interface RedisAddress {
 
 export const DEFAULT_LEASE_MS = 15_000;
 
-/** `redis://[user:password@]host[:port][/db][?lease=15s]` (or `rediss://` for TLS). Anything else is a usage error. */
+/**
+ * `redis://[user:password@]host[:port][/db][?lease=15s]` (or `rediss://` for TLS). Anything else is a
+ * usage error, which quotes what it was given only through `redactUrl`: never its password.
+ */
 export function parseRedisUrl(text: string): RedisAddress {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new UsageError(`--coordination ${JSON.stringify(text)} is not a URL: give redis://host:port/db`);
+    throw new UsageError(`--coordination ${JSON.stringify(redactUrl(text))} is not a URL: give redis://host:port/db`);
   }
   if (url.protocol !== 'redis:' && url.protocol !== 'rediss:')
-    throw new UsageError(`--coordination ${text}: only redis:// and rediss:// URLs are understood (say redis://host:6379/0)`);
+    throw new UsageError(`--coordination ${redactUrl(text)}: only redis:// and rediss:// URLs are understood (say redis://host:6379/0)`);
   const dbText = url.pathname.replace(/^\//, '') || '0';
-  if (!/^\d{1,2}$/.test(dbText)) throw new UsageError(`--coordination: the database in ${url.pathname} must be a number, as in redis://host:6379/0`);
+  // The path too: `redis://u:12/secret@host` parses, with the rest of the password in it.
+  if (!/^\d{1,2}$/.test(dbText)) throw new UsageError(`--coordination: the database in ${redactUrl(url.pathname)} must be a number, as in redis://host:6379/0`);
   const leaseText = url.searchParams.get('lease');
   let leaseMs = DEFAULT_LEASE_MS;
   if (leaseText !== null) {
@@ -32,6 +37,8 @@ export function parseRedisUrl(text: string): RedisAddress {
     if (parsed === undefined) throw new UsageError(`--coordination: lease=${leaseText} is not a duration (say lease=15s)`);
     leaseMs = parsed;
     if (leaseMs < 1000) throw new UsageError(`--coordination: lease=${leaseText} is shorter than a second`);
+    const problem = tooLong(leaseText, LONGEST.lease);
+    if (problem) throw new UsageError(`--coordination: lease=${problem}`);
   }
   const port = url.port ? Number(url.port) : 6379;
   const host = url.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1';
