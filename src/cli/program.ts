@@ -13,6 +13,8 @@ import { registerSshConfig } from './commands/ssh-config.js';
 import { registerStatus } from './commands/status.js';
 import { registerValidate } from './commands/validate.js';
 import { intOption } from './parse.js';
+import type { GlobalOptions } from './context.js';
+import { checkCommandOutputs } from './output-check.js';
 import { sitefleetVersion } from '../util/version.js';
 
 export function buildProgram(): Command {
@@ -76,6 +78,8 @@ export function buildProgram(): Command {
   registerSim(program);
   registerDemo(program);
   for (const command of program.commands) command.exitOverride();
+  // `--log-file`, whatever the command: never a link, a file that is not a log, nor --sites or --token-file.
+  program.hook('preAction', (_program, action) => checkCommandOutputs(action.optsWithGlobals<GlobalOptions>(), [], []));
   return program;
 }
 

@@ -5,6 +5,7 @@ import { DEFAULT_TRACKING } from '../../run/watcher.js';
 import { parseDuration } from '../../util/duration.js';
 import { UsageError } from '../../errors.js';
 import type { GlobalOptions } from '../context.js';
+import { checkCommandOutputs, journalOf } from '../output-check.js';
 
 export function registerStatus(program: Command): void {
   program
@@ -30,6 +31,8 @@ export function registerStatus(program: Command): void {
         import('./status-check.js'),
         import('../session.js'),
       ]);
+      // The report is rewritten in place: it must be a report, and no link (see util/output-file.ts).
+      checkCommandOutputs(globals, [{ flag: 'report', path: reportPath, kind: 'report' }], [journalOf(reportPath)]);
       const { scope, coordination } = runLockScope(reportPath, report);
       warnIfUncoordinated(coordination, globals);
       // The run's lock: status rewrites the run's report and appends to its journal, which a run still
