@@ -34,10 +34,13 @@ interface Kind {
   /** Appended to (a log), not replaced. */
   append?: true;
   mode: number;
-  /** How much of an existing file is read to recognise it; a longer JSON file is not one of ours. */
-  bytes: number;
-  /** Whether an existing file (its first `bytes`; `whole` when that is all of it) is of this kind; without it, any regular file is. */
-  isOwn?(text: string, whole: boolean): boolean;
+  /** How an existing file is recognised as one of the kind; without it, any regular file is. */
+  own?: {
+    /** How much of the file is read; a longer JSON file is not one sitefleet wrote. */
+    bytes: number;
+    /** `whole` when `text` is all of the file. */
+    test(text: string, whole: boolean): boolean;
+  };
 }
 
 /** A plan of 50,000 steps is some 40 MB of JSON, its report less: past this, a file is not one sitefleet wrote. */
@@ -56,30 +59,30 @@ const KINDS: Record<OutputKind, Kind> = {
   report: {
     name: 'a sitefleet report',
     mode: 0o644,
-    bytes: MAX_JSON_BYTES,
-    isOwn: jsonWith((v) => v.version === 1 && typeof v.run_id === 'string' && Array.isArray(v.results)),
+    own: { bytes: MAX_JSON_BYTES, test: jsonWith((v) => v.version === 1 && typeof v.run_id === 'string' && Array.isArray(v.results)) },
   },
   plan: {
     name: 'a sitefleet plan',
     mode: 0o644,
-    bytes: MAX_JSON_BYTES,
-    isOwn: jsonWith((v) => v.version === 1 && Array.isArray(v.steps) && Array.isArray(v.skipped) && typeof v.company === 'string' && !('run_id' in v)),
+    own: {
+      bytes: MAX_JSON_BYTES,
+      test: jsonWith((v) => v.version === 1 && Array.isArray(v.steps) && Array.isArray(v.skipped) && typeof v.company === 'string' && !('run_id' in v)),
+    },
   },
   junit: {
     name: 'JUnit XML',
     mode: 0o644,
-    bytes: HEAD_BYTES,
-    isOwn: (text) => /^\uFEFF?\s*(<\?xml[^>]*\?>\s*)?(<!--[\s\S]*?-->\s*)*<testsuites?[\s/>]/.test(text),
+    own: { bytes: HEAD_BYTES, test: (text) => /^\uFEFF?\s*(<\?xml[^>]*\?>\s*)?(<!--[\s\S]*?-->\s*)*<testsuites?[\s/>]/.test(text) },
   },
-  'summary-md': { name: 'a sitefleet Markdown summary', mode: 0o644, bytes: HEAD_BYTES, isOwn: (text) => text.startsWith('### sitefleet: ') },
-  // Login links are secrets: the file is private (0600), and only a file of links is replaced by one.
-  'login-links': { name: 'a login-links file', mode: 0o600, bytes: MAX_JSON_BYTES, isOwn: jsonArrayOf((v) => typeof v.login_link === 'string') },
-  log: { name: 'a sitefleet log', append: true, mode: 0o644, bytes: HEAD_BYTES, isOwn: (text) => isSitefleetLogLine(text.split('\n')[0]!) },
-  'step-summary': { name: "GitHub's step summary", append: true, mode: 0o644, bytes: 0 },
+  'summary-md': { name: 'a sitefleet Markdown summary', mode: 0o644, own: { bytes: HEAD_BYTES, test: (text) => text.startsWith('### sitefleet: ') } },
+  // Login links are secrets: the file is private (0600), and only a file of links (a JSON array of them) is replaced by one.
+  'login-links': { name: 'a login-links file', mode: 0o600, own: { bytes: MAX_JSON_BYTES, test: jsonArrayOf((v) => typeof v.login_link === 'string') } },
+  log: { name: 'a sitefleet log', append: true, mode: 0o644, own: { bytes: HEAD_BYTES, test: (text) => isSitefleetLogLine(text.split('\n')[0]!) } },
+  'step-summary': { name: "GitHub's step summary", append: true, mode: 0o644 },
 };
 
 type Fields = Record<string, unknown>;
-type Recognise = NonNullable<Kind['isOwn']>;
+type Recognise = NonNullable<Kind['own']>['test'];
 
 function jsonWith(test: (value: Fields) => boolean): Recognise {
   return (text, whole) => {
@@ -229,17 +232,17 @@ function kindRefusal(output: OutputFile, verb: string): string | undefined {
 }
 
 function ownKindProblem(output: OutputFile, fd: number, verb: string): string | undefined {
-  const kind = KINDS[output.kind];
+  const { name, own } = KINDS[output.kind];
   const { size } = fstatSync(fd);
-  if (size === 0 || !kind.isOwn) return undefined;
-  const buffer = Buffer.alloc(Math.min(size, kind.bytes));
+  if (size === 0 || !own) return undefined;
+  const buffer = Buffer.alloc(Math.min(size, own.bytes));
   let read = 0;
   while (read < buffer.length) {
     const n = readSync(fd, buffer, read, buffer.length - read, read);
     if (n === 0) break;
     read += n;
   }
-  return kind.isOwn(buffer.subarray(0, read).toString('utf8'), read === size) ? undefined : `exists and is not ${kind.name}: refusing to ${verb} it`;
+  return own.test(buffer.subarray(0, read).toString('utf8'), read === size) ? undefined : `exists and is not ${name}: refusing to ${verb} it`;
 }
 
 /** One file under two names: the same path, the same place once its folder's links are followed, or the same inode. */
