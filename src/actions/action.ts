@@ -2,6 +2,7 @@ import type { EndpointName } from '../api/endpoints.js';
 import type { InputProblem } from '../errors.js';
 import type { Environment, Inventory } from '../inventory/inventory.js';
 import type { PlaybookFiles } from '../util/input-file.js';
+import type { OutputKind } from '../util/output-file.js';
 
 /** What a step acts on; recorded in the plan and the report. */
 export interface Target {
@@ -134,6 +135,11 @@ interface ActionBase<W extends object> {
   confirmBatch?: BatchConfirm;
   /** The file this task's answers go to (login links), built from the steps that kept an output. */
   privateOutput?(withBlock: W, steps: StepOutcome[]): PrivateOutput | undefined;
+  /**
+   * Where `privateOutput` will write, known before anything is sent: the `with` field naming it and
+   * the kind of file it is, so a run refuses up front a path it must not replace (see util/output-file.ts).
+   */
+  privateFile?(withBlock: W): { field: string; file: string; kind: OutputKind };
 }
 
 /** One call per selected environment. */

@@ -53,6 +53,7 @@ export const adminUsersLoginLink: Action<{ email: string; output_file: string }>
     });
     return links.length > 0 ? { what: 'login links', file: w.output_file, text: `${JSON.stringify(links, null, 2)}\n` } : undefined;
   },
+  privateFile: (w) => ({ field: 'output_file', file: w.output_file, kind: 'login-links' }),
   // The links are fetched once: a folder found missing only after that would lose them.
   check(w) {
     if (typeof w.output_file !== 'string') return [];

@@ -1,4 +1,5 @@
 import { pino, type Logger } from 'pino';
+import { openAppend } from '../util/output-file.js';
 import { forTerminal } from '../util/safe-text.js';
 
 /**
@@ -41,12 +42,13 @@ export function createLogger(options: { level?: string; file?: string; tty?: boo
   const level = options.level ?? (options.file ? 'info' : 'warn');
   // A file is written in buffered chunks (a syscall per line would cost more than the call it logs)
   // and flushed when the process exits; stderr is written at once, so a person sees it as it happens.
+  // The file is appended to only if it is a regular file and a sitefleet log, never through a link (openAppend).
   const settings = { level, base: { app: 'sitefleet' }, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, timestamp: pino.stdTimeFunctions.isoTime };
   if (!options.file && (options.tty ?? process.stderr.isTTY === true)) {
     return pino(settings, { write: (line: string) => void process.stderr.write(`\r\x1b[K${humanLine(line)}`) });
   }
   const destination = options.file
-    ? pino.destination({ dest: options.file, sync: false, mkdir: true, append: true, minLength: 8 * 1024 })
+    ? pino.destination({ fd: openAppend({ flag: '--log-file', path: options.file, kind: 'log' }), sync: false, minLength: 8 * 1024 })
     : pino.destination({ fd: 2, sync: true });
   if (options.file) process.once('exit', () => destination.flushSync());
   return pino(settings, destination);

@@ -14,6 +14,8 @@ import { registerStatus } from './commands/status.js';
 import { registerValidate } from './commands/validate.js';
 import { durationOption, intOption } from './parse.js';
 import { LONGEST } from '../util/duration.js';
+import type { GlobalOptions } from './context.js';
+import { checkCommandOutputs } from './output-check.js';
 import { sitefleetVersion } from '../util/version.js';
 
 export function buildProgram(): Command {
@@ -81,6 +83,8 @@ export function buildProgram(): Command {
   registerSim(program);
   registerDemo(program);
   for (const command of program.commands) command.exitOverride();
+  // `--log-file`, whatever the command: never a link, a file that is not a log, nor --sites or --token-file.
+  program.hook('preAction', (_program, action) => checkCommandOutputs(action.optsWithGlobals<GlobalOptions>(), [], []));
   return program;
 }
 

@@ -158,7 +158,7 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   });
   await snapshots.settled(); // a snapshot must not land after the final report
   const finalStart = performance.now();
-  writeJsonAtomic(args.reportPath, report);
+  writeJsonAtomic({ flag: 'report', path: args.reportPath, kind: 'report' }, report);
   const finalMs = performance.now() - finalStart;
   const cpu = process.cpuUsage(cpuAtStart);
   runtime.logger.info(

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { writeFileAtomic } from '../util/atomic-write.js';
+import { writeOutput, type OutputFile } from '../util/output-file.js';
 import { jsonText } from '../util/safe-text.js';
 import { EXIT, type ExitCode } from '../errors.js';
 import type { Target } from '../actions/action.js';
@@ -109,11 +109,11 @@ export function buildReport(args: {
 }
 
 /**
- * Writes JSON so that a reader never sees half a file, and a power cut never leaves an empty one (see
- * writeFileAtomic); its strings exact, and safe to `cat` (see jsonText).
+ * Writes JSON so that a reader never sees half a file, and a power cut never leaves an empty one, nor
+ * through a link (see writeOutput); its strings exact, and safe to `cat` (see jsonText).
  */
-export function writeJsonAtomic(path: string, value: unknown, mode = 0o644): void {
-  writeFileAtomic(path, `${jsonText(value, 2)}\n`, mode);
+export function writeJsonAtomic(output: OutputFile, value: unknown): void {
+  writeOutput(output, `${jsonText(value, 2)}\n`);
 }
 
 /**

@@ -90,7 +90,12 @@ describe.each(all.map((a) => [a.name, a] as const))('action %s', (name, action) 
       ]);
       expect(written?.what.length).toBeGreaterThan(0);
       expect(action.privateOutput(action.example, [{ target: { env_id: 'e' } }])).toBeUndefined();
+      // The run checks before sending the file the output will go to: it must be the one written.
+      const file = action.privateFile?.(action.example);
+      expect(file?.file).toBe(written?.file);
+      expect((action.example as Record<string, unknown>)[file!.field]).toBe(written?.file);
     }
+    expect(action.privateFile === undefined).toBe(action.privateOutput === undefined);
   });
 });
 

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { GlobalOptions } from '../context.js';
 import { reportError } from '../report-error.js';
+import { checkCommandOutputs, journalOf } from '../output-check.js';
 
 interface PlanOptions {
   out?: string;
@@ -47,10 +48,15 @@ async function plan(file: string, opts: PlanOptions, globals: GlobalOptions): Pr
     import('../../report/report.js'),
     import('../estimate.js'),
   ]);
+  // The saved plan and the log are checked before the fleet is read (see util/output-file.ts).
+  checkCommandOutputs(globals, opts.out ? [{ flag: '--out', path: opts.out, kind: 'plan' }] : [], [
+    { what: 'the playbook', path: file },
+    ...(opts.history === undefined ? [] : [{ what: 'the --history report', path: opts.history }, journalOf(opts.history, "the --history report's journal")]),
+  ]);
   const history = opts.history === undefined ? undefined : readHistory(opts.history);
   const { plan, runtime } = await preparePlan(file, globals);
   await runtime.close();
-  if (opts.out) writeJsonAtomic(opts.out, plan);
+  if (opts.out) writeJsonAtomic({ flag: '--out', path: opts.out, kind: 'plan' }, plan);
   if (!globals.quiet)
     process.stdout.write(
       `${[renderPlan(plan, opts.verbose ?? false), ...estimateLines(plan, runtime.pace, history)].join('\n')}\n${opts.out ? `plan written to ${opts.out}; apply it with \`sitefleet run --plan ${opts.out}\`\n` : ''}`,

@@ -20,6 +20,8 @@ import { runSession, warnIfUncoordinated, withRunLock } from '../session.js';
 import { lockScopeOf } from '../../coord/file-lock.js';
 import type { Coordination } from '../../coord/types.js';
 import { enterWindow, type Deadline, type WindowOptions } from '../window.js';
+import { ciOutputFiles } from '../ci-outputs.js';
+import { checkCommandOutputs, journalOf } from '../output-check.js';
 
 export interface ResumeOptions extends WindowOptions {
   yes?: boolean;
@@ -35,6 +37,16 @@ export async function resumeRun(reportPath: string, globals: GlobalOptions, opts
   const state = readState(reportPath);
   const { start } = state;
   const playbook = playbookOfRun(reportPath, start, globals);
+  // Every file the resume writes, checked before anything is sent (see util/output-file.ts).
+  checkCommandOutputs(
+    globals,
+    [{ flag: 'report', path: reportPath, kind: 'report' }, ...ciOutputFiles(opts)],
+    [
+      journalOf(reportPath),
+      { what: "the run's playbook", path: start.playbook },
+      ...(start.plan_file ? [{ what: "the run's saved plan", path: start.plan_file }] : []),
+    ],
+  );
   warnIfUncoordinated(start.coordination, globals);
   const scope = lockScopeOf(playbook);
   // The run's window holds for what its resume sends or polls; a run with nothing left is brought up to date at any hour.
@@ -169,7 +181,7 @@ function upToDate(reportPath: string, state: JournalState, todo: ResumePlan, out
     stopped: state.stopped,
     runId: state.start.run_id,
   });
-  writeJsonAtomic(reportPath, report);
+  writeJsonAtomic({ flag: 'report', path: reportPath, kind: 'report' }, report);
   out(`nothing left to send: every step has ended.\n${renderSummary(report, reportPath)}`);
   return exitCodeOf(report);
 }

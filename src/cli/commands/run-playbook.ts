@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { buildReport, writeJsonAtomic, type Report } from '../../report/report.js';
+import { existsSync } from 'node:fs';
+import { buildReport, writeJsonAtomic } from '../../report/report.js';
 import { hasStartRecord, Journal, journalPathFor } from '../../run/journal.js';
 import { confirmWrites } from '../confirm.js';
 import { UsageError, type GlobalOptions, type Runtime } from '../context.js';
@@ -9,7 +8,9 @@ import type { ApiKey } from '../../api/types.js';
 import { describeExpiring, keyFindings } from '../../run/api-keys.js';
 import type { Playbook } from '../../playbook/types.js';
 import { emptyTargetProblems, loadForRun, planFrom } from '../prepare.js';
-import { writeCiOutputs } from '../ci-outputs.js';
+import { ciOutputFiles, writeCiOutputs } from '../ci-outputs.js';
+import { checkCommandOutputs, journalOf } from '../output-check.js';
+import { privateOutputFiles } from '../secret-outputs.js';
 import { renderPlan, renderSummary } from '../render.js';
 import { runSession, withRunLock } from '../session.js';
 import { openCoordination } from '../../coord/open.js';
@@ -35,13 +36,6 @@ export async function runPlaybook(file: string | undefined, globals: GlobalOptio
   const startedAt = new Date();
   if (!opts.plan && (opts.strictPlan || opts.maxPlanAge !== undefined))
     throw new UsageError(`${opts.strictPlan ? '--strict-plan' : '--max-plan-age'} goes with --plan FILE`);
-  for (const [flag, path] of [
-    ['--report', opts.report],
-    ['--junit', opts.junit],
-    ['--summary-md', opts.summaryMd],
-  ] as const) {
-    if (path && !existsSync(dirname(resolve(path)))) throw new UsageError(`the folder of ${flag} ${path} does not exist`);
-  }
   // A saved plan is checked against the playbook's text, company and age before the fleet is read.
   const saved = opts.plan ? readSavedPlan(opts.plan) : undefined;
   file ??= saved && playbookNamedBy(saved, globals.allowOutside);
@@ -51,7 +45,12 @@ export async function runPlaybook(file: string | undefined, globals: GlobalOptio
   const refuseStale = () => saved && refuseStalePlan(saved, { playbook: file, company: playbook.company, maxAgeMs: planAgeMs(opts), at: Date.now() });
   refuseStale();
   opts.report ??= defaultReportPath(playbook.settings.report_dir, startedAt);
-  refuseForeignReport(opts.report);
+  // Every file the run will write, checked before the fleet is read (see util/output-file.ts).
+  checkCommandOutputs(
+    globals,
+    [{ flag: '--report', path: opts.report, kind: 'report' }, ...ciOutputFiles(opts), ...privateOutputFiles(playbook)],
+    [{ what: 'the playbook', path: file }, ...(saved ? [{ what: 'the saved plan (--plan)', path: saved.file }] : []), journalOf(opts.report)],
+  );
   if (!opts.dryRun && existsSync(journalPathFor(opts.report)) && hasStartRecord(journalPathFor(opts.report))) {
     // Said before the fleet is read: this report is another run's, which `resume` continues.
     throw new UsageError(
@@ -80,24 +79,6 @@ async function warnOfExpiringKeys(runtime: Runtime, company: string): Promise<vo
   } catch (error) {
     runtime.logger.debug({ err: (error as Error).message }, 'could not read the API keys for the pre-flight check');
   }
-}
-
-/** `--report playbook.yaml` must not overwrite the playbook: an existing file is replaced only if it is a sitefleet report. */
-function refuseForeignReport(path: string): void {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw new UsageError(`--report ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'unreadable'}): pick another path`);
-  }
-  try {
-    const report = JSON.parse(text) as Partial<Report>;
-    if (report.version === 1 && typeof report.run_id === 'string' && Array.isArray(report.results)) return;
-  } catch {
-    // not JSON: not a report
-  }
-  throw new UsageError(`--report ${path} exists and is not a sitefleet report: refusing to overwrite it`);
 }
 
 async function planAndRun(
@@ -130,7 +111,7 @@ async function planAndRun(
     if (empty) throw empty;
     if (opts.dryRun) {
       const report = buildReport({ plan, mode: 'dry-run', startedAt, finishedAt: new Date() });
-      writeJsonAtomic(reportPath, report);
+      writeJsonAtomic({ flag: '--report', path: reportPath, kind: 'report' }, report);
       out(renderSummary(report, reportPath));
       writeCiOutputs(report, reportPath, opts);
       return { exitCode: 0, reportPath };

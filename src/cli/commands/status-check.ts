@@ -69,7 +69,7 @@ export async function checkOperations(reportPath: string, report: Report, waitMs
     await runtime.close();
   }
   report.summary = summarize(report.results);
-  writeJsonAtomic(reportPath, report);
+  writeJsonAtomic({ flag: 'report', path: reportPath, kind: 'report' }, report);
   const still = report.results.filter((r) => r.status === 'accepted').length;
   if (!globals.quiet) {
     const next = still ? `${still} operations still running: look again with \`sitefleet status ${reportPath} --wait\`\n` : '';

@@ -4,6 +4,7 @@ import { DEFAULT_TRACKING } from '../../run/watcher.js';
 import { LONGEST } from '../../util/duration.js';
 import { durationOption } from '../parse.js';
 import type { GlobalOptions } from '../context.js';
+import { checkCommandOutputs, journalOf } from '../output-check.js';
 
 /** A report of 50,000 steps is some 60 MB of JSON; past this it is not a report sitefleet wrote. */
 const MAX_REPORT_BYTES = 512 << 20;
@@ -31,6 +32,8 @@ export function registerStatus(program: Command): void {
         import('./status-check.js'),
         import('../session.js'),
       ]);
+      // The report is rewritten in place: it must be a report, and no link (see util/output-file.ts).
+      checkCommandOutputs(globals, [{ flag: 'report', path: reportPath, kind: 'report' }], [journalOf(reportPath)]);
       const { scope, coordination } = runLockScope(reportPath, report);
       warnIfUncoordinated(coordination, globals);
       // The run's lock: status rewrites the run's report and appends to its journal, which a run still

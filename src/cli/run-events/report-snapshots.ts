@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Plan } from '../../plan/plan.js';
 import { buildReport, writeJsonAtomic } from '../../report/report.js';
 import type { StepResult } from '../../run/types.js';
-import { writeFileAtomicAsync } from '../../util/atomic-write.js';
+import { writeOutputAsync, type OutputFile } from '../../util/output-file.js';
 import { jsonText } from '../../util/safe-text.js';
 import type { Subscriber } from './subscriber.js';
 
@@ -27,6 +27,7 @@ export class ReportSnapshots implements Subscriber {
   #writing: Promise<void> | undefined;
   #nextAt = 0;
   readonly #timer: NodeJS.Timeout;
+  readonly #output: OutputFile;
 
   constructor(
     readonly plan: Plan,
@@ -35,7 +36,8 @@ export class ReportSnapshots implements Subscriber {
     readonly logger: Logger,
   ) {
     this.#live = new Map(run.initial ?? []);
-    writeJsonAtomic(path, this.#build());
+    this.#output = { flag: 'report', path, kind: 'report' };
+    writeJsonAtomic(this.#output, this.#build());
     this.#timer = setInterval(() => void this.#write(), 1000);
     this.#timer.unref();
   }
@@ -69,7 +71,7 @@ export class ReportSnapshots implements Subscriber {
     this.stats.totalMs += ms;
     this.stats.maxMs = Math.max(this.stats.maxMs, ms);
     this.#nextAt = performance.now() + Math.max(REPORT_EVERY_MS, 50 * ms);
-    this.#writing = writeFileAtomicAsync(this.path, text)
+    this.#writing = writeOutputAsync(this.#output, text)
       .catch((error: Error) => void this.logger.warn({ err: error.message }, 'could not write the report snapshot'))
       .finally(() => (this.#writing = undefined));
     return this.#writing;
