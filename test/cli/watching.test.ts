@@ -97,6 +97,8 @@ describe('watching operations through one watcher', () => {
     sim.setRate(undefined);
     const before = sim.log.length;
     const done = () => sim.log.slice(before).filter((e) => e.endpoint === 'getOperation' && e.status === 200);
+    // One operation has ended (status's first look answers it at once), the others still run.
+    await waitFor(() => sim.operations.inProgress < accepted, 60_000);
     const watching = startCli(['status', report, '--wait', '60s'], env);
     // Stopped once an answer is in the journal: status is then past its start and watching the rest.
     const journal = join(dir, 'r.journal.jsonl');
