@@ -86,7 +86,9 @@ describe('every duration of a playbook has a longest value that a timer holds', 
     const before = sim.log.length;
     const result = await runCli(['run', '--plan', planFile, '--yes'], simEnv(sim));
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(new RegExp(`^${planFile}:\\d+:\\d+: tasks\\.0\\.timeout_ms: must be <= 2147483647( \\(not a plan sitefleet wrote\\))?$`, 'm'));
+    expect(result.stderr).toMatch(
+      new RegExp(`^${planFile}:\\d+:\\d+: tasks\\.0\\.timeout_ms: must be <= 2147483647( \\(not a plan sitefleet wrote\\))?$`, 'm'),
+    );
     expect(sim.log.slice(before)).toEqual([]);
   });
 });
