@@ -5,6 +5,7 @@ import type { Plan } from '../plan/plan.js';
 import type { PlanChange } from '../plan/saved.js';
 import { MAX_PLAYBOOK_BYTES, textLocator } from '../playbook/load.js';
 import { readJsonFile } from '../util/json-input.js';
+import { hasSeal } from '../util/seal.js';
 import { planReadBackProblems } from '../plan/read-back.js';
 import { formatDuration } from './progress.js';
 import { InputFileError, PlaybookFiles, readInputFile } from '../util/input-file.js';
@@ -16,20 +17,21 @@ const MAX_PLAN_BYTES = 256 << 20;
 
 /** The playbook's text as `plan` saw it: a saved plan is applied only with the same text. */
 export function playbookSha256(file: string): string {
-  return sha256(readFileSync(file));
-}
-
-function sha256(data: string | Buffer): string {
-  return createHash('sha256').update(data).digest('hex');
+  return createHash('sha256').update(readFileSync(file)).digest('hex');
 }
 
 /**
- * The playbook `run --plan FILE` applies when none is given: the one the plan names, read under the
- * rule for any file a file names (inside the plan's folder, or allowed with --allow-outside), and
+ * The playbook `run --plan FILE` applies when none is given: the one the plan names, only when the
+ * plan carries this token's seal (a plan from a shared folder cannot pick which playbook runs), read
+ * under the rule for any file a file names (inside the plan's folder, or allowed with --allow-outside), and
  * held to the plan's sha256 before a byte of it is parsed or quoted: a plan pointed at /etc/shadow
  * is refused by name.
  */
-export function playbookNamedBy({ plan, file }: SavedPlan, allowOutside: readonly string[] = []): string {
+export function playbookNamedBy({ plan, file }: SavedPlan, token: string, allowOutside: readonly string[] = []): string {
+  if (!hasSeal(token, 'plan', plan))
+    throw new UsageError(
+      `${file} does not carry this API token's seal, so the playbook it names is not taken on its word: give the playbook itself (\`sitefleet run PLAYBOOK --plan ${file}\`)`,
+    );
   try {
     return new PlaybookFiles(dirname(file), allowOutside).resolve(plan.playbook);
   } catch (error) {
@@ -42,14 +44,13 @@ export function playbookNamedBy({ plan, file }: SavedPlan, allowOutside: readonl
 
 /** Refuses (exit 2) a playbook whose text is not the one the plan was made from; reads it as an input file, quotes nothing of it. */
 export function refuseOtherText({ plan, file }: SavedPlan, playbook: string): void {
-  let text: string;
   try {
-    text = readInputFile(playbook, MAX_PLAYBOOK_BYTES);
+    readInputFile(playbook, MAX_PLAYBOOK_BYTES); // a regular file of a playbook's size, or a clear line
   } catch (error) {
     if (error instanceof InputFileError) throw new UsageError(`--plan ${file}: ${error.message}`);
     throw error;
   }
-  if (sha256(text) !== plan.made.playbook_sha256)
+  if (playbookSha256(playbook) !== plan.made.playbook_sha256)
     throw new UsageError(`${file} was made from another text of ${playbook} (it has changed since the plan was made): ${again(playbook, file)}`);
 }
 

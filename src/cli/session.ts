@@ -50,7 +50,7 @@ export interface SessionArgs {
 export function warnIfUncoordinated(recorded: string | undefined, globals: GlobalOptions): void {
   if (recorded && !globals.coordination)
     process.stderr.write(
-      `sitefleet: warning: this run was coordinated through ${recorded}; without --coordination (or SITEFLEET_COORDINATION) this command shares no lock or budget with other machines\n`,
+      `sitefleet: warning: this run was coordinated through ${forTerminal(recorded)}; without --coordination (or SITEFLEET_COORDINATION) this command shares no lock or budget with other machines\n`,
     );
 }
 

@@ -169,5 +169,7 @@ export async function acquireLock(stateDir: string, scope: LockScope, options: L
 
 /** The lock a playbook's run takes: `settings.lock` (default `company`). */
 export function lockScopeOf(plan: { company: string; name: string; settings?: { lock?: 'company' | 'playbook' } }): LockScope {
-  return plan.settings?.lock === 'playbook' ? { company: plan.company, kind: 'playbook', playbook: plan.name } : { company: plan.company, kind: 'company' };
+  // A UUID in either case is one company: one lock.
+  const company = plan.company.toLowerCase();
+  return plan.settings?.lock === 'playbook' ? { company, kind: 'playbook', playbook: plan.name } : { company, kind: 'company' };
 }

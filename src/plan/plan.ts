@@ -84,6 +84,8 @@ export interface Plan {
   skipped: SkippedTarget[];
   /** When the plan was made, and from which playbook text: `run --plan` refuses a stale or foreign one. */
   made?: { at: string; playbook_sha256: string };
+  /** `plan --out`: the API token's seal over the rest (util/seal.ts). */
+  seal?: string;
 }
 
 export interface PlanInput {

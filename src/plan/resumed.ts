@@ -29,8 +29,9 @@ export function holdResumed(journal: Plan, toSend: readonly Step[], fresh: Plan,
   for (const step of toSend) {
     const now = freshById.get(step.id);
     const change = now && now.role !== step.role ? `${NOT_SELECTED} as ${step.role ?? 'a write'}` : changeOf(step, now, fresh, envs);
-    if (change === undefined) sendAs.set(step.id, now!);
-    else if (explained(step, now, change)) changed.push({ step, change });
+    // The journal's wave stands (its start record is sealed): waves made again over what is left would put a write before its restore point.
+    if (change === undefined) sendAs.set(step.id, withWave(now!, step.wave));
+    else if (explained(step, now)) changed.push({ step, change });
     else refused.push({ step, change });
   }
   const dropped = new Set(changed.map((c) => c.step.id));
@@ -66,8 +67,22 @@ export function holdResumed(journal: Plan, toSend: readonly Step[], fresh: Plan,
   };
 }
 
-/** Whether the fleet as it is now explains why a step no longer holds. */
-function explained(step: Step, now: Step | undefined, change: string): boolean {
-  if (!now) return !change.startsWith(NOT_SELECTED);
-  return (now.precondition ?? '') !== (step.precondition ?? '') || canonical(now.target) !== canonical(step.target);
+/**
+ * Whether the fleet as it is now explains why a step no longer holds: the fresh plan has no such
+ * step (its environment or domain is gone, renamed out of the target, or skipped now), or its
+ * precondition moved. Another request for the same target and precondition it cannot explain.
+ */
+function explained(step: Step, now: Step | undefined): boolean {
+  if (!now) return true;
+  return (now.precondition ?? '') !== (step.precondition ?? '') || canonical(ids(now.target)) !== canonical(ids(step.target));
+}
+
+/** A target's ids, not its names: a site renamed since the run is the same site. */
+function ids(target: Step['target']): unknown {
+  return { env_id: target.env_id, domain_id: target.domain_id, site_id: target.site_id };
+}
+
+function withWave(step: Step, wave: number | undefined): Step {
+  const { wave: _fresh, ...rest } = step;
+  return wave === undefined ? rest : { ...rest, wave };
 }

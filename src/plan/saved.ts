@@ -1,3 +1,4 @@
+import { canonicalJson } from '../util/seal.js';
 import type { Inventory } from '../inventory/inventory.js';
 import type { Plan, SkippedTarget, Step } from './plan.js';
 
@@ -95,10 +96,5 @@ export function changeOf(step: Step, now: Step | undefined, fresh: Plan, envs: M
 
 /** JSON with keys sorted: a plan file re-indented or re-ordered by a reviewer's tool is still the same plan. */
 export function canonical(value: unknown): string | undefined {
-  if (value === undefined) return undefined;
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  );
+  return value === undefined ? undefined : canonicalJson(value);
 }

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, readFileSync, readSync } from 'node:fs';
 import { link, open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Plan } from '../plan/plan.js';
-import { SitefleetError } from '../errors.js';
+import { SitefleetError, UsageError } from '../errors.js';
 import { syncFolder } from '../util/atomic-write.js';
 import type { StepResult, StopKind } from './types.js';
 
@@ -21,6 +21,8 @@ export type JournalRecord =
       coordination?: string;
       /** `run --plan FILE`: the saved plan this run applies. */
       plan_file?: string;
+      /** The API token's seal over the rest of the record (util/seal.ts): resume acts only on a start record of its own token. */
+      seal?: string;
     }
   | { t: 'resume'; at: number }
   /** Written, and made durable, before an attempt is sent. */
@@ -95,7 +97,14 @@ export class Journal {
    * is cut off first: appending after it would leave a broken line in the middle of the file.
    */
   static async open(path: string, options: { fsync?: boolean } = {}): Promise<Journal> {
-    const handle = await open(path, 'r+');
+    // Never through a link: a journal linked to another file would truncate and append to it.
+    const handle = await open(path, constants.O_RDWR | constants.O_NOFOLLOW).catch((error: NodeJS.ErrnoException) => {
+      throw error.code === 'ELOOP' ? new UsageError(`${path} is a link: a journal is never written through one`) : error;
+    });
+    if (!(await handle.stat()).isFile()) {
+      await handle.close();
+      throw new SitefleetError(`${path} is not a regular file: not a journal`);
+    }
     const { size } = await handle.stat();
     const end = await lastNewlineEnd(handle, size);
     if (end < size) {
@@ -103,7 +112,7 @@ export class Journal {
       await handle.datasync();
     }
     await handle.close();
-    return new Journal(await open(path, 'a', 0o600), path, options.fsync ?? true);
+    return new Journal(await open(path, constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW, 0o600), path, options.fsync ?? true);
   }
 
   append(record: JournalRecord): Promise<void> {

@@ -1,10 +1,12 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Plan } from '../../src/plan/plan.js';
 import type { Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, tempDir, writePlaybook, type CliResult } from '../helpers/cli.js';
 import { useSimulator } from '../helpers/sim.js';
+import { sealOf } from '../../src/util/seal.js';
 
 const start = useSimulator();
 
@@ -12,9 +14,10 @@ type Start = { t: 'start'; plan: Plan } & Record<string, unknown>;
 
 /**
  * Runs `text` to its end, then leaves only the journal's start record (every step "never sent"),
- * as rewritten by `tamper`: what someone with write access to the report folder can make resume see.
+ * as rewritten by `tamper`. The record is sealed again with the run's token unless `reseal` is false:
+ * what resume does with a record its seal vouches for, the last line of defence, is what is tested.
  */
-async function tamperedRun(sim: Simulator, text: string, tamper: (start: Start) => void) {
+async function tamperedRun(sim: Simulator, text: string, tamper: (start: Start) => void, reseal = true) {
   const dir = tempDir();
   const file = writePlaybook(text, dir);
   const report = join(dir, 'r.json');
@@ -25,8 +28,8 @@ async function tamperedRun(sim: Simulator, text: string, tamper: (start: Start) 
   const first = JSON.parse(readFileSync(journal, 'utf8').split('\n')[0]!) as Start;
   const before = JSON.stringify(first);
   tamper(first);
-  if (JSON.stringify(first) !== before) writeFileSync(journal, `${JSON.stringify(first)}\n`);
-  else writeFileSync(journal, `${before}\n`);
+  if (reseal && JSON.stringify(first) !== before) first.seal = sealOf(sim.token, 'journal', first);
+  writeFileSync(journal, `${JSON.stringify(first)}\n`);
   return { dir, file, report, journal, env, sent: sim.log.filter((e) => e.method !== 'GET').length };
 }
 
@@ -58,6 +61,30 @@ describe('a journal is data: resume sends only what the playbook it was planned 
     expect(JSON.stringify(sim.log)).not.toContain('intruder@evil.example');
   });
 
+  it('a start record changed without the token (no seal of its own) is refused before the playbook it names is read', async () => {
+    const { sim } = await start({ sites: 3, operationDelayMs: 0 });
+    const text =
+      'version: 1\nname: cli\ntasks:\n  - { name: flush, action: wp_cli.run, target: { environment: live }, with: { wp_command: "wp cache flush" } }\n';
+    const evil = writePlaybook(
+      'version: 1\nname: evil\ntasks:\n  - { name: x, action: wp_cli.run, target: all, with: { wp_command: "wp plugin deactivate --all" } }\n',
+    );
+    const run = await tamperedRun(
+      sim,
+      text,
+      (s) => {
+        s.playbook = evil;
+        s.plan.made!.playbook_sha256 = createHash('sha256').update(readFileSync(evil)).digest('hex');
+      },
+      false,
+    );
+    const line = refused(await runCli(['resume', run.report, '--yes'], run.env), run.report);
+    expect(line).toContain("does not carry this API token's seal");
+    expect(sim.log.filter((e) => e.method !== 'GET')).toHaveLength(run.sent);
+    // The same journal under another token: refused the same way.
+    const other = await runCli(['resume', run.report, '--yes'], { ...run.env, SITEFLEET_TOKEN: 'another-token-entirely' });
+    expect(refused(other, run.report)).toContain("does not carry this API token's seal");
+  });
+
   it('a push turned around (staging over live, with the database) is refused', async () => {
     const { sim } = await start({ sites: 3, operationDelayMs: 0 });
     const live = envOf(sim, 'live');
@@ -83,7 +110,7 @@ describe('a journal is data: resume sends only what the playbook it was planned 
     }
   });
 
-  it('a step added for an environment the task does not select is refused', async () => {
+  it('a step added for an environment the task does not select is not sent: dropped as changed', async () => {
     const { sim } = await start({ sites: 3, operationDelayMs: 0 });
     const text =
       'version: 1\nname: cli\ntasks:\n  - { name: flush, action: wp_cli.run, target: { environment: staging }, with: { wp_command: "wp cache flush" } }\n';
@@ -93,8 +120,10 @@ describe('a journal is data: resume sends only what the playbook it was planned 
       Object.assign(copy, { id: `0:${live}`, params: { env_id: live }, path: `/sites/environments/${live}/run-wp-cli-command`, target: { env_id: live } });
       s.plan.steps.push(copy);
     });
-    const line = refused(await runCli(['resume', run.report, '--yes'], run.env), run.journal);
-    expect(line).toContain("the task's target no longer selects it");
+    const result = await runCli(['resume', run.report, '--yes'], run.env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('changed since the run: dropped (skipped), not sent');
+    expect(result.stdout).toContain("the task's target no longer selects it");
     expect(sim.log.filter((e) => e.method !== 'GET' && e.path.includes(live))).toEqual([]);
   });
 
@@ -144,6 +173,22 @@ describe('a journal is data: resume sends only what the playbook it was planned 
     expect(writes).toHaveLength(run.sent * 2);
     expect(writes.slice(run.sent).every((e) => (e.body as { wp_command: string }).wp_command === 'wp cache flush')).toBe(true);
     expect(readdirSync(dirname(run.report))).toContain('r.json');
+  });
+});
+
+describe('a journal is never written through a link (issue 28, review)', () => {
+  it('status with a journal linked to another file: exit 2, the file untouched', async () => {
+    const { sim } = await start({ sites: 2, operationDelayMs: 0 });
+    const text = 'version: 1\nname: cli\ntasks:\n  - { name: flush, action: wp_cli.run, target: all, with: { wp_command: "wp cache flush" } }\n';
+    const run = await tamperedRun(sim, text, () => undefined);
+    const victim = join(tempDir(), 'bashrc');
+    writeFileSync(victim, 'export PATH=$PATH:/opt/bin'); // no final newline: opening it as a journal would cut it to nothing
+    unlinkSync(run.journal);
+    symlinkSync(victim, run.journal);
+    const result = await runCli(['status', run.report], run.env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('is a link: a journal is never written through one');
+    expect(readFileSync(victim, 'utf8')).toBe('export PATH=$PATH:/opt/bin');
   });
 });
 

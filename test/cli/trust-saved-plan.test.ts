@@ -9,6 +9,7 @@ import type { Report } from '../../src/report/report.js';
 import type { Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
 import { useSimulator } from '../helpers/sim.js';
+import { sealOf } from '../../src/util/seal.js';
 
 const start = useSimulator();
 
@@ -40,7 +41,8 @@ async function runTampered(sim: Simulator, text: string, tamper: (plan: Plan) =>
   expect(JSON.stringify(plan)).not.toBe(before);
   writeFileSync(planFile, JSON.stringify(plan, null, 2));
   const reportPath = join(dir, 'report.json');
-  const result = await runCli(['run', '--plan', planFile, '--yes', '--poll-interval', '50', '--report', reportPath], simEnv(sim));
+  // The playbook is given: the plan's seal (broken by the edit) does not matter then, and what is held is the fresh plan.
+  const result = await runCli(['run', playbook, '--plan', planFile, '--yes', '--poll-interval', '50', '--report', reportPath], simEnv(sim));
   return { plan, result, report: existsSync(reportPath) ? (JSON.parse(readFileSync(reportPath, 'utf8')) as Report) : undefined };
 }
 
@@ -135,7 +137,9 @@ describe('a saved plan is data: it narrows what the playbook sends, never widens
       [secret, createHash('sha256').update(readFileSync(secret)).digest('hex')],
       ['../' + secret.split('/').slice(-2).join('/'), plan.made!.playbook_sha256],
     ]) {
-      writeFileSync(planFile, JSON.stringify({ ...plan, playbook: named, made: { ...plan.made, playbook_sha256: sha } }));
+      const edited = { ...plan, playbook: named, made: { ...plan.made!, playbook_sha256: sha } };
+      // Sealed again with the token: the folder rule holds even for a plan its seal vouches for.
+      writeFileSync(planFile, JSON.stringify({ ...edited, seal: sealOf(sim.token, 'plan', edited) }));
       const result = await runCli(['run', '--plan', planFile, '--yes'], simEnv(sim));
       expect(result.code, named).toBe(2);
       expect(result.stderr.trim().split('\n'), named).toHaveLength(1);
@@ -144,11 +148,17 @@ describe('a saved plan is data: it narrows what the playbook sends, never widens
     }
     // The one inside the folder, with another text than the plan's: refused by its hash before it is parsed.
     writeFileSync(join(dir, 'other.yaml'), 'root:x:0:0:not yaml of a playbook: [\n');
-    writeFileSync(planFile, JSON.stringify({ ...plan, playbook: join(dir, 'other.yaml') }));
-    const other = await runCli(['run', '--plan', planFile, '--yes'], simEnv(sim));
-    expect(other.code).toBe(2);
-    expect(other.stderr).toContain('was made from another text of');
-    expect(other.stderr).not.toContain('root:');
+    const other = { ...plan, playbook: join(dir, 'other.yaml') };
+    writeFileSync(planFile, JSON.stringify({ ...other, seal: sealOf(sim.token, 'plan', other) }));
+    const otherText = await runCli(['run', '--plan', planFile, '--yes'], simEnv(sim));
+    expect(otherText.code).toBe(2);
+    expect(otherText.stderr).toContain('was made from another text of');
+    expect(otherText.stderr).not.toContain('root:');
+    // Without this token's seal, the playbook a plan names is not taken on its word at all.
+    writeFileSync(planFile, JSON.stringify(other));
+    const unsealed = await runCli(['run', '--plan', planFile, '--yes'], simEnv(sim));
+    expect(unsealed.code).toBe(2);
+    expect(unsealed.stderr).toContain("does not carry this API token's seal");
     expect(sim.log.filter((e) => e.method !== 'GET')).toEqual([]);
   });
 });

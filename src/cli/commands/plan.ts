@@ -42,11 +42,13 @@ export function registerPlan(program: Command): void {
 
 /** Plans, prints and saves; returns the number of calls the plan would send. */
 async function plan(file: string, opts: PlanOptions, globals: GlobalOptions): Promise<number> {
-  const [{ preparePlan }, { renderPlan }, { writeJsonAtomic }, { estimateLines, readHistory }] = await Promise.all([
+  const [{ preparePlan }, { renderPlan }, { writeJsonAtomic }, { estimateLines, readHistory }, { sealOf }, { readToken }] = await Promise.all([
     import('../prepare.js'),
     import('../render.js'),
     import('../../report/report.js'),
     import('../estimate.js'),
+    import('../../util/seal.js'),
+    import('../context.js'),
   ]);
   // The saved plan and the log are checked before the fleet is read (see util/output-file.ts).
   checkCommandOutputs(globals, opts.out ? [{ flag: '--out', path: opts.out, kind: 'plan' }] : [], [
@@ -56,7 +58,19 @@ async function plan(file: string, opts: PlanOptions, globals: GlobalOptions): Pr
   const history = opts.history === undefined ? undefined : readHistory(opts.history);
   const { plan, runtime } = await preparePlan(file, globals);
   await runtime.close();
-  if (opts.out) writeJsonAtomic({ flag: '--out', path: opts.out, kind: 'plan' }, plan);
+  // Sealed with the token: `run --plan FILE` trusts the playbook a plan names only under its own token's seal.
+  if (opts.out)
+    writeJsonAtomic(
+      { flag: '--out', path: opts.out, kind: 'plan' },
+      {
+        ...plan,
+        seal: sealOf(
+          readToken(globals, process.env, () => undefined),
+          'plan',
+          plan,
+        ),
+      },
+    );
   if (!globals.quiet)
     process.stdout.write(
       `${[renderPlan(plan, opts.verbose ?? false), ...estimateLines(plan, runtime.pace, history)].join('\n')}\n${opts.out ? `plan written to ${opts.out}; apply it with \`sitefleet run --plan ${opts.out}\`\n` : ''}`,

@@ -1,5 +1,6 @@
-import { createHash } from 'node:crypto';
-import { UsageError, type GlobalOptions } from '../context.js';
+import { readToken, UsageError, type GlobalOptions } from '../context.js';
+import { hasSeal } from '../../util/seal.js';
+import { playbookSha256 } from '../saved-plan.js';
 import { Journal, journalPathFor, NoStartRecordError, type JournalState } from '../../run/journal.js';
 import { readJournalBack } from '../../run/journal-read-back.js';
 import { planResume, type ResumePlan } from '../../run/resume.js';
@@ -53,7 +54,7 @@ export async function resumeRun(reportPath: string, globals: GlobalOptions, opts
   const todo = planResume(state);
   const deadline =
     todo.neverSent.length + todo.resend.length + todo.toPoll.length > 0
-      ? await enterWindow(start.plan.settings, opts, (text) => void (!globals.quiet && process.stdout.write(`${text}\n`)))
+      ? await enterWindow(playbook.settings, opts, (text) => void (!globals.quiet && process.stdout.write(`${text}\n`)))
       : undefined;
   return withRunLock(globals, scope, `resume ${reportPath}`, opts.waitLock, (coordination) =>
     resume(reportPath, readState(reportPath), { playbook, globals, opts, coordination, deadline }),
@@ -61,24 +62,35 @@ export async function resumeRun(reportPath: string, globals: GlobalOptions, opts
 }
 
 /**
- * The playbook the run was planned from, which alone says what a resume may send: the file the
- * journal names, held to the sha256 the run recorded before a byte of it is parsed (a changed text,
- * or a journal pointed at another file, is refused by name), then loaded as `run` loads it.
+ * The playbook the run was planned from, which alone says what a resume may send. The start record
+ * must carry this token's seal (util/seal.ts): a journal rewritten in the report folder, or one that
+ * names a playbook of the writer's choosing, is refused before anything of it is used. Then the file
+ * it names is held to the sha256 the run recorded before a byte of it is parsed (a text changed since
+ * is refused by name), and loaded as `run` loads it.
  */
 function playbookOfRun(reportPath: string, start: JournalState['start'], globals: GlobalOptions): Playbook & { company: string } {
+  if (
+    !hasSeal(
+      readToken(globals, process.env, () => undefined),
+      'journal',
+      start,
+    )
+  )
+    throw new UsageError(
+      `cannot resume ${reportPath}: its journal's start record does not carry this API token's seal (it was changed after the run, or the run used another token); nothing was sent: start a new run`,
+    );
   const sha256 = start.plan.made?.playbook_sha256;
   if (!sha256)
     throw new UsageError(
       `${journalPathFor(reportPath)} does not say which playbook text it was planned from, so nothing it holds can be checked: start a new run`,
     );
-  let text: string;
   try {
-    text = readInputFile(start.playbook, MAX_PLAYBOOK_BYTES);
+    readInputFile(start.playbook, MAX_PLAYBOOK_BYTES); // a regular file of a playbook's size, or a clear line
   } catch (error) {
     if (error instanceof InputFileError) throw new UsageError(`cannot resume ${reportPath}: its playbook: ${error.message}`);
     throw error;
   }
-  if (createHash('sha256').update(text).digest('hex') !== sha256)
+  if (playbookSha256(start.playbook) !== sha256)
     throw new UsageError(
       `cannot resume ${reportPath}: ${start.playbook} is not the text its run was planned from (it changed since, or the journal names another file); resume sends only what that text asks for: start a new run`,
     );
@@ -159,7 +171,7 @@ async function resume(reportPath: string, state: JournalState, ctx: ResumeContex
 
 function describeTodo(state: JournalState, todo: ResumePlan): string {
   const lines = [
-    `resuming run ${state.start.run_id} of ${state.start.playbook} (${state.start.plan.steps.length} steps):`,
+    `resuming run ${state.start.run_id} of ${forTerminal(state.start.playbook)} (${state.start.plan.steps.length} steps):`,
     `  ${todo.ended.length} ended before: left alone${todo.toPoll.length ? ` (${todo.toPoll.length} accepted operations will be polled)` : ''}`,
     `  ${todo.neverSent.length} never sent: will be sent`,
     `  ${todo.resend.length} sent without an answer, safe to repeat: will be sent again`,

@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs';
 import { buildReport, writeJsonAtomic } from '../../report/report.js';
 import { hasStartRecord, Journal, journalPathFor } from '../../run/journal.js';
 import { confirmWrites } from '../confirm.js';
-import { UsageError, type GlobalOptions, type Runtime } from '../context.js';
+import { readToken, UsageError, type GlobalOptions, type Runtime } from '../context.js';
+import { sealOf } from '../../util/seal.js';
 import type { ApiKey } from '../../api/types.js';
 import { describeExpiring, keyFindings } from '../../run/api-keys.js';
 import type { Playbook } from '../../playbook/types.js';
@@ -38,7 +39,13 @@ export async function runPlaybook(file: string | undefined, globals: GlobalOptio
     throw new UsageError(`${opts.strictPlan ? '--strict-plan' : '--max-plan-age'} goes with --plan FILE`);
   // A saved plan is checked against the playbook's text, company and age before the fleet is read.
   const saved = opts.plan ? readSavedPlan(opts.plan) : undefined;
-  file ??= saved && playbookNamedBy(saved, globals.allowOutside);
+  file ??=
+    saved &&
+    playbookNamedBy(
+      saved,
+      readToken(globals, process.env, () => undefined),
+      globals.allowOutside,
+    );
   if (!file) throw new UsageError('run needs a playbook, or --plan FILE (a plan saved by `sitefleet plan PLAYBOOK --out FILE`)');
   if (saved) refuseOtherText(saved, file);
   const playbook = loadForRun(file, globals);
@@ -125,7 +132,7 @@ async function planAndRun(
       );
     const runId = randomUUID();
     const journalPath = journalPathFor(reportPath);
-    const start = {
+    const record = {
       t: 'start',
       v: 1,
       run_id: runId,
@@ -136,6 +143,15 @@ async function planAndRun(
       coordination: runtime.coordination.address,
       ...(saved ? { plan_file: saved.file } : {}),
     } as const;
+    // Sealed with the token: resume acts only on a start record this token wrote (util/seal.ts).
+    const start = {
+      ...record,
+      seal: sealOf(
+        readToken(globals, process.env, () => undefined),
+        'journal',
+        record,
+      ),
+    };
     const { journal, replaced } = await Journal.create(journalPath, start).catch((error: NodeJS.ErrnoException) => {
       throw error.code === 'EEXIST'
         ? new UsageError(
