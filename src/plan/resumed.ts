@@ -1,6 +1,6 @@
 import type { Inventory } from '../inventory/inventory.js';
-import type { Plan, SkippedTarget, Step } from './plan.js';
-import { canonical, changeOf, NOT_SELECTED, type PlanChange } from './saved.js';
+import type { Plan, Step } from './plan.js';
+import { canonical, changeOf, heldPlan, NOT_SELECTED, type PlanChange } from './saved.js';
 
 export interface ResumedPlan {
   /** The plan the resume runs: the playbook's tasks; ended steps as the journal has them; what is left to send as the fresh plan sends it. */
@@ -43,25 +43,8 @@ export function holdResumed(journal: Plan, toSend: readonly Step[], fresh: Plan,
       steps.splice(steps.indexOf(step), 0, freshById.get(step.backup_step)!);
       present.add(step.backup_step);
     }
-  const skipped: SkippedTarget[] = [
-    ...journal.skipped.filter((s) => fresh.tasks.some((t) => t.index === s.task_index && t.name === s.task)),
-    ...changed.map(({ step, change }) => ({
-      task: step.task,
-      task_index: step.task_index,
-      action: step.action,
-      target: step.target,
-      reason: `changed since the run: ${change}`,
-    })),
-  ];
-  const count = (list: { task_index: number }[], index: number) => list.filter((s) => s.task_index === index).length;
   return {
-    plan: {
-      ...fresh,
-      made: journal.made,
-      tasks: fresh.tasks.map((t) => ({ ...t, steps: count(steps, t.index), skipped: count(skipped, t.index) })),
-      steps,
-      skipped,
-    },
+    plan: heldPlan(fresh, journal, steps, changed, 'the run'),
     changed,
     refused,
   };

@@ -46,28 +46,37 @@ export function checkSavedPlan(saved: Plan, fresh: Plan, inventory: Inventory): 
   }
   const savedIds = new Set(saved.steps.map((s) => s.id));
   const unplanned = fresh.steps.filter((s) => s.role !== 'backup' && !savedIds.has(s.id));
+  const steps = fresh.steps.filter((s) => kept.has(s.id));
+  return {
+    plan: heldPlan(fresh, saved, steps, changed, 'the plan'),
+    changed,
+    unplanned,
+  };
+}
+
+/**
+ * The plan a file read back comes to when held against the fresh one: the playbook's tasks (their
+ * counts made again), the steps that go out, and what the file skipped plus what was dropped as
+ * changed since `since`. Shared by saved plans and resumed journals.
+ */
+export function heldPlan(fresh: Plan, file: Plan, steps: Step[], changed: PlanChange[], since: string): Plan {
   const skipped: SkippedTarget[] = [
-    ...saved.skipped.filter((s) => fresh.tasks.some((t) => t.index === s.task_index && t.name === s.task)),
+    ...file.skipped.filter((s) => fresh.tasks.some((t) => t.index === s.task_index && t.name === s.task)),
     ...changed.map(({ step, change }) => ({
       task: step.task,
       task_index: step.task_index,
       action: step.action,
       target: step.target,
-      reason: `changed since the plan: ${change}`,
+      reason: `changed since ${since}: ${change}`,
     })),
   ];
-  const steps = fresh.steps.filter((s) => kept.has(s.id));
   const count = (list: { task_index: number }[], index: number) => list.filter((s) => s.task_index === index).length;
   return {
-    plan: {
-      ...fresh,
-      made: saved.made,
-      tasks: fresh.tasks.map((t) => ({ ...t, steps: count(steps, t.index), skipped: count(skipped, t.index) })),
-      steps,
-      skipped,
-    },
-    changed,
-    unplanned,
+    ...fresh,
+    made: file.made,
+    tasks: fresh.tasks.map((t) => ({ ...t, steps: count(steps, t.index), skipped: count(skipped, t.index) })),
+    steps,
+    skipped,
   };
 }
 
