@@ -88,6 +88,8 @@ export function fillPath(template: string, params: Record<string, string>): stri
   return template.replace(/\{([a-z_]+)\}/g, (_, name: string) => {
     const value = params[name];
     if (value === undefined || value === '') throw new Error(`path parameter ${name} is missing for ${template}`);
+    // `.` and `..` stay as they are in encodeURIComponent, and a URL resolves them: never a path segment of ours.
+    if (value === '.' || value === '..') throw new Error(`path parameter ${name} cannot be ${JSON.stringify(value)}`);
     return encodeURIComponent(value);
   });
 }

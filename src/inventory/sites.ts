@@ -62,5 +62,6 @@ function fromCsv(file: string, text: string): Record<string, string> {
 
 /** Sets `site_id` on each environment whose site the map names. */
 export function attachSiteIds(inventory: Inventory, sites: Record<string, string>): void {
-  for (const env of inventory.environments) if (sites[env.site]) env.site_id = sites[env.site];
+  // Own keys only: a site named `constructor` or `__proto__` must not find a value on Object.prototype.
+  for (const env of inventory.environments) if (Object.hasOwn(sites, env.site) && typeof sites[env.site] === 'string') env.site_id = sites[env.site];
 }

@@ -190,3 +190,20 @@ describe('secrets on the way out', () => {
     expect(fillSecrets({ tag: '${PW}' }, undefined, env)).toEqual({ tag: '${PW}' });
   });
 });
+
+describe('ids read back are data', () => {
+  it('a path parameter of "." or ".." is refused, since a URL would resolve it', async () => {
+    const { fillPath } = await import('../../src/api/endpoints.js');
+    expect(fillPath('/operations/{id}', { id: 'cli:run-wp-cli-1' })).toBe('/operations/cli%3Arun-wp-cli-1');
+    expect(() => fillPath('/operations/{id}', { id: '..' })).toThrow('cannot be ".."');
+    expect(() => fillPath('/operations/{id}', { id: '.' })).toThrow('cannot be "."');
+  });
+
+  it('a site named constructor or __proto__ finds no site id on Object.prototype', async () => {
+    const { attachSiteIds } = await import('../../src/inventory/sites.js');
+    const env = (site: string) => ({ id: site, name: 'live', site, themes: [] }) as unknown as import('../../src/inventory/inventory.js').Environment;
+    const inventory = { environments: [env('constructor'), env('toString'), env('acme')] } as unknown as import('../../src/inventory/inventory.js').Inventory;
+    attachSiteIds(inventory, { acme: '7d0f3a9e-1b2c-4d5e-8f90-a1b2c3d4e5f6' });
+    expect(inventory.environments.map((e) => e.site_id)).toEqual([undefined, undefined, '7d0f3a9e-1b2c-4d5e-8f90-a1b2c3d4e5f6']);
+  });
+});
