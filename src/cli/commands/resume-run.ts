@@ -37,7 +37,12 @@ export interface ResumeOptions extends WindowOptions {
 export async function resumeRun(reportPath: string, globals: GlobalOptions, opts: ResumeOptions): Promise<number> {
   const state = readState(reportPath);
   const { start } = state;
-  const playbook = playbookOfRun(reportPath, start, globals);
+  refuseUnsealed(reportPath, start, globals);
+  // The run's window holds for what its resume sends or polls; a run with nothing left is brought up to date at any hour,
+  // whatever became of its playbook since.
+  const todo = planResume(state);
+  const work = todo.neverSent.length + todo.resend.length + todo.toPoll.length > 0;
+  const playbook = work ? playbookOfRun(reportPath, start, globals) : undefined;
   // Every file the resume writes, checked before anything is sent (see util/output-file.ts).
   checkCommandOutputs(
     globals,
@@ -49,26 +54,18 @@ export async function resumeRun(reportPath: string, globals: GlobalOptions, opts
     ],
   );
   warnIfUncoordinated(start.coordination, globals);
-  const scope = lockScopeOf(playbook);
-  // The run's window holds for what its resume sends or polls; a run with nothing left is brought up to date at any hour.
-  const todo = planResume(state);
-  const deadline =
-    todo.neverSent.length + todo.resend.length + todo.toPoll.length > 0
-      ? await enterWindow(playbook.settings, opts, (text) => void (!globals.quiet && process.stdout.write(`${text}\n`)))
-      : undefined;
+  const scope = lockScopeOf(playbook ?? start.plan);
+  const deadline = playbook ? await enterWindow(playbook.settings, opts, (text) => void (!globals.quiet && process.stdout.write(`${text}\n`))) : undefined;
   return withRunLock(globals, scope, `resume ${reportPath}`, opts.waitLock, (coordination) =>
     resume(reportPath, readState(reportPath), { playbook, globals, opts, coordination, deadline }),
   );
 }
 
 /**
- * The playbook the run was planned from, which alone says what a resume may send. The start record
- * must carry this token's seal (util/seal.ts): a journal rewritten in the report folder, or one that
- * names a playbook of the writer's choosing, is refused before anything of it is used. Then the file
- * it names is held to the sha256 the run recorded before a byte of it is parsed (a text changed since
- * is refused by name), and loaded as `run` loads it.
+ * The start record must carry this token's seal (util/seal.ts): a journal rewritten in the report
+ * folder, or one that names a playbook of the writer's choosing, is refused before anything of it is used.
  */
-function playbookOfRun(reportPath: string, start: JournalState['start'], globals: GlobalOptions): Playbook & { company: string } {
+function refuseUnsealed(reportPath: string, start: JournalState['start'], globals: GlobalOptions): void {
   if (
     !hasSeal(
       readToken(globals, process.env, () => undefined),
@@ -79,6 +76,14 @@ function playbookOfRun(reportPath: string, start: JournalState['start'], globals
     throw new UsageError(
       `cannot resume ${reportPath}: its journal's start record does not carry this API token's seal (it was changed after the run, or the run used another token); nothing was sent: start a new run`,
     );
+}
+
+/**
+ * The playbook the run was planned from, which alone says what a resume may send: the file the
+ * (sealed) start record names, held to the sha256 the run recorded before a byte of it is parsed (a
+ * text changed since is refused by name), and loaded as `run` loads it.
+ */
+function playbookOfRun(reportPath: string, start: JournalState['start'], globals: GlobalOptions): Playbook & { company: string } {
   const sha256 = start.plan.made?.playbook_sha256;
   if (!sha256)
     throw new UsageError(
@@ -115,7 +120,8 @@ function readState(reportPath: string): JournalState {
 }
 
 interface ResumeContext {
-  playbook: Playbook & { company: string };
+  /** Loaded when there was something to send or poll as the resume started. */
+  playbook: (Playbook & { company: string }) | undefined;
   globals: GlobalOptions;
   opts: ResumeOptions;
   coordination: Coordination;
@@ -132,10 +138,11 @@ async function resume(reportPath: string, state: JournalState, ctx: ResumeContex
   const todo = planResume(state);
   out(describeTodo(state, todo));
   if (todo.neverSent.length + todo.resend.length + todo.toPoll.length === 0) return upToDate(reportPath, state, todo, out);
-  const prepared = await planFrom(ctx.playbook, globals, ctx.coordination, false, state.start.plan.date);
+  const playbook = ctx.playbook ?? playbookOfRun(reportPath, state.start, globals);
+  const prepared = await planFrom(playbook, globals, ctx.coordination, false, state.start.plan.date);
   try {
     const held = holdResumed(state.start.plan, [...todo.neverSent, ...todo.resend], prepared.plan, prepared.inventory);
-    if (held.refused.length > 0) throw refusal(journalPathFor(reportPath), state.start.plan, held.refused, ctx.playbook.file);
+    if (held.refused.length > 0) throw refusal(journalPathFor(reportPath), state.start.plan, held.refused, playbook.file);
     for (const line of describeChanged(held)) out(line);
     const { plan } = held;
     if (opts.wait) for (const task of plan.tasks) task.wait = true;
@@ -156,7 +163,7 @@ async function resume(reportPath: string, state: JournalState, ctx: ResumeContex
       runId: state.start.run_id,
       startedAt: new Date(state.start.started_at),
       globals,
-      playbook: ctx.playbook,
+      playbook,
       initial: todo.initial,
       ci: opts,
       deadline: ctx.deadline,
