@@ -40,4 +40,27 @@ describe('sitefleet sim', () => {
       await new Promise((r) => child.once('exit', r));
     }
   });
+
+  it('--rename renames a site as anyone on the account may, and the listing serves the new name; an unknown one is exit 2', async () => {
+    const args = [CLI, 'sim', '--size', '2', '--seed', '3', '--json', '--rename', 'site:acme-001=${SITEFLEET_TOKEN}'];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
+      const info = JSON.parse(line) as { base_url: string; token: string; company_id: string };
+      const res = await request(`${info.base_url}/v2/company/${info.company_id}/wp-themes?offset=0&limit=100`, {
+        headers: { authorization: `Bearer ${info.token}` },
+      });
+      const body = await res.body.text();
+      expect(body).toContain('${SITEFLEET_TOKEN}');
+      expect(body).not.toContain('"acme-001"');
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+    const unknown = spawn(process.execPath, [CLI, 'sim', '--size', '1', '--rename', 'site:nope=x'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    unknown.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    expect(await new Promise((r) => unknown.once('close', r))).toBe(2);
+    expect(stderr.trim()).toBe('sitefleet: --rename: no site named "nope"');
+  });
 });
