@@ -51,7 +51,6 @@ export class JsonProblem extends Error {
   constructor(
     readonly line: number,
     message: string,
-    readonly path = '',
   ) {
     super(message);
   }
