@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Report } from '../../src/report/report.js';
-import type { Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, startCli, tempDir, writePlaybook } from '../helpers/cli.js';
 import { busiestWindow, useSimulator, waitFor } from '../helpers/sim.js';
 
