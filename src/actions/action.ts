@@ -61,8 +61,22 @@ export type InventoryRead = 'domains' | 'backups';
 export interface StepOutcome {
   target: Target;
   body?: unknown;
-  /** What the synchronous answer held that the action asked to keep (`readAnswer`'s `output`). */
-  output?: unknown;
+  /** How the step ended (a run's StepStatus: `succeeded`, `failed`…; `planned` in a dry run); none when it was never sent. */
+  status?: string;
+  /** What the synchronous answer held that the action asked to keep privately (`readAnswer`'s `output`). */
+  private_output?: unknown;
+  /** What the step's operation said it printed (`readOperation`'s `output`). */
+  output?: string | null;
+}
+
+/** What a creating step made: the id of the new environment or site. */
+export type Created = { env_id: string } | { site_id: string };
+
+/** What an action reads in a finished operation's `data` (or a write's answer done at once). */
+export interface OperationReading {
+  created?: Created;
+  /** What a command printed; null when the answer holds none. */
+  output?: string | null;
 }
 
 /** See `confirmBatch`. */
@@ -122,6 +136,11 @@ interface ActionBase<W extends object> {
    */
   readAnswer?(data: unknown): { note?: string; output?: unknown };
   /**
+   * What a finished operation's `data` says that this action knows how to read: the id of what it
+   * created, what a command printed. It is service text: kept as data, shown only through safe-text.
+   */
+  readOperation?(data: unknown): OperationReading;
+  /**
    * `verify: true`: once the task's operations ended, judge each step that succeeded against a fresh
    * listing; a reason means the work is not seen done (the step becomes failed). Without this hook a
    * task may not ask for `verify`.
@@ -133,13 +152,13 @@ interface ActionBase<W extends object> {
    * a failure's message is only in the operation's answer. Without this hook every operation is polled.
    */
   confirmBatch?: BatchConfirm;
-  /** The file this task's answers go to (login links), built from the steps that kept an output. */
+  /** The file this task's answers go to (login links, what a command printed), built from its steps; undefined when none kept anything. */
   privateOutput?(withBlock: W, steps: StepOutcome[]): PrivateOutput | undefined;
   /**
    * Where `privateOutput` will write, known before anything is sent: the `with` field naming it and
    * the kind of file it is, so a run refuses up front a path it must not replace (see util/output-file.ts).
    */
-  privateFile?(withBlock: W): { field: string; file: string; kind: OutputKind };
+  privateFile?(withBlock: W): { field: string; file: string; kind: OutputKind } | undefined;
 }
 
 /** One call per selected environment. */

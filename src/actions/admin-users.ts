@@ -1,6 +1,5 @@
-import { statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
 import type { Action } from './action.js';
+import { outputFolderProblems } from './output-folder.js';
 import { field, withBlock } from './schema-parts.js';
 
 export const adminUsersCreate: Action<{ email: string; first_name: string; last_name: string }> = {
@@ -48,23 +47,13 @@ export const adminUsersLoginLink: Action<{ email: string; output_file: string }>
   },
   privateOutput(w, steps) {
     const links = steps.flatMap((s) => {
-      const link = (s.output as { login_link?: string } | undefined)?.login_link;
+      const link = (s.private_output as { login_link?: string } | undefined)?.login_link;
       return link ? [{ site: s.target.site, environment: s.target.environment, env_id: s.target.env_id, email: w.email, login_link: link }] : [];
     });
     return links.length > 0 ? { what: 'login links', file: w.output_file, text: `${JSON.stringify(links, null, 2)}\n` } : undefined;
   },
   privateFile: (w) => ({ field: 'output_file', file: w.output_file, kind: 'login-links' }),
-  // The links are fetched once: a folder found missing only after that would lose them.
-  check(w) {
-    if (typeof w.output_file !== 'string') return [];
-    const folder = dirname(resolve(w.output_file));
-    try {
-      if (!statSync(folder).isDirectory()) return [{ path: 'output_file', message: `${folder} is not a folder` }];
-    } catch (error) {
-      return [{ path: 'output_file', message: `the folder ${folder} does not exist (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})` }];
-    }
-    return [];
-  },
+  check: (w) => (typeof w.output_file === 'string' ? outputFolderProblems(w.output_file) : []),
   expandEnvironment(env, ctx) {
     return [{ request: { endpoint: 'getLoginUrl', params: { env_id: env.id }, body: { email: ctx.with.email } } }];
   },

@@ -1,5 +1,5 @@
 import type { EndpointName } from '../api/endpoints.js';
-import type { OnceAction, SiteAction } from './action.js';
+import type { OnceAction, OperationReading, SiteAction } from './action.js';
 import { conditionsOf, field, secretRef, uuid, withBlock } from './schema-parts.js';
 
 /**
@@ -25,11 +25,35 @@ function once(
     creates: true,
     example,
     withSchema: { ...withBlock(props, required), ...conditionsOf(bodySchema) },
+    ...(CREATED_ID[endpoint] && { readOperation: createdReader(...CREATED_ID[endpoint]) }),
     expandOnce(ctx) {
       const { site_id, ...body } = ctx.with;
       const params: Record<string, string> = typeof site_id === 'string' ? { site_id } : {};
       return [{ request: { endpoint, params, body: endpoint === 'createPlainSite' ? { company: ctx.company, ...body } : body } }];
     },
+  };
+}
+
+/**
+ * What a finished creation's `data` names the new thing by: `{"idEnv": …}` or `{"idSite": …}`, as
+ * the real service answers (shared/real-service-notes.md: the Terraform provider's names "match
+ * Kinsta API responses"). A push creates nothing.
+ */
+const CREATED_ID: Partial<Record<EndpointName, readonly [field: string, as: 'env_id' | 'site_id']>> = {
+  createEnvironment: ['idEnv', 'env_id'],
+  createPlainEnvironment: ['idEnv', 'env_id'],
+  cloneEnvironment: ['idEnv', 'env_id'],
+  createPlainSite: ['idSite', 'site_id'],
+};
+
+/** An id is service text: a non-empty string of a sane length, shown only through safe-text. */
+const MAX_ID_LENGTH = 200;
+
+function createdReader(field: string, as: 'env_id' | 'site_id'): (data: unknown) => OperationReading {
+  return (data) => {
+    const id = typeof data === 'object' && data !== null ? (data as Record<string, unknown>)[field] : undefined;
+    if (typeof id !== 'string' || id === '' || id.length > MAX_ID_LENGTH) return {};
+    return { created: as === 'env_id' ? { env_id: id } : { site_id: id } };
   };
 }
 
@@ -40,6 +64,8 @@ export const ENVIRONMENT_NAME_FIELDS = Object.keys(BY_NAME);
 /**
  * A site-scoped action: once on `with.site_id`, or, with a `target`, once per site of the selected
  * environments ("a plain environment on every acme-* site", "clone live to staging on these sites").
+ * A site whose listing shows an environment of the name to be created is skipped, naming its id: the
+ * playbook run again the next night does not make a second one, and says which it found.
  */
 function perSite(action: OnceAction, nameFields: string[] = []): SiteAction {
   const names = Object.fromEntries(
@@ -71,6 +97,8 @@ function perSite(action: OnceAction, nameFields: string[] = []): SiteAction {
         if (!env) return [{ skip: `site ${site.name} has no environment named ${JSON.stringify(value)}` }];
         body[BY_NAME[key]!] = env.id;
       }
+      const existing = CREATED_ID[action.endpoint]?.[1] === 'env_id' ? site.environments.find((e) => e.name === body.display_name) : undefined;
+      if (existing) return [{ skip: `site ${site.name} has an environment named ${JSON.stringify(existing.name)} already (env_id ${existing.id})` }];
       return [{ request: { endpoint: action.endpoint, params: { site_id: site.id }, body } }];
     },
   };

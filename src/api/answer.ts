@@ -14,12 +14,6 @@ export function bodyStatus(data: unknown): number | undefined {
   return typeof status === 'number' && Number.isInteger(status) ? status : undefined;
 }
 
-/** The body's `message`, when it is text. */
-export function bodyMessage(data: unknown): string | undefined {
-  const message = field(data, 'message');
-  return typeof message === 'string' ? message : undefined;
-}
-
 /** The body's `operation_id`, when it is a non-empty string. */
 export function bodyOperationId(data: unknown): string | undefined {
   const id = field(data, 'operation_id');
@@ -43,13 +37,62 @@ export function operationState(httpStatus: number, data: unknown): OperationStat
  * own document answers theme bulk updates with 200 and an optional id), work refused after all (the
  * body's status is 4xx or 5xx), or work done at once.
  */
-export type WriteAnswer = { kind: 'accepted'; operationId: string } | { kind: 'refused'; status: number; message?: string } | { kind: 'done' };
+export type WriteAnswer = { kind: 'accepted'; operationId: string } | { kind: 'refused'; status: number; reason?: ServiceReason } | { kind: 'done' };
 
 export function writeAnswer(data: unknown): WriteAnswer {
   const status = bodyStatus(data);
-  if (status !== undefined && status >= 400) return { kind: 'refused', status, message: bodyMessage(data) };
+  if (status !== undefined && status >= 400) return { kind: 'refused', status, reason: serviceReason(data) };
   const operationId = bodyOperationId(data);
   return operationId ? { kind: 'accepted', operationId } : { kind: 'done' };
+}
+
+/** How deep a reason is looked for: the recordings nest it one level down; a few more cost nothing. */
+const REASON_DEPTH = 4;
+
+/**
+ * What an answer says went wrong: `message`, the most specific text it holds, and `context`, the
+ * outer text when the two differ. The real service answers a failed operation with an outer message
+ * that only points inward (`Operation failed! Please refer to \`data\` for more details.`) and the
+ * reason one level down, as `{status, message, data}` again (shared/real-service-notes.md). So the
+ * `data` chain is followed while it holds a message, and the deepest one is the reason.
+ */
+export interface ServiceReason {
+  message: string;
+  context?: string;
+}
+
+export function serviceReason(data: unknown): ServiceReason | undefined {
+  const messages: string[] = [];
+  let level = data;
+  for (let depth = 0; depth <= REASON_DEPTH && isRecord(level); depth++) {
+    const message = level.message;
+    if (typeof message === 'string' && message.trim() !== '') messages.push(message);
+    level = level.data;
+  }
+  const message = messages.at(-1);
+  if (message === undefined) return undefined;
+  const context = messages[0];
+  return context === message ? { message } : { message, context };
+}
+
+/** A reason as one text: the specific message, then the outer one it was found under. */
+export function reasonText(reason: ServiceReason): string {
+  return reason.context === undefined ? reason.message : `${reason.message} (the service's summary: ${reason.context})`;
+}
+
+/**
+ * What a finished operation's answer carries besides its outcome: `data`, when it says anything. The
+ * spec profile's echo of the operation's own id (`{operation_id}`) says nothing and is left out.
+ */
+export function operationData(data: unknown, operationId?: string): unknown {
+  const inner = field(data, 'data');
+  if (inner === undefined || inner === null) return undefined;
+  if (isRecord(inner) && Object.keys(inner).length === 1 && inner.operation_id === operationId) return undefined;
+  return inner;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function field(data: unknown, name: string): unknown {

@@ -1,5 +1,5 @@
 import { MalformedResponseError, NotFoundError, ServerError } from '../errors.js';
-import { bodyMessage, bodyStatus, operationState } from './answer.js';
+import { bodyStatus, operationData, operationState, serviceReason } from './answer.js';
 import { DEFAULT_OPERATION_PATH, ENDPOINTS, fillPath, type Endpoint, type EndpointName } from './endpoints.js';
 import { Transport, type TransportOptions } from './http.js';
 import { assertValidBody, assertValidResponse } from './request-schemas.js';
@@ -139,7 +139,16 @@ export class HostingClient {
     const path = fillPath(this.#operationPath, { operation_id: operationId });
     try {
       const { status, data } = await this.transport.send('GET', path, undefined, signal);
-      return { operation_id: operationId, state: operationState(status, data), http_status: status, message: bodyMessage(data) };
+      const state = operationState(status, data);
+      const reason = serviceReason(data);
+      const told = state === 'succeeded' ? operationData(data, operationId) : undefined;
+      return {
+        operation_id: operationId,
+        state,
+        http_status: status,
+        ...(reason && { message: reason.message, ...(reason.context !== undefined && { context: reason.context }) }),
+        ...(told !== undefined && { data: told }),
+      };
     } catch (error) {
       if (error instanceof NotFoundError) return { operation_id: operationId, state: 'not_found', http_status: 404, message: error.serverMessage };
       if (error instanceof ServerError && error.status === 500) {

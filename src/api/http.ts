@@ -10,6 +10,7 @@ import {
   ServerError,
   TimeoutError,
 } from '../errors.js';
+import { reasonText, serviceReason } from './answer.js';
 import { resolveBaseUrl, type ApiLocation } from './base-url.js';
 import { parseRetryAfter } from './retry-after.js';
 
@@ -124,13 +125,16 @@ function preview(text: string): string {
 /** The service answers errors as `{status, message, data}`; anything else is tolerated. */
 function httpError(status: number, method: string, path: string, body: unknown, retryAfter: string | string[] | undefined): HttpError {
   const fields = typeof body === 'object' && body !== null ? (body as { message?: unknown; data?: unknown }) : {};
-  const message = typeof fields.message === 'string' ? fields.message : undefined;
+  const outer = typeof fields.message === 'string' ? fields.message : undefined;
+  // The reason may be nested under an outer message that only points to it (see answer.ts).
+  const reason = serviceReason(body);
+  const message = reason ? reasonText(reason) : undefined;
   if (status === 401) return new AuthenticationError(status, method, path, message ?? 'the API key is missing, wrong or revoked');
   if (status === 404) return new NotFoundError(status, method, path, message ?? 'not found, or not visible to this API key', fields.data);
   // One public client of the real service also takes a refusal that says "too many requests" for a
   // rate limit: a throttle answers before any work is done.
-  if (status === 429 || ((status < 500 || status === 503) && /too many requests/i.test(message ?? '')))
-    return new RateLimitError(method, path, message, parseRetryAfter(retryAfter));
+  if (status === 429 || ((status < 500 || status === 503) && /too many requests/i.test(outer ?? '')))
+    return new RateLimitError(method, path, outer, parseRetryAfter(retryAfter));
   if (status >= 500) return new ServerError(status, method, path, message, fields.data);
   return new HttpError(status, method, path, message, fields.data);
 }

@@ -244,5 +244,10 @@ export interface OperationStatus {
   operation_id: string;
   state: OperationState;
   http_status: number;
+  /** The most specific text the answer gives (for a failure, its reason; see answer.ts `serviceReason`). */
   message?: string;
+  /** The outer text, when the reason was found nested under it. */
+  context?: string;
+  /** A finished operation's `data` (what it created, what a command printed), when it says anything. */
+  data?: unknown;
 }

@@ -19,6 +19,8 @@ export const REDACT_PATHS = [
   'body.admin_password',
   'body.custom_ssl_key',
   'result.output',
+  'result.private_output',
+  'result.operation_data',
 ];
 
 const LEVELS: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warning', 50: 'error', 60: 'fatal' };

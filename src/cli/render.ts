@@ -1,11 +1,12 @@
 import { targetNoun } from '../actions/action.js';
 import { ACTIONS } from '../actions/index.js';
-import { continueCommand, groupOf, targetLabel } from '../report/ci-formats.js';
+import { continueCommand, groupOf } from '../report/ci-formats.js';
 import { styleText } from 'node:util';
 import { formatProblem, type InputProblem } from '../errors.js';
+import { answerLines } from '../report/answer-lines.js';
 import type { Inventory } from '../inventory/inventory.js';
 import type { Plan } from '../plan/plan.js';
-import { healthCounts, restorePointsOfFailures, restorePointText, unhealthyBefore, type Report } from '../report/report.js';
+import { healthCounts, restorePointsOfFailures, restorePointText, targetLabel, unhealthyBefore, type Report } from '../report/report.js';
 import { forCsv, forTerminal, jsonText, terminalMessage, terminalName } from '../util/safe-text.js';
 
 type Colour = 'green' | 'red' | 'yellow' | 'cyan' | 'dim' | 'bold';
@@ -114,6 +115,7 @@ export function renderSummary(report: Report, reportPath: string): string {
     const counts = healthCounts(report.results.filter((r) => groupOf(r) === task));
     if (counts) lines.push(`health (${terminalName(task)}): ${counts}`);
   }
+  lines.push(...answerLines(report).map(terminalMessage));
   const before = unhealthyBefore(report);
   for (const r of before.slice(0, 10))
     lines.push(

@@ -10,7 +10,7 @@ import { planReadBackProblems } from '../plan/read-back.js';
 import { formatDuration } from './progress.js';
 import { InputFileError, PlaybookFiles, readInputFile } from '../util/input-file.js';
 import { dirname } from 'node:path';
-import { targetLabel } from '../report/ci-formats.js';
+import { targetLabel } from '../report/report.js';
 
 /** A plan of 50,000 steps is some 40 MB of JSON; past this it is not a plan sitefleet wrote. */
 const MAX_PLAN_BYTES = 256 << 20;

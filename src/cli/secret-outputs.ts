@@ -28,7 +28,12 @@ export function writePrivateOutputs(playbook: Playbook, plan: Plan, results: Map
     const action = ACTIONS.get(task.action);
     const file = privateFileOf(playbook, task);
     if (!action?.privateOutput || !file) continue;
-    const steps = plan.steps.filter((s) => s.task_index === task.index).map((s) => ({ target: s.target, body: s.body, output: results.get(s.id)?.output }));
+    const steps = plan.steps
+      .filter((s) => s.task_index === task.index)
+      .map((s) => {
+        const result = results.get(s.id);
+        return { target: s.target, body: s.body, status: result?.status, private_output: result?.private_output, output: result?.output };
+      });
     const output = action.privateOutput(task.with, steps);
     if (!output) continue;
     writeOutput({ ...file, path: output.file }, output.text); // never through a link; mode 0600 (its kind's)

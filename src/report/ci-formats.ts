@@ -1,10 +1,6 @@
 import { clip, forAnnotation, forAnnotationProperty, forMarkdown, forXml, MESSAGE_WIDTH, NAME_WIDTH } from '../util/safe-text.js';
-import { healthCounts, restorePointsOfFailures, restorePointText, unhealthyBefore, type Report, type ReportResult } from './report.js';
-
-/** Where a step acted, in a few words: `acme/live`, a domain, a site id, the company. */
-export function targetLabel(r: Pick<ReportResult, 'target'>): string {
-  return r.target.domain ?? (r.target.site ? `${r.target.site}/${r.target.environment}` : (r.target.site_id ?? r.target.company ?? 'company'));
-}
+import { answerLines } from './answer-lines.js';
+import { healthCounts, restorePointsOfFailures, restorePointText, targetLabel, unhealthyBefore, type Report, type ReportResult } from './report.js';
 
 /** The row (or test suite) a result is counted in: a task's restore points apart from its writes, so targets are counted once. */
 export function groupOf(r: ReportResult): string {
@@ -82,6 +78,8 @@ export function markdownSummary(report: Report, reportPath: string): string {
       );
     if (problems.length > 50) lines.push(`- … and ${problems.length - 50} more in the report`);
   }
+  const answers = answerLines(report);
+  if (answers.length > 0) lines.push('', ...answers.map((line) => `- ${forMarkdown(clip(line, MESSAGE_WIDTH))}`));
   const before = unhealthyBefore(report);
   if (before.length > 0) {
     lines.push('', `**${before.length} broken before their write (not blamed on it):**`, '');

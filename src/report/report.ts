@@ -6,8 +6,8 @@ import type { Target } from '../actions/action.js';
 import type { Plan } from '../plan/plan.js';
 import type { ExecuteOutcome, RestorePoint, StepResult, StepStatus } from '../run/types.js';
 
-/** A step's result as the report shows it: with its task, target and request, without its output. */
-export interface ReportResult extends Omit<StepResult, 'step_id' | 'output'> {
+/** A step's result as the report shows it: with its task, target and request, without its private output (login links). */
+export interface ReportResult extends Omit<StepResult, 'step_id' | 'private_output'> {
   /** null for a target the plan skipped (no call was planned). */
   step_id: string | null;
   task: string;
@@ -32,6 +32,11 @@ export interface Report {
   stopped: { kind: string; reason: string } | null;
   summary: Summary;
   results: ReportResult[];
+}
+
+/** Where a step acted, in a few words: `acme/live`, a domain, a site id, the company. */
+export function targetLabel(r: Pick<ReportResult, 'target'>): string {
+  return r.target.domain ?? (r.target.site ? `${r.target.site}/${r.target.environment}` : (r.target.site_id ?? r.target.company ?? 'company'));
 }
 
 /** Counts of the results by status. */
@@ -75,6 +80,7 @@ export function buildReport(args: {
       ...(r?.health ? { health: r.health } : {}),
       ...(r?.restore_point ? { restore_point: r.restore_point } : {}),
       ...(r?.confirmed_by ? { confirmed_by: r.confirmed_by } : {}),
+      ...(r ? answered(r) : {}),
       ...(step.role ? { role: step.role } : {}),
     });
   }
@@ -105,6 +111,18 @@ export function buildReport(args: {
     stopped: args.stopped ? { kind: args.stopped.kind, reason: args.stopped.reason } : null,
     summary: summarize(results),
     results,
+  };
+}
+
+/** What the step's answers carried, copied as they are (the private output never is). */
+function answered(r: StepResult): Partial<ReportResult> {
+  const { operation_data, operation_data_cut, created, output, output_cut } = r;
+  return {
+    ...(operation_data !== undefined && { operation_data }),
+    ...(operation_data_cut && { operation_data_cut }),
+    ...(created && { created }),
+    ...(output !== undefined && { output }),
+    ...(output_cut !== undefined && { output_cut }),
   };
 }
 

@@ -3,6 +3,7 @@ import { ACTIONS } from '../actions/index.js';
 import type { BatchConfirmer } from './batch-confirm.js';
 import type { Step } from '../plan/plan.js';
 import { sleepOn, type Clock } from '../util/clock.js';
+import { operationEnd } from './operation-end.js';
 import { PRIORITY } from './rate-budget.js';
 import { sendStep, type SendContext } from './send-step.js';
 import type { RunStop } from './run-stop.js';
@@ -107,9 +108,7 @@ export class OperationFollower {
         acceptedAt = undefined;
         continue;
       }
-      const status = tracked.state;
-      const reason = status === 'succeeded' ? accepted.reason : status === 'failed' ? `operation failed: ${tracked.message}` : tracked.message;
-      const final: StepResult = { ...accepted, status, reason };
+      const final: StepResult = { ...accepted, ...operationEnd(step.action, tracked, accepted.reason) };
       await context.update(step, final);
       return final;
     }

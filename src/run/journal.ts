@@ -117,7 +117,8 @@ export class Journal {
 
   append(record: JournalRecord): Promise<void> {
     // Login links are secrets: a step's output never reaches the journal.
-    const safe = 'result' in record && record.result.output !== undefined ? { ...record, result: { ...record.result, output: undefined } } : record;
+    const safe =
+      'result' in record && record.result.private_output !== undefined ? { ...record, result: { ...record.result, private_output: undefined } } : record;
     this.#buffer.push(`${JSON.stringify(safe)}\n`);
     return new Promise((resolve, reject) => {
       if (this.#failed) return reject(this.#failed);

@@ -1,6 +1,7 @@
 import { fillSecrets } from '../actions/action.js';
 import { ACTIONS } from '../actions/index.js';
-import { writeAnswer } from '../api/answer.js';
+import { operationData, reasonText, writeAnswer } from '../api/answer.js';
+import { carried } from './operation-end.js';
 import type { Step } from '../plan/plan.js';
 import type { CallPort, HeldPlace } from './caller.js';
 import type { RunEvent, StepResult, StopKind } from './types.js';
@@ -34,23 +35,23 @@ export async function sendStep(
     const answer = writeAnswer(data);
     if (answer.kind === 'accepted') return { result: { ...base, status: 'accepted', http_status: status, operation_id: answer.operationId } };
     if (answer.kind === 'refused') {
-      const message = answer.message ?? 'no message';
+      const reason = answer.reason ?? { message: 'no message' };
       return {
         result: {
           ...base,
           status: 'failed',
           http_status: answer.status,
-          error: `the service answered ${status} with status ${answer.status}: ${message}`,
-          reason: message,
+          error: `the service answered ${status} with status ${answer.status}: ${reasonText(reason)}`,
+          reason: reason.message,
         },
       };
     }
     // Done at once: a synchronous endpoint, or an asynchronous one that finished without an operation.
-    // The action reads what else the answer says.
+    // The action reads what else the answer says, and what its `data` carries as an operation's would.
     const read = ACTIONS.get(step.action)?.readAnswer?.(data) ?? {};
-    const result: StepResult = { ...base, status: 'succeeded', http_status: status };
+    const result: StepResult = { ...base, status: 'succeeded', http_status: status, ...carried(step.action, operationData(data)) };
     if (read.note) result.reason = read.note;
-    if (read.output !== undefined) result.output = read.output;
+    if (read.output !== undefined) result.private_output = read.output;
     return { result };
   }
   const error = outcome.error as { status?: number; message?: string; name?: string };

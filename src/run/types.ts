@@ -1,3 +1,4 @@
+import type { Created } from '../actions/action.js';
 import type { Step } from '../plan/plan.js';
 
 /** The vocabulary of a run, shared by the executor, the journal, the report and the commands. */
@@ -11,8 +12,18 @@ export interface StepResult {
   attempts: number;
   error: string | null;
   reason: string | null;
-  /** What a synchronous call answered that the user asked to keep (login links go to a private file). */
-  output?: unknown;
+  /** What a synchronous answer held that is a secret (a login link): kept for its private file only, never journaled or reported. */
+  private_output?: unknown;
+  /** What the finished operation's answer carried (`data`), as the service sent it; absent when it carried nothing. */
+  operation_data?: unknown;
+  /** `operation_data` was too large (or too deep) to keep: its size in characters of JSON and its beginning. */
+  operation_data_cut?: { chars: number; head: string };
+  /** What a creating step's operation made, by the id the service gave it. */
+  created?: Created;
+  /** What a command printed (a WP-CLI command's step), once its operation succeeded: null when the service returned none. */
+  output?: string | null;
+  /** `output` was cut to its first part: how many characters there were. */
+  output_cut?: number;
   /** A task with `health:`: what the site's page said before the write and after its operation. */
   health?: HealthRecord;
   /** `listing`: the operation's success was read from the listing (one read for many), not from its own answer. */

@@ -6,8 +6,10 @@ import { DurationModel } from './duration-model.js';
 import { PRIORITY, type Priority } from './rate-budget.js';
 
 export type Tracked =
-  | { state: 'succeeded'; message?: string; polls: number }
-  | { state: 'failed'; message: string; polls: number }
+  /** `data`: what the finished operation's answer carried (see answer.ts `operationData`). */
+  | { state: 'succeeded'; message?: string; data?: unknown; polls: number }
+  /** `message`: the most specific reason the answer gave; `context`: the outer text it was nested under. */
+  | { state: 'failed'; message: string; context?: string; polls: number }
   /** Gave up: timed out, or the id stayed unknown to the service. */
   | { state: 'unknown'; message: string; polls: number; timedOut?: boolean }
   /** Stopped watching (interrupted, or the status could not be read); the operation may still run. */
@@ -201,10 +203,18 @@ export class Watcher {
     const status = outcome.value!;
     if (status.state === 'succeeded') {
       this.model.record(entry.kind, entry.runningAt, elapsed);
-      return this.#finish(entry, { state: 'succeeded', message: status.message, polls: entry.polls });
+      return this.#finish(entry, { state: 'succeeded', message: status.message, data: status.data, polls: entry.polls });
     }
     if (status.state === 'failed') {
-      if (entry.failedOnce !== undefined) return this.#finish(entry, { state: 'failed', message: status.message ?? entry.failedOnce, polls: entry.polls });
+      if (entry.failedOnce !== undefined) {
+        const context = status.message === undefined ? undefined : status.context;
+        return this.#finish(entry, {
+          state: 'failed',
+          message: status.message ?? entry.failedOnce,
+          ...(context !== undefined && { context }),
+          polls: entry.polls,
+        });
+      }
       entry.failedOnce = status.message ?? 'operation failed';
       return this.#schedule(entry);
     }

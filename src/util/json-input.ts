@@ -95,7 +95,7 @@ export function firstProblems(validate: ValidateFunction, what: string): InputPr
 }
 
 /** The offset where nesting first goes deeper than `max`, outside strings; undefined when it never does. */
-function depthExceededAt(text: string, max: number): number | undefined {
+export function depthExceededAt(text: string, max: number): number | undefined {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {

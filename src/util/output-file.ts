@@ -10,7 +10,7 @@ import { writeFileAtomic, writeFileAtomicAsync } from './atomic-write.js';
  * device. Commands check all their outputs when they start, before anything is sent (`checkOutputs`);
  * each write looks again at the path's type as it writes (`writeOutput`, `openAppend`).
  */
-export type OutputKind = 'report' | 'plan' | 'junit' | 'summary-md' | 'login-links' | 'log' | 'step-summary';
+export type OutputKind = 'report' | 'plan' | 'junit' | 'summary-md' | 'login-links' | 'command-output' | 'log' | 'step-summary';
 
 export interface OutputFile {
   /** How the user named it, for messages: `--junit`, `GITHUB_STEP_SUMMARY`, `report`. */
@@ -42,6 +42,9 @@ interface Kind {
     test(text: string, whole: boolean): boolean;
   };
 }
+
+/** The columns of a command-output CSV file, in order (its header line is how such a file is known). */
+export const COMMAND_OUTPUT_COLUMNS = ['site', 'environment', 'env_id', 'status', 'output'] as const;
 
 /** A plan of 50,000 steps is some 40 MB of JSON, its report less: past this, a file is not one sitefleet wrote. */
 const MAX_JSON_BYTES = 256 << 20;
@@ -77,6 +80,15 @@ const KINDS: Record<OutputKind, Kind> = {
   'summary-md': { name: 'a sitefleet Markdown summary', mode: 0o644, own: { bytes: HEAD_BYTES, test: (text) => text.startsWith('### sitefleet: ') } },
   // Login links are secrets: the file is private (0600), and only a file of links (a JSON array of them) is replaced by one.
   'login-links': { name: 'a login-links file', mode: 0o600, own: { bytes: MAX_JSON_BYTES, test: jsonArrayOf((v) => typeof v.login_link === 'string') } },
+  // What commands printed may hold anything the sites hold: private too, and replaced only by its own kind.
+  'command-output': {
+    name: 'a sitefleet command-output file',
+    mode: 0o600,
+    own: {
+      bytes: MAX_JSON_BYTES,
+      test: (text, whole) => text.startsWith(`${COMMAND_OUTPUT_COLUMNS.join(',')}\n`) || jsonArrayOf((v) => 'env_id' in v && 'output' in v)(text, whole),
+    },
+  },
   log: { name: 'a sitefleet log', append: true, mode: 0o644, own: { bytes: HEAD_BYTES, test: (text) => isSitefleetLogLine(text.split('\n')[0]!) } },
   'step-summary': { name: "GitHub's step summary", append: true, mode: 0o644 },
 };

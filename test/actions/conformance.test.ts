@@ -84,9 +84,11 @@ describe.each(all.map((a) => [a.name, a] as const))('action %s', (name, action) 
       const outputs = [{}, { login_link: 'https://example.org/x' }, { create_wp_admin_user: false }].map((d) => action.readAnswer?.(d).output);
       if (outputs.some((o) => o !== undefined)) expect(action.privateOutput !== undefined).toBe(true);
     }
+    for (const data of [undefined, null, {}, { message: 'ok' }, 'text', 42, [1], { idEnv: 7 }, { result: { deep: true } }])
+      expect(() => action.readOperation?.(data)).not.toThrow();
     if (action.privateOutput) {
       const written = action.privateOutput(action.example, [
-        { target: { env_id: 'e', site: 's', environment: 'live' }, output: { login_link: 'https://example.org/x' } },
+        { target: { env_id: 'e', site: 's', environment: 'live' }, status: 'succeeded', private_output: { login_link: 'https://example.org/x' }, output: 'x' },
       ]);
       expect(written?.what.length).toBeGreaterThan(0);
       expect(action.privateOutput(action.example, [{ target: { env_id: 'e' } }])).toBeUndefined();
@@ -118,7 +120,14 @@ describe('action knowledge stays in src/actions/', () => {
 
   it('every verify-able, answer-reading or output-writing action is one the hooks name, not a list elsewhere', () => {
     expect(all.filter((a) => a.verify !== undefined).map((a) => a.name)).toEqual(['themes.update']);
-    expect(all.filter((a) => a.privateOutput !== undefined).map((a) => a.name)).toEqual(['admin_users.login_link']);
+    expect(all.filter((a) => a.privateOutput !== undefined).map((a) => a.name)).toEqual(['wp_cli.run', 'admin_users.login_link']);
+    expect(all.filter((a) => a.readOperation !== undefined).map((a) => a.name)).toEqual([
+      'wp_cli.run',
+      'environments.create',
+      'environments.create_plain',
+      'environments.clone',
+      'sites.create_plain',
+    ]);
     expect(all.filter((a) => a.reads !== undefined).map((a) => a.name)).toEqual(['backups.create']);
     expect(all.filter((a) => a.confirmBatch !== undefined).map((a) => a.name)).toEqual(['themes.update']);
     expect(all.filter((a) => a.scope === 'environment' && a.readOnly).map((a) => a.name)).toEqual(['admin_users.login_link']);

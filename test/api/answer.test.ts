@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { operationState, writeAnswer } from '../../src/api/answer.js';
 import { readInventory } from '../../src/inventory/read.js';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { HostingClient } from '../../src/api/client.js';
 import { MalformedResponseError, RateLimitError } from '../../src/errors.js';
+import { answering } from '../helpers/fixed-answer.js';
 import { useSimulator } from '../helpers/sim.js';
 
 const start = useSimulator();
@@ -28,28 +26,12 @@ describe('what an answer means: the body first, the HTTP code when the body says
     expect(writeAnswer({ status: 200, message: 'Successfully updated WP themes', operation_id: 'x-1' })).toEqual({ kind: 'accepted', operationId: 'x-1' });
     expect(writeAnswer({ status: 200, message: 'Successfully updated WP themes' })).toEqual({ kind: 'done' });
     expect(writeAnswer({ result: null })).toEqual({ kind: 'done' });
-    expect(writeAnswer({ status: 500, message: 'nope', operation_id: 'x-2' })).toEqual({ kind: 'refused', status: 500, message: 'nope' });
+    expect(writeAnswer({ status: 500, message: 'nope', operation_id: 'x-2' })).toEqual({ kind: 'refused', status: 500, reason: { message: 'nope' } });
     expect(writeAnswer({ operation_id: '' })).toEqual({ kind: 'done' });
   });
 });
 
 describe('asynchronous endpoints answered at once', () => {
-  /** A server that answers every request with one fixed answer. */
-  async function answering(status: number, body: unknown) {
-    const server = createServer((_req, res) => {
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(body));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const client = new HostingClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, token: 't' });
-    return {
-      client,
-      async close() {
-        await client.close();
-        await new Promise((resolve) => server.close(resolve));
-      },
-    };
-  }
   const env = '00000000-0000-4000-8000-000000000000';
 
   it('a 403 or 503 whose message says "too many requests" is a rate limit (sent again after Retry-After), a 500 saying so is not', async () => {

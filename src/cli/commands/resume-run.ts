@@ -10,7 +10,7 @@ import { holdResumed, type ResumedPlan } from '../../plan/resumed.js';
 import type { PlanChange } from '../../plan/saved.js';
 import type { Playbook } from '../../playbook/types.js';
 import { MAX_PLAYBOOK_BYTES } from '../../playbook/load.js';
-import { targetLabel } from '../../report/ci-formats.js';
+import { targetLabel } from '../../report/report.js';
 import { InputFileError, readInputFile } from '../../util/input-file.js';
 import { loadForRun, planFrom } from '../prepare.js';
 import { confirmWrites } from '../confirm.js';

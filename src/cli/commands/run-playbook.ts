@@ -23,7 +23,7 @@ import { forTerminal } from '../../util/safe-text.js';
 import { parseDuration } from '../../util/duration.js';
 import { checkSavedPlan, type SavedPlanCheck } from '../../plan/saved.js';
 import { changedPlanError, playbookNamedBy, readSavedPlan, refuseOtherText, refuseStalePlan, type SavedPlan } from '../saved-plan.js';
-import { targetLabel } from '../../report/ci-formats.js';
+import { targetLabel } from '../../report/report.js';
 import { formatDuration } from '../progress.js';
 import { enterWindow, type Deadline } from '../window.js';
 import { estimateLines } from '../estimate.js';

@@ -5,6 +5,8 @@ import { readJournalBack } from '../../run/journal-read-back.js';
 import { lockScopeOf } from '../../coord/file-lock.js';
 import type { Coordination, LockScope } from '../../coord/types.js';
 import { DEFAULT_TRACKING, Watcher, type Tracked } from '../../run/watcher.js';
+import { operationEnd } from '../../run/operation-end.js';
+import type { StepResult } from '../../run/types.js';
 import { forTerminal } from '../../util/safe-text.js';
 import { EXIT } from '../../errors.js';
 import { createRuntime, type GlobalOptions } from '../context.js';
@@ -48,15 +50,7 @@ export async function checkOperations(reportPath: string, report: Report, waitMs
         const tracked = await watcher.watch(r.operation_id!, r.action, { timeoutMs: waitMs, notFoundGraceMs, unknownAge: true }).done;
         if (apply(r, tracked)) {
           progress.step(r.status !== 'succeeded');
-          if (journal && r.step_id) {
-            const { step_id, status, http_status, operation_id, attempts, error, reason } = r;
-            await journal.append({
-              t: 'update',
-              step: step_id,
-              result: { step_id, status, http_status, operation_id, attempts, error, reason },
-              at: Date.now(),
-            });
-          }
+          if (journal && r.step_id) await journal.append({ t: 'update', step: r.step_id, result: stepResultOf(r), at: Date.now() });
         }
       }),
     );
@@ -95,13 +89,18 @@ export function runLockScope(reportPath: string, report: Report): { scope: LockS
   }
 }
 
+/** A report's result as the journal records it: the step's result fields, none of the report's own. */
+function stepResultOf(r: ReportResult): StepResult {
+  const { step_id, task: _task, action: _action, target: _target, request: _request, role: _role, ...result } = r;
+  return { step_id: step_id!, ...result };
+}
+
 /** Folds what the watcher learned into the report's result; false when the operation is still running. */
 function apply(r: ReportResult, tracked: Tracked): boolean {
   if (tracked.state === 'untracked' || (tracked.state === 'unknown' && tracked.timedOut)) {
     r.reason = tracked.state === 'untracked' && !/interrupted/.test(tracked.message) ? tracked.message : 'operation still in progress';
     return false;
   }
-  r.status = tracked.state;
-  r.reason = tracked.state === 'succeeded' ? null : tracked.state === 'failed' ? `operation failed: ${tracked.message}` : tracked.message;
+  Object.assign(r, operationEnd(r.action, tracked, null));
   return true;
 }
