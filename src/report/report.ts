@@ -36,7 +36,9 @@ export interface Report {
 
 /** Where a step acted, in a few words: `acme/live`, a domain, a site id, the company. */
 export function targetLabel(r: Pick<ReportResult, 'target'>): string {
-  return r.target.domain ?? (r.target.site ? `${r.target.site}/${r.target.environment}` : (r.target.site_id ?? r.target.company ?? 'company'));
+  const { domain, site, environment, site_id, company } = r.target;
+  // A site-scoped step names its site only (no `acme/undefined`).
+  return domain ?? (site ? (environment === undefined ? site : `${site}/${environment}`) : (site_id ?? company ?? 'company'));
 }
 
 /** Counts of the results by status. */
