@@ -2,8 +2,11 @@ import type { EndpointName } from '../api/endpoints.js';
 import type * as T from '../api/types.js';
 import { addDomain, newEnvironment, PHP_VERSIONS, REGIONS, SSH_EXPIRATION_INTERVALS, type Fleet, type SimEnvironment, type SimSite } from './fleet.js';
 import { HOSTILE_SSH } from './hostile-names.js';
+import type { OperationWork } from './operations.js';
+import type { SimProfile } from './profile.js';
 import type { Random } from './random.js';
 import { listThemes } from './theme-listing.js';
+import { wpCliOutput } from './wp-cli-output.js';
 
 /** An error answer: the real service's `{status, message, data}`. */
 export class SimHttpError extends Error {
@@ -24,10 +27,15 @@ export interface HandlerContext {
   body: unknown;
   maxPageSize: number;
   now: number;
+  /** Where the real service takes a refused write and fails its operation instead (see profile.ts). */
+  profile: SimProfile;
 }
 
-/** A synchronous answer, or the work of an asynchronous one (applied when its operation completes). */
-export type HandlerResult = { status: number; body: unknown } | { async: { envId?: string; apply: () => void } };
+/**
+ * A synchronous answer, or the work of an asynchronous one (applied when its operation completes,
+ * unless `failsWith` says the operation fails at its end).
+ */
+export type HandlerResult = { status: number; body: unknown } | { async: { envId?: string; apply: OperationWork; failsWith?: string } };
 
 function env(ctx: HandlerContext, id = ctx.params.env_id!): SimEnvironment {
   const found = ctx.fleet.environments.get(id);
@@ -49,8 +57,8 @@ function ok(body: unknown) {
   return { status: 200, body };
 }
 
-function later(envId: string | undefined, apply: () => void): HandlerResult {
-  return { async: { envId, apply } };
+function later(envId: string | undefined, apply: OperationWork, failsWith?: string): HandlerResult {
+  return { async: { envId, apply, failsWith } };
 }
 
 function sameSite(ctx: HandlerContext, s: SimSite, envId: string, field: string): SimEnvironment {
@@ -80,15 +88,25 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
       const created = newEnvironment(ctx.fleet, ctx.rng, s, body.display_name);
       installDefaultTheme(ctx, created);
       if (body.admin_password !== undefined) created.adminPassword = body.admin_password;
+      return { idEnv: created.id };
     });
   },
   addDomain(ctx) {
     const e = env(ctx);
     const body = ctx.body as T.AddDomainBody;
     const name = body.domain_name.toLowerCase();
-    if ([...ctx.fleet.domains.values()].some((d) => d.name === name)) throw new SimHttpError(400, `domain_name: ${name} is already in use`);
+    const inUse = [...ctx.fleet.domains.values()].some((d) => d.name === name);
+    if (inUse && ctx.profile !== 'real') throw new SimHttpError(400, `domain_name: ${name} is already in use`);
     const id = ctx.rng.uuid();
-    return later(e.id, () => addDomain(ctx.fleet, id, e.id, name, body.setup_type === 'quick'));
+    // The real service accepts the write and fails its operation (a recorded answer): the fleet stays as it is.
+    const failsWith = inUse ? `This domain "${name}" is already in use` : undefined;
+    return later(
+      e.id,
+      () => {
+        addDomain(ctx.fleet, id, e.id, name, body.setup_type === 'quick');
+      },
+      failsWith,
+    );
   },
   createDnsRecord(ctx) {
     const domain = ctx.fleet.domains.get(ctx.params.domain_id!);
@@ -98,7 +116,9 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
     if (body.name !== domain.name && !body.name.endsWith(`.${domain.name}`)) {
       throw new SimHttpError(400, `name: ${body.name} is not within ${domain.name}`);
     }
-    return later(undefined, () => domain.records.push(structuredClone(body)));
+    return later(undefined, () => {
+      domain.records.push(structuredClone(body));
+    });
   },
   cloneEnvironment(ctx) {
     const s = site(ctx);
@@ -108,6 +128,7 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
       const copy = newEnvironment(ctx.fleet, ctx.rng, s, body.display_name);
       for (const [name, t] of source.themes) copy.themes.set(name, { ...t });
       copy.phpVersion = source.phpVersion;
+      return { idEnv: copy.id };
     });
   },
   getSshConfig(ctx) {
@@ -164,7 +185,7 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
   createPlainEnvironment(ctx) {
     const s = site(ctx);
     const body = ctx.body as T.CreatePlainEnvironmentBody;
-    return later(undefined, () => newEnvironment(ctx.fleet, ctx.rng, s, body.display_name));
+    return later(undefined, () => ({ idEnv: newEnvironment(ctx.fleet, ctx.rng, s, body.display_name).id }));
   },
   createPlainSite(ctx) {
     const body = ctx.body as T.CreatePlainSiteBody;
@@ -172,7 +193,10 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
     if (!(REGIONS as readonly string[]).includes(body.region))
       throw new SimHttpError(400, `region: ${body.region} is not a region (regions: ${REGIONS.join(', ')})`);
     const id = ctx.rng.uuid();
-    return later(undefined, () => ctx.fleet.sites.set(id, { id, displayName: body.display_name, region: body.region, envIds: [] }));
+    return later(undefined, () => {
+      ctx.fleet.sites.set(id, { id, displayName: body.display_name, region: body.region, envIds: [] });
+      return { idSite: id };
+    });
   },
   addManualBackup(ctx) {
     const e = env(ctx);
@@ -185,12 +209,18 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
   toggleSftpAccounts(ctx) {
     const e = env(ctx);
     const enabled = (ctx.body as T.ToggleSftpAccountsBody).enabled;
-    return later(e.id, () => (e.sftpAccountsEnabled = enabled));
+    return later(e.id, () => {
+      e.sftpAccountsEnabled = enabled;
+    });
   },
   runWpCliCommand(ctx) {
     const e = env(ctx);
     const command = (ctx.body as T.RunWpCliBody).wp_command;
-    return later(e.id, () => e.wpCommands.push(command));
+    return later(e.id, () => {
+      e.wpCommands.push(command);
+      const printed = wpCliOutput(e, command);
+      return printed === null ? null : { result: printed };
+    });
   },
   listBackups(ctx) {
     const e = env(ctx);

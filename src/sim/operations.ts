@@ -12,10 +12,22 @@ export interface SimOperation {
   completeAt: number;
   state: OperationState;
   message: string;
-  apply?: () => void;
-  /** Fails at its end instead of completing, with this message (a drawn operation failure). */
+  /** The work, done when the operation completes (never when it fails); returns what it produced, if anything. */
+  apply?: OperationWork;
+  /**
+   * What the finished operation produced (`{idEnv}`, `{idSite}`, `{result}`): null while it runs,
+   * when it failed, or when the work produced nothing. Only the `real` profile's answers show it.
+   */
+  data: OperationData;
+  /** Fails at its end instead of completing, with this message (a drawn failure, or one the handler foresaw). */
   failsWith?: string;
 }
+
+/** What a finished operation carries in `data`, as the real service's recordings show it. */
+export type OperationData = Readonly<Record<string, string>> | null;
+
+/** An operation's work: it changes the fleet, and may say what it produced (nothing is `data: null`). */
+export type OperationWork = () => OperationData | void;
 
 export const BLOCKED_MESSAGE = 'The environment is blocked by another process';
 
@@ -49,11 +61,22 @@ export class Operations {
     return this.rng ? this.rng.int(min, max) : min;
   }
 
-  start(id: string, kind: OperationKind, envId: string | undefined, apply: () => void): SimOperation {
+  /** Starts an operation; `failsWith` makes it fail at its end whatever the drawn failures say. */
+  start(id: string, kind: OperationKind, envId: string | undefined, apply: OperationWork, failsWith?: string): SimOperation {
     this.settle();
     const now = this.now();
     const duration = this.#duration();
-    const op: SimOperation = { id, kind, envId, createdAt: now, completeAt: now + duration, state: 'in_progress', message: `${kind} in progress`, apply };
+    const op: SimOperation = {
+      id,
+      kind,
+      envId,
+      createdAt: now,
+      completeAt: now + duration,
+      state: 'in_progress',
+      message: `${kind} in progress`,
+      apply,
+      data: null,
+    };
     this.all.set(id, op);
     const env = envId ? this.fleet.environments.get(envId) : undefined;
     if (env?.busyWith) {
@@ -64,8 +87,10 @@ export class Operations {
       return op;
     }
     if (env) env.busyWith = id;
+    // Drawn even when the handler foresaw the failure, so that later draws stay where they were.
     if (this.failShare > 0 && this.failRng?.chance(this.failShare))
       op.failsWith = `${kind} failed${env ? ` on ${this.fleet.sites.get(env.siteId)?.displayName}/${env.displayName}` : ''}: the service could not complete the change`;
+    if (failsWith !== undefined) op.failsWith = failsWith;
     this.#push(op);
     if (duration <= 0) this.settle();
     return op;
@@ -76,7 +101,7 @@ export class Operations {
     const now = this.now();
     while (this.#heap.length > 0 && this.#heap[0]!.completeAt <= now) {
       const op = this.#pop();
-      if (op.failsWith === undefined) op.apply?.();
+      if (op.failsWith === undefined) op.data = op.apply?.() ?? null;
       op.apply = undefined;
       op.state = op.failsWith === undefined ? 'succeeded' : 'failed';
       op.message = op.failsWith ?? `${op.kind} completed`;

@@ -3,11 +3,21 @@ import type { SimOperation } from './operations.js';
 
 /**
  * How the simulator answers where the spec is silent. `spec` is the shape the spec suggests (HTTP
- * codes carry operation outcomes). `real` follows what public clients of the real service show
- * (shared/real-service-notes.md): terminal operation states answered with HTTP 200 and the outcome in
- * the body's `status`; a separate window for creating calls; new operations unknown (404) for a few
- * seconds; `theme_update: null` where no update is available; the vendor document's name for the
- * domain list's DNS flag; theme bulk updates answered 200, as the vendor document says.
+ * codes carry operation outcomes). `real` follows what public clients and recorded answers of the real
+ * service show (shared/real-service-notes.md):
+ * - terminal operation states answered with HTTP 200 and the outcome in the body's `status`;
+ * - a failed operation nests its reason: its body is `{status: 500, message, data}` with always the
+ *   same `message` (OPERATION_FAILED_MESSAGE) and `data` `{status: 500, message: REASON, data: null}`;
+ * - a finished operation carries what it produced in `data` (`{idEnv}` after creating or cloning an
+ *   environment, `{idSite}` after creating a site, `{result}` after a WP-CLI command that printed
+ *   something, see wp-cli-output.ts), `null` otherwise;
+ * - WP-CLI operations are named `cli:run-wp-cli-<uuid>`, and accepted with the recorded message;
+ * - the SSH config is flat, `{name, host, port, user, ssh_command}` with `port` a string;
+ * - 401 says `Unauthenticated.`;
+ * - adding a domain already in use is accepted, and its operation fails with the recorded reason;
+ * - a separate window for creating calls; new operations unknown (404) for a few seconds;
+ * - `theme_update: null` where no update is available; the vendor document's name for the domain
+ *   list's DNS flag; theme bulk updates answered 200, as the vendor document says.
  */
 export type SimProfile = 'spec' | 'real';
 export const SIM_PROFILES: readonly SimProfile[] = ['spec', 'real'];
@@ -34,20 +44,38 @@ export interface Answer {
   body: unknown;
 }
 
+/** The outer message of a failed operation on the real service, the same in every recording: the reason is in `data`. */
+export const OPERATION_FAILED_MESSAGE = 'Operation failed! Please refer to `data` for more details.';
+
 /** `GET /operations/{id}` for an operation the simulator knows and shows. */
 export function operationAnswer(profile: SimProfile, op: SimOperation): Answer {
   if (op.state === 'in_progress') return { status: 202, body: { status: 202, message: op.message, operation_id: op.id } };
   const code = op.state === 'succeeded' ? 200 : 500;
-  const body = { status: code, message: op.message, data: { operation_id: op.id } };
-  return { status: profile === 'real' ? 200 : code, body };
+  if (profile !== 'real') return { status: code, body: { status: code, message: op.message, data: { operation_id: op.id } } };
+  if (op.state === 'succeeded') return { status: 200, body: { status: 200, message: op.message, data: op.data } };
+  return { status: 200, body: { status: 500, message: OPERATION_FAILED_MESSAGE, data: { status: 500, message: op.message, data: null } } };
+}
+
+/** The id of a new operation: the spec's `<kind>-<uuid>`, but a real WP-CLI operation is `cli:run-wp-cli-<uuid>`. */
+export function operationId(profile: SimProfile, endpoint: EndpointName, kind: string, uuid: string): string {
+  return profile === 'real' && endpoint === 'runWpCliCommand' ? `cli:run-wp-cli-${uuid}` : `${kind}-${uuid}`;
 }
 
 /** The answer that accepts an asynchronous call. */
-export function acceptedAnswer(profile: SimProfile, endpoint: EndpointName, kind: string, operationId: string): Answer {
+export function acceptedAnswer(profile: SimProfile, endpoint: EndpointName, kind: string, id: string): Answer {
   if (profile === 'real' && endpoint === 'bulkUpdateThemes') {
-    return { status: 200, body: { message: 'Successfully updated WP themes', status: 200, operation_id: operationId } };
+    return { status: 200, body: { message: 'Successfully updated WP themes', status: 200, operation_id: id } };
   }
-  return { status: 202, body: { message: `${kind} in progress`, status: 202, operation_id: operationId } };
+  if (profile === 'real' && endpoint === 'runWpCliCommand') {
+    const message = 'Running WP-CLI command in progress. Use the operation_id to check the status.';
+    return { status: 202, body: { operation_id: id, message, status: 202 } };
+  }
+  return { status: 202, body: { message: `${kind} in progress`, status: 202, operation_id: id } };
+}
+
+/** What a request without the right bearer token is told. */
+export function unauthenticatedMessage(profile: SimProfile): string {
+  return profile === 'real' ? 'Unauthenticated.' : 'Unauthorized: missing or invalid API key';
 }
 
 /** A synchronous answer, reshaped as the real service's where they differ. */
@@ -55,6 +83,7 @@ export function syncAnswer(profile: SimProfile, endpoint: EndpointName, body: un
   if (profile !== 'real') return body;
   if (endpoint === 'listThemes') return withNullUpdates(body);
   if (endpoint === 'listDomains') return withCloudflareFlag(body);
+  if (endpoint === 'getSshConfig') return flatSshConfig(body);
   return body;
 }
 
@@ -75,4 +104,10 @@ function withCloudflareFlag(body: unknown): unknown {
   const env = (body as Json).environment as Json;
   const site_domains = (env.site_domains as Json[]).map(({ uses_provider_dns, ...rest }) => ({ ...rest, uses_cloudflare_dns: uses_provider_dns }));
   return { environment: { ...env, site_domains } };
+}
+
+/** The recorded SSH config: the connection fields alone, without the spec's `site` object. */
+function flatSshConfig(body: unknown): unknown {
+  const { name, host, port, user, ssh_command } = body as Json;
+  return { name, host, port, user, ssh_command };
 }

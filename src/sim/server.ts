@@ -9,7 +9,7 @@ import { generateFleet, rename, type Fleet, type Renamable } from './fleet.js';
 import type { FleetNames } from './hostile-names.js';
 import { HANDLERS, SimHttpError } from './handlers.js';
 import { Operations, type OperationDelay } from './operations.js';
-import { acceptedAnswer, operationAnswer, profileDefaults, syncAnswer, type SimProfile } from './profile.js';
+import { acceptedAnswer, operationAnswer, operationId, profileDefaults, syncAnswer, unauthenticatedMessage, type SimProfile } from './profile.js';
 import { Random } from './random.js';
 import { parseRate, SlidingWindow } from './rate-window.js';
 import { DomainIndex, parseThemeBreak, sitePage, type SiteBreaks, type SiteLogEntry } from './sites.js';
@@ -245,7 +245,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       if (error instanceof SimHttpError) return fail(error.status, error.message);
       return; // client went away
     }
-    if (req.headers.authorization !== `Bearer ${token}`) return fail(401, 'Unauthorized: missing or invalid API key');
+    if (req.headers.authorization !== `Bearer ${token}`) return fail(401, unauthenticatedMessage(profile));
     const path = url.pathname.startsWith('/v2/') ? url.pathname.slice(3) : undefined;
     let route: Route | undefined;
     let match: RegExpExecArray | null = null;
@@ -313,7 +313,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     operations.settle();
     let result;
     try {
-      result = HANDLERS[route.name]({ fleet, rng, params, body, maxPageSize: options.maxPageSize ?? 100, now: clock() });
+      result = HANDLERS[route.name]({ fleet, rng, params, body, maxPageSize: options.maxPageSize ?? 100, now: clock(), profile });
     } catch (error) {
       if (error instanceof SimHttpError) return fail(error.status, error.message, error.data);
       throw error;
@@ -322,7 +322,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     let responseBody: unknown;
     if ('async' in result) {
       const kind = (endpoint as Endpoint).operation!;
-      const op = operations.start(`${kind}-${rng.uuid()}`, kind, result.async.envId, result.async.apply);
+      const { envId, apply, failsWith } = result.async;
+      const op = operations.start(operationId(profile, route.name, kind, rng.uuid()), kind, envId, apply, failsWith);
       entry.operation_id = op.id;
       entry.changed = op.state !== 'failed' && op.failsWith === undefined;
       ({ status, body: responseBody } = acceptedAnswer(profile, route.name, kind, op.id));
