@@ -122,8 +122,8 @@ interface ActionBase<W extends object> {
   /** Checks a schema cannot express; `path` is relative to the `with` block. */
   check?(withBlock: W, files: PlaybookFiles): InputProblem[];
   /**
-   * Values the spec allows but public evidence of the real service does not (warnings; `validate
-   * --strict` makes them errors). `path` is relative to the `with` block.
+   * Values the spec allows but public evidence of the real service does not, or that would do harm the
+   * spec cannot see (warnings; `validate --strict` makes them errors). `path` is relative to the `with` block.
    */
   advise?(withBlock: W): InputProblem[];
   /** Loads what the check referenced (e.g. an IP list file) into the block; runs after `check` passed. */

@@ -7,6 +7,9 @@ import { field, withBlock } from './schema-parts.js';
 
 type WpCliWith = { wp_command: string; output_file?: string };
 
+/** `wp config get` and `wp config list` print what wp-config.php holds. */
+const PRINTS_SECRETS = /^wp\s+config\s+(get|list)\b/;
+
 export const wpCliRun: Action<WpCliWith> = {
   name: 'wp_cli.run',
   summary: 'run a WP-CLI command (POST …/run-wp-cli-command); what it printed goes to the report and `output_file`',
@@ -29,6 +32,17 @@ export const wpCliRun: Action<WpCliWith> = {
     return [{ request: { endpoint: 'runWpCliCommand', params: { env_id: env.id }, body: { wp_command: ctx.with.wp_command } } }];
   },
   readOperation: commandOutput,
+  // The output is kept in the report and the journal (files CI keeps as artifacts): a command that
+  // prints the site's credentials would copy them there.
+  advise: (w) =>
+    typeof w.wp_command === 'string' && PRINTS_SECRETS.test(w.wp_command)
+      ? [
+          {
+            path: 'wp_command',
+            message: 'prints wp-config.php secrets (database password, salts), and a step keeps what its command printed in the report and the journal',
+          },
+        ]
+      : [],
   check: (w) => (w.output_file === undefined ? [] : outputFolderProblems(w.output_file)),
   privateFile: (w) => (w.output_file === undefined ? undefined : { field: 'output_file', file: w.output_file, kind: 'command-output' }),
   privateOutput(w, steps) {

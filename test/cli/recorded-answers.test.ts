@@ -81,6 +81,24 @@ describe.each(['spec', 'real'] as const)('what the %s profile’s answers carry'
   });
 });
 
+describe('a command whose output would copy secrets into the report', () => {
+  it('`wp config get` is a warning that names the field; --strict refuses it; `wp core version` is not', async () => {
+    const dir = tempDir();
+    const file = writePlaybook(
+      'version: 1\nname: w\ncompany: 00000000-0000-4000-8000-000000000002\ntasks:\n' +
+        '  - { name: creds, action: wp_cli.run, target: all, with: { wp_command: "wp config get DB_PASSWORD" } }\n' +
+        '  - { name: core, action: wp_cli.run, target: all, with: { wp_command: "wp core version" } }\n',
+      dir,
+    );
+    const lenient = await runCli(['validate', file]);
+    expect(lenient.code).toBe(0);
+    expect(lenient.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/playbook\.yaml:5:\d+: tasks\.0\.with\.wp_command: warning: prints wp-config\.php secrets/),
+    ]);
+    expect((await runCli(['validate', '--strict', file])).code).toBe(2);
+  });
+});
+
 describe('the real profile’s recorded answers, end to end', () => {
   it('a domain already in use fails with the service’s nested reason, not the outer pointer to it', async () => {
     const { sim } = await start({ profile: 'real', sites: 4, operationDelayMs: 50, operationVisibleAfterMs: 0, createRate: '100/s' });
