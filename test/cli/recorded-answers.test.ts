@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Report, ReportResult } from '../../src/report/report.js';
@@ -78,6 +78,35 @@ describe.each(['spec', 'real'] as const)('what the %s profile’s answers carry'
     }
     expect(res.stdout).toContain(`(php): operation failed: php:modify-version failed on ${results[0]!.target.site}/${results[0]!.target.environment}`);
     expect(res.stdout).not.toContain('Please refer to');
+  });
+});
+
+describe('a WP-CLI task’s output_file on resume', () => {
+  it('is checked before anything is sent (a file of another kind there: exit 2, nothing sent), and written whole after', async () => {
+    const { sim } = await start({ sites: 2, operationDelayMs: 0 });
+    const dir = tempDir();
+    const [report, out] = [join(dir, 'r.json'), join(dir, 'out.json')];
+    const journal = join(dir, 'r.journal.jsonl');
+    const file = writePlaybook(
+      `version: 1\nname: w\ntasks:\n  - { name: cache, action: wp_cli.run, target: all, with: { wp_command: "wp cache flush", output_file: ${out} } }\n`,
+      dir,
+    );
+    expect((await runCli(['run', file, '--yes', '--report', report], simEnv(sim))).code).toBe(0);
+    // As if the run had been killed right after its start record, and someone's notes had been saved at the output's path.
+    writeFileSync(journal, `${readFileSync(journal, 'utf8').split('\n')[0]}\n`);
+    writeFileSync(out, 'my notes\n');
+    const requests = sim.log.length;
+    const refused = await runCli(['resume', report, '--yes'], simEnv(sim));
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/tasks\.0\.with\.output_file: .*out\.json exists and is not a sitefleet command-output file/);
+    expect(readFileSync(out, 'utf8')).toBe('my notes\n');
+    expect(sim.log).toHaveLength(requests);
+    rmSync(out);
+    const resumed = await runCli(['resume', report, '--yes'], simEnv(sim));
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const rows = JSON.parse(readFileSync(out, 'utf8')) as { env_id: string; status: string }[];
+    expect(rows.map((r) => r.env_id).sort()).toEqual([...sim.fleet.environments.keys()].sort());
+    expect(statSync(out).mode & 0o777).toBe(0o600);
   });
 });
 

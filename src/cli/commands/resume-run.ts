@@ -23,6 +23,7 @@ import type { Coordination } from '../../coord/types.js';
 import { enterWindow, type Deadline, type WindowOptions } from '../window.js';
 import { ciOutputFiles } from '../ci-outputs.js';
 import { checkCommandOutputs, journalOf } from '../output-check.js';
+import { privateOutputFiles } from '../secret-outputs.js';
 
 export interface ResumeOptions extends WindowOptions {
   yes?: boolean;
@@ -46,7 +47,7 @@ export async function resumeRun(reportPath: string, globals: GlobalOptions, opts
   // Every file the resume writes, checked before anything is sent (see util/output-file.ts).
   checkCommandOutputs(
     globals,
-    [{ flag: 'report', path: reportPath, kind: 'report' }, ...ciOutputFiles(opts)],
+    [{ flag: 'report', path: reportPath, kind: 'report' }, ...ciOutputFiles(opts), ...(playbook ? privateOutputFiles(playbook) : [])],
     [
       journalOf(reportPath),
       { what: "the run's playbook", path: start.playbook },
