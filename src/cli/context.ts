@@ -11,9 +11,12 @@ import type { TrackOptions } from '../run/watcher.js';
 import { DEFAULT_RETRY } from '../run/retry.js';
 import type { PlaybookSettings } from '../playbook/types.js';
 import { parseDuration } from '../util/duration.js';
+import type { Io } from './io.js';
 
 /** Options every command understands (commander's globals). */
 export interface GlobalOptions {
+  /** Not a flag: the streams, environment and signals the command runs with (io.ts; set by main). */
+  io: Io;
   baseUrl?: string;
   tokenFile?: string;
   company?: string;
@@ -45,7 +48,7 @@ export const DEFAULT_RATE = '120/min';
 export { UsageError } from '../errors.js';
 
 /** The token comes from SITEFLEET_TOKEN or a file, never from a flag (flags end up in shell history and `ps`). */
-export function readToken(opts: GlobalOptions, env = process.env, warn = (text: string) => void process.stderr.write(`sitefleet: warning: ${text}\n`)): string {
+export function readToken(opts: GlobalOptions, warn = (text: string) => void opts.io.stderr.write(`sitefleet: warning: ${text}\n`)): string {
   if (opts.tokenFile) {
     let token: string;
     try {
@@ -59,7 +62,7 @@ export function readToken(opts: GlobalOptions, env = process.env, warn = (text: 
     if (!token) throw new UsageError(`--token-file ${opts.tokenFile} is empty`);
     return token;
   }
-  const token = env.SITEFLEET_TOKEN?.trim();
+  const token = opts.io.env.SITEFLEET_TOKEN?.trim();
   if (!token) throw new UsageError('no API token: set SITEFLEET_TOKEN or pass --token-file FILE');
   return token;
 }
@@ -124,7 +127,7 @@ export function createRuntime(opts: GlobalOptions, options: RuntimeOptions): Run
   const { settings = {}, logger, coordination, company } = options;
   if (!opts.baseUrl) throw new UsageError('no API base URL: set SITEFLEET_BASE_URL or pass --base-url URL');
   const token = readToken(opts);
-  const log = logger ?? createLogger({ level: opts.logLevel, file: opts.logFile });
+  const log = logger ?? createLogger({ level: opts.logLevel, file: opts.logFile, stderr: opts.io.stderr });
   const rate = opts.rate ?? settings.rate_limit ?? DEFAULT_RATE;
   const createRate = opts.createRate ?? settings.create_rate_limit;
   const parsed = usage(() => parseRate(rate));

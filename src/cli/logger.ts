@@ -1,6 +1,7 @@
 import { pino, type Logger } from 'pino';
 import { openAppend } from '../util/output-file.js';
 import { forTerminal } from '../util/safe-text.js';
+import type { Output } from './io.js';
 
 /**
  * Paths pino blanks out: the token, passwords, SSL keys, login links. Explicit paths only: sitefleet
@@ -39,19 +40,31 @@ export function humanLine(json: string): string {
   return `sitefleet: ${LEVELS[record.level as number] ?? 'log'}: ${forTerminal(`${String(record.msg)}${fields.length ? ` (${fields.join(', ')})` : ''}`)}\n`;
 }
 
-/** JSON lines to `file`, or to stderr (short human lines when stderr is a terminal). */
-export function createLogger(options: { level?: string; file?: string; tty?: boolean }): Logger {
+/** Log files written in chunks, flushed and closed when the command ends (main), also after an error. */
+const open = new Set<ReturnType<typeof pino.destination>>();
+let flushAtExit = false;
+
+/** Writes out what the log files of this process hold and closes them: the end of a command. */
+export function flushLogs(): void {
+  for (const destination of open) {
+    destination.flushSync();
+    destination.end();
+  }
+  open.clear();
+}
+
+/** JSON lines to `file`, or to `stderr` (short human lines when it is a terminal). */
+export function createLogger(options: { level?: string; file?: string; stderr: Output }): Logger {
   const level = options.level ?? (options.file ? 'info' : 'warn');
   // A file is written in buffered chunks (a syscall per line would cost more than the call it logs)
-  // and flushed when the process exits; stderr is written at once, so a person sees it as it happens.
+  // and flushed when the command ends; stderr is written at once, so a person sees it as it happens.
   // The file is appended to only if it is a regular file and a sitefleet log, never through a link (openAppend).
   const settings = { level, base: { app: 'sitefleet' }, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, timestamp: pino.stdTimeFunctions.isoTime };
-  if (!options.file && (options.tty ?? process.stderr.isTTY === true)) {
-    return pino(settings, { write: (line: string) => void process.stderr.write(`\r\x1b[K${humanLine(line)}`) });
-  }
-  const destination = options.file
-    ? pino.destination({ fd: openAppend({ flag: '--log-file', path: options.file, kind: 'log' }), sync: false, minLength: 8 * 1024 })
-    : pino.destination({ fd: 2, sync: true });
-  if (options.file) process.once('exit', () => destination.flushSync());
+  const { stderr } = options;
+  if (!options.file) return pino(settings, { write: (line: string) => void stderr.write(stderr.isTTY === true ? `\r\x1b[K${humanLine(line)}` : line) });
+  const destination = pino.destination({ fd: openAppend({ flag: '--log-file', path: options.file, kind: 'log' }), sync: false, minLength: 8 * 1024 });
+  open.add(destination);
+  // A hard stop (a second Ctrl-C exits at once) skips main's end: the lines logged so far still land.
+  if (!flushAtExit) flushAtExit = Boolean(process.once('exit', flushLogs));
   return pino(settings, destination);
 }

@@ -8,6 +8,11 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
   process.stdout.write(`${pkg.version}\n`);
 } else {
-  const { main } = await import('./program.js');
-  await main();
+  // `sitefleet inventory --format json | head`: the reader left; what it did not read it did not want.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
+  const [{ main }, { processIo }] = await Promise.all([import('./program.js'), import('./io.js')]);
+  process.exitCode = await main(args, processIo());
 }

@@ -26,11 +26,12 @@ export interface Prepared {
 /** Load and validate the playbook (no network): its company is what `run` locks before reading the fleet. */
 export function loadForRun(file: string, opts: GlobalOptions): Playbook & { company: string } {
   const playbook = loadChecked(file, {
+    env: opts.io.env,
     requireEnv: true,
     company: opts.company,
     allowOutside: opts.allowOutside,
     onWarning: (warnings) => {
-      if (!opts.quiet) for (const w of warnings) process.stderr.write(`${warningLine(w)}\n`);
+      if (!opts.quiet) for (const w of warnings) opts.io.stderr.write(`${warningLine(w)}\n`);
     },
   });
   if (!playbook.company) {
@@ -96,7 +97,7 @@ export async function planFrom(
     const cpu = process.cpuUsage();
     const planStart = performance.now();
     const plan: Plan = {
-      ...buildPlan({ playbook, inventory, date, env: process.env }),
+      ...buildPlan({ playbook, inventory, date, env: opts.io.env }),
       made: { at: new Date().toISOString(), playbook_sha256: playbookSha256(file) },
     };
     const planCpu = process.cpuUsage(cpu);

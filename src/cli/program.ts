@@ -17,15 +17,32 @@ import { LONGEST } from '../util/duration.js';
 import type { GlobalOptions } from './context.js';
 import { checkCommandOutputs } from './output-check.js';
 import { sitefleetVersion } from '../util/version.js';
+import { ExitNow, type Io } from './io.js';
 
-export function buildProgram(): Command {
+/** Options that default to an environment variable: read from the io's environment, not the process's. */
+const FROM_ENV = {
+  baseUrl: 'SITEFLEET_BASE_URL',
+  company: 'SITEFLEET_COMPANY',
+  sites: 'SITEFLEET_SITES',
+  stateDir: 'SITEFLEET_STATE_DIR',
+  coordination: 'SITEFLEET_COORDINATION',
+} as const satisfies Partial<Record<keyof GlobalOptions, string>>;
+
+/** A flag's value, else its variable's (a flag beats the environment, as commander's own `.env()` does). */
+function applyEnvironment(program: Command, env: Io['env']): void {
+  for (const [key, name] of Object.entries(FROM_ENV)) {
+    if (program.getOptionValue(key) === undefined && env[name] !== undefined) program.setOptionValueWithSource(key, env[name], 'env');
+  }
+}
+
+export function buildProgram(io: Io): Command {
   const program = new Command('sitefleet')
     .description('Fleet-wide maintenance for WordPress hosting environments: YAML playbooks, validated, planned, rate-limited, reported.')
     .version(sitefleetVersion())
-    .addOption(new Option('--base-url <url>', 'the API base URL; /v2 is appended').env('SITEFLEET_BASE_URL'))
+    .addOption(new Option('--base-url <url>', 'the API base URL; /v2 is appended (env: SITEFLEET_BASE_URL)'))
     .option('--token-file <file>', 'read the API token from FILE (else SITEFLEET_TOKEN; never a flag value)')
-    .addOption(new Option('--company <uuid>', 'company id; overrides the playbook').env('SITEFLEET_COMPANY'))
-    .addOption(new Option('--sites <file>', 'site name → site id, as YAML or CSV (the listing has no site ids)').env('SITEFLEET_SITES'))
+    .addOption(new Option('--company <uuid>', 'company id; overrides the playbook (env: SITEFLEET_COMPANY)'))
+    .addOption(new Option('--sites <file>', 'site name → site id, as YAML or CSV (the listing has no site ids) (env: SITEFLEET_SITES)'))
     .option('--concurrency <n>', 'calls in flight at once (default: playbook, else 8)', intOption('--concurrency', 1, 256))
     .option('--rate <N/period>', 'API budget shared by every call, e.g. 120/min or 2/s (default: playbook, else 120/min)')
     .option(
@@ -59,18 +76,21 @@ export function buildProgram(): Command {
     )
     .option('--log-file <file>', 'write JSON log lines to FILE instead of stderr')
     .option('-q, --quiet', 'print nothing but errors')
-    .addOption(new Option('--state-dir <dir>', 'where run locks live (default: ~/.cache/sitefleet)').env('SITEFLEET_STATE_DIR'))
+    .addOption(new Option('--state-dir <dir>', 'where run locks live (default: ~/.cache/sitefleet) (env: SITEFLEET_STATE_DIR)'))
     .addOption(
       new Option(
         '--coordination <url>',
-        'share the run lock, the rate budget and busy environments with other machines through Redis: redis://host:port/db',
-      ).env('SITEFLEET_COORDINATION'),
+        'share the run lock, the rate budget and busy environments with other machines through Redis: redis://host:port/db (env: SITEFLEET_COORDINATION)',
+      ),
     )
     .addOption(
       new Option('--poll-interval <ms>', 'first wait between operation polls (default 1000)').argParser(intOption('--poll-interval', 1, 600_000)).hideHelp(),
     )
     .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ writeOut: (text) => void io.stdout.write(text), writeErr: (text) => void io.stderr.write(text) })
     .exitOverride();
+  // Not a flag: what every command reads its environment from and prints to (io.ts).
+  program.setOptionValue('io', io);
   registerValidate(program);
   registerPlan(program);
   registerRun(program);
@@ -84,7 +104,10 @@ export function buildProgram(): Command {
   registerDemo(program);
   for (const command of program.commands) command.exitOverride();
   // `--log-file`, whatever the command: never a link, a file that is not a log, nor --sites or --token-file.
-  program.hook('preAction', (_program, action) => checkCommandOutputs(action.optsWithGlobals<GlobalOptions>(), [], []));
+  program.hook('preAction', (_program, action) => {
+    applyEnvironment(program, io.env);
+    checkCommandOutputs(action.optsWithGlobals<GlobalOptions>(), [], []);
+  });
   return program;
 }
 
@@ -93,25 +116,27 @@ export function buildProgram(): Command {
  * people will try it: they get the way to pass one, and the value is never echoed. `sim --token` is
  * the simulator's own option (the token it accepts) and is left alone.
  */
-export function refuseTokenFlag(argv: string[]): void {
-  const args = argv.slice(2);
+export function refuseTokenFlag(args: readonly string[]): void {
   if (args.includes('sim')) return;
   if (args.some((a) => a === '--token' || a.startsWith('--token='))) {
     throw new UsageError('--token is not taken (a token on the command line ends up in shell history and ps): set SITEFLEET_TOKEN or pass --token-file FILE');
   }
 }
 
-/** Parses the command line and runs the command; every error ends as one line and its exit code. */
-export async function main(): Promise<void> {
-  // `sitefleet inventory --format json | head`: the reader left; what it did not read it did not want.
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(0);
-    throw error;
-  });
+/**
+ * Runs one command line (the arguments after `sitefleet`) with `io` and returns its exit code; every
+ * error ends as one line and its exit code. `bin` (main.ts) runs it with the process's io; tests run it in-process.
+ */
+export async function main(args: readonly string[], io: Io): Promise<number> {
   try {
-    refuseTokenFlag(process.argv);
-    await buildProgram().parseAsync(process.argv);
+    refuseTokenFlag(args);
+    await buildProgram(io).parseAsync([...args], { from: 'user' });
+    return io.exitCode;
   } catch (error) {
-    process.exitCode = reportError(error);
+    if (error instanceof ExitNow) return error.code;
+    return reportError(error, io.stderr);
+  } finally {
+    const { flushLogs } = await import('./logger.js');
+    flushLogs();
   }
 }

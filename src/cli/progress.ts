@@ -1,3 +1,5 @@
+import type { Output } from './io.js';
+
 /**
  * One status line on an interactive stderr: done/total, rate, failures, ETA. Redrawn at most five
  * times a second; nothing at all when stderr is a pipe or a file (cron, CI).
@@ -11,7 +13,7 @@ export class Progress {
 
   constructor(
     readonly total: number,
-    private readonly stream: NodeJS.WriteStream = process.stderr,
+    private readonly stream: Output,
     enabled = stream.isTTY === true,
     private readonly label = 'steps',
   ) {

@@ -2,6 +2,7 @@ import { targetNoun } from '../actions/action.js';
 import { ACTIONS } from '../actions/index.js';
 import { continueCommand, groupOf } from '../report/ci-formats.js';
 import { styleText } from 'node:util';
+import type { Io, Output } from './io.js';
 import { formatProblem, type InputProblem } from '../errors.js';
 import { answerLines } from '../report/answer-lines.js';
 import type { Inventory } from '../inventory/inventory.js';
@@ -15,11 +16,22 @@ type Colour = 'green' | 'red' | 'yellow' | 'cyan' | 'dim' | 'bold';
  * Colour only for a terminal that wants it (NO_COLOR and pipes get plain text). The text is made
  * safe first, so the only escape sequences in the line are the tool's own.
  */
-export function paint(colour: Colour, text: string, stream: NodeJS.WriteStream = process.stdout): string {
+export function paint(colour: Colour, text: string, stream: Output, env: Io['env'] = {}): string {
   const safe = forTerminal(text);
-  if (!stream.isTTY || process.env.NO_COLOR !== undefined) return safe;
+  if (!stream.isTTY || env.NO_COLOR !== undefined) return safe;
   // This stream was asked already; styleText would ask process.stdout, whichever stream we write to.
   return styleText(colour, safe, { validateStream: false });
+}
+
+/** Paints a line's text in a colour, or leaves it plain: how a renderer colours without knowing where it prints. */
+export type Painter = (colour: Colour, text: string) => string;
+
+/** No colour: the text made safe for the terminal. */
+export const plain: Painter = (_colour, text) => forTerminal(text);
+
+/** Colour for `io`'s stdout when it is a terminal that wants it. */
+export function painter(io: Pick<Io, 'stdout' | 'env'>): Painter {
+  return (colour, text) => paint(colour, text, io.stdout, io.env);
 }
 
 /** A located warning (a problem that does not stop the command) as one safe line. */
@@ -47,7 +59,7 @@ function noun(action: string): string {
   return known ? targetNoun(known) : 'environment';
 }
 
-export function renderPlan(plan: Plan, verbose: boolean): string {
+export function renderPlan(plan: Plan, verbose: boolean, paint: Painter = plain): string {
   const lines: string[] = [];
   lines.push(
     forTerminal(
@@ -94,7 +106,7 @@ function guardsOf(t: Plan['tasks'][number]): string {
   return [t.backup_first ? 'backup' : '', t.health ? 'health' : ''].filter(Boolean).join(', ') || '-';
 }
 
-export function renderSummary(report: Report, reportPath: string): string {
+export function renderSummary(report: Report, reportPath: string, paint: Painter = plain): string {
   const s = report.summary;
   const lines: string[] = [];
   const tasks = [...new Set(report.results.map(groupOf))];

@@ -1,9 +1,10 @@
 import { CommanderError } from 'commander';
 import { EXIT, formatProblem, InvalidInputError, SitefleetError } from '../errors.js';
 import { forTerminal } from '../util/safe-text.js';
+import type { Output } from './io.js';
 
 /** One clear line (or one per problem) and the exit code the error carries. */
-export function reportError(error: unknown, stderr: NodeJS.WritableStream = process.stderr): number {
+export function reportError(error: unknown, stderr: Output): number {
   if (error instanceof CommanderError) {
     return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help' ? EXIT.ok : EXIT.invalid;
   }

@@ -22,7 +22,7 @@ export function privateOutputFiles(playbook: Playbook): OutputFile[] {
  * names, readable by its owner alone (0600), and never to the report, the plan or a log. Returns a line
  * for each file written.
  */
-export function writePrivateOutputs(playbook: Playbook, plan: Plan, results: Map<string, StepResult>): string[] {
+export function writePrivateOutputs(playbook: Playbook, plan: Plan, results: ReadonlyMap<string, StepResult>): string[] {
   const written: string[] = [];
   for (const task of playbook.tasks) {
     const action = ACTIONS.get(task.action);

@@ -1,7 +1,7 @@
 import { forTerminal } from '../util/safe-text.js';
 import type { Plan } from '../plan/plan.js';
 import type { Playbook } from '../playbook/types.js';
-import { buildReport, exitCodeOf, writeJsonAtomic, type Report } from '../report/report.js';
+import { buildReport, exitCodeOf, type Report } from '../report/report.js';
 import { journalRecorder } from './run-events/journal-recorder.js';
 import { progressLine } from './run-events/progress-line.js';
 import { ReportSnapshots } from './run-events/report-snapshots.js';
@@ -14,9 +14,7 @@ import { openCoordination } from '../coord/open.js';
 import type { Coordination, LockScope } from '../coord/types.js';
 import type { GlobalOptions, Runtime } from './context.js';
 import { onInterrupt } from './signals.js';
-import { writeCiOutputs, type CiOutputOptions } from './ci-outputs.js';
-import { renderSummary } from './render.js';
-import { writePrivateOutputs } from './secret-outputs.js';
+import { finishRun, type OutputFlags } from './finish-run.js';
 import { SiteProbe } from '../health/probe.js';
 import { siteUserAgent } from '../util/version.js';
 import { closingAt, type Deadline } from './window.js';
@@ -36,8 +34,8 @@ export interface SessionArgs {
   overrideMaxFailures?: number | string;
   /** For writing login links to the files the tasks name (a fresh run only: resume has no playbook). */
   playbook?: Playbook;
-  /** JUnit and Markdown outputs (`--junit`, `--summary-md`, GitHub Actions). */
-  ci?: CiOutputOptions;
+  /** The output flags (`--junit`, `--summary-md`): finish-run.ts. */
+  flags: OutputFlags;
   /** When the window closes (settings.window, --not-after): no write is sent after it. */
   deadline?: Deadline;
   out(text: string): void;
@@ -49,7 +47,7 @@ export interface SessionArgs {
  */
 export function warnIfUncoordinated(recorded: string | undefined, globals: GlobalOptions): void {
   if (recorded && !globals.coordination)
-    process.stderr.write(
+    globals.io.stderr.write(
       `sitefleet: warning: this run was coordinated through ${forTerminal(recorded)}; without --coordination (or SITEFLEET_COORDINATION) this command shares no lock or budget with other machines\n`,
     );
 }
@@ -68,10 +66,10 @@ export async function withRunLock<T>(
   const coordination = await openCoordination(globals);
   try {
     if (scope.kind === 'playbook' && !globals.coordination)
-      process.stderr.write(
+      globals.io.stderr.write(
         `sitefleet: warning: lock: playbook without --coordination: runs of other playbooks for this company may go at the same time, and each learns the rate limit from 429s on its own\n`,
       );
-    const lock = await coordination.lock(scope, { command, wait: waitLock, onNote: (text) => process.stderr.write(`sitefleet: ${forTerminal(text)}\n`) });
+    const lock = await coordination.lock(scope, { command, wait: waitLock, onNote: (text) => globals.io.stderr.write(`sitefleet: ${forTerminal(text)}\n`) });
     try {
       return await work(coordination);
     } finally {
@@ -93,9 +91,9 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   const cpuAtStart = process.cpuUsage();
   const wallAtStart = performance.now();
   const interrupt = new AbortController();
-  const restoreSignals = onInterrupt((signal) => {
+  const restoreSignals = onInterrupt(globals.io, (signal) => {
     runtime.logger.warn({ signal }, 'interrupted: no new calls; waiting for those in flight (again to stop at once)');
-    if (!globals.quiet) process.stderr.write(`\n${signal}: finishing the calls in flight; press Ctrl-C again to stop at once\n`);
+    if (!globals.quiet) globals.io.stderr.write(`\n${signal}: finishing the calls in flight; press Ctrl-C again to stop at once\n`);
     interrupt.abort();
   });
   let look: RunLook | undefined;
@@ -104,11 +102,17 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   const pending = plan.steps.filter((s) => !args.initial?.has(s.id)).length;
   const subscribers: Subscriber[] = [
     snapshots,
-    progressLine(pending, new Set(plan.tasks.filter((t) => t.wait).map((t) => t.index)), !globals.quiet && process.stderr.isTTY === true, {
-      pausedForMs: () => Math.max(runtime.budget.pausedForMs(), runtime.shared?.pausedForMs() ?? 0),
-      nextLookMs: () => look?.nextLookMs(),
-      closed: () => closing.signal?.aborted === true,
-    }),
+    progressLine(
+      pending,
+      new Set(plan.tasks.filter((t) => t.wait).map((t) => t.index)),
+      !globals.quiet && globals.io.stderr.isTTY === true,
+      {
+        pausedForMs: () => Math.max(runtime.budget.pausedForMs(), runtime.shared?.pausedForMs() ?? 0),
+        nextLookMs: () => look?.nextLookMs(),
+        closed: () => closing.signal?.aborted === true,
+      },
+      globals.io.stderr,
+    ),
     stepLog(runtime.logger),
     journalRecorder(journal),
   ];
@@ -118,7 +122,7 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
       `no write will be sent after ${wallText(args.deadline.at)} (${args.deadline.source}), ${formatDuration((args.deadline.at - Date.now()) / 1000)} from now`,
     );
   // Sites are fetched only for tasks with health: checks, through their own agent (and proxy), never the API's.
-  const sites = plan.tasks.some((t) => t.health) ? new SiteProbe({ userAgent: siteUserAgent() }) : undefined;
+  const sites = plan.tasks.some((t) => t.health) ? new SiteProbe({ userAgent: siteUserAgent(), env: globals.io.env }) : undefined;
   let outcome;
   try {
     outcome = await execute(plan, {
@@ -131,6 +135,7 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
       lost: runtime.coordination.lost,
       busy: runtime.coordination.busy(plan.company, args.runId),
       tracking: runtime.tracking,
+      env: globals.io.env,
       initial: args.initial,
       onEvent: fanOut(subscribers),
       onStart: (run) => void (look = run),
@@ -144,7 +149,6 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   await journal.append({ t: 'end', at: Date.now() });
   await journal.close();
 
-  if (args.playbook) for (const line of writePrivateOutputs(args.playbook, plan, outcome.results)) args.out(line);
   // The report is rebuilt from the journal: what it says is what a resume would see.
   const state = readJournal(journal.path);
   const report = buildReport({
@@ -157,9 +161,17 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
     runId: args.runId,
   });
   await snapshots.settled(); // a snapshot must not land after the final report
-  const finalStart = performance.now();
-  writeJsonAtomic({ flag: 'report', path: args.reportPath, kind: 'report' }, report);
-  const finalMs = performance.now() - finalStart;
+  const took = await finishRun({
+    report: { flag: 'report', path: args.reportPath, value: report },
+    flags: args.flags,
+    env: globals.io.env,
+    io: globals.io,
+    quiet: globals.quiet === true,
+    playbook: args.playbook,
+    plan,
+    results: outcome.results,
+    after: rateLimitLines(runtime),
+  });
   const cpu = process.cpuUsage(cpuAtStart);
   runtime.logger.info(
     {
@@ -171,7 +183,7 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
       report_snapshots: snapshots.stats.count,
       report_snapshot_ms_total: Math.round(snapshots.stats.totalMs),
       report_snapshot_ms_max: Math.round(snapshots.stats.maxMs),
-      report_final_write_ms: Math.round(finalMs),
+      report_final_write_ms: Math.round(took.report ?? 0),
       rate_limited: runtime.budget.rateLimitedCount + runtime.creation.rateLimitedCount,
       learned_limit: runtime.budget.limit,
       rate_rules: runtime.budget.describe(),
@@ -181,15 +193,17 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
     },
     'run finished',
   );
-  args.out(renderSummary(report, args.reportPath));
-  writeCiOutputs(report, args.reportPath, args.ci ?? {});
+  return { report, exitCode: exitCodeOf(report) };
+}
+
+/** How often the service answered 429, and the budget it was kept to: a line after the summary. */
+function rateLimitLines(runtime: Runtime): string[] {
   const creating = runtime.creation.rateLimitedCount;
   const limited = runtime.budget.rateLimitedCount + creating;
-  if (limited > 0)
-    args.out(
-      `the service answered 429 (rate limited) ${limited} time${limited === 1 ? '' : 's'}${creating > 0 ? ` (${creating} to creating calls, under their own limit)` : ''}; ` +
-        `the budget kept to ${runtime.budget.describe()}${creating > 0 ? `, creating calls to ${runtime.creation.describe()}` : ''}` +
-        `${runtime.shared ? `, in a window shared through ${runtime.coordination.address}` : ''}`,
-    );
-  return { report, exitCode: exitCodeOf(report) };
+  if (limited === 0) return [];
+  return [
+    `the service answered 429 (rate limited) ${limited} time${limited === 1 ? '' : 's'}${creating > 0 ? ` (${creating} to creating calls, under their own limit)` : ''}; ` +
+      `the budget kept to ${runtime.budget.describe()}${creating > 0 ? `, creating calls to ${runtime.creation.describe()}` : ''}` +
+      `${runtime.shared ? `, in a window shared through ${runtime.coordination.address}` : ''}`,
+  ];
 }

@@ -3,6 +3,7 @@ import type { PlaybookSettings } from '../playbook/types.js';
 import { describeWindow, localZone, openingAt, parseNotAfter, wallText } from '../util/time-window.js';
 import { formatDuration } from './progress.js';
 import { onInterrupt } from './signals.js';
+import type { Io } from './io.js';
 
 export interface WindowOptions {
   /** `--not-after TIME`: no write is sent after it. */
@@ -25,9 +26,15 @@ export interface Deadline {
  * it must stop sending; outside, exit 5 naming the window and when it opens next, or (with
  * `--wait-window`) a wait for it that Ctrl-C ends. Undefined when there is neither.
  */
-export async function enterWindow(settings: PlaybookSettings, opts: WindowOptions, say: (text: string) => void, now = Date.now): Promise<Deadline | undefined> {
+export async function enterWindow(
+  io: Pick<Io, 'signals' | 'exitNow'>,
+  settings: PlaybookSettings,
+  opts: WindowOptions,
+  say: (text: string) => void,
+  now = Date.now,
+): Promise<Deadline | undefined> {
   const interrupt = new AbortController();
-  const restore = onInterrupt(() => interrupt.abort());
+  const restore = onInterrupt(io, () => interrupt.abort());
   try {
     return await windowOf(settings, opts, say, interrupt.signal, now);
   } finally {

@@ -28,7 +28,7 @@ export function lockFileName(scope: LockScope): string {
 }
 
 /** `--state-dir`, else SITEFLEET_STATE_DIR, else the user's cache directory. */
-export function defaultStateDir(env = process.env): string {
+export function defaultStateDir(env: Record<string, string | undefined>): string {
   if (env.SITEFLEET_STATE_DIR) return env.SITEFLEET_STATE_DIR;
   return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'sitefleet');
 }

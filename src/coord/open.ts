@@ -6,8 +6,12 @@ import type { Coordination } from './types.js';
  * The coordination a command runs under: Redis when `--coordination` (SITEFLEET_COORDINATION) names
  * one, else this machine alone. The Redis client is loaded only in the first case.
  */
-export async function openCoordination(options: { coordination?: string; stateDir?: string }): Promise<Coordination> {
-  if (!options.coordination) return localCoordination(options.stateDir ?? defaultStateDir());
+export async function openCoordination(options: {
+  coordination?: string;
+  stateDir?: string;
+  io: { env: Record<string, string | undefined> };
+}): Promise<Coordination> {
+  if (!options.coordination) return localCoordination(options.stateDir ?? defaultStateDir(options.io.env));
   const { redisCoordination } = await import('./redis/index.js');
   return redisCoordination(options.coordination);
 }

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Report } from '../../src/report/report.js';
 import { BLOCKED_MESSAGE } from '../../src/sim/operations.js';
 import type { Simulator } from '../../src/sim/server.js';
-import { runCli, simEnv, startCli, tempDir, writePlaybook } from '../helpers/cli.js';
+import { runCli, runCliProcess, simEnv, startCli, tempDir, writePlaybook } from '../helpers/cli.js';
 import { useRedis } from '../helpers/redis.js';
 import { busiestWindow, useSimulator, waitFor } from '../helpers/sim.js';
 
@@ -227,10 +227,11 @@ describe('--coordination is optional', () => {
     const hook = `data:text/javascript,${encodeURIComponent(
       `import { register } from 'node:module'; register('data:text/javascript,' + encodeURIComponent('export async function resolve(s, c, n) { if (s === "ioredis") throw new Error("ioredis was loaded"); return n(s, c); }'));`,
     )}`;
+    // A process of its own: what a command loads is the process's, and the hook is set at its start.
     const env = { ...simEnv(sim), NODE_OPTIONS: `--import=${hook}` };
-    const plain = await runCli(['run', playbook, '--yes', '--report', join(dir, 'a.json')], env);
+    const plain = await runCliProcess(['run', playbook, '--yes', '--report', join(dir, 'a.json')], env);
     expect(plain.code, plain.stderr).toBe(0);
-    const coordinated = await runCli(['--coordination', r.url, 'run', playbook, '--yes', '--report', join(dir, 'b.json')], env);
+    const coordinated = await runCliProcess(['--coordination', r.url, 'run', playbook, '--yes', '--report', join(dir, 'b.json')], env);
     expect(coordinated.code).not.toBe(0);
     expect(coordinated.stderr).toMatch(/ioredis was loaded/);
   });

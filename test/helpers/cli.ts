@@ -2,8 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Simulator } from '../../src/sim/server.js';
+import type * as Program from '../../src/cli/program.js';
+import type * as IoModule from '../../src/cli/io.js';
 
 export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 export const PLAYBOOKS = fileURLToPath(new URL('../../playbooks/', import.meta.url));
@@ -22,7 +24,10 @@ export interface RunningCli {
   done: Promise<CliResult>;
 }
 
-/** Starts the built CLI as a user would, without blocking the in-process simulator; killed after `timeoutMs`. */
+/**
+ * Starts the built CLI in a process of its own, as a user would; killed after `timeoutMs`. For what
+ * only a process shows: signals, SIGKILL and crash safety, locks between processes, `bin` itself.
+ */
 export function startCli(args: string[], env: Record<string, string | undefined> = {}, options: { timeoutMs?: number; input?: string } = {}): RunningCli {
   const child = spawn(process.execPath, [CLI, ...args], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...env },
@@ -44,8 +49,34 @@ export function startCli(args: string[], env: Record<string, string | undefined>
   return { child, stderr: () => stderr, done };
 }
 
-/** Runs the built CLI as a user would, without blocking the in-process simulator. */
-export function runCli(args: string[], env: Record<string, string | undefined> = {}, options: { timeoutMs?: number; input?: string } = {}): Promise<CliResult> {
+/** The built CLI's entry point and io, loaded once per test file (from dist/, what users run). */
+let built: Promise<[typeof Program, typeof IoModule]> | undefined;
+function builtCli(): Promise<[typeof Program, typeof IoModule]> {
+  built ??= Promise.all([
+    import(pathToFileURL(join(CLI, '../program.js')).href) as Promise<typeof Program>,
+    import(pathToFileURL(join(CLI, '../io.js')).href) as Promise<typeof IoModule>,
+  ]);
+  return built;
+}
+
+/**
+ * Runs the built CLI in this process (`main(argv, io)`), with the given environment and input: what a
+ * user sees on stdout and stderr, and the exit code. Much cheaper than a process; the simulator keeps
+ * answering meanwhile, as both share this event loop.
+ */
+export async function runCli(args: string[], env: Record<string, string | undefined> = {}, options: { input?: string } = {}): Promise<CliResult> {
+  const [{ main }, { capturedIo }] = await builtCli();
+  const io = capturedIo({ env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...env }, input: options.input });
+  const code = await main(args, io);
+  return { code, signal: null, stdout: io.stdout.text, stderr: io.stderr.text };
+}
+
+/** Runs the built CLI in a process of its own (see startCli). */
+export function runCliProcess(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  options: { timeoutMs?: number; input?: string } = {},
+): Promise<CliResult> {
   return startCli(args, env, options).done;
 }
 

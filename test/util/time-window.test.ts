@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { openingAt, parseNotAfter, wallText, zoneProblem } from '../../src/util/time-window.js';
 import { enterWindow } from '../../src/cli/window.js';
+import { capturedIo } from '../../src/cli/io.js';
 
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -53,12 +54,14 @@ describe('daily windows', () => {
 });
 
 describe('entering a window', () => {
+  const io = capturedIo();
   const settings = { window: { start: '02:00', end: '05:00', timezone: 'UTC' } };
 
   it('outside: exit 5 naming the window and its next opening; --wait-window waits for it and gives its end', async () => {
     const before = at('2026-11-23T01:59:59.900Z');
     await expect(
       enterWindow(
+        io,
         settings,
         {},
         () => undefined,
@@ -71,6 +74,7 @@ describe('entering a window', () => {
     const said: string[] = [];
     const t0 = Date.now();
     const deadline = await enterWindow(
+      io,
       settings,
       { waitWindow: true },
       (text) => said.push(text),
@@ -87,8 +91,8 @@ describe('entering a window', () => {
 
   it('inside: the earlier of the window’s end and --not-after', async () => {
     const now = () => at('2026-11-23T03:00:00Z');
-    expect((await enterWindow(settings, { notAfter: '2026-11-23T04:00:00Z' }, () => undefined, now))?.source).toBe('--not-after 2026-11-23T04:00:00Z');
-    expect((await enterWindow(settings, { notAfter: '2026-11-23T06:00:00Z' }, () => undefined, now))?.at).toBe(at('2026-11-23T05:00:00Z'));
-    await expect(enterWindow({}, { waitWindow: true }, () => undefined, now)).rejects.toMatchObject({ exitCode: 2 });
+    expect((await enterWindow(io, settings, { notAfter: '2026-11-23T04:00:00Z' }, () => undefined, now))?.source).toBe('--not-after 2026-11-23T04:00:00Z');
+    expect((await enterWindow(io, settings, { notAfter: '2026-11-23T06:00:00Z' }, () => undefined, now))?.at).toBe(at('2026-11-23T05:00:00Z'));
+    await expect(enterWindow(io, {}, { waitWindow: true }, () => undefined, now)).rejects.toMatchObject({ exitCode: 2 });
   });
 });

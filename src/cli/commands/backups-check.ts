@@ -44,7 +44,7 @@ export async function checkBackups(globals: GlobalOptions, opts: BackupsOptions,
     const inventory = await readInventory(reader, globals.company);
     const selector = selectorFrom(opts);
     const envs = inventory.environments.filter((e) => matches(e, selector));
-    const progress = new Progress(envs.length, process.stderr, !globals.quiet && process.stderr.isTTY === true, 'environments read');
+    const progress = new Progress(envs.length, globals.io.stderr, !globals.quiet && globals.io.stderr.isTTY === true, 'environments read');
     await readBackups(
       reader,
       inventory,
@@ -57,11 +57,11 @@ export async function checkBackups(globals: GlobalOptions, opts: BackupsOptions,
   } finally {
     await runtime.close();
   }
-  process.stdout.write(`${render(rows, opts.format)}\n`);
+  globals.io.stdout.write(`${render(rows, opts.format)}\n`);
   const stale = rows.filter((r) => !r.fresh);
   if (maxAgeMs !== undefined && !globals.quiet && opts.format === 'table') {
     // The verdict belongs to the human table; JSON and CSV are for machines and carry `fresh` per row.
-    process.stdout.write(
+    globals.io.stdout.write(
       stale.length === 0
         ? `every one of ${rows.length} environments has a backup younger than ${opts.maxAge}\n`
         : `${stale.length} of ${rows.length} environments have no backup younger than ${opts.maxAge}: ${stale

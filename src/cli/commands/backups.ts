@@ -20,6 +20,7 @@ export function registerBackups(program: Command): void {
     .action(async (opts: BackupsOptions, command: Command) => {
       const maxAgeMs = opts.maxAge === undefined ? undefined : durationFlag('--max-age', opts.maxAge, LONGEST_AGE.backupAge, '26h or 2d', 'age');
       const { checkBackups } = await import('./backups-check.js');
-      process.exitCode = await checkBackups(command.optsWithGlobals<GlobalOptions>(), opts, maxAgeMs);
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      globals.io.exitCode = await checkBackups(globals, opts, maxAgeMs);
     });
 }

@@ -22,7 +22,7 @@ export function registerDemo(program: Command): void {
     .action(async (opts: { size: number }, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
       // Loaded when the command runs: `sitefleet --version` or `validate` need none of it.
-      const [{ startSimulator }, { preparePlan }, { renderPlan }, { runPlaybook }, { parseRate }] = await Promise.all([
+      const [{ startSimulator }, { preparePlan }, { renderPlan, painter }, { runPlaybook }, { parseRate }] = await Promise.all([
         import('../../sim/server.js'),
         import('../prepare.js'),
         import('../render.js'),
@@ -44,9 +44,9 @@ export function registerDemo(program: Command): void {
       });
       const reports = mkdtempSync(join(tmpdir(), 'sitefleet-demo-'));
       // The demo talks to its own simulator only, whatever the environment says.
-      process.env.SITEFLEET_TOKEN = sim.token;
       const demoGlobals: GlobalOptions = {
         ...globals,
+        io: { ...globals.io, env: { ...globals.io.env, SITEFLEET_TOKEN: sim.token } },
         baseUrl: sim.baseUrl,
         tokenFile: undefined,
         company: sim.companyId,
@@ -55,7 +55,7 @@ export function registerDemo(program: Command): void {
         rate: globals.rate ?? '50/s',
         pollInterval: 100,
       };
-      const say = (text: string) => process.stdout.write(`${text}\n`);
+      const say = (text: string) => void globals.io.stdout.write(`${text}\n`);
       let worst = 0;
       try {
         say(`simulator: ${sim.fleet.environments.size} environments at ${sim.baseUrl}; reports go to ${reports}\n`);
@@ -63,7 +63,7 @@ export function registerDemo(program: Command): void {
         say(`== plan ${EXAMPLES[0]}`);
         const { plan, runtime } = await preparePlan(first, demoGlobals);
         await runtime.close();
-        say(`${renderPlan(plan, false)}\n`);
+        say(`${renderPlan(plan, false, painter(globals.io))}\n`);
         worst = Math.max(worst, await showSafeUpdates());
         for (const name of EXAMPLES) {
           say(`== run ${name}`);
@@ -91,7 +91,7 @@ export function registerDemo(program: Command): void {
       } finally {
         await sim.stop();
       }
-      process.exitCode = worst;
+      globals.io.exitCode = worst;
 
       /**
        * The safe playbook against a theme version that breaks sites: the canary's own update is made

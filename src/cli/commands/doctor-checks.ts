@@ -93,7 +93,7 @@ function rateCheck(runtime: Runtime): Check {
 
 /** `sitefleet doctor`: reads only. Returns the exit code: 3 on a failure, 1 on a warning with --strict, else 0. */
 export async function runDoctor(globals: GlobalOptions, opts: DoctorOptions, warnMs: number): Promise<number> {
-  const checks: Check[] = [writable('state dir', join(globals.stateDir ?? defaultStateDir(), 'locks')), writable('report dir', opts.reportDir)];
+  const checks: Check[] = [writable('state dir', join(globals.stateDir ?? defaultStateDir(globals.io.env), 'locks')), writable('report dir', opts.reportDir)];
   const missing = !globals.baseUrl
     ? 'no API base URL: set SITEFLEET_BASE_URL or pass --base-url URL'
     : !globals.company
@@ -125,8 +125,8 @@ export async function runDoctor(globals: GlobalOptions, opts: DoctorOptions, war
       }
     }
   }
-  if (opts.format === 'json') process.stdout.write(`${jsonText(checks, 2)}\n`);
-  else for (const c of checks) process.stdout.write(`${c.status.padEnd(4)}  ${c.check.padEnd(12)}  ${forTerminal(c.detail)}\n`);
+  if (opts.format === 'json') globals.io.stdout.write(`${jsonText(checks, 2)}\n`);
+  else for (const c of checks) globals.io.stdout.write(`${c.status.padEnd(4)}  ${c.check.padEnd(12)}  ${forTerminal(c.detail)}\n`);
   if (checks.some((c) => c.status === 'fail')) return EXIT.stopped;
   return opts.strict && checks.some((c) => c.status === 'warn') ? EXIT.someFailed : EXIT.ok;
 }

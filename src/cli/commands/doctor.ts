@@ -19,6 +19,7 @@ export function registerDoctor(program: Command): void {
     .action(async (opts: DoctorOptions, command: Command) => {
       const warnMs = durationFlag('--expiry-warning', opts.expiryWarning, LONGEST_AGE.expiryWarning, '14d', 'age');
       const { runDoctor } = await import('./doctor-checks.js');
-      process.exitCode = await runDoctor(command.optsWithGlobals<GlobalOptions>(), opts, warnMs);
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      globals.io.exitCode = await runDoctor(globals, opts, warnMs);
     });
 }

@@ -22,7 +22,7 @@ export function registerInventory(program: Command): void {
       try {
         const inventory = await readInventory(inventoryReader(runtime.caller), globals.company);
         if (sites) attachSiteIds(inventory, sites);
-        process.stdout.write(`${renderInventory(inventory, opts.format)}\n`);
+        globals.io.stdout.write(`${renderInventory(inventory, opts.format)}\n`);
       } finally {
         await runtime.close();
       }

@@ -30,19 +30,19 @@ export function registerPlan(program: Command): void {
       const globals = command.optsWithGlobals<GlobalOptions>();
       try {
         const steps = await plan(file, opts, globals);
-        if (opts.detailedExitcode) process.exitCode = steps > 0 ? DETAILED.something : DETAILED.nothing;
+        if (opts.detailedExitcode) globals.io.exitCode = steps > 0 ? DETAILED.something : DETAILED.nothing;
       } catch (error) {
         if (!opts.detailedExitcode) throw error;
         // 2 means "something to send" here: any failure, bad input included, is 1.
-        reportError(error);
-        process.exitCode = DETAILED.error;
+        reportError(error, globals.io.stderr);
+        globals.io.exitCode = DETAILED.error;
       }
     });
 }
 
 /** Plans, prints and saves; returns the number of calls the plan would send. */
 async function plan(file: string, opts: PlanOptions, globals: GlobalOptions): Promise<number> {
-  const [{ preparePlan }, { renderPlan }, { writeJsonAtomic }, { estimateLines, readHistory }, { sealOf }, { readToken }] = await Promise.all([
+  const [{ preparePlan }, { renderPlan, painter }, { writeJsonAtomic }, { estimateLines, readHistory }, { sealOf }, { readToken }] = await Promise.all([
     import('../prepare.js'),
     import('../render.js'),
     import('../../report/report.js'),
@@ -65,15 +65,15 @@ async function plan(file: string, opts: PlanOptions, globals: GlobalOptions): Pr
       {
         ...plan,
         seal: sealOf(
-          readToken(globals, process.env, () => undefined),
+          readToken(globals, () => undefined),
           'plan',
           plan,
         ),
       },
     );
   if (!globals.quiet)
-    process.stdout.write(
-      `${[renderPlan(plan, opts.verbose ?? false), ...estimateLines(plan, runtime.pace, history)].join('\n')}\n${opts.out ? `plan written to ${opts.out}; apply it with \`sitefleet run --plan ${opts.out}\`\n` : ''}`,
+    globals.io.stdout.write(
+      `${[renderPlan(plan, opts.verbose ?? false, painter(globals.io)), ...estimateLines(plan, runtime.pace, history)].join('\n')}\n${opts.out ? `plan written to ${opts.out}; apply it with \`sitefleet run --plan ${opts.out}\`\n` : ''}`,
     );
   return plan.steps.length;
 }

@@ -14,24 +14,20 @@ import { targetLabel } from '../../report/report.js';
 import { InputFileError, readInputFile } from '../../util/input-file.js';
 import { loadForRun, planFrom } from '../prepare.js';
 import { confirmWrites } from '../confirm.js';
-import { buildReport, exitCodeOf, writeJsonAtomic } from '../../report/report.js';
+import { buildReport, exitCodeOf } from '../../report/report.js';
 import { forTerminal } from '../../util/safe-text.js';
-import { renderSummary } from '../render.js';
 import { runSession, warnIfUncoordinated, withRunLock } from '../session.js';
 import { lockScopeOf } from '../../coord/file-lock.js';
 import type { Coordination } from '../../coord/types.js';
 import { enterWindow, type Deadline, type WindowOptions } from '../window.js';
-import { ciOutputFiles } from '../ci-outputs.js';
+import { finishRun, outputFiles, type OutputFlags } from '../finish-run.js';
 import { checkCommandOutputs, journalOf } from '../output-check.js';
-import { privateOutputFiles } from '../secret-outputs.js';
 
-export interface ResumeOptions extends WindowOptions {
+export interface ResumeOptions extends WindowOptions, OutputFlags {
   yes?: boolean;
   wait?: boolean;
   waitLock?: boolean;
   maxFailures?: string;
-  junit?: string;
-  summaryMd?: string;
 }
 
 /** `sitefleet resume`: the lock first, then the journal read again (another resume may have moved it on meanwhile). */
@@ -45,18 +41,16 @@ export async function resumeRun(reportPath: string, globals: GlobalOptions, opts
   const work = todo.neverSent.length + todo.resend.length + todo.toPoll.length > 0;
   const playbook = work ? playbookOfRun(reportPath, start, globals) : undefined;
   // Every file the resume writes, checked before anything is sent (see util/output-file.ts).
-  checkCommandOutputs(
-    globals,
-    [{ flag: 'report', path: reportPath, kind: 'report' }, ...ciOutputFiles(opts), ...(playbook ? privateOutputFiles(playbook) : [])],
-    [
-      journalOf(reportPath),
-      { what: "the run's playbook", path: start.playbook },
-      ...(start.plan_file ? [{ what: "the run's saved plan", path: start.plan_file }] : []),
-    ],
-  );
+  checkCommandOutputs(globals, await outputFiles({ report: { flag: 'report', path: reportPath }, flags: opts, env: globals.io.env, playbook }), [
+    journalOf(reportPath),
+    { what: "the run's playbook", path: start.playbook },
+    ...(start.plan_file ? [{ what: "the run's saved plan", path: start.plan_file }] : []),
+  ]);
   warnIfUncoordinated(start.coordination, globals);
   const scope = lockScopeOf(playbook ?? start.plan);
-  const deadline = playbook ? await enterWindow(playbook.settings, opts, (text) => void (!globals.quiet && process.stdout.write(`${text}\n`))) : undefined;
+  const deadline = playbook
+    ? await enterWindow(globals.io, playbook.settings, opts, (text) => void (!globals.quiet && globals.io.stdout.write(`${text}\n`)))
+    : undefined;
   return withRunLock(globals, scope, `resume ${reportPath}`, opts.waitLock, (coordination) =>
     resume(reportPath, readState(reportPath), { playbook, globals, opts, coordination, deadline }),
   );
@@ -69,7 +63,7 @@ export async function resumeRun(reportPath: string, globals: GlobalOptions, opts
 function refuseUnsealed(reportPath: string, start: JournalState['start'], globals: GlobalOptions): void {
   if (
     !hasSeal(
-      readToken(globals, process.env, () => undefined),
+      readToken(globals, () => undefined),
       'journal',
       start,
     )
@@ -135,10 +129,10 @@ interface ResumeContext {
  */
 async function resume(reportPath: string, state: JournalState, ctx: ResumeContext): Promise<number> {
   const { globals, opts } = ctx;
-  const out = (text: string) => void (!globals.quiet && process.stdout.write(`${text}\n`));
+  const out = (text: string) => void (!globals.quiet && globals.io.stdout.write(`${text}\n`));
   const todo = planResume(state);
   out(describeTodo(state, todo));
-  if (todo.neverSent.length + todo.resend.length + todo.toPoll.length === 0) return upToDate(reportPath, state, todo, out);
+  if (todo.neverSent.length + todo.resend.length + todo.toPoll.length === 0) return upToDate(reportPath, state, todo, ctx);
   const playbook = ctx.playbook ?? playbookOfRun(reportPath, state.start, globals);
   const prepared = await planFrom(playbook, globals, ctx.coordination, false, state.start.plan.date);
   try {
@@ -149,6 +143,7 @@ async function resume(reportPath: string, state: JournalState, ctx: ResumeContex
     if (opts.wait) for (const task of plan.tasks) task.wait = true;
     const sends = plan.steps.filter((s) => !todo.initial.has(s.id)).length;
     await confirmWrites(
+      globals.io,
       'resume',
       `Send ${sends} calls${todo.toPoll.length ? ` and poll ${todo.toPoll.length} operations` : ''} to ${globals.baseUrl ?? '(no base URL)'} for company ${plan.company}?`,
       opts.yes,
@@ -166,7 +161,7 @@ async function resume(reportPath: string, state: JournalState, ctx: ResumeContex
       globals,
       playbook,
       initial: todo.initial,
-      ci: opts,
+      flags: opts,
       deadline: ctx.deadline,
       overrideMaxFailures: opts.maxFailures === undefined ? undefined : /%$/.test(opts.maxFailures) ? opts.maxFailures : Number(opts.maxFailures),
       out,
@@ -190,8 +185,8 @@ function describeTodo(state: JournalState, todo: ResumePlan): string {
   return lines.join('\n');
 }
 
-/** Nothing to send or poll: say so, bring the report up to date with the journal, send nothing. */
-function upToDate(reportPath: string, state: JournalState, todo: ResumePlan, out: (text: string) => void): number {
+/** Nothing to send or poll: say so, bring the report (and the other outputs) up to date with the journal, send nothing. */
+async function upToDate(reportPath: string, state: JournalState, todo: ResumePlan, { globals, opts }: ResumeContext): Promise<number> {
   const report = buildReport({
     plan: state.start.plan,
     mode: 'run',
@@ -201,8 +196,15 @@ function upToDate(reportPath: string, state: JournalState, todo: ResumePlan, out
     stopped: state.stopped,
     runId: state.start.run_id,
   });
-  writeJsonAtomic({ flag: 'report', path: reportPath, kind: 'report' }, report);
-  out(`nothing left to send: every step has ended.\n${renderSummary(report, reportPath)}`);
+  const { io } = globals;
+  await finishRun({
+    report: { flag: 'report', path: reportPath, value: report },
+    flags: opts,
+    env: io.env,
+    io,
+    quiet: globals.quiet === true,
+    before: ['nothing left to send: every step has ended.'],
+  });
   return exitCodeOf(report);
 }
 

@@ -3,6 +3,7 @@ import { UsageError } from '../../errors.js';
 import type { GlobalOptions } from '../context.js';
 import type { ResumeOptions } from './resume-run.js';
 import { addWindowOptions, EXIT_CODES_HELP } from './run-options.js';
+import { addOutputOptions } from '../finish-run.js';
 
 export function registerResume(program: Command): void {
   const command = program
@@ -12,10 +13,8 @@ export function registerResume(program: Command): void {
     .option('-y, --yes', 'do not ask for confirmation')
     .option('--wait', 'poll every operation until it finished, including those accepted before the interruption')
     .option('--wait-lock', 'wait for the company lock instead of exiting 4')
-    .option('--junit <file>', 'also write the outcome as JUnit XML')
-    .option('--summary-md <file>', 'also write a Markdown summary (appended to $GITHUB_STEP_SUMMARY too, when set)')
     .option('--max-failures <budget>', 'override the failure budget (a count, or a percentage such as 10%)');
-  addWindowOptions(command)
+  addWindowOptions(addOutputOptions(command))
     .addHelpText(
       'after',
       `\nSteps sent without an answer are sent again only when that is safe (PUTs, state-setting POSTs);\ncreating calls (backups, WP-CLI, domains, DNS records, environments, sites) stay unknown for a person to check.\n${EXIT_CODES_HELP}\nExample:\n  sitefleet resume /var/log/sitefleet/backups.json --yes\n`,
@@ -25,6 +24,6 @@ export function registerResume(program: Command): void {
       if (opts.maxFailures !== undefined && !/^(\d+|(100|\d{1,2})(\.\d+)?%)$/.test(opts.maxFailures))
         throw new UsageError('--max-failures takes a count or a percentage such as 10%');
       const { resumeRun } = await import('./resume-run.js');
-      process.exitCode = await resumeRun(reportPath, globals, opts);
+      globals.io.exitCode = await resumeRun(reportPath, globals, opts);
     });
 }

@@ -1,16 +1,15 @@
 import type { Command } from 'commander';
 import type { WindowOptions } from '../window.js';
+import type { OutputFlags } from '../finish-run.js';
 import { join } from 'node:path';
 
-export interface RunOptions extends WindowOptions {
+export interface RunOptions extends WindowOptions, OutputFlags {
   dryRun?: boolean;
   report?: string;
   yes?: boolean;
   verbose?: boolean;
   wait?: boolean;
   waitLock?: boolean;
-  junit?: string;
-  summaryMd?: string;
   /** `--no-preflight` sets it false: no look at the API keys before the run. */
   preflight?: boolean;
   /** A plan `plan --out` saved: the run sends its steps whose precondition still holds, and no others. */

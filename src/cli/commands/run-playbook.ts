@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { buildReport, writeJsonAtomic } from '../../report/report.js';
+import { buildReport } from '../../report/report.js';
 import { hasStartRecord, Journal, journalPathFor } from '../../run/journal.js';
 import { confirmWrites } from '../confirm.js';
 import { readToken, UsageError, type GlobalOptions, type Runtime } from '../context.js';
@@ -9,10 +9,9 @@ import type { ApiKey } from '../../api/types.js';
 import { describeExpiring, keyFindings } from '../../run/api-keys.js';
 import type { Playbook } from '../../playbook/types.js';
 import { emptyTargetProblems, loadForRun, planFrom } from '../prepare.js';
-import { ciOutputFiles, writeCiOutputs } from '../ci-outputs.js';
+import { finishRun, outputFiles } from '../finish-run.js';
 import { checkCommandOutputs, journalOf } from '../output-check.js';
-import { privateOutputFiles } from '../secret-outputs.js';
-import { renderPlan, renderSummary } from '../render.js';
+import { painter, renderPlan } from '../render.js';
 import { runSession, withRunLock } from '../session.js';
 import { openCoordination } from '../../coord/open.js';
 import type { Coordination } from '../../coord/types.js';
@@ -43,7 +42,7 @@ export async function runPlaybook(file: string | undefined, globals: GlobalOptio
     saved &&
     playbookNamedBy(
       saved,
-      readToken(globals, process.env, () => undefined),
+      readToken(globals, () => undefined),
       globals.allowOutside,
     );
   if (!file) throw new UsageError('run needs a playbook, or --plan FILE (a plan saved by `sitefleet plan PLAYBOOK --out FILE`)');
@@ -53,11 +52,11 @@ export async function runPlaybook(file: string | undefined, globals: GlobalOptio
   refuseStale();
   opts.report ??= defaultReportPath(playbook.settings.report_dir, startedAt);
   // Every file the run will write, checked before the fleet is read (see util/output-file.ts).
-  checkCommandOutputs(
-    globals,
-    [{ flag: '--report', path: opts.report, kind: 'report' }, ...ciOutputFiles(opts), ...privateOutputFiles(playbook)],
-    [{ what: 'the playbook', path: file }, ...(saved ? [{ what: 'the saved plan (--plan)', path: saved.file }] : []), journalOf(opts.report)],
-  );
+  checkCommandOutputs(globals, await outputFiles({ report: { flag: '--report', path: opts.report }, flags: opts, env: globals.io.env, playbook }), [
+    { what: 'the playbook', path: file },
+    ...(saved ? [{ what: 'the saved plan (--plan)', path: saved.file }] : []),
+    journalOf(opts.report),
+  ]);
   if (!opts.dryRun && existsSync(journalPathFor(opts.report)) && hasStartRecord(journalPathFor(opts.report))) {
     // Said before the fleet is read: this report is another run's, which `resume` continues.
     throw new UsageError(
@@ -66,7 +65,7 @@ export async function runPlaybook(file: string | undefined, globals: GlobalOptio
   }
   if (opts.dryRun) return planAndRun(playbook, globals, opts, startedAt, await openCoordination(globals), true, { saved });
   // The window is waited for before the lock and the fleet's read: the plan is made from the fleet as the window opens.
-  const deadline = await enterWindow(playbook.settings, opts, (text) => void (!globals.quiet && process.stdout.write(`${text}\n`)));
+  const deadline = await enterWindow(globals.io, playbook.settings, opts, (text) => void (!globals.quiet && globals.io.stdout.write(`${text}\n`)));
   // Hours spent waiting for the window count against the plan's age.
   refuseStale();
   return withRunLock(globals, lockScopeOf(playbook), `run ${file}`, opts.waitLock, (coordination) =>
@@ -77,12 +76,12 @@ export async function runPlaybook(file: string | undefined, globals: GlobalOptio
 const PREFLIGHT_WARN_MS = 7 * 86_400_000;
 
 /** One read: a key about to expire is tomorrow night's failed run. A failed read says nothing (doctor looks closer). */
-async function warnOfExpiringKeys(runtime: Runtime, company: string): Promise<void> {
+async function warnOfExpiringKeys(runtime: Runtime, company: string, globals: GlobalOptions): Promise<void> {
   try {
     const { api_keys } = await runtime.caller.read<{ api_keys: ApiKey[] }>('listApiKeys', { id: company });
     const findings = keyFindings(api_keys, Date.now(), PREFLIGHT_WARN_MS);
     if (findings.expiring.length)
-      process.stderr.write(`sitefleet: warning: API key ${forTerminal(describeExpiring(findings))}; renew it before it stops scheduled runs\n`);
+      globals.io.stderr.write(`sitefleet: warning: API key ${forTerminal(describeExpiring(findings))}; renew it before it stops scheduled runs\n`);
   } catch (error) {
     runtime.logger.debug({ err: (error as Error).message }, 'could not read the API keys for the pre-flight check');
   }
@@ -97,7 +96,7 @@ async function planAndRun(
   ownsCoordination: boolean,
   { saved, deadline }: { saved?: SavedPlan; deadline?: Deadline },
 ): Promise<{ exitCode: number; reportPath: string }> {
-  const out = (text: string) => void (!globals.quiet && process.stdout.write(`${text}\n`));
+  const out = (text: string) => void (!globals.quiet && globals.io.stdout.write(`${text}\n`));
   const prepared = await planFrom(loaded, globals, coordination, ownsCoordination, saved?.plan.date);
   const { playbook, runtime } = prepared;
   try {
@@ -111,21 +110,21 @@ async function planAndRun(
     const { plan } = prepared;
     if (opts.wait) for (const task of plan.tasks) task.wait = true;
     const reportPath = opts.report!;
-    out(renderPlan(plan, opts.verbose ?? false));
+    out(renderPlan(plan, opts.verbose ?? false, painter(globals.io)));
     const left = deadline ? { ms: deadline.at - Date.now(), name: `the time left before ${deadline.source}` } : undefined;
     for (const line of estimateLines(plan, runtime.pace, undefined, left)) out(line);
     const empty = emptyTargetProblems(prepared);
     if (empty) throw empty;
     if (opts.dryRun) {
       const report = buildReport({ plan, mode: 'dry-run', startedAt, finishedAt: new Date() });
-      writeJsonAtomic({ flag: '--report', path: reportPath, kind: 'report' }, report);
-      out(renderSummary(report, reportPath));
-      writeCiOutputs(report, reportPath, opts);
+      const io = globals.io;
+      await finishRun({ report: { flag: '--report', path: reportPath, value: report }, flags: opts, env: io.env, io, quiet: globals.quiet === true });
       return { exitCode: 0, reportPath };
     }
-    if (opts.preflight !== false) await warnOfExpiringKeys(runtime, plan.company);
+    if (opts.preflight !== false) await warnOfExpiringKeys(runtime, plan.company, globals);
     if (plan.steps.length > 0)
       await confirmWrites(
+        globals.io,
         'run',
         `Send ${plan.steps.length} calls to ${runtime.client.transport.location.origin} for company ${plan.company} (rate ${runtime.rate}, concurrency ${runtime.concurrency})?`,
         opts.yes,
@@ -147,7 +146,7 @@ async function planAndRun(
     const start = {
       ...record,
       seal: sealOf(
-        readToken(globals, process.env, () => undefined),
+        readToken(globals, () => undefined),
         'journal',
         record,
       ),
@@ -161,7 +160,7 @@ async function planAndRun(
     });
     if (replaced) out(`${journalPath} belonged to a run stopped before it sent anything: starting afresh`);
     out(`report: ${reportPath} (journal: ${journal.path}; resume with \`sitefleet resume ${reportPath}\`)`);
-    const { exitCode } = await runSession({ plan, runtime, journal, reportPath, runId, startedAt, globals, playbook, out, ci: opts, deadline });
+    const { exitCode } = await runSession({ plan, runtime, journal, reportPath, runId, startedAt, globals, playbook, out, flags: opts, deadline });
     return { exitCode, reportPath };
   } finally {
     await runtime.close();

@@ -3,6 +3,7 @@ import type { GlobalOptions } from '../context.js';
 import { addWindowOptions, DEFAULT_MAX_PLAN_AGE, EXIT_CODES_HELP, type RunOptions } from './run-options.js';
 import { durationOption } from '../parse.js';
 import { LONGEST } from '../../util/duration.js';
+import { addOutputOptions } from '../finish-run.js';
 
 export function registerRun(program: Command): void {
   const command = program
@@ -22,17 +23,16 @@ export function registerRun(program: Command): void {
     .option('-v, --verbose', 'list every call of the plan before running')
     .option('--wait', 'poll every operation until it finished (as settings.wait: true)')
     .option('--wait-lock', 'if another run holds the company lock, wait for it instead of exiting 4')
-    .option('--no-preflight', 'skip the look at the company’s API keys (a warning when one expires within 7 days)')
-    .option('--junit <file>', 'also write the outcome as JUnit XML: a test suite per task, a test case per step')
-    .option('--summary-md <file>', 'also write a Markdown summary (appended to $GITHUB_STEP_SUMMARY too, when set)');
-  addWindowOptions(command)
+    .option('--no-preflight', 'skip the look at the company’s API keys (a warning when one expires within 7 days)');
+  addWindowOptions(addOutputOptions(command))
     .addHelpText(
       'after',
       `${EXIT_CODES_HELP}\nExample:\n  SITEFLEET_TOKEN=… sitefleet run playbooks/nightly-backups.yaml --yes --report /var/log/sitefleet/backups.json\n`,
     )
     .action(async (file: string | undefined, opts: RunOptions, command: Command) => {
       const { runPlaybook } = await import('./run-playbook.js');
-      const { exitCode } = await runPlaybook(file, command.optsWithGlobals<GlobalOptions>(), opts);
-      process.exitCode = exitCode;
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      const { exitCode } = await runPlaybook(file, globals, opts);
+      globals.io.exitCode = exitCode;
     });
 }

@@ -4,6 +4,7 @@ import { RENAMABLE, type Renamable } from '../../sim/fleet.js';
 import { FLEET_NAMES, type FleetNames } from '../../sim/hostile-names.js';
 import { SIM_PROFILES, type SimProfile } from '../../sim/profile.js';
 import { intOption, rangeOption, shareOption } from '../parse.js';
+import type { Io } from '../io.js';
 
 interface SimOptions {
   profile: SimProfile;
@@ -88,7 +89,8 @@ export function registerSim(program: Command): void {
     .addHelpText('after', '\nExample:\n  sitefleet sim --size 200 --rate 120/min --faults 5xx=0.02,reset=0.01 --json\n')
     .action(async (opts: SimOptions, command: Command) => {
       // `--rate` is also a global option (the client's budget); here it is the server's limit.
-      const globals = command.optsWithGlobals<{ rate?: string; createRate?: string }>();
+      const globals = command.optsWithGlobals<{ rate?: string; createRate?: string; io: Io }>();
+      const { io } = globals;
       opts.rate ??= globals.rate;
       opts.createRate ??= globals.createRate;
       const [{ startSimulator }, { parseFaults }, { parseRate }] = await Promise.all([
@@ -135,18 +137,22 @@ export function registerSim(program: Command): void {
         site_url: sim.siteUrl,
       };
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify(info)}\n`);
+        io.stdout.write(`${JSON.stringify(info)}\n`);
       } else {
-        process.stdout.write(
+        io.stdout.write(
           `simulator serving ${info.environments} environments at ${info.base_url}/v2\n` +
             `  export SITEFLEET_BASE_URL=${info.base_url}\n  export SITEFLEET_TOKEN=${info.token}\n  export SITEFLEET_COMPANY=${info.company_id}\n` +
             'stop it with Ctrl-C\n',
         );
       }
       await new Promise<void>((resolve) => {
-        const stop = () => resolve();
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
+        const stop = () => {
+          io.signals.off('SIGINT', stop);
+          io.signals.off('SIGTERM', stop);
+          resolve();
+        };
+        io.signals.on('SIGINT', stop);
+        io.signals.on('SIGTERM', stop);
       });
       await sim.stop();
     });

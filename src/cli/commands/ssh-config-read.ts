@@ -82,14 +82,14 @@ export async function printSshConfig(globals: GlobalOptions, opts: SshConfigOpti
     );
     if (opts.format === 'json') {
       const raw = configs.map(({ env, config }) => ({ site: env.site, environment: env.name, env_id: env.id, site_id: env.site_id, config }));
-      process.stdout.write(`${jsonText(raw, 2)}\n`);
+      globals.io.stdout.write(`${jsonText(raw, 2)}\n`);
       return 0;
     }
     const { blocks, warnings } = sshConfig(configs);
-    process.stdout.write(`# sitefleet ssh-config: ${blocks.length} environments of company ${forTerminal(globals.company)}\n\n${blocks.join('\n')}`);
-    for (const w of warnings) process.stderr.write(`sitefleet: warning: ${w}\n`);
+    globals.io.stdout.write(`# sitefleet ssh-config: ${blocks.length} environments of company ${forTerminal(globals.company)}\n\n${blocks.join('\n')}`);
+    for (const w of warnings) globals.io.stderr.write(`sitefleet: warning: ${w}\n`);
     if (warnings.length)
-      process.stderr.write(
+      globals.io.stderr.write(
         `sitefleet: ${warnings.length} of ${configs.length} environments left out of the config; the rest is safe to use (--format json shows what the service sent)\n`,
       );
     return warnings.length ? 1 : 0;

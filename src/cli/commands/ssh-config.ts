@@ -13,6 +13,7 @@ export function registerSshConfig(program: Command): void {
     .addHelpText('after', '\nExample:\n  sitefleet ssh-config --sites sites.csv --environment live > ~/.ssh/config.d/fleet\n')
     .action(async (opts: SshConfigOptions, command: Command) => {
       const { printSshConfig } = await import('./ssh-config-read.js');
-      process.exitCode = await printSshConfig(command.optsWithGlobals<GlobalOptions>(), opts);
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      globals.io.exitCode = await printSshConfig(globals, opts);
     });
 }

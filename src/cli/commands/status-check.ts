@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { exitCodeOf, summarize, writeJsonAtomic, type Report, type ReportResult } from '../../report/report.js';
+import { exitCodeOf, summarize, type Report, type ReportResult } from '../../report/report.js';
 import { Journal, journalPathFor } from '../../run/journal.js';
 import { readJournalBack } from '../../run/journal-read-back.js';
 import { lockScopeOf } from '../../coord/file-lock.js';
@@ -11,7 +11,7 @@ import { forTerminal } from '../../util/safe-text.js';
 import { EXIT } from '../../errors.js';
 import { createRuntime, type GlobalOptions } from '../context.js';
 import { Progress } from '../progress.js';
-import { renderSummary } from '../render.js';
+import { finishRun, type OutputFlags } from '../finish-run.js';
 import { onInterrupt } from '../signals.js';
 
 /**
@@ -19,16 +19,22 @@ import { onInterrupt } from '../signals.js';
  * run, until each ended or `waitMs` passed. Every answer goes to the journal as it arrives; the report
  * is rewritten at the end, also after Ctrl-C.
  */
-export async function checkOperations(reportPath: string, report: Report, waitMs: number, globals: GlobalOptions, coordination: Coordination): Promise<number> {
+export async function checkOperations(
+  reportPath: string,
+  report: Report,
+  { waitMs, flags }: { waitMs: number; flags: OutputFlags },
+  globals: GlobalOptions,
+  coordination: Coordination,
+): Promise<number> {
   const runtime = createRuntime(globals, { coordination, company: report.company });
   const journal = existsSync(journalPathFor(reportPath)) ? await Journal.open(journalPathFor(reportPath)) : undefined;
   const stop = new AbortController();
   const open = report.results.filter((r) => r.status === 'accepted' && r.operation_id);
-  const progress = new Progress(open.length, process.stderr, !globals.quiet && process.stderr.isTTY === true, 'operations ended');
+  const progress = new Progress(open.length, globals.io.stderr, !globals.quiet && globals.io.stderr.isTTY === true, 'operations ended');
   // The limit is the user's: polls still waiting for the rate budget when it passes are not sent.
   const deadline = waitMs > 0 ? setTimeout(() => stop.abort(), waitMs) : undefined;
   let interrupted = false;
-  const restore = onInterrupt(() => {
+  const restore = onInterrupt(globals.io, () => {
     interrupted = true;
     stop.abort();
   });
@@ -63,14 +69,18 @@ export async function checkOperations(reportPath: string, report: Report, waitMs
     await runtime.close();
   }
   report.summary = summarize(report.results);
-  writeJsonAtomic({ flag: 'report', path: reportPath, kind: 'report' }, report);
   const still = report.results.filter((r) => r.status === 'accepted').length;
-  if (!globals.quiet) {
-    const next = still ? `${still} operations still running: look again with \`sitefleet status ${reportPath} --wait\`\n` : '';
-    process.stdout.write(`${renderSummary(report, reportPath)}\n${next}`);
-  }
+  const { io } = globals;
+  await finishRun({
+    report: { flag: 'report', path: reportPath, value: report },
+    flags,
+    env: io.env,
+    io,
+    quiet: globals.quiet === true,
+    after: still ? [`${still} operations still running: look again with \`sitefleet status ${reportPath} --wait\``] : [],
+  });
   if (coordination.lost.aborted) {
-    process.stderr.write(`sitefleet: ${forTerminal((coordination.lost.reason as Error).message)}\n`);
+    globals.io.stderr.write(`sitefleet: ${forTerminal((coordination.lost.reason as Error).message)}\n`);
     return EXIT.stopped;
   }
   return interrupted ? 130 : exitCodeOf(report);

@@ -19,11 +19,11 @@ export function registerValidate(program: Command): void {
       for (const file of files) {
         try {
           let warned: InputProblem[] = [];
-          loadChecked(file, { company: opts.company, allowOutside: opts.allowOutside, onWarning: (w) => (warned = w) });
+          loadChecked(file, { env: opts.io.env, company: opts.company, allowOutside: opts.allowOutside, onWarning: (w) => (warned = w) });
           if (local.strict) problems.push(...warned);
-          else for (const w of warned) process.stderr.write(`${warningLine(w)}\n`);
+          else for (const w of warned) opts.io.stderr.write(`${warningLine(w)}\n`);
           if (!opts.quiet && (!local.strict || warned.length === 0))
-            process.stdout.write(`${file}: valid${warned.length ? ` (${warned.length} warnings)` : ''}\n`);
+            opts.io.stdout.write(`${file}: valid${warned.length ? ` (${warned.length} warnings)` : ''}\n`);
         } catch (error) {
           if (!(error instanceof InvalidInputError)) throw error;
           problems.push(...error.problems);

@@ -1,4 +1,5 @@
 import type { Subscriber } from './subscriber.js';
+import type { Output } from '../io.js';
 import { RunPhase } from './run-phase.js';
 
 export interface ProgressSources {
@@ -15,7 +16,7 @@ export interface ProgressSources {
  * its counts and ETA, the next poll, and the service's pause when there is one. Redrawn four times a
  * second, so a countdown moves; cron and CI draw nothing.
  */
-export function progressLine(steps: number, waits: ReadonlySet<number>, enabled: boolean, sources: ProgressSources, stream = process.stderr): Subscriber {
+export function progressLine(steps: number, waits: ReadonlySet<number>, enabled: boolean, sources: ProgressSources, stream: Output): Subscriber {
   const phase = new RunPhase(steps, waits);
   const draw = () => {
     const paused = sources.pausedForMs();
