@@ -15,7 +15,7 @@ export function assertBodiesValid(playbook: Playbook, date = new Date().toISOStr
 }
 
 /** Loads and validates a playbook, then checks its bodies; warnings are handed on only when nothing is wrong. */
-export function loadChecked(file: string, options: LoadOptions = {}): Playbook {
+export function loadChecked(file: string, options: LoadOptions): Playbook {
   let warnings: InputProblem[] = [];
   const playbook = loadPlaybook(file, { ...options, onWarning: (w) => (warnings = w) });
   assertBodiesValid(playbook);

@@ -18,8 +18,8 @@ const validateSchema = ajv.compile(playbookSchema());
 const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
 export interface LoadOptions {
-  /** Where `${VAR}` references are looked up (default process.env). */
-  env?: Record<string, string | undefined>;
+  /** Where `${VAR}` references are looked up: the command's environment (cli/io.ts). */
+  env: Record<string, string | undefined>;
   /** `${VAR}` references to unset variables are errors (plan and run); otherwise warnings (`validate`, whose CI may lack them). */
   requireEnv?: boolean;
   /** Receives the warnings, located, once the playbook is otherwise valid. */
@@ -31,7 +31,7 @@ export interface LoadOptions {
 }
 
 /** Reads, parses and validates a playbook file. Throws InvalidInputError listing every problem. */
-export function loadPlaybook(file: string, options: LoadOptions = {}): Playbook {
+export function loadPlaybook(file: string, options: LoadOptions): Playbook {
   let text: string;
   try {
     text = readInputFile(file, MAX_PLAYBOOK_BYTES);
@@ -44,7 +44,7 @@ export function loadPlaybook(file: string, options: LoadOptions = {}): Playbook 
 /** A playbook is a page or two of YAML; a megabyte is far past any real one, and far below what hurts. */
 export const MAX_PLAYBOOK_BYTES = 1 << 20;
 
-export function parsePlaybook(text: string, file: string, options: LoadOptions = {}): Playbook {
+export function parsePlaybook(text: string, file: string, options: LoadOptions): Playbook {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
   const locate = (path: string) => {
@@ -82,7 +82,7 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions =
   const problems: InputProblem[] = [];
   const warnings: InputProblem[] = [];
   const unset = (path: string, name: string) => (options.requireEnv ? problems : warnings).push({ path, message: `environment variable ${name} is not set` });
-  const env = options.env ?? process.env;
+  const { env } = options;
   const files = new PlaybookFiles(dirname(file), [...(options.allowOutside ?? []), ...(data.settings?.allowed_files ?? [])]);
 
   const resolveRefs = (value: unknown, path: string, secretPaths: Set<string>): unknown => {

@@ -37,8 +37,8 @@ export interface ExecuteOptions {
   lost?: AbortSignal;
   /** Environments busy with other runs' operations (with coordination). @default this run's own turns only */
   busy?: BusyRegister;
-  /** Resolves `${VAR}` references left in bodies (secrets) at the moment of sending. @default process.env */
-  env?: Record<string, string | undefined>;
+  /** Resolves `${VAR}` references left in bodies (secrets) at the moment of sending: the command's environment (cli/io.ts). */
+  env: Record<string, string | undefined>;
   /** Poll timing; a task's `timeout_ms` overrides `timeoutMs`. @default DEFAULT_TRACKING */
   tracking?: Partial<TrackOptions>;
   /** First wait before re-sending a step whose operation found the environment busy; doubles each time. @default 2000 */

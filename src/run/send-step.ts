@@ -10,7 +10,7 @@ import type { RunEvent, StepResult, StopKind } from './types.js';
 export interface SendContext {
   caller: CallPort;
   /** Fills the secret fields of bodies (their `${VAR}` references) at the moment of sending. */
-  env?: Record<string, string | undefined>;
+  env: Record<string, string | undefined>;
   onEvent?(event: RunEvent): void | Promise<void>;
 }
 
@@ -21,7 +21,7 @@ export async function sendStep(
   stopSignal: AbortSignal,
   place: HeldPlace,
 ): Promise<{ result: StepResult; stopRun?: StopKind }> {
-  const body = fillSecrets(step.body, ACTIONS.get(step.action)?.secretFields, context.env ?? process.env);
+  const body = fillSecrets(step.body, ACTIONS.get(step.action)?.secretFields, context.env);
   // Every body is checked against the API's rules again here, whoever made the plan: a saved plan
   // or a journal read back is data, and the check costs microseconds beside the call.
   const outcome = await context.caller.call(step.endpoint, step.params, body, step.idempotent, {

@@ -26,12 +26,12 @@ export async function runInProcess(
     retry: { maxAttempts: 5, rateLimitWaitMs: 60_000, baseDelayMs: 5, maxDelayMs: 50 },
   });
   try {
-    const playbook = parsePlaybook(`version: 1\nname: t\ncompany: ${sim.companyId}\n${yaml}`, 'pb.yaml');
+    const playbook = parsePlaybook(`version: 1\nname: t\ncompany: ${sim.companyId}\n${yaml}`, 'pb.yaml', { env: process.env });
     const inventory = await readInventory(inventoryReader(caller), sim.companyId);
     const needs = readsNeeded(playbook, inventory, 'domains');
     if (needs.length) await readDomains(inventoryReader(caller), inventory, needs);
     const plan = buildPlan({ playbook, inventory, date: '2026-11-22' });
-    const outcome = await execute(plan, { caller, logger: silent, concurrency: options.concurrency ?? 8, ...options });
+    const outcome = await execute(plan, { caller, logger: silent, concurrency: options.concurrency ?? 8, env: process.env, ...options });
     return { plan, ...outcome, budget };
   } finally {
     budget?.dispose();

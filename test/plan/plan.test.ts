@@ -43,7 +43,7 @@ const inventory: Inventory = {
 };
 
 function plan(yaml: string, inv = inventory) {
-  const playbook = parsePlaybook(`version: 1\nname: t\ncompany: ${COMPANY}\n${yaml}`, 'pb.yaml');
+  const playbook = parsePlaybook(`version: 1\nname: t\ncompany: ${COMPANY}\n${yaml}`, 'pb.yaml', { env: process.env });
   return buildPlan({ playbook, inventory: inv, date: '2026-11-22' });
 }
 

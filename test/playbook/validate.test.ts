@@ -24,6 +24,7 @@ describe('playbook validation names file, line, column and field', () => {
     const pb = parsePlaybook(
       `${head}settings:\n  rate_limit: 120/min\n  concurrency: 8\n  max_failures: 5%\ntargets:\n  production: { environment: live, site: ["acme-*", "blue-*"], exclude: { site: "legacy-*" } }\ntasks:\n  - name: Theme updates\n    action: themes.update\n    target: production\n    with: { skip_vulnerable_updates: true }\n  - name: PHP\n    action: php.set_version\n    target: { environment: staging }\n    with: { php_version: "8.3" }\n  - name: Deny\n    action: denied_ips.set\n    target: all\n    with: { ip_list: ["203.0.113.7", "198.51.100.0/32", "2001:db8::1"] }\n  - name: Backup\n    action: backups.create\n    target: all\n    with: { tag: "nightly-{{date}}" }\n`,
       'pb.yaml',
+      { env: {} },
     );
     expect(pb.tasks.map((t) => t.action)).toEqual(['themes.update', 'php.set_version', 'denied_ips.set', 'backups.create']);
     expect(pb.company).toBe(COMPANY);

@@ -26,7 +26,7 @@ function env(i: number): Environment {
 
 function plan(tasks: string, environments = 5) {
   const inventory: Inventory = { company: COMPANY, environments: Array.from({ length: environments }, (_, i) => env(i + 1)), theme_count: 1 };
-  return buildPlan({ playbook: parsePlaybook(`version: 1\nname: t\ncompany: ${COMPANY}\ntasks:\n${tasks}`, 'pb.yaml'), inventory, date: '2026-11-22' });
+  return buildPlan({ playbook: parsePlaybook(`version: 1\nname: t\ncompany: ${COMPANY}\ntasks:\n${tasks}`, 'pb.yaml', { env: {} }), inventory, date: '2026-11-22' });
 }
 
 /** Answers calls and polls from a script; one place at a time, so a stop is seen before the next call. */
@@ -89,7 +89,7 @@ describe('executor (scripted port, manual clock)', () => {
       (_e, id) => accepted(id),
       (op) => (op === `op-${canary.target.env_id}` ? 'failed' : 'succeeded'),
     );
-    const outcome = await runToEnd(clock, execute(p, { caller: port, logger: silent, clock }));
+    const outcome = await runToEnd(clock, execute(p, { caller: port, logger: silent, clock, env: {} }));
     expect(port.log.filter((l) => l.startsWith('bulkUpdateThemes'))).toHaveLength(1);
     expect(outcome.stopped?.kind).toBe('budget');
     expect(outcome.results.get(canary.id)).toMatchObject({ status: 'failed', reason: 'operation failed: theme broke' });
@@ -105,7 +105,7 @@ describe('executor (scripted port, manual clock)', () => {
     );
     const outcome = await runToEnd(
       clock,
-      execute(plan(`  - name: php\n    action: php.set_version\n    target: all\n    with: { php_version: "8.3" }\n`), { caller: port, logger: silent, clock }),
+      execute(plan(`  - name: php\n    action: php.set_version\n    target: all\n    with: { php_version: "8.3" }\n`), { caller: port, logger: silent, clock, env: {} }),
     );
     expect(port.log).toHaveLength(1);
     expect(outcome.stopped?.kind).toBe('auth');
@@ -123,7 +123,7 @@ describe('executor (scripted port, manual clock)', () => {
       `  - name: php\n    action: php.set_version\n    target: all\n    with: { php_version: "8.3" }\n  - name: themes\n    action: themes.update\n    target: all\n`,
       1,
     );
-    const running = execute(p, { caller: port, logger: silent, clock });
+    const running = execute(p, { caller: port, logger: silent, clock, env: {} });
     await clock.advance(10_000);
     expect(port.log.filter((l) => !l.startsWith('poll'))).toEqual(['modifyPhpVersion ']); // its operation is still running
     phpDone = true;
@@ -141,7 +141,7 @@ describe('executor (scripted port, manual clock)', () => {
       () => 'succeeded',
     );
     const p = plan(`  - name: themes\n    action: themes.update\n    target: all\n    rollout: { canary: 1, waves: ["100%"], pause: 10m }\n`, 3);
-    const running = execute(p, { caller: port, logger: silent, clock });
+    const running = execute(p, { caller: port, logger: silent, clock, env: {} });
     await clock.advance(9 * 60_000);
     expect(port.log.filter((l) => l.startsWith('bulk'))).toHaveLength(1);
     const outcome = await runToEnd(clock, running);
