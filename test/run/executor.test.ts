@@ -26,7 +26,11 @@ function env(i: number): Environment {
 
 function plan(tasks: string, environments = 5) {
   const inventory: Inventory = { company: COMPANY, environments: Array.from({ length: environments }, (_, i) => env(i + 1)), theme_count: 1 };
-  return buildPlan({ playbook: parsePlaybook(`version: 1\nname: t\ncompany: ${COMPANY}\ntasks:\n${tasks}`, 'pb.yaml', { env: {} }), inventory, date: '2026-11-22' });
+  return buildPlan({
+    playbook: parsePlaybook(`version: 1\nname: t\ncompany: ${COMPANY}\ntasks:\n${tasks}`, 'pb.yaml', { env: {} }),
+    inventory,
+    date: '2026-11-22',
+  });
 }
 
 /** Answers calls and polls from a script; one place at a time, so a stop is seen before the next call. */
@@ -105,7 +109,12 @@ describe('executor (scripted port, manual clock)', () => {
     );
     const outcome = await runToEnd(
       clock,
-      execute(plan(`  - name: php\n    action: php.set_version\n    target: all\n    with: { php_version: "8.3" }\n`), { caller: port, logger: silent, clock, env: {} }),
+      execute(plan(`  - name: php\n    action: php.set_version\n    target: all\n    with: { php_version: "8.3" }\n`), {
+        caller: port,
+        logger: silent,
+        clock,
+        env: {},
+      }),
     );
     expect(port.log).toHaveLength(1);
     expect(outcome.stopped?.kind).toBe('auth');
