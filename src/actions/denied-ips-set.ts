@@ -1,5 +1,5 @@
 import type { InputProblem } from '../errors.js';
-import { isDeniedIp } from '../util/ajv.js';
+import { isDeniedIp } from '../util/ajv-runtime.js';
 import type { PlaybookFiles } from '../util/input-file.js';
 import type { Action } from './action.js';
 import { field, withBlock } from './schema-parts.js';

@@ -1,32 +1,44 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { AnySchemaObject, ValidateFunction } from 'ajv';
 import { formatProblem, MalformedResponseError, RequestValidationError } from '../errors.js';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
 import { ajvProblems, createAjv } from '../util/ajv.js';
+import { validatorOf } from '../util/validators.js';
 
 /** `schemas/` at the package root, from both `src/api/` (tests) and `dist/api/` (the built CLI). */
 export const SCHEMAS_DIR = new URL('../../schemas/', import.meta.url);
 const API_DIR = new URL('api/', SCHEMAS_DIR);
 const BASE_ID = 'https://sitefleet.dev/schemas/api/';
 
-const ajv = createAjv();
-/** The schemas as written, by name: the playbook schema reuses parts of them without compiling any. */
-const raw = new Map<string, AnySchemaObject>();
-for (const file of readdirSync(API_DIR)) {
-  if (!file.endsWith('.schema.json')) continue;
-  const schema = JSON.parse(readFileSync(new URL(file, API_DIR), 'utf8')) as AnySchemaObject;
-  raw.set(file.replace(/\.schema\.json$/, ''), schema);
-  ajv.addSchema(schema);
-}
-const compiled = new Map<string, ValidateFunction>();
-
-function validator(name: string): ValidateFunction {
-  let fn = compiled.get(name);
-  if (!fn) {
-    fn = ajv.getSchema(`${BASE_ID}${name}.schema.json`);
-    if (!fn) throw new Error(`no schema named ${name} in schemas/api/`);
-    compiled.set(name, fn);
+/** The schemas as written, by name, read on first use: the playbook schema reuses parts of them without compiling any. */
+let raw: Map<string, AnySchemaObject> | undefined;
+function rawSchemas(): Map<string, AnySchemaObject> {
+  if (!raw) {
+    raw = new Map();
+    for (const file of readdirSync(API_DIR)) {
+      if (file.endsWith('.schema.json'))
+        raw.set(file.replace(/\.schema\.json$/, ''), JSON.parse(readFileSync(new URL(file, API_DIR), 'utf8')) as AnySchemaObject);
+    }
   }
-  return fn;
+  return raw;
+}
+
+/** The API's schemas by name, and the id each is known by (they refer to each other by it). */
+export function apiSchemas(): { name: string; id: string; schema: AnySchemaObject }[] {
+  return [...rawSchemas()].map(([name, schema]) => ({ name, id: `${BASE_ID}${name}.schema.json`, schema }));
+}
+
+let ajv: Ajv2020 | undefined;
+function validator(name: string): ValidateFunction {
+  return validatorOf(`api/${name}`, () => {
+    if (!ajv) {
+      ajv = createAjv();
+      for (const { schema } of apiSchemas()) ajv.addSchema(schema);
+    }
+    const fn = ajv.getSchema(`${BASE_ID}${name}.schema.json`);
+    if (!fn) throw new Error(`no schema named ${name} in schemas/api/`);
+    return fn;
+  });
 }
 
 /** Throws RequestValidationError, naming each bad field, when `body` breaks the API's rules. */
@@ -59,7 +71,7 @@ export function bodyProblems(schemaName: string, body: unknown) {
 
 /** An API schema as written (not compiled: that is done only for the bodies a command checks); the playbook schema reuses parts. */
 export function apiSchema(name: string): Record<string, unknown> {
-  const schema = raw.get(name);
+  const schema = rawSchemas().get(name);
   if (!schema) throw new Error(`no schema named ${name} in schemas/api/`);
   return schema;
 }

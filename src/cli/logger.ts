@@ -2,6 +2,7 @@ import { pino, type Logger } from 'pino';
 import { openAppend } from '../util/output-file.js';
 import { forTerminal } from '../util/safe-text.js';
 import type { Output } from './io.js';
+import { flushLogs, trackLogFile } from './log-files.js';
 
 /**
  * Paths pino blanks out: the token, passwords, SSL keys, login links. Explicit paths only: sitefleet
@@ -40,18 +41,7 @@ export function humanLine(json: string): string {
   return `sitefleet: ${LEVELS[record.level as number] ?? 'log'}: ${forTerminal(`${String(record.msg)}${fields.length ? ` (${fields.join(', ')})` : ''}`)}\n`;
 }
 
-/** Log files written in chunks, flushed and closed when the command ends (main), also after an error. */
-const open = new Set<ReturnType<typeof pino.destination>>();
 let flushAtExit = false;
-
-/** Writes out what the log files of this process hold and closes them: the end of a command. */
-export function flushLogs(): void {
-  for (const destination of open) {
-    destination.flushSync();
-    destination.end();
-  }
-  open.clear();
-}
 
 /** JSON lines to `file`, or to `stderr` (short human lines when it is a terminal). */
 export function createLogger(options: { level?: string; file?: string; stderr: Output }): Logger {
@@ -63,7 +53,7 @@ export function createLogger(options: { level?: string; file?: string; stderr: O
   const { stderr } = options;
   if (!options.file) return pino(settings, { write: (line: string) => void stderr.write(stderr.isTTY === true ? `\r\x1b[K${humanLine(line)}` : line) });
   const destination = pino.destination({ fd: openAppend({ flag: '--log-file', path: options.file, kind: 'log' }), sync: false, minLength: 8 * 1024 });
-  open.add(destination);
+  trackLogFile(destination);
   // A hard stop (a second Ctrl-C exits at once) skips main's end: the lines logged so far still land.
   if (!flushAtExit) flushAtExit = Boolean(process.once('exit', flushLogs));
   return pino(settings, destination);

@@ -18,6 +18,7 @@ import type { GlobalOptions } from './context.js';
 import { checkCommandOutputs } from './output-check.js';
 import { sitefleetVersion } from '../util/version.js';
 import { ExitNow, type Io } from './io.js';
+import { flushLogs } from './log-files.js';
 
 /** Options that default to an environment variable: read from the io's environment, not the process's. */
 const FROM_ENV = {
@@ -136,7 +137,6 @@ export async function main(args: readonly string[], io: Io): Promise<number> {
     if (error instanceof ExitNow) return error.code;
     return reportError(error, io.stderr);
   } finally {
-    const { flushLogs } = await import('./logger.js');
     flushLogs();
   }
 }

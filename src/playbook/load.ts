@@ -7,14 +7,13 @@ import { ACTIONS, guardable, verifiable } from '../actions/index.js';
 import { resolveHealth, type HealthInput } from '../health/spec.js';
 import { InvalidInputError, type InputProblem } from '../errors.js';
 import { ajvProblems, createAjv } from '../util/ajv.js';
+import { validatorOf } from '../util/validators.js';
 import { PlaybookFiles, readInputFile } from '../util/input-file.js';
 import { parseRate } from '../util/rate.js';
 import { isUuid } from '../util/uuid.js';
 import { playbookSchema } from './schema.js';
 import type { Playbook, Task } from './types.js';
 
-const ajv = createAjv();
-const validateSchema = ajv.compile(playbookSchema());
 const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
 export interface LoadOptions {
@@ -69,6 +68,7 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions):
     // yaml refuses documents whose aliases expand past the limit (a "billion laughs" alias bomb).
     throw new InvalidInputError([{ file, line: 1, column: 1, path: '', message: `YAML: ${(error as Error).message.split('\n')[0]}` }]);
   }
+  const validateSchema = validatorOf('playbook', () => createAjv().compile(playbookSchema()));
   if (!validateSchema(raw)) throw new InvalidInputError(ajvProblems(validateSchema.errors).map(at));
 
   const data = raw as {

@@ -46,10 +46,11 @@ export interface SimulatorOptions {
   /** How long a new operation id answers 404 (default 0; 2000 ms with the `real` profile), as the real service does. */
   operationVisibleAfterMs?: number;
   /**
-   * The first N polls of each operation answer 404 as well, whenever they come: "not visible yet" as
-   * an event, for tests that must see it however slowly the machine runs (default 0).
+   * Each operation's first `hidden` polls answer 404, and the `running` polls after them 202 (in
+   * progress), whenever they come: "not visible yet" and "still running" as events, for tests that
+   * must see them however slowly the machine runs (default none: time alone decides).
    */
-  operationHiddenForPolls?: number;
+  operationPolls?: { hidden?: number; running?: number };
   /** The most themes one page of the theme listing holds (default 100). */
   maxPageSize?: number;
   /** Ignore the JSON body of GET requests, as some proxies do (paging then only works through the query string). */
@@ -191,7 +192,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const keepLog = options.keepLog ?? true;
   const logStream: WriteStream | undefined = options.logFile ? createWriteStream(options.logFile, { flags: 'a' }) : undefined;
   const visibleAfter = options.operationVisibleAfterMs ?? habits.visibleAfterMs;
-  const hiddenPolls = new Map<string, number>();
+  const pollsOf = new Map<string, number>();
   const dropGetBodies = options.dropGetBodies ?? false;
   let seq = 0;
   let faultsWritesOnly = false;
@@ -292,10 +293,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       operations.settle();
       const op = operations.all.get(params.operation_id!);
       entry.operation_id = params.operation_id;
-      const hidden = op !== undefined && (hiddenPolls.get(op.id) ?? 0) < (options.operationHiddenForPolls ?? 0);
-      if (op && hidden) hiddenPolls.set(op.id, (hiddenPolls.get(op.id) ?? 0) + 1);
-      if (!op || hidden || clock() < op.createdAt + visibleAfter) return fail(404, `Operation ${params.operation_id} not found`);
-      const told = operationAnswer(profile, op);
+      const polled = op ? (pollsOf.get(op.id) ?? 0) : 0;
+      if (op) pollsOf.set(op.id, polled + 1);
+      const { hidden = 0, running = 0 } = options.operationPolls ?? {};
+      if (!op || polled < hidden || clock() < op.createdAt + visibleAfter) return fail(404, `Operation ${params.operation_id} not found`);
+      const told = operationAnswer(profile, polled < hidden + running ? { ...op, state: 'in_progress' } : op);
       return answer(told.status, told.body);
     }
 

@@ -1,23 +1,23 @@
-import { isIPv4, isIPv6 } from 'node:net';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import type { ErrorObject } from 'ajv';
-import * as formatsModule from 'ajv-formats';
+import { createRequire } from 'node:module';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ErrorObject, KeywordCxt } from 'ajv';
 import type { InputProblem } from '../errors.js';
 import { tooLong } from './duration.js';
+import { formats, isDeniedIp, pastMaxDuration } from './ajv-runtime.js';
 
-// ajv-formats is CommonJS; under NodeNext its plugin function sits on `.default`.
-const addFormats = (formatsModule as unknown as { default: (ajv: Ajv2020) => void }).default;
+export { isDeniedIp };
 
-/** An IPv4 address, an IPv4 address with a prefix (`/0`..`/32`), or an IPv6 address. */
-export function isDeniedIp(value: string): boolean {
-  const slash = value.indexOf('/');
-  if (slash === -1) return isIPv4(value) || isIPv6(value);
-  const prefix = value.slice(slash + 1);
-  return isIPv4(value.slice(0, slash)) && /^(?:[0-9]|[12][0-9]|3[0-2])$/.test(prefix);
-}
+// ajv is loaded only when a schema is compiled at run time: the built CLI's validators were compiled at
+// build time (util/validators.ts), and loading ajv's compiler costs more than a command's start-up.
+const require = createRequire(import.meta.url);
 
-/** One configured ajv for every schema in the project: draft 2020-12, formats, all errors. */
-export function createAjv(): Ajv2020 {
+/**
+ * One configured ajv for every schema in the project: draft 2020-12, formats, all errors. With
+ * `standalone`, it compiles to code that names `sitefleet` (util/ajv-runtime.ts) for what is ours.
+ */
+export function createAjv(options: { standalone?: boolean } = {}): Ajv2020 {
+  const { Ajv2020 } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+  const { _ } = require('ajv') as typeof import('ajv');
   const ajv = new Ajv2020({
     allErrors: true,
     verbose: true,
@@ -27,13 +27,21 @@ export function createAjv(): Ajv2020 {
     allowUnionTypes: true,
     // Our schemas are checked against the draft's meta-schema by test/schemas.test.ts, not at every start (it costs ~50 ms).
     validateSchema: false,
+    code: options.standalone ? { source: true, esm: true, formats: _`sitefleet.formats` } : {},
   });
-  addFormats(ajv);
-  ajv.addFormat('denied-ip', { type: 'string', validate: isDeniedIp });
+  for (const [name, format] of Object.entries(formats)) ajv.addFormat(name, format as never);
   // Draft 2020 annotation keywords that editors read but ajv has no use for.
   ajv.addKeyword({ keyword: 'x-secret', schemaType: 'boolean' });
   // A duration past its limit (see LONGEST in util/duration.ts); one that is no duration at all is the pattern's to say.
-  ajv.addKeyword({ keyword: 'maxDuration', type: 'string', schemaType: 'string', validate: (max: string, data: string) => tooLong(data, max) === undefined });
+  ajv.addKeyword({
+    keyword: 'maxDuration',
+    type: 'string',
+    schemaType: 'string',
+    code(cxt: KeywordCxt) {
+      const past = cxt.gen.scopeValue('func', { ref: pastMaxDuration, code: _`sitefleet.pastMaxDuration` });
+      cxt.fail(_`${past}(${cxt.data}, ${cxt.schemaCode})`);
+    },
+  });
   return ajv;
 }
 

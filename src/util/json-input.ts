@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { ValidateFunction } from 'ajv';
 import { InvalidInputError, UsageError, type InputProblem } from '../errors.js';
 import { ajvProblems, createAjv } from './ajv.js';
+import { validatorOf } from './validators.js';
 import { InputFileError, readInputFile } from './input-file.js';
 
 /**
@@ -17,17 +18,20 @@ export const MAX_JSON_DEPTH = 64;
 /** The schemas of what is read back, by file name in `schemas/`. */
 export type ReadBackSchema = 'plan.schema.json' | 'report.schema.json' | 'journal-record.schema.json';
 
-let compiled: Map<ReadBackSchema, ValidateFunction> | undefined;
+/** The read-back schemas, by file name, as written. */
+export const READ_BACK_SCHEMAS: ReadBackSchema[] = ['plan.schema.json', 'report.schema.json', 'journal-record.schema.json'];
 
-/** Compiled once, on first use: commands that read nothing back never pay for it. */
+export function readBackSchema(name: ReadBackSchema): object {
+  return JSON.parse(readFileSync(new URL(`../../schemas/${name}`, import.meta.url), 'utf8')) as object;
+}
+
+/** Built with the CLI, or compiled once on first use: commands that read nothing back never pay for it. */
 export function readBackValidator(name: ReadBackSchema): ValidateFunction {
-  if (!compiled) {
+  return validatorOf(name, () => {
     const ajv = createAjv();
-    const names: ReadBackSchema[] = ['plan.schema.json', 'report.schema.json', 'journal-record.schema.json'];
-    for (const n of names) ajv.addSchema(JSON.parse(readFileSync(new URL(`../../schemas/${n}`, import.meta.url), 'utf8')) as object, n);
-    compiled = new Map(names.map((n) => [n, ajv.getSchema(n)!]));
-  }
-  return compiled.get(name)!;
+    for (const n of READ_BACK_SCHEMAS) ajv.addSchema(readBackSchema(n), n);
+    return ajv.getSchema(name)!;
+  });
 }
 
 /**

@@ -1,15 +1,24 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { createInterface } from 'node:readline';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { HOSTILE_NAMES } from '../../src/sim/hostile-names.js';
 import { CLI } from '../helpers/cli.js';
 
+/** The simulator's start line; a simulator that exits first fails the test at once, with its exit code. */
+function firstLine(child: ChildProcessByStdio<null, Readable, Readable | null>): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout }).once('line', resolve);
+    child.once('exit', (code, signal) => reject(new Error(`sitefleet sim exited (${code ?? signal}) before its start line`)));
+  });
+}
+
 describe('sitefleet sim', () => {
   it('prints its base URL, token and company as one JSON line, serves the spec paths, and enforces --rate', async () => {
     const child = spawn(process.execPath, [CLI, 'sim', '--size', '3', '--rate', '2/s', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
-      const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
+      const line = await firstLine(child);
       const info = JSON.parse(line) as { base_url: string; token: string; company_id: string; environments: number };
       expect(info.base_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(info.environments).toBeGreaterThanOrEqual(3);
@@ -30,7 +39,7 @@ describe('sitefleet sim', () => {
   it('--names hostile serves the hostile corpus, exactly, through the theme listing', async () => {
     const child = spawn(process.execPath, [CLI, 'sim', '--size', '3', '--names', 'hostile', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
-      const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
+      const line = await firstLine(child);
       const info = JSON.parse(line) as { base_url: string; token: string; company_id: string };
       const res = await request(`${info.base_url}/v2/company/${info.company_id}/api-keys`, { headers: { authorization: `Bearer ${info.token}` } });
       // The key's name is the first of the corpus, escape sequences and all, as JSON writes it.
@@ -45,7 +54,7 @@ describe('sitefleet sim', () => {
     const args = [CLI, 'sim', '--size', '2', '--seed', '3', '--json', '--rename', 'site:acme-001=${SITEFLEET_TOKEN}'];
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     try {
-      const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
+      const line = await firstLine(child);
       const info = JSON.parse(line) as { base_url: string; token: string; company_id: string };
       const res = await request(`${info.base_url}/v2/company/${info.company_id}/wp-themes?offset=0&limit=100`, {
         headers: { authorization: `Bearer ${info.token}` },

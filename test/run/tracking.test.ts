@@ -8,7 +8,7 @@ const fast = { tracking: { intervalMs: 20, maxIntervalMs: 100, notFoundGraceMs: 
 
 describe('operation tracking', () => {
   it('with wait, steps end succeeded once their operation finished, and polls share the budget', async () => {
-    const { sim } = await start({ sites: 6, operationDelayMs: 150, operationHiddenForPolls: 1 });
+    const { sim } = await start({ sites: 6, operationDelayMs: 150, operationPolls: { hidden: 1, running: 1 } });
     const { results } = await runInProcess(
       sim,
       'settings: { wait: true }\ntasks:\n  - { name: b, action: backups.create, target: all, with: { tag: w } }\n',
