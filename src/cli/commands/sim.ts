@@ -49,12 +49,12 @@ export function registerSim(program: Command): void {
     .command('sim')
     .description('serve a simulator of the whole hosting API on 127.0.0.1, for demos and tests')
     .addOption(
-      new Option('--profile <name>', 'where the spec is silent, answer as the spec suggests or as the real service does (see the README)')
+      new Option('--profile <name>', 'where the spec is silent, answer as the spec suggests or as the real service does (see docs/simulator.md)')
         .choices([...SIM_PROFILES])
         .default('spec'),
     )
     .addOption(
-      new Option('--names <kind>', '`hostile`: names that hold terminal escapes, formulas, line breaks and the like (see the README)')
+      new Option('--names <kind>', '`hostile`: names that hold terminal escapes, formulas, line breaks and the like (see docs/simulator.md)')
         .choices([...FLEET_NAMES])
         .default('plain'),
     )
