@@ -51,6 +51,8 @@ export interface SimulatorOptions {
    * must see them however slowly the machine runs (default none: time alone decides).
    */
   operationPolls?: { hidden?: number; running?: number };
+  /** The simulator's time, in ms (default the wall clock): a test moves it instead of waiting for it. */
+  now?: () => number;
   /** The most themes one page of the theme listing holds (default 100). */
   maxPageSize?: number;
   /** Ignore the JSON body of GET requests, as some proxies do (paging then only works through the query string). */
@@ -167,7 +169,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const rng = new Random(seed * 7919 + 1);
   let token = options.token ?? `sim-${rng.uuid().replace(/-/g, '')}`;
   const started = performance.now();
-  const clock = () => Date.now();
+  const clock = options.now ?? (() => Date.now());
   const profile = options.profile ?? 'spec';
   const operations = new Operations(
     fleet,

@@ -118,19 +118,21 @@ describe('every fault class surfaces as its typed error', () => {
 
 describe('operation lifecycle', () => {
   it('is not_found until visible, in_progress, then succeeded; unknown ids are not_found', async () => {
-    const { sim, client } = await start({ operationDelayMs: 300, operationVisibleAfterMs: 100 });
+    let now = Date.now();
+    const { sim, client } = await start({ operationDelayMs: 300, operationVisibleAfterMs: 100, now: () => now });
     const env = [...sim.fleet.environments.values()][0]!;
     const { operation_id } = await client.addManualBackup(env.id, { tag: 'a' });
     expect((await client.getOperation(operation_id)).state).toBe('not_found');
-    await new Promise((r) => setTimeout(r, 150));
+    now += 150;
     expect(await client.getOperation(operation_id)).toMatchObject({ state: 'in_progress', http_status: 202 });
-    await new Promise((r) => setTimeout(r, 250));
+    now += 250;
     expect(await client.getOperation(operation_id)).toMatchObject({ state: 'succeeded', http_status: 200 });
     expect((await client.getOperation('backups:add-manual-00000000-0000-4000-8000-000000000000')).state).toBe('not_found');
   });
 
   it('a second write to a busy environment is accepted, then fails as blocked by another process', async () => {
-    const { sim, client } = await start({ operationDelayMs: 300 });
+    let now = Date.now();
+    const { sim, client } = await start({ operationDelayMs: 300, now: () => now });
     const env = [...sim.fleet.environments.values()][0]!;
     const first = await client.addManualBackup(env.id, { tag: 'first' });
     const second = await client.runWpCliCommand(env.id, { wp_command: 'wp cache flush' });
@@ -140,7 +142,7 @@ describe('operation lifecycle', () => {
       http_status: 500,
       message: 'The environment is blocked by another process',
     });
-    await new Promise((r) => setTimeout(r, 350));
+    now += 350;
     expect((await client.getOperation(first.operation_id)).state).toBe('succeeded');
     expect(env.wpCommands).toEqual([]);
   });

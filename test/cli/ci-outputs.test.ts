@@ -88,9 +88,13 @@ describe('on a terminal', () => {
       new Promise<{ status: number | null; stdout: string }>((resolve) => {
         const child = spawn('script', ['-qec', cli(args), '/dev/null'], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
         let stdout = '';
-        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        // The answer is typed once the question is on the screen, as a person would.
+        child.stdout.on('data', (d: Buffer) => {
+          stdout += d.toString();
+          if (input && stdout.includes('[y/N]') && child.stdin.writable) child.stdin.end(input);
+        });
         child.on('close', (status) => resolve({ status, stdout }));
-        setTimeout(() => child.stdin.end(input), 1500);
+        if (!input) child.stdin.end();
       });
     const answeredNo = await onTerminal(`run ${file} --report ${join(dir, 'n.json')}`, 'n\n');
     expect(answeredNo.stdout).toContain(`to ${sim.baseUrl} for company ${sim.companyId}`);

@@ -8,6 +8,7 @@ import type { Journal } from '../../src/run/journal.js';
 import type { StepResult } from '../../src/run/types.js';
 import { tempDir } from '../helpers/cli.js';
 import { silent } from '../helpers/run.js';
+import { waitFor } from '../helpers/sim.js';
 
 const step = {
   id: '0:e1',
@@ -49,10 +50,11 @@ describe('run events: each subscriber a module of its own', () => {
 
   it('report snapshots: written at once, then with each answer, and never after settled()', async () => {
     const path = join(tempDir(), 'report.json');
-    const snapshots = new ReportSnapshots(plan, path, { runId: 'r', startedAt: new Date() }, silent);
+    const snapshots = new ReportSnapshots(plan, path, { runId: 'r', startedAt: new Date() }, silent, 10);
+    const accepted = () => (JSON.parse(readFileSync(path, 'utf8')) as { summary: { accepted: number } }).summary.accepted;
     expect(JSON.parse(readFileSync(path, 'utf8')).summary).toMatchObject({ total: 1, accepted: 0 });
     snapshots.onEvent({ type: 'result', step, result });
-    await new Promise((r) => setTimeout(r, 1100)); // the snapshot timer's second
+    await waitFor(() => accepted() === 1); // the snapshot with the answer landed
     await snapshots.settled();
     snapshots.end();
     expect(JSON.parse(readFileSync(path, 'utf8')).summary.accepted).toBe(1);

@@ -69,7 +69,8 @@ describe('operation tracking', () => {
   });
 
   it('without wait, a write waits for the previous operation on its environment: backup then PHP change both work', async () => {
-    const { sim } = await start({ sites: 5, operationDelayMs: 200 });
+    let ahead = 0;
+    const { sim } = await start({ sites: 5, operationDelayMs: 200, now: () => Date.now() + ahead });
     const { results } = await runInProcess(
       sim,
       'tasks:\n  - { name: b, action: backups.create, target: all, with: { tag: x } }\n  - { name: p, action: php.set_version, target: all, with: { php_version: "8.4" } }\n',
@@ -78,7 +79,7 @@ describe('operation tracking', () => {
     expect([...results.values()].every((r) => r.status === 'accepted' || r.status === 'succeeded')).toBe(true);
     const ops = [...sim.operations.all.values()];
     expect(ops.filter((o) => o.state === 'failed')).toEqual([]);
-    await new Promise((r) => setTimeout(r, 250));
+    ahead += 250; // the last PHP changes end
     sim.operations.settle();
     for (const env of sim.fleet.environments.values()) expect(env.phpVersion).toBe('8.4');
   });

@@ -34,11 +34,13 @@ export class ReportSnapshots implements Subscriber {
     readonly path: string,
     readonly run: { runId: string; startedAt: Date; initial?: Map<string, StepResult> },
     readonly logger: Logger,
+    /** How often a changed report is looked at to be written (a test's own pace). @default 1000 */
+    everyMs = 1000,
   ) {
     this.#live = new Map(run.initial ?? []);
     this.#output = { flag: 'report', path, kind: 'report' };
     writeJsonAtomic(this.#output, this.#build());
-    this.#timer = setInterval(() => void this.#write(), 1000);
+    this.#timer = setInterval(() => void this.#write(), everyMs);
     this.#timer.unref();
   }
 
