@@ -3,7 +3,6 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { beforeAll } from 'vitest';
 import type { Simulator } from '../../src/sim/server.js';
 import type * as Program from '../../src/cli/program.js';
 import type * as IoModule from '../../src/cli/io.js';
@@ -56,14 +55,9 @@ function builtCli(): Promise<[typeof Program, typeof IoModule]> {
   built ??= Promise.all([
     import(pathToFileURL(join(CLI, '../program.js')).href) as Promise<typeof Program>,
     import(pathToFileURL(join(CLI, '../io.js')).href) as Promise<typeof IoModule>,
-    // What a run loads on its way (the playbook's validators, the actions): loaded here, not inside a test's deadline.
-    import(pathToFileURL(join(CLI, '../load-playbook.js')).href),
-    import(pathToFileURL(join(CLI, '../commands/run-playbook.js')).href),
-  ]).then(([program, io]) => [program, io] as [typeof Program, typeof IoModule]);
+  ]);
   return built;
 }
-// Loaded before a file's first test: a test that starts a clock before its first command must not count the CLI's loading.
-beforeAll(() => builtCli(), 60_000);
 
 /**
  * Runs the built CLI in this process (`main(argv, io)`), with the given environment and input: what a
