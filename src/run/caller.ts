@@ -128,6 +128,11 @@ export class Caller implements CallPort {
     this.#windows = { creating: [...shared, ...(this.sharedCreation ? [windowLimit('create', this.sharedCreation)] : [])], other: shared };
   }
 
+  /** Calls waiting for a place among the calls in flight (none of them has asked the budget yet). */
+  get waitingForPlace(): number {
+    return this.#slots.size;
+  }
+
   call(endpoint: EndpointName, params: Record<string, string>, body: unknown, idempotent: boolean, hooks: CallHooks = {}): Promise<CallOutcome> {
     const send = () => this.client.call(endpoint, params, body, { query: hooks.query });
     return this.#pipeline(

@@ -39,6 +39,12 @@ export interface SimulatorOptions {
   faults?: string | FaultRates;
   /** Every answer is delayed by a latency drawn from this range, in ms. */
   latencyMs?: [number, number];
+  /**
+   * The unit a 429's Retry-After counts in, in ms (default 1000: whole seconds, as HTTP says). A test
+   * sets a small one (50: `Retry-After: 0.05`, which the client reads) so that each provoked 429
+   * pauses the budget for that long, not a whole second.
+   */
+  retryAfterUnitMs?: number;
   /** Extra delay of a `slow` fault (default 2000 ms). */
   slowMs?: number;
   /** How long an operation runs before it completes (default 1000 ms); `[min, max]` draws each from a range. */
@@ -196,6 +202,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const visibleAfter = options.operationVisibleAfterMs ?? habits.visibleAfterMs;
   const pollsOf = new Map<string, number>();
   const dropGetBodies = options.dropGetBodies ?? false;
+  const unitMs = options.retryAfterUnitMs ?? 1000;
+  /** Retry-After for a wait of `waitMs`: whole units, at least one, in seconds. */
+  const retryAfter = (waitMs: number) => ({ 'retry-after': String((Math.max(1, Math.ceil(waitMs / unitMs)) * unitMs) / 1000) });
   let seq = 0;
   let faultsWritesOnly = false;
   const breaks: SiteBreaks = {
@@ -274,7 +283,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const windows = [window, route && creates(route.name) ? createWindow : undefined].filter((w) => w !== undefined);
     for (const w of windows) {
       const waitMs = w.wait(clock());
-      if (waitMs > 0) return fail(429, TOO_MANY, null, { 'retry-after': String(Math.max(1, Math.ceil(waitMs / 1000))) });
+      if (waitMs > 0) return fail(429, TOO_MANY, null, retryAfter(waitMs));
     }
     for (const w of windows) w.take(clock());
     const fault = method === 'GET' && faultsWritesOnly ? undefined : faults.draw();
@@ -285,7 +294,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       return;
     }
     if (fault === '500' || fault === '502' || fault === '503') return fail(Number(fault), 'Internal server error');
-    if (fault === '429') return fail(429, TOO_MANY, null, { 'retry-after': '1' });
+    if (fault === '429') return fail(429, TOO_MANY, null, retryAfter(0));
 
     if (path === undefined) return fail(404, `No route for ${method} ${url.pathname}`);
     if (!route || !match) return fail(pathKnown ? 405 : 404, pathKnown ? `Method ${method} not allowed on ${path}` : `No route for ${method} ${path}`);

@@ -7,12 +7,15 @@ import { busiestWindow, useSimulator, waitFor } from '../helpers/sim.js';
 
 const start = useSimulator();
 const readReport = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as Report;
+/** The real profile's 2 s of invisibility as an event: each operation's first poll answers 404, however slow the machine. */
+const hiddenOnce = { operationVisibleAfterMs: 0, operationPolls: { hidden: 1 } };
+
 const php = (extra = '') =>
   `version: 1\nname: php\nsettings: { rate_limit: 100/s${extra} }\ntasks:\n  - { name: php, action: php.set_version, target: all, wait: true, with: { php_version: "8.3" } }\n`;
 
 describe.each(['spec', 'real'] as const)('outcomes as the %s profile tells them', (profile) => {
   it('operations that all fail are reported failed with the service’s message, exit 1', async () => {
-    const { sim } = await start({ profile, sites: 4, failOperations: 1, operationDelayMs: 100 });
+    const { sim } = await start({ profile, sites: 4, failOperations: 1, operationDelayMs: 100, ...hiddenOnce });
     const dir = tempDir();
     const report = join(dir, 'r.json');
     const res = await runCli(['run', writePlaybook(php(), dir), '--yes', '--report', report, '--poll-interval', '100'], simEnv(sim));
@@ -25,7 +28,7 @@ describe.each(['spec', 'real'] as const)('outcomes as the %s profile tells them'
   });
 
   it('the same service’s successes are succeeded, exit 0', async () => {
-    const { sim } = await start({ profile, sites: 4, operationDelayMs: 100 });
+    const { sim } = await start({ profile, sites: 4, operationDelayMs: 100, ...hiddenOnce });
     const dir = tempDir();
     const report = join(dir, 'r.json');
     const res = await runCli(['run', writePlaybook(php(), dir), '--yes', '--report', report, '--poll-interval', '100'], simEnv(sim));
@@ -37,7 +40,7 @@ describe.each(['spec', 'real'] as const)('outcomes as the %s profile tells them'
 
 describe('the real profile’s other habits', () => {
   it('a listing with null theme_update plans and runs theme updates, and bulk updates answered 200 are followed to the end', async () => {
-    const { sim } = await start({ profile: 'real', sites: 8, themes: 5, operationDelayMs: 100, createRate: '100/s' });
+    const { sim } = await start({ profile: 'real', sites: 8, themes: 5, operationDelayMs: 100, createRate: '100/s', ...hiddenOnce });
     const dir = tempDir();
     const env = simEnv(sim);
     const pending = [...sim.fleet.environments.values()].filter((e) =>
@@ -112,7 +115,15 @@ describe('the real profile’s other habits', () => {
 
   it('429s on creating calls teach the creation rule alone: the PHP changes after the backups are not slowed', { timeout: 60_000 }, async () => {
     // General: 40 a second. Creating calls: 4 a second (the real profile's 5 per period, here 4).
-    const { sim } = await start({ profile: 'real', sites: 8, rate: '40/s', createRate: '4/s', operationDelayMs: 50, operationVisibleAfterMs: 0 });
+    const { sim } = await start({
+      profile: 'real',
+      sites: 8,
+      rate: '40/s',
+      createRate: '4/s',
+      operationDelayMs: 50,
+      operationVisibleAfterMs: 0,
+      retryAfterUnitMs: 50,
+    });
     const dir = tempDir();
     const file = writePlaybook(
       'version: 1\nname: b\nsettings: { rate_limit: 40/s }\ntasks:\n' +
@@ -156,7 +167,7 @@ describe('the real profile’s other habits', () => {
 describe('a budget shared with other clients of the key', () => {
   /** Another program using the key: keeps the window full until told to stop. */
   it('plan waits for room while another client holds the window, and succeeds once there is some', { timeout: 60_000 }, async () => {
-    const { sim } = await start({ sites: 4, rate: '20/s' });
+    const { sim } = await start({ sites: 4, rate: '20/s', retryAfterUnitMs: 50 });
     const dir = tempDir();
     // The window held by another client: every call refused with 429 until the plan was refused twice,
     // then room again (a hog racing the plan for freed slots sometimes let it through at once).
@@ -189,7 +200,7 @@ describe('a budget shared with other clients of the key', () => {
   });
 
   it('doctor says when the service answers 429 to its few reads (someone else holds the budget)', { timeout: 30_000 }, async () => {
-    const { sim } = await start({ sites: 2, rate: '20/s' });
+    const { sim } = await start({ sites: 2, rate: '20/s', retryAfterUnitMs: 50 });
     // Every call refused with 429 until doctor was refused twice, then room again: an event, where a
     // hog racing doctor for freed slots sometimes let it through on a loaded machine.
     sim.setFaults({ 429: 1 });

@@ -3,7 +3,7 @@ import { Caller } from '../../src/run/caller.js';
 import { PRIORITY, RateBudget } from '../../src/run/rate-budget.js';
 import { DEFAULT_RETRY } from '../../src/run/retry.js';
 import { silent } from '../helpers/run.js';
-import { useSimulator } from '../helpers/sim.js';
+import { useSimulator, waitFor } from '../helpers/sim.js';
 
 const start = useSimulator();
 
@@ -26,7 +26,7 @@ describe('Caller', () => {
       // ...when more polls come than the budget has slots. Taking a slot first, they would hold the
       // whole budget while waiting for a place, and the writes would wait for the budget for ever.
       const polls = [1, 2, 3, 4].map(() => read({ priority: PRIORITY.poll }));
-      await new Promise((r) => setTimeout(r, 50));
+      await waitFor(() => caller.waitingForPlace === polls.length);
       openGate();
       const all = await Promise.race([Promise.all([...writes, ...polls]), new Promise<'stalled'>((r) => setTimeout(() => r('stalled'), 5000))]);
       expect(all).not.toBe('stalled');
