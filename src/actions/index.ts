@@ -2,6 +2,7 @@ import type { Action } from './action.js';
 import { adminUsersCreate, adminUsersLoginLink } from './admin-users.js';
 import { backupsCreate } from './backups-create.js';
 export { restorePoint } from './backups-create.js';
+export { restoreFrom, type RestoreSettings } from './backups-restore.js';
 import { deniedIpsSet } from './denied-ips-set.js';
 import { dnsRecordsCreate } from './dns-records-create.js';
 import { domainsAdd } from './domains-add.js';

@@ -1,7 +1,7 @@
 import type { OperationKind } from './types.js';
 
 /**
- * The 22 endpoints of the spec as data: method, path template, the schema of the body (a file in
+ * The 22 endpoints of the spec as data (and restore, which it names without showing: `evidence`): method, path template, the schema of the body (a file in
  * `schemas/api/`), for asynchronous ones the operation kind the 202 carries, and for the reads the
  * runner plans from, the schema their answers are checked against. The typed client
  * functions and the simulator's router are both built from this table, and a test checks it
@@ -17,6 +17,11 @@ export interface Endpoint {
   operation?: OperationKind;
   /** Name of the schema in `schemas/api/` every 2xx answer is checked against: the fields the runner relies on. */
   response?: string;
+  /**
+   * Not shown by the spec (it says the endpoint exists): where this entry's method, path and body
+   * come from instead. The spec's own endpoints have none.
+   */
+  evidence?: string;
   /**
    * The call creates a resource (a site, an environment, a backup, a domain, a DNS record): public
    * sources document a separate limit of 5 such calls a minute beside the general 120.
@@ -71,6 +76,13 @@ export const ENDPOINTS = {
   listDomains: { method: 'GET', path: '/sites/environments/{env_id}/domains', response: 'domain-list-response' },
   setSshStatus: { method: 'POST', path: '/sites/environments/{env_id}/ssh/set-status', body: 'ssh-status' },
   pushEnvironment: { method: 'PUT', path: '/sites/{site_id}/environments', body: 'push-environment', operation: 'environments:push' },
+  restoreBackup: {
+    method: 'POST',
+    path: '/sites/environments/{target_env_id}/backups/restore',
+    body: 'restore-backup',
+    operation: 'backups:restore',
+    evidence: "the vendor's OpenAPI 1.87.0 (shared/real-service-notes.md, Restore); the spec says a restore endpoint exists without showing it",
+  },
 } as const satisfies Record<string, Endpoint>;
 
 export type EndpointName = keyof typeof ENDPOINTS;

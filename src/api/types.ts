@@ -25,7 +25,9 @@ export type OperationKind =
   | 'backups:add-manual'
   | 'sftp-accounts:toggle-status'
   | 'environment:run-wp-cli-command'
-  | 'environments:push';
+  | 'environments:push'
+  /** Not in the spec's list: the vendor document's restore answers with an operation of no named kind. */
+  | 'backups:restore';
 
 export interface ApiKey {
   id: Uuid;
@@ -154,6 +156,13 @@ export interface CreatePlainSiteBody {
 
 export interface ManualBackupBody {
   tag: string;
+}
+
+/** Not in the spec: the vendor document's body; the other fields come from `settings.restore`. */
+export interface RestoreBackupBody {
+  backup_id: number;
+  notified_user_id?: string;
+  env_display_name_of_backup?: string;
 }
 
 export interface ToggleSftpAccountsBody {

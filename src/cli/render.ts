@@ -1,3 +1,4 @@
+import { restoreFrom } from '../actions/index.js';
 import { targetNoun } from '../actions/action.js';
 import { ACTIONS } from '../actions/index.js';
 import { continueCommand, groupOf } from '../report/ci-formats.js';
@@ -7,7 +8,7 @@ import { formatProblem, type InputProblem } from '../errors.js';
 import { answerLines } from '../report/answer-lines.js';
 import type { Inventory } from '../inventory/inventory.js';
 import type { Plan } from '../plan/plan.js';
-import { healthCounts, restorePointsOfFailures, restorePointText, targetLabel, unhealthyBefore, type Report } from '../report/report.js';
+import { healthCounts, restoreLine, restorePointsOfFailures, targetLabel, unhealthyBefore, type Report } from '../report/report.js';
 import { forCsv, forTerminal, jsonText, terminalMessage, terminalName } from '../util/safe-text.js';
 
 type Colour = 'green' | 'red' | 'yellow' | 'cyan' | 'dim' | 'bold';
@@ -73,6 +74,8 @@ export function renderPlan(plan: Plan, verbose: boolean, paint: Painter = plain)
       plan.tasks.map((t) => [t.index + 1, t.name, t.action, t.matched, t.steps, t.skipped, guardsOf(t)]),
     ),
   );
+  for (const t of plan.tasks.filter((t) => t.health?.on_broken === 'restore'))
+    lines.push(paint('yellow', `note: task "${terminalName(t.name)}" restores a site its write broke: ${restoreFrom.warning}`));
   const empty = plan.tasks.filter((t) => t.matched === 0);
   for (const t of empty)
     lines.push(paint(t.allow_empty ? 'dim' : 'yellow', `note: task "${t.name}" selects no ${noun(t.action)}${t.allow_empty ? ' (allow_empty)' : ''}`));
@@ -103,7 +106,9 @@ export function renderPlan(plan: Plan, verbose: boolean, paint: Painter = plain)
 
 /** A task's guards in a few words: `backup, health`. */
 function guardsOf(t: Plan['tasks'][number]): string {
-  return [t.backup_first ? 'backup' : '', t.health ? 'health' : ''].filter(Boolean).join(', ') || '-';
+  return (
+    [t.backup_first ? 'backup' : '', t.health ? 'health' : '', t.health?.on_broken === 'restore' ? 'on broken: restore' : ''].filter(Boolean).join(', ') || '-'
+  );
 }
 
 export function renderSummary(report: Report, reportPath: string, paint: Painter = plain): string {
@@ -152,8 +157,14 @@ export function renderSummary(report: Report, reportPath: string, paint: Painter
   else if (next?.startsWith('sitefleet resume')) lines.push(`${neverAccepted} steps were never accepted by the service; send them with: ${next}`);
   else if (next) lines.push(`${running} operations were accepted and may still be running; follow them with: ${next}`);
   const restore = restorePointsOfFailures(report);
-  if (restore.length > 0) lines.push(`restore points of the ${restore.length} failed step${restore.length === 1 ? '' : 's'}:`);
-  for (const r of restore) lines.push(`  ${terminalName(targetLabel(r))} (${terminalName(r.task)}): ${terminalMessage(restorePointText(r.restore_point))}`);
+  const restored = restore.filter((r) => r.restored).length;
+  if (restore.length > 0)
+    lines.push(
+      restored > 0
+        ? `the ${restore.length} failed step${restore.length === 1 ? '' : 's'}' sites (${restored} restore${restored === 1 ? '' : 's'} asked for):`
+        : `restore points of the ${restore.length} failed step${restore.length === 1 ? '' : 's'}:`,
+    );
+  for (const r of restore) lines.push(`  ${terminalName(targetLabel(r))} (${terminalName(r.task)}): ${terminalMessage(restoreLine(r))}`);
   return lines.join('\n');
 }
 

@@ -32,6 +32,12 @@ export interface HealthInput {
    * @default false
    */
   allow_private?: boolean;
+  /**
+   * A site healthy before the write and broken after its operation: left as it is (`leave`), or put
+   * back from the restore point this run took for it (`restore`, which needs `backup_first`). A
+   * restore loses what changed on the site since its backup. @default "leave"
+   */
+  on_broken?: 'leave' | 'restore';
 }
 
 /** `health:` with every default filled in: what the plan carries. */
@@ -47,6 +53,8 @@ export interface HealthSpec {
   on_missing_domain: 'skip' | 'fail';
   /** Present only when the playbook says so: a plan without it is the same plan as before the option. */
   allow_private?: true;
+  /** Likewise present only when the playbook asks for it. */
+  on_broken?: 'restore';
 }
 
 /**
@@ -117,6 +125,11 @@ export function healthSchema(): Record<string, unknown> {
             type: 'boolean',
             description: 'check sites whose names resolve to private, loopback or link-local addresses (default false: they are refused)',
           },
+          on_broken: {
+            enum: ['leave', 'restore'],
+            description:
+              'a site healthy before and broken after the write: leave it (default), or restore the backup this run took first (needs backup_first; loses what changed on the site since)',
+          },
         },
       },
     ],
@@ -160,6 +173,7 @@ export function resolveHealth(input: true | HealthInput): { spec?: HealthSpec; p
       ...(given.domain === undefined ? {} : { domain: [given.domain].flat() }),
       on_missing_domain: given.on_missing_domain ?? HEALTH_DEFAULTS.on_missing_domain,
       ...(given.allow_private === true ? { allow_private: true as const } : {}),
+      ...(given.on_broken === 'restore' ? { on_broken: 'restore' as const } : {}),
     },
   };
 }

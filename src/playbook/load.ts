@@ -169,6 +169,11 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions):
         problems.push({ path: `${path}.${key}`, message: `${key} guards actions that change an environment: ${guardable().join(', ')}` });
     const health = t.health === undefined || !guards ? undefined : resolveHealth(t.health);
     problems.push(...(health?.problems ?? []).map((p) => ({ ...p, path: `${path}.health.${p.path}` })));
+    if (health?.spec?.on_broken === 'restore' && !t.backup_first)
+      problems.push({
+        path: `${path}.health.on_broken`,
+        message: 'restore needs backup_first: true (a site is restored only from the backup this run took before its write)',
+      });
     const waves = t.rollout?.waves ?? [];
     const shares = waves.map((w) => Number(w.replace('%', '')));
     if (shares.some((v, i) => i > 0 && v <= shares[i - 1]!))

@@ -1,3 +1,4 @@
+import { restoreFrom } from '../actions/backups-restore.js';
 import { HH_MM } from '../util/time-window.js';
 import { ACTIONS, guardable, verifiable } from '../actions/index.js';
 import { healthSchema } from '../health/spec.js';
@@ -85,6 +86,7 @@ export function playbookSchema(): Record<string, unknown> {
               timezone: { type: 'string', minLength: 1, description: 'IANA zone such as Europe/Berlin (default: the machine’s, or TZ)' },
             },
           },
+          restore: restoreFrom.settingsSchema,
           lock: {
             enum: ['company', 'playbook'],
             description:

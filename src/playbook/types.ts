@@ -1,3 +1,4 @@
+import type { RestoreSettings } from '../actions/backups-restore.js';
 import type { DailyWindow } from '../util/time-window.js';
 import type { WithBlock } from '../actions/action.js';
 import type { HealthSpec } from '../health/spec.js';
@@ -68,6 +69,8 @@ export interface PlaybookSettings {
   allowed_files?: string[];
   /** The daily maintenance window: writes are sent only inside it. */
   window?: DailyWindow;
+  /** What a restore sends beside the backup id (actions/backups-restore.ts). */
+  restore?: RestoreSettings;
 }
 
 export interface Playbook {

@@ -1,6 +1,15 @@
 import { clip, forAnnotation, forAnnotationProperty, forMarkdown, forXml, MESSAGE_WIDTH, NAME_WIDTH } from '../util/safe-text.js';
 import { answerLines } from './answer-lines.js';
-import { healthCounts, restorePointsOfFailures, restorePointText, targetLabel, unhealthyBefore, type Report, type ReportResult } from './report.js';
+import {
+  healthCounts,
+  restoreLine,
+  restorePointsOfFailures,
+  restorePointText,
+  targetLabel,
+  unhealthyBefore,
+  type Report,
+  type ReportResult,
+} from './report.js';
 
 /** The row (or test suite) a result is counted in: a task's restore points apart from its writes, so targets are counted once. */
 export function groupOf(r: ReportResult): string {
@@ -53,7 +62,8 @@ export function guardText(r: ReportResult): string {
     const seen = [r.health.before ? `before ${r.health.before}` : '', r.health.after ? `after ${r.health.after}` : ''].filter(Boolean).join(', ');
     parts.push(`health: ${r.health.outcome}${seen ? ` (${seen})` : ''} at ${r.health.url}`);
   }
-  if (r.restore_point && r.role !== 'backup') parts.push(`restore point: ${restorePointText(r.restore_point)}`);
+  if (r.restore_point && r.role !== 'backup')
+    parts.push(r.restored ? restoreLine({ ...r, restore_point: r.restore_point }) : `restore point: ${restorePointText(r.restore_point)}`);
   return parts.join('; ');
 }
 
@@ -91,9 +101,9 @@ export function markdownSummary(report: Report, reportPath: string): string {
   if (next) lines.push('', `Continue with: \`${next}\``);
   const restore = restorePointsOfFailures(report);
   if (restore.length > 0) {
-    lines.push('', `**Restore points of the failed steps:**`, '');
+    lines.push('', `**The failed steps' sites: restored, or their restore points:**`, '');
     for (const r of restore)
-      lines.push(`- ${forMarkdown(clip(targetLabel(r), NAME_WIDTH))} (${forMarkdown(r.task)}): ${forMarkdown(restorePointText(r.restore_point))}`);
+      lines.push(`- ${forMarkdown(clip(targetLabel(r), NAME_WIDTH))} (${forMarkdown(r.task)}): ${forMarkdown(clip(restoreLine(r), MESSAGE_WIDTH))}`);
   }
   lines.push('', `Report: \`${reportPath}\``, '');
   return lines.join('\n');
@@ -126,6 +136,6 @@ export function githubAnnotations(report: Report): string[] {
     .slice(0, 50)
     .map(
       (r) =>
-        `::error title=${forAnnotationProperty(`sitefleet ${report.name}: ${r.task}`)}::${forAnnotation(`${r.status} ${clip(targetLabel(r), NAME_WIDTH)}: ${clip(r.reason ?? r.error ?? '', MESSAGE_WIDTH)}`)}`,
+        `::error title=${forAnnotationProperty(`sitefleet ${report.name}: ${r.task}`)}::${forAnnotation(`${r.status} ${clip(targetLabel(r), NAME_WIDTH)}: ${clip(r.reason ?? r.error ?? '', MESSAGE_WIDTH)}${r.restored && r.restore_point ? `; ${clip(restoreLine({ ...r, restore_point: r.restore_point }), MESSAGE_WIDTH)}` : ''}`)}`,
     );
 }

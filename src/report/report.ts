@@ -81,6 +81,7 @@ export function buildReport(args: {
       reason: r?.reason ?? (r ? null : (step.note ?? (args.mode === 'dry-run' ? null : 'not sent'))),
       ...(r?.health ? { health: r.health } : {}),
       ...(r?.restore_point ? { restore_point: r.restore_point } : {}),
+      ...(r?.restored ? { restored: r.restored } : {}),
       ...(r?.confirmed_by ? { confirmed_by: r.confirmed_by } : {}),
       ...(r ? answered(r) : {}),
       ...(step.role ? { role: step.role } : {}),
@@ -167,6 +168,28 @@ export function restorePointsOfFailures(report: Report): (ReportResult & { resto
   return report.results.filter(
     (r): r is ReportResult & { restore_point: RestorePoint } => r.status === 'failed' && r.role !== 'backup' && r.restore_point !== undefined,
   );
+}
+
+/**
+ * What became of a failed write's site, in words every sink shows: `restored from backup 1234:
+ * healthy again`, `could not restore: …`, or its restore point when no restore was asked for.
+ */
+export function restoreLine(r: ReportResult & { restore_point: RestorePoint }): string {
+  const done = r.restored;
+  if (!done) return `restore point: ${restorePointText(r.restore_point)}`;
+  const from = `backup ${done.backup_id}`;
+  switch (done.status) {
+    case 'succeeded':
+      if (done.health?.outcome === 'healthy') return `restored from ${from}: healthy again`;
+      if (done.health?.outcome === 'unhealthy') return `restored from ${from}, but still broken: ${done.health.detail ?? ''}`;
+      return `restored from ${from}`;
+    case 'accepted':
+      return `restore from ${from} accepted (operation ${done.operation_id}), not seen to finish: resume follows it`;
+    case 'sending':
+      return `restore from ${from} being sent`;
+    default:
+      return `could not restore: ${done.reason ?? done.status}${done.status === 'unknown' ? ' (not sent again)' : ''}`;
+  }
 }
 
 /** `backup 1234 (tag sitefleet-before-…)`, or the tag alone when the list did not show the id. */

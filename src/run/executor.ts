@@ -15,6 +15,7 @@ import { OperationFollower, type FollowContext } from './follow.js';
 import { PRIORITY } from './rate-budget.js';
 import { RunStop } from './run-stop.js';
 import { sendStep } from './send-step.js';
+import { followRestore, restoreBroken, type RestoreContext } from './restore.js';
 import { ENDED_STATUSES, type ExecuteOutcome, type RestorePoint, type RunEvent, type StepResult } from './types.js';
 import { verifyTask } from './verify.js';
 import { DEFAULT_TRACKING, Watcher, type TrackOptions, type WatchOptions } from './watcher.js';
@@ -329,9 +330,30 @@ class Execution {
         health: healthRecord(url, guarded.before, after),
         ...(failsStep ? { status: 'failed' as const, reason: `health: ${after!.detail} at ${url}` } : {}),
       };
+      // Broken by this write, and seen healthy just before it: put back from this run's restore point.
+      if (failsStep && guarded.before?.healthy && this.task(step).health?.on_broken === 'restore') {
+        await this.record('update', step, result);
+        return restoreBroken(this.restoring(step), step, result, guarded.gate, url);
+      }
     }
     if (result !== final) await this.record('update', step, result);
     return result;
+  }
+
+  task(step: Step): TaskSummary {
+    return this.plan.tasks.find((t) => t.index === step.task_index)!;
+  }
+
+  /** What a restore of this step's environment needs: it is a repair, so only Ctrl-C keeps one from going. */
+  restoring(step: Step): RestoreContext {
+    return {
+      caller: this.options.caller,
+      watcher: this.watcher,
+      update: (s, r) => this.record('update', s, r),
+      interrupt: this.options.signal,
+      settings: this.plan.settings.restore,
+      watch: this.watchOptions(this.task(step)),
+    };
   }
 
   /**
@@ -369,6 +391,10 @@ class Execution {
 
   /** Resume: an operation accepted before the interruption is followed when its task waits, or when its environment is needed. */
   async resumeKnown(task: TaskSummary, budget: FailureBudget, step: Step, known: StepResult, guarded: Guarded): Promise<void> {
+    if (known.restored?.status === 'accepted' && known.restored.operation_id) {
+      const url = step.health && 'url' in step.health ? step.health.url : undefined;
+      return void (await followRestore(this.restoring(step), step, known, guarded.gate, url));
+    }
     if (known.status !== 'accepted' || !known.operation_id) return;
     const release = await this.sequence.enter(step.lock);
     const follow = this.follower(task, step, known, true);

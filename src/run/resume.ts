@@ -1,6 +1,7 @@
 import type { Step } from '../plan/plan.js';
 import type { StepResult } from './types.js';
 import type { JournalState } from './journal.js';
+import { restoreReadBack } from './restore.js';
 
 export interface ResumePlan {
   /** Results that stand: those steps are not sent again. */
@@ -12,8 +13,10 @@ export interface ResumePlan {
   resend: Step[];
   /** Sent, no answer recorded, and they create something: left `unknown` for a person to check. */
   leftUnknown: Step[];
-  /** Accepted operations a waiting task will poll. */
+  /** Accepted operations a waiting task will poll (a restore's among them). */
   toPoll: Step[];
+  /** A restore journaled as being sent and never answered: `unknown` now, never sent again (journaled by resume). */
+  restoresInQuestion: Step[];
 }
 
 /**
@@ -23,13 +26,16 @@ export interface ResumePlan {
 export function planResume(state: JournalState): ResumePlan {
   const plan = state.start.plan;
   const waits = new Set(plan.tasks.filter((t) => t.wait).map((t) => t.index));
-  const out: ResumePlan = { initial: new Map(), ended: [], neverSent: [], resend: [], leftUnknown: [], toPoll: [] };
+  const out: ResumePlan = { initial: new Map(), ended: [], neverSent: [], resend: [], leftUnknown: [], toPoll: [], restoresInQuestion: [] };
   for (const step of plan.steps) {
     const result = state.results.get(step.id);
     if (result && result.status !== 'skipped') {
       out.ended.push(step);
-      out.initial.set(step.id, result);
+      const known = restoreReadBack(result);
+      out.initial.set(step.id, known);
+      if (known !== result) out.restoresInQuestion.push(step);
       if (result.status === 'accepted' && result.operation_id && waits.has(step.task_index)) out.toPoll.push(step);
+      if (known.restored?.status === 'accepted' && known.restored.operation_id) out.toPoll.push(step);
     } else if ((state.intents.get(step.id) ?? 0) > 0 && !result) {
       if (step.idempotent) {
         out.resend.push(step);

@@ -30,6 +30,24 @@ export interface StepResult {
   confirmed_by?: 'listing';
   /** A task with `backup_first:`: the backup this environment can be restored from (on the backup step and on the write). */
   restore_point?: RestorePoint;
+  /** `health.on_broken: restore`: the site this write broke, put back from its restore point (the step stays failed). */
+  restored?: Restored;
+}
+
+/**
+ * Where a restore stands: `sending` is journaled before the request leaves, so a run that dies then
+ * reads it back as `unknown` and never sends it again; `not sent` says why it was not (no backup id,
+ * the run interrupted). `health` is the check after the restore's operation.
+ */
+export type RestoreStatus = 'sending' | 'accepted' | 'succeeded' | 'failed' | 'unknown' | 'not sent';
+
+export interface Restored {
+  backup_id: number | null;
+  operation_id: string | null;
+  status: RestoreStatus;
+  reason?: string;
+  /** After a succeeded restore, what the site's page said: `healthy`, or `unhealthy` with what it showed. */
+  health?: { outcome: 'healthy' | 'unhealthy' | 'not checked'; detail?: string };
 }
 
 /**

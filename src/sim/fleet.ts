@@ -1,6 +1,7 @@
 import type { Backup } from '../api/types.js';
 import { HOSTILE_NAMES, hostileName, type FleetNames } from './hostile-names.js';
 import { Random } from './random.js';
+import { captureGenerated, type EnvironmentState } from './backup-state.js';
 
 /** The simulator's world: one company, its sites, environments, themes, domains and backups. */
 export interface InstalledTheme {
@@ -66,6 +67,8 @@ export interface Fleet {
   catalog: Map<string, CatalogTheme>;
   nextBackupId: number;
   lastUpdatedAt: number;
+  /** What each backup keeps of its environment (backup-state.ts), by backup id: never in an answer. */
+  backupStates: Map<number, EnvironmentState>;
 }
 
 export interface FleetOptions {
@@ -149,6 +152,7 @@ export function generateFleet(options: FleetOptions): Fleet {
     domains: new Map(),
     catalog,
     nextBackupId: 1000,
+    backupStates: new Map(),
     lastUpdatedAt: EPOCH,
   };
   for (let i = 0; i < options.sites; i++) {
@@ -191,6 +195,7 @@ export function generateFleet(options: FleetOptions): Fleet {
       }
     }
   }
+  captureGenerated(fleet);
   return fleet;
 }
 

@@ -2,6 +2,7 @@ import type { EndpointName } from '../api/endpoints.js';
 import type * as T from '../api/types.js';
 import { addDomain, newEnvironment, PHP_VERSIONS, REGIONS, SSH_EXPIRATION_INTERVALS, type Fleet, type SimEnvironment, type SimSite } from './fleet.js';
 import { HOSTILE_SSH } from './hostile-names.js';
+import { captureState, putBack } from './backup-state.js';
 import type { OperationWork } from './operations.js';
 import type { SimProfile } from './profile.js';
 import type { Random } from './random.js';
@@ -204,7 +205,17 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
     return later(e.id, () => {
       const id = ctx.fleet.nextBackupId++;
       e.backups.push({ id, name: `manual-${id}`, note: tag, type: 'manual', created_at: ctx.fleet.lastUpdatedAt });
+      ctx.fleet.backupStates.set(id, captureState(e));
     });
+  },
+  // Not shown by the spec: the vendor document's path and body (real-service-notes.md). A backup of
+  // another environment, or one unknown, is refused at once, as the service refuses a bad id.
+  restoreBackup(ctx) {
+    const e = env(ctx, ctx.params.target_env_id);
+    const { backup_id } = ctx.body as T.RestoreBackupBody;
+    const state = e.backups.some((b) => b.id === backup_id) ? ctx.fleet.backupStates.get(backup_id) : undefined;
+    if (!state) throw new SimHttpError(404, `Backup ${backup_id} not found for environment ${e.id}`);
+    return later(e.id, () => putBack(e, state));
   },
   toggleSftpAccounts(ctx) {
     const e = env(ctx);

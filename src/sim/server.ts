@@ -111,8 +111,8 @@ export interface Simulator {
   breakTheme(theme: string): string;
   /** Renames a site, an environment (`SITE/ENV`) or a domain, as anyone on the account may; returns its id. */
   rename(kind: Renamable, from: string, to: string): string;
-  /** Changes the fault mix; `writesOnly` spares GETs (a test then reads the fleet cleanly). */
-  setFaults(faults: string | FaultRates, options?: { writesOnly?: boolean }): void;
+  /** Changes the fault mix; `writesOnly` spares GETs (a test then reads the fleet cleanly); `only` limits it to these endpoints. */
+  setFaults(faults: string | FaultRates, options?: { writesOnly?: boolean; only?: EndpointName[] }): void;
   setRate(rate: string | { limit: number; periodMs: number } | undefined): void;
   /** Accept another token from now on (the old one then answers 401, as a revoked key does). */
   setToken(token: string): void;
@@ -207,6 +207,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const retryAfter = (waitMs: number) => ({ 'retry-after': String((Math.max(1, Math.ceil(waitMs / unitMs)) * unitMs) / 1000) });
   let seq = 0;
   let faultsWritesOnly = false;
+  let faultsOnly: ReadonlySet<string> | undefined;
   const breaks: SiteBreaks = {
     themes: new Set((options.breakThemes ?? []).map((b) => parseThemeBreak(fleet, b))),
     domains: new Set((options.brokenDomains ?? []).map((d) => d.toLowerCase())),
@@ -286,7 +287,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       if (waitMs > 0) return fail(429, TOO_MANY, null, retryAfter(waitMs));
     }
     for (const w of windows) w.take(clock());
-    const fault = method === 'GET' && faultsWritesOnly ? undefined : faults.draw();
+    const spared = (method === 'GET' && faultsWritesOnly) || (faultsOnly !== undefined && !faultsOnly.has(route?.name ?? ''));
+    const fault = spared ? undefined : faults.draw();
     if (fault) entry.fault = fault;
     if (fault === 'reset') {
       record(entry);
@@ -412,6 +414,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     setFaults(next, opts = {}) {
       faults.rates = typeof next === 'string' ? parseFaults(next) : next;
       faultsWritesOnly = opts.writesOnly ?? false;
+      faultsOnly = opts.only ? new Set(opts.only) : undefined;
     },
     setRate(rate) {
       window = toWindow(rate);

@@ -151,6 +151,7 @@ async function resume(reportPath: string, state: JournalState, ctx: ResumeContex
     const journal = await Journal.open(journalPathFor(reportPath));
     await journal.append({ t: 'resume', at: Date.now() });
     for (const step of todo.leftUnknown) await journal.append({ t: 'result', step: step.id, result: todo.initial.get(step.id)!, at: Date.now() });
+    for (const step of todo.restoresInQuestion) await journal.append({ t: 'update', step: step.id, result: todo.initial.get(step.id)!, at: Date.now() });
     const { exitCode } = await runSession({
       plan,
       runtime: prepared.runtime,

@@ -1,0 +1,106 @@
+import { restoreFrom, type RestoreSettings } from '../actions/index.js';
+import { reasonText, writeAnswer } from '../api/answer.js';
+import type { CallResult } from '../api/client.js';
+import type { Step } from '../plan/plan.js';
+import type { CallPort, Outcome } from './caller.js';
+import type { HealthGate } from './health-gate.js';
+import { PRIORITY } from './rate-budget.js';
+import type { Restored, StepResult } from './types.js';
+import type { Watcher, WatchOptions } from './watcher.js';
+
+/** What putting a broken site back needs from the run. */
+export interface RestoreContext {
+  caller: CallPort;
+  watcher: Watcher;
+  /** Journals a later word on the write (before the restore leaves, and at each turn after). */
+  update(step: Step, result: StepResult): Promise<void>;
+  /** Ctrl-C: a restore not yet sent is not sent. A crossed failure budget does not stop one: it is a repair. */
+  interrupt?: AbortSignal;
+  settings?: RestoreSettings;
+  watch: WatchOptions;
+}
+
+/**
+ * `health.on_broken: restore`: a write whose site was healthy before it and broken after its
+ * operation is put back from the restore point this run took for that environment, and checked
+ * again. The step stays failed (the change broke the site) and carries `restored`. Only the backup
+ * id this run read for its own restore point is ever sent; none, and nothing is sent.
+ */
+export async function restoreBroken(ctx: RestoreContext, step: Step, failed: StepResult, gate: HealthGate, url: string): Promise<StepResult> {
+  const backupId = failed.restore_point?.backup_id ?? null;
+  const save = (restored: Restored) => saved(ctx, step, failed, restored);
+  if (backupId === null)
+    return save({ backup_id: null, operation_id: null, status: 'not sent', reason: 'the backup list did not show the restore point: restore it by its tag' });
+  if (ctx.interrupt?.aborted) return save({ backup_id: backupId, operation_id: null, status: 'not sent', reason: 'the run was interrupted first' });
+  // Journaled before it leaves: a run that dies now reads it back as `unknown`, never to send it again.
+  await save({ backup_id: backupId, operation_id: null, status: 'sending' });
+  const request = restoreFrom.request(step.target, backupId, ctx.settings);
+  const outcome = await ctx.caller.withPlace(PRIORITY.urgent, 'restoreBackup', (place) =>
+    ctx.caller.call('restoreBackup', request.params, request.body, false, { place, priority: PRIORITY.urgent, stopSignal: ctx.interrupt }),
+  );
+  const answered = await save({ backup_id: backupId, ...answerOf(outcome) });
+  if (answered.restored!.status === 'accepted') return followRestore(ctx, step, answered, gate, url);
+  if (answered.restored!.status === 'succeeded') return checkRestored(ctx, step, answered, gate, url);
+  return answered;
+}
+
+/** A restore whose operation was accepted: followed to its end (also after a resume), then the site is checked again. */
+export async function followRestore(
+  ctx: RestoreContext,
+  step: Step,
+  result: StepResult,
+  gate: HealthGate | undefined,
+  url: string | undefined,
+): Promise<StepResult> {
+  const restored = result.restored!;
+  const watch = ctx.watcher.watch(restored.operation_id!, 'backups:restore', ctx.watch);
+  watch.expedite();
+  const tracked = await watch.done;
+  if (tracked.state === 'untracked') return result; // still accepted: a resume follows it
+  if (tracked.state === 'failed') return saved(ctx, step, result, { ...restored, status: 'failed', reason: `operation failed: ${reasonText(tracked)}` });
+  if (tracked.state === 'unknown') return saved(ctx, step, result, { ...restored, status: 'unknown', reason: tracked.message });
+  return checkRestored(ctx, step, { ...result, restored: { ...restored, status: 'succeeded' } }, gate, url);
+}
+
+async function checkRestored(ctx: RestoreContext, step: Step, result: StepResult, gate: HealthGate | undefined, url: string | undefined): Promise<StepResult> {
+  const verdict = gate && url ? await gate.check(url) : undefined;
+  const health: Restored['health'] = verdict ? { outcome: verdict.healthy ? 'healthy' : 'unhealthy', detail: verdict.detail } : { outcome: 'not checked' };
+  return saved(ctx, step, result, { ...result.restored!, health });
+}
+
+async function saved(ctx: RestoreContext, step: Step, result: StepResult, restored: Restored): Promise<StepResult> {
+  const next = { ...result, restored };
+  await ctx.update(step, next);
+  return next;
+}
+
+/** The restore's first answer: an operation, done at once, refused, or in question. */
+function answerOf(outcome: Outcome<CallResult>): Omit<Restored, 'backup_id'> {
+  if (outcome.ok) {
+    const answer = writeAnswer(outcome.value!.data);
+    if (answer.kind === 'accepted') return { operation_id: answer.operationId, status: 'accepted' };
+    if (answer.kind === 'done') return { operation_id: null, status: 'succeeded' };
+    return { operation_id: null, status: 'failed', reason: answer.reason ? reasonText(answer.reason) : `the service answered status ${answer.status}` };
+  }
+  const reason = outcome.decision?.reason ?? String(outcome.error);
+  if (outcome.interrupted && outcome.attempts === 0) return { operation_id: null, status: 'not sent', reason };
+  // Sent, and no answer that says it was not taken: never sent again (a second restore loses more).
+  if (outcome.decision?.kind === 'unknown' || outcome.interrupted) return { operation_id: null, status: 'unknown', reason };
+  return { operation_id: null, status: 'failed', reason };
+}
+
+/**
+ * A restore read back from a journal (resume): one journaled `sending` may have reached the service
+ * and is never sent again; one accepted is followed. Returns the result as it now stands.
+ */
+export function restoreReadBack(result: StepResult): StepResult {
+  if (result.restored?.status !== 'sending') return result;
+  return {
+    ...result,
+    restored: {
+      ...result.restored,
+      status: 'unknown',
+      reason: 'the run stopped while the restore was being sent: it may have reached the service, so it is not sent again; look at the site',
+    },
+  };
+}

@@ -1,0 +1,128 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Report, ReportResult } from '../../src/report/report.js';
+import type { Simulator } from '../../src/sim/server.js';
+import { runCli, simEnv, tempDir } from '../helpers/cli.js';
+import { useSimulator } from '../helpers/sim.js';
+
+const start = useSimulator();
+
+/** The theme with an update available on the most live environments. */
+function busiestTheme(sim: Simulator): { theme: string; envs: string[] } {
+  let best = { theme: '', envs: [] as string[] };
+  for (const [name, theme] of sim.fleet.catalog) {
+    const envs = [...sim.fleet.environments.values()]
+      .filter((e) => e.displayName === 'live' && e.themes.has(name) && e.themes.get(name)!.version !== theme.versions.at(-1))
+      .map((e) => e.id);
+    if (envs.length > best.envs.length) best = { theme: name, envs };
+  }
+  return best;
+}
+
+function playbook(sim: Simulator, theme: string, onBroken = 'restore', settings = ''): string {
+  const file = join(tempDir(), 'safe.yaml');
+  writeFileSync(
+    file,
+    `version: 1
+name: safe
+${settings}tasks:
+  - name: update ${theme}
+    action: themes.update
+    target: { environment: live, theme: ${theme} }
+    with: { themes: ${theme}, skip_vulnerable_updates: false }
+    backup_first: true
+    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: ${onBroken} }
+    max_failures: 0
+    rollout: { canary: 1, waves: ["50%", "100%"] }
+`,
+  );
+  return file;
+}
+
+async function run(sim: Simulator, file: string): Promise<{ code: number | null; stdout: string; report: Report; path: string }> {
+  const path = join(tempDir(), 'r.json');
+  const result = await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
+  return { code: result.code, stdout: result.stdout + result.stderr, report: JSON.parse(readFileSync(path, 'utf8')) as Report, path };
+}
+
+const failedWrite = (report: Report): ReportResult => report.results.find((r) => r.status === 'failed' && r.role !== 'backup')!;
+const restores = (sim: Simulator) => sim.log.filter((e) => e.endpoint === 'restoreBackup');
+
+describe('health.on_broken: restore', () => {
+  it.each(['spec', 'real'] as const)(
+    'a canary that broke its site is restored from the run’s own restore point and is healthy again (%s profile)',
+    async (profile) => {
+      const { sim } = await start({ sites: 16, themes: 4, seed: 3, profile, operationDelayMs: 100, operationVisibleAfterMs: 0, operationPolls: { hidden: 1 } });
+      const { theme } = busiestTheme(sim);
+      sim.breakTheme(`${theme}@latest`);
+      const { code, stdout, report } = await run(sim, playbook(sim, theme));
+      // The step stays failed: the change broke the site, and the rollout stopped there as before.
+      expect(code).toBe(3);
+      const canary = failedWrite(report);
+      const env = sim.fleet.environments.get(canary.target.env_id!)!;
+      const backup = env.backups.find((b) => b.note === canary.restore_point!.tag)!;
+      expect(canary).toMatchObject({
+        status: 'failed',
+        health: { outcome: 'unhealthy' },
+        restored: { backup_id: backup.id, status: 'succeeded', operation_id: expect.any(String) as unknown, health: { outcome: 'healthy' } },
+      });
+      // Exactly one restore, of the backup this run took, to the canary's environment.
+      expect(restores(sim)).toHaveLength(1);
+      expect(restores(sim)[0]).toMatchObject({ path: `/v2/sites/environments/${env.id}/backups/restore`, body: { backup_id: backup.id }, status: 202 });
+      // The theme is back at the version it had, and the site answers.
+      expect(env.themes.get(theme)!.version).not.toBe(sim.fleet.catalog.get(theme)!.versions.at(-1));
+      expect(stdout).toContain(`restored from backup ${backup.id}: healthy again`);
+    },
+  );
+
+  it('plan shows the guard and what a restore loses', async () => {
+    const { sim } = await start({ sites: 4, themes: 4, seed: 3 });
+    const { theme } = busiestTheme(sim);
+    const res = await runCli(['plan', playbook(sim, theme)], simEnv(sim));
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain('backup, health, on broken: restore');
+    expect(res.stdout).toMatch(/restores a site its write broke: .*orders, comments and form entries since then are lost/);
+  });
+
+  it('leave (the default) sends no restore; a site broken before its write is never restored', async () => {
+    const { sim } = await start({ sites: 16, themes: 4, seed: 3, operationDelayMs: 100 });
+    const { theme, envs } = busiestTheme(sim);
+    sim.breakTheme(`${theme}@latest`);
+    const left = await run(sim, playbook(sim, theme, 'leave'));
+    expect(left.code).toBe(3);
+    expect(failedWrite(left.report).restored).toBeUndefined();
+    expect(restores(sim)).toHaveLength(0);
+
+    // Every candidate broken before: nothing is blamed on the writes, and nothing is restored.
+    const second = await start({ sites: 16, themes: 4, seed: 3, operationDelayMs: 100 });
+    for (const id of envs) for (const d of second.sim.fleet.environments.get(id)!.domains) second.sim.breakSite(d.name);
+    const before = await run(second.sim, playbook(second.sim, theme));
+    expect(before.report.results.filter((r) => r.health?.outcome === 'unhealthy before').length).toBeGreaterThan(0);
+    expect(restores(second.sim)).toHaveLength(0);
+  });
+
+  it('a restore the service does not take is reported as not restored, never sent twice, and the exit code says the run failed', async () => {
+    const { sim } = await start({ sites: 16, themes: 4, seed: 3, operationDelayMs: 100 });
+    const { theme } = busiestTheme(sim);
+    sim.breakTheme(`${theme}@latest`);
+    sim.setFaults({ 500: 1 }, { only: ['restoreBackup'] });
+    const { code, stdout, report } = await run(sim, playbook(sim, theme));
+    expect(code).toBe(3);
+    const canary = failedWrite(report);
+    expect(canary.restored).toMatchObject({ status: expect.stringMatching(/^(failed|unknown)$/) as unknown, operation_id: null });
+    // A 500 to a restore may have been applied: it is not sent again.
+    expect(restores(sim)).toHaveLength(1);
+    expect(stdout).toMatch(/could not restore: /);
+  });
+
+  it('a playbook asking for restore without backup_first is refused: exit 2, one line naming the field', async () => {
+    const { sim } = await start({ sites: 2 });
+    const file = join(tempDir(), 'p.yaml');
+    writeFileSync(file, `version: 1\nname: p\ntasks:\n  - name: t\n    action: themes.update\n    target: all\n    health: { on_broken: restore }\n`);
+    const res = await runCli(['validate', file], simEnv(sim));
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/p\.yaml:7:\d+: tasks\[0\]\.health\.on_broken|tasks\.0\.health\.on_broken/);
+    expect(res.stderr).toMatch(/restore needs backup_first: true/);
+  });
+});
