@@ -11,6 +11,7 @@ import { registerRun } from './commands/run.js';
 import { registerSim } from './commands/sim.js';
 import { registerSshConfig } from './commands/ssh-config.js';
 import { registerStatus } from './commands/status.js';
+import { registerRestore } from './commands/restore.js';
 import { registerValidate } from './commands/validate.js';
 import { durationOption, intOption } from './parse.js';
 import { LONGEST } from '../util/duration.js';
@@ -97,6 +98,7 @@ export function buildProgram(io: Io): Command {
   registerRun(program);
   registerResume(program);
   registerStatus(program);
+  registerRestore(program);
   registerInventory(program);
   registerBackups(program);
   registerDoctor(program);

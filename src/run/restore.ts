@@ -26,7 +26,13 @@ export interface RestoreContext {
  * again. The step stays failed (the change broke the site) and carries `restored`. Only the backup
  * id this run read for its own restore point is ever sent; none, and nothing is sent.
  */
-export async function restoreBroken(ctx: RestoreContext, step: Step, failed: StepResult, gate: HealthGate, url: string): Promise<StepResult> {
+export async function restoreBroken(
+  ctx: RestoreContext,
+  step: Step,
+  failed: StepResult,
+  gate: HealthGate | undefined,
+  url: string | undefined,
+): Promise<StepResult> {
   const backupId = failed.restore_point?.backup_id ?? null;
   const save = (restored: Restored) => saved(ctx, step, failed, restored);
   if (backupId === null)

@@ -1,19 +1,6 @@
-import type { Fleet, InstalledTheme, SimEnvironment } from './fleet.js';
+import type { EnvironmentState, Fleet, SimEnvironment } from './fleet.js';
 
-/**
- * What a backup keeps of its environment, as far as the simulator models one: the themes and their
- * versions, the PHP version, the denied IPs, and the SSH and SFTP settings. Restoring it puts these
- * back (a site whose breaking theme version is reverted is healthy again).
- */
-export interface EnvironmentState {
-  themes: [string, InstalledTheme][];
-  phpVersion: string;
-  phpAutoUpdateOptOut: boolean;
-  deniedIps: string[];
-  sshEnabled: boolean;
-  sshExpInterval: string;
-  sftpAccountsEnabled: boolean;
-}
+/** A backup keeps its environment as `EnvironmentState` (fleet.ts) says; restoring puts it back. */
 
 export function captureState(env: SimEnvironment): EnvironmentState {
   return {

@@ -1,7 +1,6 @@
 import type { Backup } from '../api/types.js';
 import { HOSTILE_NAMES, hostileName, type FleetNames } from './hostile-names.js';
 import { Random } from './random.js';
-import { captureGenerated, type EnvironmentState } from './backup-state.js';
 
 /** The simulator's world: one company, its sites, environments, themes, domains and backups. */
 export interface InstalledTheme {
@@ -39,6 +38,21 @@ export interface SimEnvironment {
   adminPassword?: string;
   /** The operation now running on this environment, if any. */
   busyWith?: string;
+}
+
+/**
+ * What a backup keeps of its environment, as far as the simulator models one: the themes and their
+ * versions, the PHP version, the denied IPs, and the SSH and SFTP settings. Restoring it puts these
+ * back (a site whose breaking theme version is reverted is healthy again).
+ */
+export interface EnvironmentState {
+  themes: [string, InstalledTheme][];
+  phpVersion: string;
+  phpAutoUpdateOptOut: boolean;
+  deniedIps: string[];
+  sshEnabled: boolean;
+  sshExpInterval: string;
+  sftpAccountsEnabled: boolean;
 }
 
 export interface SimSite {
@@ -195,7 +209,6 @@ export function generateFleet(options: FleetOptions): Fleet {
       }
     }
   }
-  captureGenerated(fleet);
   return fleet;
 }
 

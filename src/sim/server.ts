@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { creates, DEFAULT_OPERATION_PATH, ENDPOINTS, type Endpoint, type EndpointName } from '../api/endpoints.js';
 import { bodyProblems } from '../api/request-schemas.js';
 import { FaultPlan, parseFaults, type FaultKind, type FaultRates } from './faults.js';
+import { captureGenerated } from './backup-state.js';
 import { generateFleet, rename, type Fleet, type Renamable } from './fleet.js';
 import type { FleetNames } from './hostile-names.js';
 import { HANDLERS, SimHttpError } from './handlers.js';
@@ -172,6 +173,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const seed = options.seed ?? 1;
   const fleet = generateFleet({ seed, sites: options.sites ?? 20, themes: options.themes ?? 8, names: options.names });
+  captureGenerated(fleet);
   const rng = new Random(seed * 7919 + 1);
   let token = options.token ?? `sim-${rng.uuid().replace(/-/g, '')}`;
   const started = performance.now();

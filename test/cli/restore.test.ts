@@ -126,3 +126,81 @@ describe('health.on_broken: restore', () => {
     expect(res.stderr).toMatch(/restore needs backup_first: true/);
   });
 });
+
+describe('sitefleet restore REPORT: the morning after', () => {
+  /** A rollout left as it broke (on_broken: leave): the canary failed, with its restore point. */
+  async function brokenRun(profile: 'spec' | 'real' = 'spec') {
+    const { sim } = await start({ sites: 16, themes: 4, seed: 3, profile, operationDelayMs: 100, operationVisibleAfterMs: 0, operationPolls: { hidden: 1 } });
+    const { theme } = busiestTheme(sim);
+    sim.breakTheme(`${theme}@latest`);
+    const ran = await run(sim, playbook(sim, theme, 'leave'));
+    expect(ran.code).toBe(3);
+    const canary = failedWrite(ran.report);
+    return { sim, theme, ...ran, canary, env: sim.fleet.environments.get(canary.target.env_id!)! };
+  }
+  const writesSent = (sim: Simulator) => sim.log.filter((e) => e.method !== 'GET').length;
+
+  it.each(['spec', 'real'] as const)(
+    'restores exactly the failed steps’ restore points; its dry run sends nothing; a second call sends nothing (%s profile)',
+    async (profile) => {
+      const { sim, path, canary, env, theme } = await brokenRun(profile);
+      const sentBefore = writesSent(sim);
+      const dry = await runCli(['restore', path, '--dry-run'], simEnv(sim));
+      expect(dry.code).toBe(0);
+      expect(dry.stdout).toContain('would restore: 1 site (dry run: nothing is sent)');
+      expect(dry.stdout).toMatch(new RegExp(`backup ${canary.restore_point!.backup_id}, tag ${canary.restore_point!.tag}, taken \\S+ ago`));
+      expect(writesSent(sim)).toBe(sentBefore);
+
+      const refused = await runCli(['restore', path], simEnv(sim));
+      expect(refused.code).toBe(2); // not a terminal, no --yes: nothing sent
+      expect(writesSent(sim)).toBe(sentBefore);
+
+      const done = await runCli(['restore', path, '--yes', '--poll-interval', '50'], simEnv(sim));
+      expect(done.code).toBe(0);
+      expect(restores(sim)).toHaveLength(1);
+      expect(restores(sim)[0]).toMatchObject({
+        path: `/v2/sites/environments/${env.id}/backups/restore`,
+        body: { backup_id: canary.restore_point!.backup_id },
+      });
+      expect(env.themes.get(theme)!.version).not.toBe(sim.fleet.catalog.get(theme)!.versions.at(-1));
+      const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
+      expect(failedWrite(report).restored).toMatchObject({ status: 'succeeded', health: { outcome: 'healthy' } });
+      expect(done.stdout).toContain(`restored from backup ${canary.restore_point!.backup_id}: healthy again`);
+
+      const again = await runCli(['restore', path, '--yes'], simEnv(sim));
+      expect(again.code).toBe(0);
+      expect(again.stdout).toContain('nothing to restore');
+      expect(restores(sim)).toHaveLength(1);
+    },
+  );
+
+  it('a journal whose backup id was changed to another backup restores nothing; a restore journaled as being sent is never sent again', async () => {
+    const { sim, path, canary, env } = await brokenRun();
+    const older = env.backups.find((b) => b.id !== canary.restore_point!.backup_id)!;
+    const journalPath = path.replace(/\.json$/, '.journal.jsonl');
+    const original = readFileSync(journalPath, 'utf8');
+    const edited = original.replaceAll(`"backup_id":${canary.restore_point!.backup_id}`, `"backup_id":${older.id}`);
+    writeFileSync(journalPath, edited);
+    const tampered = await runCli(['restore', path, '--yes'], simEnv(sim));
+    expect(tampered.stdout).toMatch(new RegExp(`not restored .*: backup ${older.id} is not this run's restore point`));
+    expect(restores(sim)).toHaveLength(0);
+
+    // As after a SIGKILL between the journal's "sending" and the answer: it may have reached the service.
+    const sending = {
+      ...JSON.parse(
+        original
+          .split('\n')
+          .filter(Boolean)
+          .reverse()
+          .find((l) => l.includes(`"step":"${canary.step_id}"`))!,
+      ),
+      t: 'update',
+      at: Date.now(),
+    };
+    sending.result = { ...sending.result, restored: { backup_id: canary.restore_point!.backup_id, operation_id: null, status: 'sending' } };
+    writeFileSync(journalPath, `${original}${JSON.stringify(sending)}\n`);
+    const after = await runCli(['restore', path, '--yes'], simEnv(sim));
+    expect(after.stdout).toMatch(/not restored .*: restore unknown already .*may have reached the service/);
+    expect(restores(sim)).toHaveLength(0);
+  });
+});

@@ -60,7 +60,7 @@ export async function resumeRun(reportPath: string, globals: GlobalOptions, opts
  * The start record must carry this token's seal (util/seal.ts): a journal rewritten in the report
  * folder, or one that names a playbook of the writer's choosing, is refused before anything of it is used.
  */
-function refuseUnsealed(reportPath: string, start: JournalState['start'], globals: GlobalOptions): void {
+export function refuseUnsealed(reportPath: string, start: JournalState['start'], globals: GlobalOptions, command = 'resume'): void {
   if (
     !hasSeal(
       readToken(globals, () => undefined),
@@ -69,7 +69,7 @@ function refuseUnsealed(reportPath: string, start: JournalState['start'], global
     )
   )
     throw new UsageError(
-      `cannot resume ${reportPath}: its journal's start record does not carry this API token's seal (it was changed after the run, or the run used another token); nothing was sent: start a new run`,
+      `cannot ${command} ${reportPath}: its journal's start record does not carry this API token's seal (it was changed after the run, or the run used another token); nothing was sent${command === 'resume' ? ': start a new run' : ''}`,
     );
 }
 
