@@ -7,7 +7,7 @@ import { formatProblem, type InputProblem } from '../errors.js';
 import { answerLines } from '../report/answer-lines.js';
 import type { Inventory } from '../inventory/inventory.js';
 import type { Plan } from '../plan/plan.js';
-import { healthCounts, restorePointsOfFailures, restorePointText, targetLabel, unhealthyBefore, type Report } from '../report/report.js';
+import { healthCounts, planReasons, restorePointsOfFailures, restorePointText, targetLabel, unhealthyBefore, type Report } from '../report/report.js';
 import { forCsv, forTerminal, jsonText, terminalMessage, terminalName } from '../util/safe-text.js';
 
 type Colour = 'green' | 'red' | 'yellow' | 'cyan' | 'dim' | 'bold';
@@ -123,6 +123,7 @@ export function renderSummary(report: Report, reportPath: string, paint: Painter
     );
   }
   if (problems.length > 10) lines.push(`… and ${problems.length - 10} more in the report`);
+  lines.push(...reasonLines(report));
   for (const task of tasks) {
     const counts = healthCounts(report.results.filter((r) => groupOf(r) === task));
     if (counts) lines.push(`health (${terminalName(task)}): ${counts}`);
@@ -190,6 +191,14 @@ export function renderInventory(inventory: Inventory, format: 'table' | 'json' |
   if (format === 'csv') return [header, ...rows].map((r) => r.map(forCsv).join(',')).join('\n');
   const updates = inventory.environments.reduce((n, e) => n + e.themes.filter((t) => t.update_available).length, 0);
   return `${table(header, rows)}\n\n${inventory.environments.length} environments, ${rows.length} installed themes, ${updates} updates available`;
+}
+
+/** Why the plan skipped targets or left part of their work, each distinct reason once with its count (at most 10 lines). */
+function reasonLines(report: Report): string[] {
+  const reasons = planReasons(report);
+  const lines = reasons.slice(0, 10).map((r) => `${r.kind} ×${r.count} (${terminalName(r.task)}): ${terminalMessage(r.reason)}`);
+  if (reasons.length > 10) lines.push(`… and ${reasons.length - 10} more reasons in the report`);
+  return lines;
 }
 
 /** A path as a shell would need it typed: bare when it is plain, else in single quotes. */
