@@ -53,12 +53,21 @@ export const themesUpdate: Action<ThemesUpdateWith> = {
       return env !== undefined && themesOf(step).every((name) => env.themes.some((t) => t.name === name && !t.update_available));
     },
   },
+  // A note or skip lists the themes left alone: each counts apart in the summary.
+  reasonParts(reason) {
+    return reason.startsWith(LEFT_ALONE)
+      ? reason
+          .slice(LEFT_ALONE.length)
+          .split(HELD_SEPARATOR)
+          .map((part) => `${LEFT_ALONE}${part}`)
+      : [reason];
+  },
   expandEnvironment(env, ctx) {
     const available = env.themes.filter((t) => t.update_available && matchesAny(t.name, ctx.with.themes));
     const judged = available.map((t) => ({ theme: t, held: heldBack(t, ctx.with) }));
     const update = judged.filter((j) => j.held === undefined).map((j) => j.theme);
     const held = judged.filter((j) => j.held !== undefined).map((j) => `${j.theme.name}: ${j.held!}`);
-    const note = held.length > 0 ? `left alone: ${held.join('; ')}` : undefined;
+    const note = held.length > 0 ? `${LEFT_ALONE}${held.join(HELD_SEPARATOR)}` : undefined;
     if (update.length === 0) return [{ skip: note ?? 'no theme update available' }];
     return [updateOf(env.id, update, note)];
   },
@@ -90,6 +99,9 @@ function updateOf(envId: string, update: InstalledTheme[], note: string | undefi
     precondition: update.map((t) => `${t.name} ${t.version} → ${t.update_version}`).join(', '),
   };
 }
+
+const LEFT_ALONE = 'left alone: ';
+const HELD_SEPARATOR = '; ';
 
 /** Past this many themes in a batch, one read of the whole listing costs less than a search each. */
 const MAX_SEARCHES = 3;

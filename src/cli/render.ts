@@ -7,7 +7,8 @@ import { formatProblem, type InputProblem } from '../errors.js';
 import { answerLines } from '../report/answer-lines.js';
 import type { Inventory } from '../inventory/inventory.js';
 import type { Plan } from '../plan/plan.js';
-import { healthCounts, planReasons, restorePointsOfFailures, restorePointText, targetLabel, unhealthyBefore, type Report } from '../report/report.js';
+import { planReasons } from '../report/reasons.js';
+import { healthCounts, restorePointsOfFailures, restorePointText, targetLabel, unhealthyBefore, type Report } from '../report/report.js';
 import { forCsv, forTerminal, jsonText, terminalMessage, terminalName } from '../util/safe-text.js';
 
 type Colour = 'green' | 'red' | 'yellow' | 'cyan' | 'dim' | 'bold';
@@ -193,12 +194,33 @@ export function renderInventory(inventory: Inventory, format: 'table' | 'json' |
   return `${table(header, rows)}\n\n${inventory.environments.length} environments, ${rows.length} installed themes, ${updates} updates available`;
 }
 
-/** Why the plan skipped targets or left part of their work, each distinct reason once with its count (at most 10 lines). */
+/** Reasons shown per task in the summary, most frequent first; the report holds every one. */
+const SHOWN_REASONS = 5;
+
+/**
+ * Why the plan skipped targets or left part of their work: per task, its most frequent reasons with
+ * their counts. A reason given once (a domain's own name in it) is shown only when the task has few.
+ */
 function reasonLines(report: Report): string[] {
   const reasons = planReasons(report);
-  const lines = reasons.slice(0, 10).map((r) => `${r.kind} ×${r.count} (${terminalName(r.task)}): ${terminalMessage(r.reason)}`);
-  if (reasons.length > 10) lines.push(`… and ${reasons.length - 10} more reasons in the report`);
+  const lines: string[] = [];
+  for (const task of new Set(reasons.map((r) => r.task))) {
+    const mine = reasons.filter((r) => r.task === task);
+    const shown = (mine.length <= SHOWN_REASONS ? mine : mine.filter((r) => r.count > 1)).slice(0, SHOWN_REASONS);
+    const nouns = (n: number) => `${n} ${targetNounOf(report, task)}${n === 1 ? '' : 's'}`;
+    for (const r of shown) lines.push(`why (${terminalName(task)}), ${nouns(r.count)}: ${terminalMessage(r.reason)}`);
+    const rest = mine.slice(shown.length);
+    if (rest.length > 0)
+      lines.push(
+        `why (${terminalName(task)}): ${rest.length} ${shown.length > 0 ? 'other ' : ''}reasons for ${nouns(rest.reduce((n, r) => n + r.count, 0))}, in the report`,
+      );
+  }
   return lines;
+}
+
+/** What a task's targets are, in a word: `environment`, `domain`. */
+function targetNounOf(report: Report, task: string): string {
+  return noun(report.results.find((r) => r.task === task)!.action);
 }
 
 /** A path as a shell would need it typed: bare when it is plain, else in single quotes. */

@@ -173,31 +173,3 @@ export function restorePointsOfFailures(report: Report): (ReportResult & { resto
 export function restorePointText(point: RestorePoint): string {
   return point.backup_id === null ? `backup tagged ${point.tag} (id not read)` : `backup ${point.backup_id} (tag ${point.tag})`;
 }
-
-/** One reason the plan gave, with how many targets it was given for. */
-export interface PlanReason {
-  task: string;
-  /** `skipped`: the plan sent nothing to these targets; `noted`: it sent their call with this note (themes left alone beside it). */
-  kind: 'skipped' | 'noted';
-  reason: string;
-  count: number;
-}
-
-/**
- * Why the plan left work undone, in the action's words: the reasons of the targets it skipped and the
- * notes of the calls it made, each distinct reason once with its count, most frequent first within a
- * task. A fleet's environments share their themes' versions, so a policy's reasons repeat and fold.
- */
-export function planReasons(report: Report): PlanReason[] {
-  const byKey = new Map<string, PlanReason>();
-  for (const r of report.results) {
-    const kind = r.step_id === null ? 'skipped' : ['accepted', 'succeeded', 'planned'].includes(r.status) ? 'noted' : undefined;
-    if (kind === undefined || r.reason === null || r.role === 'backup') continue;
-    const key = JSON.stringify([r.task, kind, r.reason]);
-    const found = byKey.get(key) ?? { task: r.task, kind, reason: r.reason, count: 0 };
-    found.count++;
-    byKey.set(key, found);
-  }
-  const tasks = [...new Set(report.results.map((r) => r.task))];
-  return [...byKey.values()].sort((a, b) => tasks.indexOf(a.task) - tasks.indexOf(b.task) || b.count - a.count || (a.reason < b.reason ? -1 : 1));
-}
