@@ -78,7 +78,7 @@ export const themesUpdate: Action<ThemesUpdateWith> = {
  * when it may go. One reason each, the most basic first: a night that updates only vulnerable
  * installs says so before it weighs the update itself.
  */
-export function heldBack(t: InstalledTheme, policy: ThemesUpdateWith): string | undefined {
+function heldBack(t: InstalledTheme, policy: ThemesUpdateWith): string | undefined {
   if (policy.only_vulnerable === true && !t.version_vulnerable) return `installed version ${t.version} not vulnerable`;
   if ((policy.skip_vulnerable_updates ?? true) && t.update_vulnerable) return `update ${t.version} → ${t.update_version} flagged vulnerable`;
   const max = policy.max_bump ?? 'major';
