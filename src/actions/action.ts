@@ -126,6 +126,12 @@ interface ActionBase<W extends object> {
    * spec cannot see (warnings; `validate --strict` makes them errors). `path` is relative to the `with` block.
    */
   advise?(withBlock: W): InputProblem[];
+  /**
+   * The things one of this action's skip reasons or notes names, each in words that stand alone (a
+   * theme left alone and why), so a summary counts each apart across targets. Without this hook a
+   * reason is one thing.
+   */
+  reasonParts?(reason: string): string[];
   /** Loads what the check referenced (e.g. an IP list file) into the block; runs after `check` passed. */
   prepare?(withBlock: W, files: PlaybookFiles): W;
   /** Reads the plan needs for this task besides the listing (a domain-scoped action's domain lists are implied). */

@@ -1,6 +1,5 @@
-import { restoreFrom } from '../actions/index.js';
 import { targetNoun } from '../actions/action.js';
-import { ACTIONS } from '../actions/index.js';
+import { ACTIONS, restoreFrom } from '../actions/index.js';
 import { continueCommand, groupOf } from '../report/ci-formats.js';
 import { styleText } from 'node:util';
 import type { Io, Output } from './io.js';
@@ -8,6 +7,7 @@ import { formatProblem, type InputProblem } from '../errors.js';
 import { answerLines } from '../report/answer-lines.js';
 import type { Inventory } from '../inventory/inventory.js';
 import type { Plan } from '../plan/plan.js';
+import { planReasons } from '../report/reasons.js';
 import { healthCounts, restoreLine, restorePointsOfFailures, targetLabel, unhealthyBefore, type Report } from '../report/report.js';
 import { forCsv, forTerminal, jsonText, terminalMessage, terminalName } from '../util/safe-text.js';
 
@@ -128,6 +128,7 @@ export function renderSummary(report: Report, reportPath: string, paint: Painter
     );
   }
   if (problems.length > 10) lines.push(`… and ${problems.length - 10} more in the report`);
+  lines.push(...reasonLines(report));
   for (const task of tasks) {
     const counts = healthCounts(report.results.filter((r) => groupOf(r) === task));
     if (counts) lines.push(`health (${terminalName(task)}): ${counts}`);
@@ -201,6 +202,35 @@ export function renderInventory(inventory: Inventory, format: 'table' | 'json' |
   if (format === 'csv') return [header, ...rows].map((r) => r.map(forCsv).join(',')).join('\n');
   const updates = inventory.environments.reduce((n, e) => n + e.themes.filter((t) => t.update_available).length, 0);
   return `${table(header, rows)}\n\n${inventory.environments.length} environments, ${rows.length} installed themes, ${updates} updates available`;
+}
+
+/** Reasons shown per task in the summary, most frequent first; the report holds every one. */
+const SHOWN_REASONS = 5;
+
+/**
+ * Why the plan skipped targets or left part of their work: per task, its most frequent reasons with
+ * their counts. A reason given once (a domain's own name in it) is shown only when the task has few.
+ */
+function reasonLines(report: Report): string[] {
+  const reasons = planReasons(report);
+  const lines: string[] = [];
+  for (const task of new Set(reasons.map((r) => r.task))) {
+    const mine = reasons.filter((r) => r.task === task);
+    const shown = (mine.length <= SHOWN_REASONS ? mine : mine.filter((r) => r.count > 1)).slice(0, SHOWN_REASONS);
+    const nouns = (n: number) => `${n} ${targetNounOf(report, task)}${n === 1 ? '' : 's'}`;
+    for (const r of shown) lines.push(`why (${terminalName(task)}), ${nouns(r.count)}: ${terminalMessage(r.reason)}`);
+    const rest = mine.slice(shown.length);
+    if (rest.length > 0)
+      lines.push(
+        `why (${terminalName(task)}): ${rest.length} ${shown.length > 0 ? 'other ' : ''}reasons for ${nouns(rest.reduce((n, r) => n + r.count, 0))}, in the report`,
+      );
+  }
+  return lines;
+}
+
+/** What a task's targets are, in a word: `environment`, `domain`. */
+function targetNounOf(report: Report, task: string): string {
+  return noun(report.results.find((r) => r.task === task)!.action);
 }
 
 /** A path as a shell would need it typed: bare when it is plain, else in single quotes. */

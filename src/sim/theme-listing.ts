@@ -14,7 +14,8 @@ export function compareVersions(a: string, b: string): number {
 
 function entry(theme: CatalogTheme, env: SimEnvironment, siteName: string, installed: InstalledTheme): ThemeEnvironment {
   const latest = theme.versions.at(-1)!;
-  const behind = compareVersions(installed.version, latest) < 0;
+  // A version that does not compare (`1.0-beta`) is behind any other latest: the service offers the update.
+  const behind = installed.version !== latest && !(compareVersions(installed.version, latest) >= 0);
   return {
     id: env.id,
     site_display_name: siteName,

@@ -77,15 +77,46 @@ describe('planner', () => {
       ['acme-001', 'live', 'PUT', `/sites/environments/${id(1)}/themes/bulk-update`, { themes: [{ name: 'astra' }] }, true],
       ['legacy-003', 'live', 'PUT', `/sites/environments/${id(4)}/themes/bulk-update`, { themes: [{ name: 'astra' }] }, true],
     ]);
-    expect(p.steps[0]!.note).toBe('left alone (update version flagged vulnerable): neve 1.0.0 → 3.0.0');
+    expect(p.steps[0]!.note).toBe('left alone: neve: update 1.0.0 → 3.0.0 flagged vulnerable');
     expect(p.skipped.map((s) => [s.target.site, s.target.environment, s.reason])).toEqual([
       ['acme-001', 'staging', 'no theme update available'],
-      ['blue-002', 'live', 'left alone (update version flagged vulnerable): neve 1.0.0 → 3.0.0'],
+      ['blue-002', 'live', 'left alone: neve: update 1.0.0 → 3.0.0 flagged vulnerable'],
     ]);
     const all = plan('tasks:\n  - name: t\n    action: themes.update\n    target: all\n    with: { skip_vulnerable_updates: false, themes: ["ne*"] }\n');
     expect(all.steps.map((s) => [s.target.site, s.body])).toEqual([
       ['acme-001', { themes: [{ name: 'neve' }] }],
       ['blue-002', { themes: [{ name: 'neve' }] }],
+    ]);
+  });
+
+  it('themes.update policies: only_vulnerable and max_bump leave updates alone, each theme with its reason', () => {
+    const policy = (w: string) =>
+      plan(`tasks:\n  - name: t\n    action: themes.update\n    target: all\n    with: ${w}\n`, {
+        ...inventory,
+        environments: [
+          env(1, 'acme-001', 'live', [
+            theme('astra', { version: '4.1.0', update_available: true, update_version: '4.1.1', version_vulnerable: true }),
+            theme('kadence', { version: '4.1.0', update_available: true, update_version: '4.2.0' }),
+            theme('neve', { version: '1.0-beta', update_available: true, update_version: '1.0', version_vulnerable: true }),
+          ]),
+        ],
+      });
+    const sent = (p: ReturnType<typeof plan>) => p.steps.map((s) => (s.body as { themes: { name: string }[] }).themes.map((t) => t.name));
+    const patch = policy('{ max_bump: patch }');
+    expect(sent(patch)).toEqual([['astra']]);
+    expect(patch.steps[0]!.note).toBe(
+      'left alone: kadence: minor update 4.1.0 → 4.2.0 beyond max_bump: patch; neve: update 1.0-beta → 1.0 not numbered as 1.2 or 1.2.3, beyond max_bump: patch',
+    );
+    expect(patch.steps[0]!.precondition).toBe('astra 4.1.0 → 4.1.1');
+    expect(sent(policy('{ max_bump: minor }'))).toEqual([['astra', 'kadence']]);
+    expect(sent(policy('{}'))).toEqual([['astra', 'kadence', 'neve']]);
+    const security = policy('{ only_vulnerable: true }');
+    expect(sent(security)).toEqual([['astra', 'neve']]);
+    expect(security.steps[0]!.note).toBe('left alone: kadence: installed version 4.1.0 not vulnerable');
+    const none = policy('{ only_vulnerable: true, max_bump: patch, themes: ["n*", "k*"] }');
+    expect(none.steps).toEqual([]);
+    expect(none.skipped.map((s) => s.reason)).toEqual([
+      'left alone: kadence: installed version 4.1.0 not vulnerable; neve: update 1.0-beta → 1.0 not numbered as 1.2 or 1.2.3, beyond max_bump: patch',
     ]);
   });
 

@@ -8,7 +8,7 @@ import { intOption } from '../parse.js';
 import { EXIT } from '../../errors.js';
 
 /** The example playbooks shipped in `playbooks/`, in the order the demo runs them. */
-export const EXAMPLES = ['theme-updates.yaml', 'php-staging.yaml', 'denied-ips.yaml', 'nightly-backups.yaml', 'wp-cli-and-dns.yaml'];
+export const EXAMPLES = ['theme-updates.yaml', 'security-updates.yaml', 'php-staging.yaml', 'denied-ips.yaml', 'nightly-backups.yaml', 'wp-cli-and-dns.yaml'];
 export const PLAYBOOKS_DIR = new URL('../../../playbooks/', import.meta.url);
 /** Shown first, on a theme version the simulator breaks: the rollout stops after its canary. */
 export const SAFE_EXAMPLE = 'safe-theme-updates.yaml';

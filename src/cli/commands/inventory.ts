@@ -1,20 +1,33 @@
 import { Option, type Command } from 'commander';
-import { InvalidInputError } from '../../errors.js';
+import { EXIT, InvalidInputError } from '../../errors.js';
 import type { GlobalOptions } from '../context.js';
+
+interface InventoryOptions {
+  format: 'table' | 'json' | 'csv';
+  exposure?: boolean;
+  failOn?: 'vulnerable';
+}
 
 export function registerInventory(program: Command): void {
   program
     .command('inventory')
     .description('list every environment as the theme listing shows it: site, name, themes, versions, updates')
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
-    .addHelpText('after', '\nExample:\n  sitefleet inventory --company 0f1e2d3c-… --format csv > fleet.csv\n')
-    .action(async (opts: { format: 'table' | 'json' | 'csv' }, command: Command) => {
+    .option('--exposure', 'per theme, the environments running a version flagged vulnerable, and whether a safe update is available')
+    .addOption(
+      new Option('--fail-on <what>', 'with --exposure: exit 1 when an environment runs a vulnerable version that has a safe update').choices(['vulnerable']),
+    )
+    .addHelpText(
+      'after',
+      '\nWith --exposure --fail-on vulnerable, for monitoring: exit 0 when no environment runs a vulnerable theme version\nthat a safe update (one not flagged vulnerable itself) would fix, 1 when some do, 2 for bad input.\n\nExamples:\n  sitefleet inventory --company 0f1e2d3c-… --format csv > fleet.csv\n  sitefleet inventory --exposure --fail-on vulnerable\n',
+    )
+    .action(async (opts: InventoryOptions, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
       if (!globals.company) throw new InvalidInputError([{ path: 'company', message: 'no company: set SITEFLEET_COMPANY or pass --company' }]);
-      const [{ openRuntime }, { inventoryReader, readInventory }, { renderInventory }, { attachSiteIds, loadSitesFile }] = await Promise.all([
+      if (opts.failOn && !opts.exposure) throw new InvalidInputError([{ path: '--fail-on', message: 'judges the exposure view: add --exposure' }]);
+      const [{ openRuntime }, { inventoryReader, readInventory }, { attachSiteIds, loadSitesFile }] = await Promise.all([
         import('../context.js'),
         import('../../inventory/read.js'),
-        import('../render.js'),
         import('../../inventory/sites.js'),
       ]);
       const sites = globals.sites ? loadSitesFile(globals.sites) : undefined;
@@ -22,7 +35,15 @@ export function registerInventory(program: Command): void {
       try {
         const inventory = await readInventory(inventoryReader(runtime.caller), globals.company);
         if (sites) attachSiteIds(inventory, sites);
-        globals.io.stdout.write(`${renderInventory(inventory, opts.format)}\n`);
+        if (!opts.exposure) {
+          const { renderInventory } = await import('../render.js');
+          globals.io.stdout.write(`${renderInventory(inventory, opts.format)}\n`);
+          return;
+        }
+        const [{ exposureOf }, { renderExposure }] = await Promise.all([import('../../inventory/exposure.js'), import('../render-exposure.js')]);
+        const exposure = exposureOf(inventory);
+        globals.io.stdout.write(`${renderExposure(exposure, opts.format)}\n`);
+        if (opts.failOn === 'vulnerable' && exposure.fixable_environments > 0) globals.io.exitCode = EXIT.someFailed;
       } finally {
         await runtime.close();
       }

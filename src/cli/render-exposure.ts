@@ -1,0 +1,31 @@
+import type { Exposure } from '../inventory/exposure.js';
+import { forCsv, jsonText } from '../util/safe-text.js';
+import { table } from './render.js';
+
+/**
+ * `inventory --exposure`: one row per environment running a vulnerable theme version, grouped by
+ * theme, with the update the listing offers and whether that one is flagged too. JSON keeps the
+ * counts and every string exactly; CSV and the table make service text safe for their sink.
+ */
+export function renderExposure(exposure: Exposure, format: 'table' | 'json' | 'csv'): string {
+  if (format === 'json') return jsonText(exposure, 2);
+  const withSiteIds = exposure.themes.some((t) => t.environments.some((e) => e.site_id !== undefined));
+  const header = ['theme', 'site', ...(withSiteIds ? ['site_id'] : []), 'environment', 'env_id', 'version', 'update', 'update_vulnerable', 'safe_update'];
+  const rows = exposure.themes.flatMap((t) =>
+    t.environments.map((e) => [
+      t.theme,
+      e.site,
+      ...(withSiteIds ? [e.site_id ?? ''] : []),
+      e.environment,
+      e.env_id,
+      e.version,
+      e.update ?? '',
+      e.update_vulnerable ? 'yes' : '',
+      e.safe_update ? 'yes' : 'no',
+    ]),
+  );
+  if (format === 'csv') return [header, ...rows].map((r) => r.map(forCsv).join(',')).join('\n');
+  const fixable = exposure.fixable_environments;
+  const counts = `${exposure.installs} vulnerable installs of ${exposure.themes.length} themes on ${exposure.environments} environments; ${fixable} ${fixable === 1 ? 'environment has' : 'environments have'} a safe update available`;
+  return rows.length === 0 ? 'no environment runs a theme version flagged vulnerable' : `${table(header, rows)}\n\n${counts}`;
+}

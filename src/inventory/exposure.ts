@@ -1,0 +1,68 @@
+import type { Environment, Inventory } from './inventory.js';
+
+/** One environment running a theme version the listing flags vulnerable. */
+export interface ExposedEnvironment {
+  site: string;
+  site_id?: string;
+  environment: string;
+  env_id: string;
+  version: string;
+  /** The version the listing offers, or null when it offers none. */
+  update: string | null;
+  update_vulnerable: boolean;
+  /** An update is offered and is not itself flagged vulnerable: taking it ends the exposure. */
+  safe_update: boolean;
+}
+
+export interface ThemeExposure {
+  theme: string;
+  environments: ExposedEnvironment[];
+}
+
+/** The fleet's exposure: per theme, the environments whose installed version is vulnerable. */
+export interface Exposure {
+  /** Installs of a vulnerable version (an environment with two such themes counts twice). */
+  installs: number;
+  /** Environments running at least one vulnerable version. */
+  environments: number;
+  /** Environments running a vulnerable version that has a safe update: what `--fail-on vulnerable` fails on. */
+  fixable_environments: number;
+  themes: ThemeExposure[];
+}
+
+/** Pure: the listing's flags folded per theme, themes by name, environments in inventory order. */
+export function exposureOf(inventory: Inventory): Exposure {
+  const byTheme = new Map<string, ExposedEnvironment[]>();
+  const exposed = new Set<string>();
+  const fixable = new Set<string>();
+  for (const env of inventory.environments) {
+    for (const t of env.themes) {
+      if (!t.version_vulnerable) continue;
+      const row = exposedRow(env, t);
+      exposed.add(env.id);
+      if (row.safe_update) fixable.add(env.id);
+      byTheme.set(t.name, [...(byTheme.get(t.name) ?? []), row]);
+    }
+  }
+  const themes = [...byTheme].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([theme, environments]) => ({ theme, environments }));
+  return {
+    installs: themes.reduce((n, t) => n + t.environments.length, 0),
+    environments: exposed.size,
+    fixable_environments: fixable.size,
+    themes,
+  };
+}
+
+function exposedRow(env: Environment, t: Environment['themes'][number]): ExposedEnvironment {
+  const update = t.update_available && t.update_version !== '' ? t.update_version : null;
+  return {
+    site: env.site,
+    ...(env.site_id === undefined ? {} : { site_id: env.site_id }),
+    environment: env.name,
+    env_id: env.id,
+    version: t.version,
+    update,
+    update_vulnerable: update !== null && t.update_vulnerable,
+    safe_update: update !== null && !t.update_vulnerable,
+  };
+}
