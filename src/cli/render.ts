@@ -162,7 +162,7 @@ export function renderSummary(report: Report, reportPath: string, paint: Painter
   if (restore.length > 0)
     lines.push(
       restored > 0
-        ? `the ${restore.length} failed step${restore.length === 1 ? '' : 's'}' sites (${restored} restore${restored === 1 ? '' : 's'} asked for):`
+        ? `the ${restore.length} failed step${restore.length === 1 ? "'s" : "s'"} sites (${restored} restore${restored === 1 ? '' : 's'} asked for):`
         : `restore points of the ${restore.length} failed step${restore.length === 1 ? '' : 's'}:`,
     );
   for (const r of restore) lines.push(`  ${terminalName(targetLabel(r))} (${terminalName(r.task)}): ${terminalMessage(restoreLine(r))}`);

@@ -15,6 +15,7 @@ describe('sitefleet demo', () => {
       /== run safe-theme-updates\.yaml \(the simulator now answers WordPress's critical error on every site running [a-z-]+@[\d.]+\)/,
     );
     expect(result.stdout).toContain('the canary broke its site, so the rollout stopped there');
-    expect(result.stdout).toMatch(/restore points of the 1 failed step:\n {2}\S+ \(Theme updates\): backup \d+ \(tag sitefleet-before-theme-updates-/);
+    expect(result.stdout).toMatch(/the 1 failed step's sites \(1 restore asked for\):\n {2}\S+ \(Theme updates\): restored from backup \d+: healthy again/);
+    expect(result.stdout).toContain('the canary was restored from its restore point and is healthy again');
   });
 });

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import type { GlobalOptions } from '../context.js';
 import { intOption } from '../parse.js';
 import { EXIT } from '../../errors.js';
+import type { Report } from '../../report/report.js';
 
 /** The example playbooks shipped in `playbooks/`, in the order the demo runs them. */
 export const EXAMPLES = ['theme-updates.yaml', 'security-updates.yaml', 'php-staging.yaml', 'denied-ips.yaml', 'nightly-backups.yaml', 'wp-cli-and-dns.yaml'];
@@ -95,7 +96,7 @@ export function registerDemo(program: Command): void {
 
       /**
        * The safe playbook against a theme version that breaks sites: the canary's own update is made
-       * to break its page, and the rollout must stop there (exit 3) with one restore point named.
+       * to break its page, and the rollout must stop there (exit 3), with the canary restored.
        */
       async function showSafeUpdates(): Promise<number> {
         const file = fileURLToPath(new URL(SAFE_EXAMPLE, PLAYBOOKS_DIR));
@@ -111,14 +112,24 @@ export function registerDemo(program: Command): void {
         }
         const broken = sim.breakTheme(`${theme}@latest`);
         say(`== run ${SAFE_EXAMPLE} (the simulator now answers WordPress's critical error on every site running ${broken})`);
-        const { exitCode } = await runPlaybook(file, safeGlobals, { yes: true, report: join(reports, SAFE_EXAMPLE.replace(/\.yaml$/, '.report.json')) });
+        const reportFile = join(reports, SAFE_EXAMPLE.replace(/\.yaml$/, '.report.json'));
+        const { exitCode } = await runPlaybook(file, safeGlobals, { yes: true, report: reportFile });
         const stopped = exitCode === EXIT.stopped;
+        const restored = restoredCanary(reportFile);
         say(
-          stopped
-            ? 'the canary broke its site, so the rollout stopped there: one site to restore, the others untouched\n'
-            : 'the rollout did not stop after its canary\n',
+          !stopped
+            ? 'the rollout did not stop after its canary\n'
+            : restored
+              ? 'the canary broke its site, so the rollout stopped there; the canary was restored from its restore point and is healthy again, the others untouched\n'
+              : 'the canary broke its site, so the rollout stopped there, and it was not restored: see its line above\n',
         );
-        return stopped ? 0 : EXIT.someFailed;
+        return stopped && restored ? 0 : EXIT.someFailed;
       }
     });
+}
+
+/** Whether the demo's broken canary was put back and is healthy again, as its report says. */
+function restoredCanary(reportFile: string): boolean {
+  const report = JSON.parse(readFileSync(reportFile, 'utf8')) as Report;
+  return report.results.some((r) => r.status === 'failed' && r.restored?.status === 'succeeded' && r.restored.health?.outcome === 'healthy');
 }
