@@ -85,6 +85,38 @@ export function playbookSchema(): Record<string, unknown> {
               timezone: { type: 'string', minLength: 1, description: 'IANA zone such as Europe/Berlin (default: the machine’s, or TZ)' },
             },
           },
+          ping: {
+            ...envRef,
+            description: 'a healthchecks-style ping URL, as a ${ENV_VAR} reference (it is a secret): URL/start as the run starts, URL/<exit code> as it ends',
+          },
+          notify: {
+            type: 'array',
+            minItems: 1,
+            description: 'webhooks told of the run’s end, after its report is written; a failure to deliver never changes the exit code',
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['url'],
+              properties: {
+                url: { ...envRef, description: 'the webhook URL, as a ${ENV_VAR} reference (it is a secret)' },
+                on: {
+                  enum: ['failure', 'always', 'success', 'change'],
+                  description:
+                    'failure (exit ≠ 0, the default), always, success (exit 0), or change (an exit code other than the previous run of this playbook)',
+                },
+                format: { enum: ['json', 'slack'], description: 'json (default): a summary of the run; slack: an incoming-webhook message (text and blocks)' },
+                secret: {
+                  ...envRef,
+                  description: 'the key of an HMAC-SHA256 signature of the body (header X-Sitefleet-Signature: sha256=<hex>), as a ${ENV_VAR} reference',
+                },
+              },
+            },
+          },
+          metrics_file: {
+            type: 'string',
+            minLength: 1,
+            description: 'write the run’s metrics there in Prometheus’ text format (for node_exporter’s textfile collector); --metrics-file overrides it',
+          },
           lock: {
             enum: ['company', 'playbook'],
             description:
