@@ -1,7 +1,7 @@
 import { HH_MM } from '../util/time-window.js';
 import { ACTIONS, guardable, verifiable } from '../actions/index.js';
 import { healthSchema } from '../health/spec.js';
-import { commonDef, globs } from '../actions/schema-parts.js';
+import { commonDef, globs, secretRef } from '../actions/schema-parts.js';
 import { durationSchema, LONGEST } from '../util/duration.js';
 
 export const PLAYBOOK_SCHEMA_ID = 'https://sitefleet.dev/schemas/playbook.schema.json';
@@ -85,10 +85,7 @@ export function playbookSchema(): Record<string, unknown> {
               timezone: { type: 'string', minLength: 1, description: 'IANA zone such as Europe/Berlin (default: the machine’s, or TZ)' },
             },
           },
-          ping: {
-            ...envRef,
-            description: 'a healthchecks-style ping URL, as a ${ENV_VAR} reference (it is a secret): URL/start as the run starts, URL/<exit code> as it ends',
-          },
+          ping: secretRef('a healthchecks-style ping URL (URL/start as the run starts, URL/<exit code> as it ends)'),
           notify: {
             type: 'array',
             minItems: 1,
@@ -98,17 +95,14 @@ export function playbookSchema(): Record<string, unknown> {
               additionalProperties: false,
               required: ['url'],
               properties: {
-                url: { ...envRef, description: 'the webhook URL, as a ${ENV_VAR} reference (it is a secret)' },
+                url: secretRef('the webhook URL'),
                 on: {
                   enum: ['failure', 'always', 'success', 'change'],
                   description:
                     'failure (exit ≠ 0, the default), always, success (exit 0), or change (an exit code other than the previous run of this playbook)',
                 },
                 format: { enum: ['json', 'slack'], description: 'json (default): a summary of the run; slack: an incoming-webhook message (text and blocks)' },
-                secret: {
-                  ...envRef,
-                  description: 'the key of an HMAC-SHA256 signature of the body (header X-Sitefleet-Signature: sha256=<hex>), as a ${ENV_VAR} reference',
-                },
+                secret: secretRef('the key of an HMAC-SHA256 signature of the body (header X-Sitefleet-Signature: sha256=<hex>)'),
               },
             },
           },

@@ -3,9 +3,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Report } from '../../src/report/report.js';
-import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
+import { pathToFileURL } from 'node:url';
+import { CLI, runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
 import { useReceiver, type Received } from '../helpers/receiver.js';
-import { useSimulator } from '../helpers/sim.js';
+import { useSimulator, waitFor } from '../helpers/sim.js';
+import type * as Program from '../../src/cli/program.js';
+import type * as IoModule from '../../src/cli/io.js';
 
 const start = useSimulator();
 const receive = useReceiver();
@@ -136,5 +139,64 @@ describe('a run tells a ping, webhooks and a metrics file', () => {
     expect(refused.code).toBe(1);
     expect(receiver.requests.filter((r) => r.path.startsWith('/hook/')).length - posts.length).toBe(1); // the failure post, once; no change since run 3
     expect(refused.stderr).toContain("sitefleet: warning: webhook 1: the run's end was not delivered (HTTP 404, 1 try)");
+  });
+
+  it('Ctrl-C still tells: the end ping is /130, the webhook has the interrupted report', async () => {
+    const { sim } = await start({ sites: 8, operationDelayMs: 0 });
+    const receiver = await receive();
+    const dir = tempDir();
+    const reportPath = join(dir, 'r.json');
+    const [{ main }, { capturedIo }] = await Promise.all([
+      import(pathToFileURL(join(CLI, '../program.js')).href) as Promise<typeof Program>,
+      import(pathToFileURL(join(CLI, '../io.js')).href) as Promise<typeof IoModule>,
+    ]);
+    const io = capturedIo({ env: { ...simEnv(sim), ...channelEnv(receiver.url) } });
+    const running = main(['run', writePlaybook(PLAYBOOK(BOTH), dir), '--yes', '--rate', '4/s', '--report', reportPath], io);
+    await waitFor(() => sim.log.some((e) => e.method === 'POST'));
+    io.signals.emit('SIGINT', 'SIGINT');
+    expect(await running).toBe(130);
+    expect(to(receiver.requests, '/ping/').map((r) => r.path)).toEqual(['/ping/ping-9f2c41/start', '/ping/ping-9f2c41/130']);
+    const body = JSON.parse(to(receiver.requests, '/hook/hook-json-77aa')[0]!.body) as { exit_code: number; stopped: { kind: string }; continue_with: string };
+    expect(body).toMatchObject({ exit_code: 130, stopped: { kind: 'interrupted' }, continue_with: `sitefleet resume ${reportPath}` });
+  });
+
+  it('a run an error ends before its report still tells its exit code: the window closed (5), nothing read from the fleet', async () => {
+    const { sim } = await start({ sites: 2, operationDelayMs: 0 });
+    const receiver = await receive();
+    const dir = tempDir();
+    const past = new Date(Date.now() - 60_000).toISOString();
+    const run = await runCli(['run', writePlaybook(PLAYBOOK(BOTH), dir), '--yes', '--not-after', past, '--report', join(dir, 'r.json')], {
+      ...simEnv(sim),
+      ...channelEnv(receiver.url),
+    });
+    expect(run.code, run.stderr).toBe(5);
+    expect(sim.log).toHaveLength(0);
+    expect(to(receiver.requests, '/ping/').map((r) => r.path)).toEqual(['/ping/ping-9f2c41/start', '/ping/ping-9f2c41/5']);
+    const body = JSON.parse(to(receiver.requests, '/hook/hook-json-77aa')[0]!.body) as Record<string, unknown>;
+    expect(body).toMatchObject({ exit_code: 5, summary: null, report: null });
+    expect(body.error).toEqual(expect.stringContaining('--not-after'));
+  });
+
+  it('a channel that cannot be used is exit 2 before anything is sent, naming the field, never the value', async () => {
+    const { sim } = await start({ sites: 2, operationDelayMs: 0 });
+    const dir = tempDir();
+    const file = writePlaybook(PLAYBOOK(BOTH), dir);
+    const unset = await runCli(['run', file, '--yes'], { ...simEnv(sim), HC_URL: 'http://127.0.0.1:9/ping/ping-9f2c41', HOOK_JSON: 'ftp://hook-json-77aa/x' });
+    expect(unset.code).toBe(2);
+    expect(unset.stderr).toMatch(/playbook\.yaml:6:\d+: settings\.notify\.0\.url: the value of HOOK_JSON is a ftp URL, not http\(s\)/);
+    expect(unset.stderr).toMatch(/settings\.notify\.0\.secret: environment variable HOOK_SECRET is not set/);
+    const literal = writePlaybook(
+      'version: 1\nname: n\nsettings: { ping: "http://127.0.0.1/ping-9f2c41" }\ntasks:\n  - { name: b, action: backups.create, target: all }\n',
+      dir,
+      'lit.yaml',
+    );
+    const refused = await runCli(['run', literal, '--yes'], simEnv(sim));
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/lit\.yaml:3:\d+: settings\.ping: /);
+    const flag = await runCli(['run', file, '--yes', '--ping', 'not a url ping-9f2c41'], { ...simEnv(sim), ...channelEnv('http://127.0.0.1:9') });
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain('--ping: the value given is not a URL');
+    for (const r of [unset, refused, flag]) for (const secret of SECRETS) expect(r.stderr + r.stdout).not.toContain(secret);
+    expect(sim.log).toHaveLength(0);
   });
 });
