@@ -14,7 +14,7 @@ import { openCoordination } from '../coord/open.js';
 import type { Coordination, LockScope } from '../coord/types.js';
 import type { GlobalOptions, Runtime } from './context.js';
 import { onInterrupt } from './signals.js';
-import { finishRun, type OutputFlags } from './finish-run.js';
+import { finishRun, type OutputFlags, type Started } from './finish-run.js';
 import { SiteProbe } from '../health/probe.js';
 import { siteUserAgent } from '../util/version.js';
 import { closingAt, type Deadline } from './window.js';
@@ -38,6 +38,8 @@ export interface SessionArgs {
   flags: OutputFlags;
   /** When the window closes (settings.window, --not-after): no write is sent after it. */
   deadline?: Deadline;
+  /** The run's start as its channels were told of it (announceRun): they are told of its end. */
+  started?: Started;
   out(text: string): void;
 }
 
@@ -171,6 +173,8 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
     plan,
     results: outcome.results,
     after: rateLimitLines(runtime),
+    started: args.started,
+    rateLimited: runtime.budget.rateLimitedCount + runtime.creation.rateLimitedCount,
   });
   const cpu = process.cpuUsage(cpuAtStart);
   runtime.logger.info(

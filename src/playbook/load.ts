@@ -12,6 +12,7 @@ import { PlaybookFiles, readInputFile } from '../util/input-file.js';
 import { parseRate } from '../util/rate.js';
 import { isUuid } from '../util/uuid.js';
 import { playbookSchema } from './schema.js';
+import { channelProblems } from './channels.js';
 import type { Playbook, Task } from './types.js';
 
 const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
@@ -210,6 +211,7 @@ export function parsePlaybook(text: string, file: string, options: LoadOptions):
   const zone = window?.timezone === undefined ? undefined : zoneProblem(window.timezone);
   if (zone) problems.push({ path: 'settings.window.timezone', message: zone });
   if (window && window.start === window.end) problems.push({ path: 'settings.window.end', message: `the window ${window.start}–${window.end} is empty` });
+  problems.push(...channelProblems(data.settings, env, unset));
   if (problems.length > 0) throw new InvalidInputError(problems.map(at));
   if (warnings.length > 0) options.onWarning?.(warnings.map(at));
   return { file, name: data.name, company, settings: data.settings ?? {}, targets, sites: data.sites ?? {}, tasks, locate };

@@ -2,7 +2,7 @@ import { restoreFrom } from '../actions/backups-restore.js';
 import { HH_MM } from '../util/time-window.js';
 import { ACTIONS, guardable, verifiable } from '../actions/index.js';
 import { healthSchema } from '../health/spec.js';
-import { commonDef, globs } from '../actions/schema-parts.js';
+import { commonDef, globs, secretRef } from '../actions/schema-parts.js';
 import { durationSchema, LONGEST } from '../util/duration.js';
 
 export const PLAYBOOK_SCHEMA_ID = 'https://sitefleet.dev/schemas/playbook.schema.json';
@@ -87,6 +87,32 @@ export function playbookSchema(): Record<string, unknown> {
             },
           },
           restore: restoreFrom.settingsSchema,
+          ping: secretRef('a healthchecks-style ping URL (URL/start as the run starts, URL/<exit code> as it ends)'),
+          notify: {
+            type: 'array',
+            minItems: 1,
+            description: 'webhooks told of the run’s end, after its report is written; a failure to deliver never changes the exit code',
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['url'],
+              properties: {
+                url: secretRef('the webhook URL'),
+                on: {
+                  enum: ['failure', 'always', 'success', 'change'],
+                  description:
+                    'failure (exit ≠ 0, the default), always, success (exit 0), or change (an exit code other than the previous run of this playbook)',
+                },
+                format: { enum: ['json', 'slack'], description: 'json (default): a summary of the run; slack: an incoming-webhook message (text and blocks)' },
+                secret: secretRef('the key of an HMAC-SHA256 signature of the body (header X-Sitefleet-Signature: sha256=<hex>)'),
+              },
+            },
+          },
+          metrics_file: {
+            type: 'string',
+            minLength: 1,
+            description: 'write the run’s metrics there in Prometheus’ text format (for node_exporter’s textfile collector); --metrics-file overrides it',
+          },
           lock: {
             enum: ['company', 'playbook'],
             description:

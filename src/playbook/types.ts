@@ -71,6 +71,23 @@ export interface PlaybookSettings {
   window?: DailyWindow;
   /** What a restore sends beside the backup id (actions/backups-restore.ts). */
   restore?: RestoreSettings;
+  /** A healthchecks-style ping URL, as a `${VAR}` reference: `/start` as the run starts, `/<exit code>` as it ends. */
+  ping?: string;
+  /** Webhooks told of the run's end. */
+  notify?: NotifySetting[];
+  /** Where the run's Prometheus metrics go (node_exporter's textfile collector). */
+  metrics_file?: string;
+}
+
+/** One webhook of `settings.notify`. */
+export interface NotifySetting {
+  /** A `${VAR}` reference: a webhook URL is a secret. */
+  url: string;
+  /** When it is told: exit ≠ 0 (default), always, exit 0, or an exit code other than the previous run's. */
+  on?: 'failure' | 'always' | 'success' | 'change';
+  format?: 'json' | 'slack';
+  /** A `${VAR}` reference to the key of the body's HMAC-SHA256 signature (X-Sitefleet-Signature). */
+  secret?: string;
 }
 
 export interface Playbook {

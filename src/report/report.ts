@@ -32,6 +32,8 @@ export interface Report {
   stopped: { kind: string; reason: string } | null;
   summary: Summary;
   results: ReportResult[];
+  /** Messages to the run's channels (ping, webhooks, metrics) that did not get through; absent when every one did. */
+  undelivered?: { channel: string; at: 'start' | 'end'; tries: number; error: string }[];
 }
 
 /** Where a step acted, in a few words: `acme/live`, a domain, a site id, the company. */

@@ -80,6 +80,9 @@ export function ajvProblems(errors: ErrorObject[] | null | undefined, prefix = '
       message = tooLong(String(e.data), String(e.schema)) ?? message;
     } else if (e.keyword === 'pattern' && (e.parentSchema as { maxDuration?: string })?.maxDuration) {
       message = `${truncate(JSON.stringify(e.data))} is not a duration such as 500ms, 30s, 5m or 1h30m`;
+    } else if (e.keyword === 'pattern' && (e.parentSchema as { 'x-secret'?: boolean })?.['x-secret']) {
+      // The value written here is the secret itself: it is not repeated (the line goes to terminals and CI logs).
+      message = `is not ${(e.parentSchema as { description?: string }).description ?? 'a ${ENV_VAR} reference'} (the value is not shown: it is a secret)`;
     } else if (e.keyword === 'pattern') {
       message = `${truncate(JSON.stringify(e.data))} does not match ${(e.parentSchema as { description?: string })?.description ?? `the pattern ${(e.params as { pattern: string }).pattern}`}`;
     }

@@ -10,7 +10,7 @@ import { writeFileAtomic, writeFileAtomicAsync } from './atomic-write.js';
  * device. Commands check all their outputs when they start, before anything is sent (`checkOutputs`);
  * each write looks again at the path's type as it writes (`writeOutput`, `openAppend`).
  */
-export type OutputKind = 'report' | 'plan' | 'junit' | 'summary-md' | 'login-links' | 'command-output' | 'log' | 'step-summary';
+export type OutputKind = 'report' | 'plan' | 'junit' | 'summary-md' | 'login-links' | 'command-output' | 'log' | 'step-summary' | 'metrics';
 
 export interface OutputFile {
   /** How the user named it, for messages: `--junit`, `GITHUB_STEP_SUMMARY`, `report`. */
@@ -91,6 +91,12 @@ const KINDS: Record<OutputKind, Kind> = {
   },
   log: { name: 'a sitefleet log', append: true, mode: 0o644, own: { bytes: HEAD_BYTES, test: (text) => isSitefleetLogLine(text.split('\n')[0]!) } },
   'step-summary': { name: "GitHub's step summary", append: true, mode: 0o644 },
+  // Prometheus' text format, shared by the playbooks that name the file: only a file of sitefleet's own metrics is replaced.
+  metrics: {
+    name: "a sitefleet metrics file (Prometheus' text format)",
+    mode: 0o644,
+    own: { bytes: MAX_JSON_BYTES, test: (text, whole) => whole && text.split('\n').every((l) => l === '' || /^(# (HELP|TYPE) )?sitefleet_/.test(l)) },
+  },
 };
 
 type Fields = Record<string, unknown>;

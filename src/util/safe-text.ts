@@ -102,6 +102,29 @@ export function forMarkdown(text: string): string {
 }
 
 /**
+ * Text in a Slack message (mrkdwn, also read by Slack-compatible chats): unsafe characters shown
+ * escaped, then the three characters Slack asks to be encoded, so a name cannot open a link or a
+ * mention (`<!channel>`); the formatting characters become their full-width look-alikes, so a
+ * name cannot bold or strike the rest of the line.
+ */
+export function forSlack(text: string): string {
+  return escapeUnsafe(text)
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/[*_~`]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0));
+}
+
+/**
+ * A label value in Prometheus' text format: backslash, double quote and line feed escaped as the
+ * format asks; the other unsafe characters shown escaped first (their backslash escaped in turn), so
+ * a metrics file printed to a terminal changes nothing on the screen.
+ */
+export function forPrometheusLabel(text: string): string {
+  return escapeUnsafe(text, '\n').replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`));
+}
+
+/**
  * The message of a GitHub Actions workflow command (`::error::MESSAGE`): shown as on a terminal
  * (GitHub's log renders escape sequences), then `%`, CR and LF encoded as the runner expects.
  */

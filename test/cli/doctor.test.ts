@@ -4,10 +4,41 @@ import { describe, expect, it } from 'vitest';
 import { keyFindings } from '../../src/run/api-keys.js';
 import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
 import { useSimulator } from '../helpers/sim.js';
+import { useReceiver } from '../helpers/receiver.js';
 
 const start = useSimulator();
+const receive = useReceiver();
 
 describe('sitefleet doctor', () => {
+  it('checks a playbook’s ping, webhooks and metrics file without sending them anything, and names no URL', async () => {
+    const { sim } = await start({ sites: 2 });
+    const receiver = await receive();
+    const dir = tempDir();
+    const file = writePlaybook(
+      `version: 1\nname: n\nsettings:\n  ping: "\${HC_URL}"\n  metrics_file: ${JSON.stringify(join(dir, 'sitefleet.prom'))}\n` +
+        '  notify:\n    - { url: "${HOOK}", format: slack }\n    - { url: "${HOOK}", secret: "${HOOK_SECRET}" }\n    - { url: "${NOWHERE}" }\ntasks:\n  - { name: b, action: backups.create, target: all, with: { tag: n } }\n',
+      dir,
+    );
+    const env = {
+      ...simEnv(sim),
+      HC_URL: `${receiver.url}/ping/secret-ping-1`,
+      HOOK: `${receiver.url}/hook/secret-hook-2`,
+      NOWHERE: 'https://nowhere.invalid/x',
+    };
+    const result = await runCli(['doctor', file, '--format', 'json', '--report-dir', dir], env);
+    expect(result.code).toBe(3);
+    const checks = JSON.parse(result.stdout) as { check: string; status: string; detail: string }[];
+    const of = (name: string) => checks.find((c) => c.check === name);
+    expect(of('playbook')?.status).toBe('ok');
+    expect(of('ping')).toEqual({ check: 'ping', status: 'ok', detail: 'settings.ping (HC_URL): an http URL whose host resolves (nothing sent)' });
+    expect(of('webhook 1')?.status).toBe('ok');
+    expect(of('webhook 2')).toMatchObject({ status: 'fail', detail: expect.stringContaining('environment variable HOOK_SECRET is not set') });
+    expect(of('webhook 3')).toMatchObject({ status: 'fail', detail: expect.stringContaining('its host does not resolve') });
+    expect(of('metrics file')?.status).toBe('ok');
+    expect(receiver.requests).toEqual([]);
+    expect(result.stdout + result.stderr).not.toMatch(/secret-ping-1|secret-hook-2|nowhere\.invalid/);
+  });
+
   it('checks the service, token, company, environments, folders and API keys without writing anything', async () => {
     const { sim } = await start({ sites: 4 });
     const result = await runCli(['doctor', '--format', 'json', '--report-dir', tempDir()], simEnv(sim));

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { XMLParser } from 'fast-xml-parser';
-import { addOutputOptions, finishRun, RUN_OUTPUTS, type Finished, type RunOutput } from '../../src/cli/finish-run.js';
+import { addOutputOptions, finishRun, REPORT_OUTPUTS, RUN_OUTPUTS, type Finished, type RunOutput } from '../../src/cli/finish-run.js';
 import { buildProgram } from '../../src/cli/program.js';
 import { capturedIo } from '../../src/cli/io.js';
 import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
@@ -18,14 +18,15 @@ interface JUnit {
 const junitOf = (file: string) => new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '' }).parse(readFileSync(file, 'utf8')) as JUnit;
 
 describe('every command that ends a run ends it through finishRun', () => {
-  it('run, resume and status declare the same output flags, from the outputs themselves', () => {
+  it('run and resume declare the output flags, from the outputs themselves; status those of the report alone (it is no run to tell of)', () => {
     const program = buildProgram(capturedIo());
-    const declared = RUN_OUTPUTS.flatMap((o) => (o.option ? [o.option.flags.split(' ')[0]] : []));
-    expect(declared).toEqual(['--junit', '--summary-md']);
-    for (const name of ['run', 'resume', 'status']) {
-      const flags = program.commands.find((c) => c.name() === name)!.options.map((o) => o.long);
-      expect(flags, name).toEqual(expect.arrayContaining(declared));
-    }
+    const flagsOf = (outputs: readonly RunOutput[]) => outputs.flatMap((o) => (o.option ? [o.option.flags.split(' ')[0]] : []));
+    expect(flagsOf(RUN_OUTPUTS)).toEqual(['--junit', '--summary-md', '--metrics-file', '--ping']);
+    expect(flagsOf(REPORT_OUTPUTS)).toEqual(['--junit', '--summary-md']);
+    const longs = (name: string) => program.commands.find((c) => c.name() === name)!.options.map((o) => o.long);
+    for (const name of ['run', 'resume']) expect(longs(name), name).toEqual(expect.arrayContaining(flagsOf(RUN_OUTPUTS)));
+    expect(longs('status')).toEqual(expect.arrayContaining(flagsOf(REPORT_OUTPUTS)));
+    expect(longs('status')).not.toContain('--ping');
   });
 
   it('hands every output the same finished run, in order, and says how long each took', async () => {

@@ -82,7 +82,7 @@ describe('playbook validation names file, line, column and field', () => {
     [
       'a secret written in plain text',
       `${head}tasks:\n  - name: x\n    action: environments.create\n    with: { site_id: "${COMPANY}", display_name: dev, admin_password: hunter22 }\n`,
-      /tasks\.0\.with\.admin_password: "hunter22" does not match the admin password: a \$\{ENV_VAR\} reference/,
+      /tasks\.0\.with\.admin_password: is not the admin password: a \$\{ENV_VAR\} reference, never the secret itself \(the value is not shown: it is a secret\)$/m,
     ],
     [
       'two tasks with one name',

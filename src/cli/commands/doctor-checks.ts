@@ -7,19 +7,17 @@ import { describeExpiring, keyFindings } from '../../run/api-keys.js';
 import { defaultStateDir } from '../../coord/file-lock.js';
 import { openRuntime, readToken, type GlobalOptions, type Runtime } from '../context.js';
 import { forTerminal, jsonText } from '../../util/safe-text.js';
+import { channelChecks, doctorPlaybook, type ChannelOptions } from './doctor-channels.js';
+import type { Check } from './doctor-check.js';
 
-export interface DoctorOptions {
+export interface DoctorOptions extends ChannelOptions {
   expiryWarning: string;
   reportDir: string;
   strict?: boolean;
   format: 'text' | 'json';
 }
 
-export interface Check {
-  check: string;
-  status: 'ok' | 'warn' | 'fail';
-  detail: string;
-}
+export type { Check } from './doctor-check.js';
 
 /** A folder a run writes to: created if missing, then a file written and removed in it. */
 function writable(check: string, dir: string): Check {
@@ -92,8 +90,11 @@ function rateCheck(runtime: Runtime): Check {
 }
 
 /** `sitefleet doctor`: reads only. Returns the exit code: 3 on a failure, 1 on a warning with --strict, else 0. */
-export async function runDoctor(globals: GlobalOptions, opts: DoctorOptions, warnMs: number): Promise<number> {
+export async function runDoctor(globals: GlobalOptions, opts: DoctorOptions, warnMs: number, file?: string): Promise<number> {
   const checks: Check[] = [writable('state dir', join(globals.stateDir ?? defaultStateDir(globals.io.env), 'locks')), writable('report dir', opts.reportDir)];
+  // A playbook's channels (ping, webhooks, metrics file), checked without sending anything.
+  const given = file ? doctorPlaybook(file, globals.io.env) : { checks: [] };
+  checks.push(...given.checks, ...(await channelChecks(given.playbook, opts, globals.io.env)));
   const missing = !globals.baseUrl
     ? 'no API base URL: set SITEFLEET_BASE_URL or pass --base-url URL'
     : !globals.company

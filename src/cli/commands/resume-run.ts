@@ -20,7 +20,8 @@ import { runSession, warnIfUncoordinated, withRunLock } from '../session.js';
 import { lockScopeOf } from '../../coord/file-lock.js';
 import type { Coordination } from '../../coord/types.js';
 import { enterWindow, type Deadline, type WindowOptions } from '../window.js';
-import { finishRun, outputFiles, type OutputFlags } from '../finish-run.js';
+import { announceRun, finishRun, outputFiles, type OutputFlags, type Started } from '../finish-run.js';
+import { stateDirOf } from '../../coord/open.js';
 import { checkCommandOutputs, journalOf } from '../output-check.js';
 
 export interface ResumeOptions extends WindowOptions, OutputFlags {
@@ -48,12 +49,25 @@ export async function resumeRun(reportPath: string, globals: GlobalOptions, opts
   ]);
   warnIfUncoordinated(start.coordination, globals);
   const scope = lockScopeOf(playbook ?? start.plan);
-  const deadline = playbook
-    ? await enterWindow(globals.io, playbook.settings, opts, (text) => void (!globals.quiet && globals.io.stdout.write(`${text}\n`)))
-    : undefined;
-  return withRunLock(globals, scope, `resume ${reportPath}`, opts.waitLock, (coordination) =>
-    resume(reportPath, readState(reportPath), { playbook, globals, opts, coordination, deadline }),
-  );
+  const { io } = globals;
+  // A resume is told of as a run is (a ping's /start and /<exit code>); with nothing left to do it loads
+  // no playbook, and only the flags (--ping, --metrics-file) name its channels.
+  const begun = {
+    report: { flag: 'report', path: reportPath },
+    flags: opts,
+    env: io.env,
+    playbook,
+    io,
+    name: start.plan.name,
+    startedAt: new Date(),
+    stateDir: stateDirOf(globals),
+  };
+  return announceRun(begun, async (started) => {
+    const deadline = playbook ? await enterWindow(io, playbook.settings, opts, (text) => void (!globals.quiet && io.stdout.write(`${text}\n`))) : undefined;
+    return withRunLock(globals, scope, `resume ${reportPath}`, opts.waitLock, (coordination) =>
+      resume(reportPath, readState(reportPath), { playbook, globals, opts, coordination, deadline, started }),
+    );
+  });
 }
 
 /**
@@ -121,6 +135,7 @@ interface ResumeContext {
   opts: ResumeOptions;
   coordination: Coordination;
   deadline: Deadline | undefined;
+  started: Started;
 }
 
 /**
@@ -164,6 +179,7 @@ async function resume(reportPath: string, state: JournalState, ctx: ResumeContex
       initial: todo.initial,
       flags: opts,
       deadline: ctx.deadline,
+      started: ctx.started,
       overrideMaxFailures: opts.maxFailures === undefined ? undefined : /%$/.test(opts.maxFailures) ? opts.maxFailures : Number(opts.maxFailures),
       out,
     });
@@ -187,7 +203,7 @@ function describeTodo(state: JournalState, todo: ResumePlan): string {
 }
 
 /** Nothing to send or poll: say so, bring the report (and the other outputs) up to date with the journal, send nothing. */
-async function upToDate(reportPath: string, state: JournalState, todo: ResumePlan, { globals, opts }: ResumeContext): Promise<number> {
+async function upToDate(reportPath: string, state: JournalState, todo: ResumePlan, { globals, opts, started }: ResumeContext): Promise<number> {
   const report = buildReport({
     plan: state.start.plan,
     mode: 'run',
@@ -205,6 +221,7 @@ async function upToDate(reportPath: string, state: JournalState, todo: ResumePla
     io,
     quiet: globals.quiet === true,
     before: ['nothing left to send: every step has ended.'],
+    started,
   });
   return exitCodeOf(report);
 }

@@ -9,7 +9,8 @@ import type { ApiKey } from '../../api/types.js';
 import { describeExpiring, keyFindings } from '../../run/api-keys.js';
 import type { Playbook } from '../../playbook/types.js';
 import { emptyTargetProblems, loadForRun, planFrom } from '../prepare.js';
-import { finishRun, outputFiles } from '../finish-run.js';
+import { announceRun, finishRun, outputFiles, type Started } from '../finish-run.js';
+import { stateDirOf } from '../../coord/open.js';
 import { checkCommandOutputs, journalOf } from '../output-check.js';
 import { painter, renderPlan } from '../render.js';
 import { runSession, withRunLock } from '../session.js';
@@ -64,13 +65,18 @@ export async function runPlaybook(file: string | undefined, globals: GlobalOptio
     );
   }
   if (opts.dryRun) return planAndRun(playbook, globals, opts, startedAt, await openCoordination(globals), true, { saved });
-  // The window is waited for before the lock and the fleet's read: the plan is made from the fleet as the window opens.
-  const deadline = await enterWindow(globals.io, playbook.settings, opts, (text) => void (!globals.quiet && globals.io.stdout.write(`${text}\n`)));
-  // Hours spent waiting for the window count against the plan's age.
-  refuseStale();
-  return withRunLock(globals, lockScopeOf(playbook), `run ${file}`, opts.waitLock, (coordination) =>
-    planAndRun(playbook, globals, opts, startedAt, coordination, false, { saved, deadline }),
-  );
+  const report = { flag: '--report', path: opts.report };
+  const start = { report, flags: opts, env: globals.io.env, playbook, io: globals.io, name: playbook.name, startedAt, stateDir: stateDirOf(globals) };
+  // Told before the window is waited for and the lock taken: a monitor hears of a run that cannot start (exit 4 or 5) too.
+  return announceRun(start, async (started) => {
+    // The window is waited for before the lock and the fleet's read: the plan is made from the fleet as the window opens.
+    const deadline = await enterWindow(globals.io, playbook.settings, opts, (text) => void (!globals.quiet && globals.io.stdout.write(`${text}\n`)));
+    // Hours spent waiting for the window count against the plan's age.
+    refuseStale();
+    return withRunLock(globals, lockScopeOf(playbook), `run ${file}`, opts.waitLock, (coordination) =>
+      planAndRun(playbook, globals, opts, startedAt, coordination, false, { saved, deadline, started }),
+    );
+  });
 }
 
 const PREFLIGHT_WARN_MS = 7 * 86_400_000;
@@ -94,7 +100,7 @@ async function planAndRun(
   startedAt: Date,
   coordination: Coordination,
   ownsCoordination: boolean,
-  { saved, deadline }: { saved?: SavedPlan; deadline?: Deadline },
+  { saved, deadline, started }: { saved?: SavedPlan; deadline?: Deadline; started?: Started },
 ): Promise<{ exitCode: number; reportPath: string }> {
   const out = (text: string) => void (!globals.quiet && globals.io.stdout.write(`${text}\n`));
   const prepared = await planFrom(loaded, globals, coordination, ownsCoordination, saved?.plan.date);
@@ -160,7 +166,7 @@ async function planAndRun(
     });
     if (replaced) out(`${journalPath} belonged to a run stopped before it sent anything: starting afresh`);
     out(`report: ${reportPath} (journal: ${journal.path}; resume with \`sitefleet resume ${reportPath}\`)`);
-    const { exitCode } = await runSession({ plan, runtime, journal, reportPath, runId, startedAt, globals, playbook, out, flags: opts, deadline });
+    const { exitCode } = await runSession({ plan, runtime, journal, reportPath, runId, startedAt, globals, playbook, out, flags: opts, deadline, started });
     return { exitCode, reportPath };
   } finally {
     await runtime.close();

@@ -11,7 +11,7 @@ import { forTerminal } from '../../util/safe-text.js';
 import { EXIT } from '../../errors.js';
 import { createRuntime, type GlobalOptions } from '../context.js';
 import { Progress } from '../progress.js';
-import { finishRun, type OutputFlags } from '../finish-run.js';
+import { finishRun, REPORT_OUTPUTS, type OutputFlags } from '../finish-run.js';
 import { onInterrupt } from '../signals.js';
 
 /**
@@ -71,14 +71,17 @@ export async function checkOperations(
   report.summary = summarize(report.results);
   const still = report.results.filter((r) => r.status === 'accepted').length;
   const { io } = globals;
-  await finishRun({
-    report: { flag: 'report', path: reportPath, value: report },
-    flags,
-    env: io.env,
-    io,
-    quiet: globals.quiet === true,
-    after: still ? [`${still} operations still running: look again with \`sitefleet status ${reportPath} --wait\``] : [],
-  });
+  await finishRun(
+    {
+      report: { flag: 'report', path: reportPath, value: report },
+      flags,
+      env: io.env,
+      io,
+      quiet: globals.quiet === true,
+      after: still ? [`${still} operations still running: look again with \`sitefleet status ${reportPath} --wait\``] : [],
+    },
+    REPORT_OUTPUTS,
+  );
   if (coordination.lost.aborted) {
     globals.io.stderr.write(`sitefleet: ${forTerminal((coordination.lost.reason as Error).message)}\n`);
     return EXIT.stopped;

@@ -5,7 +5,7 @@ import { LONGEST } from '../../util/duration.js';
 import { durationOption } from '../parse.js';
 import type { GlobalOptions } from '../context.js';
 import { checkCommandOutputs, journalOf } from '../output-check.js';
-import { addOutputOptions, outputFiles, type OutputFlags } from '../finish-run.js';
+import { addOutputOptions, outputFiles, REPORT_OUTPUTS, type OutputFlags } from '../finish-run.js';
 
 interface StatusOptions extends OutputFlags {
   wait?: boolean | number;
@@ -24,7 +24,7 @@ export function registerStatus(program: Command): void {
       `keep polling until every operation ended, or the timeout (default 30m, at most ${LONGEST.operationWait}) passes`,
       durationOption('--wait', LONGEST.operationWait, '10m'),
     );
-  addOutputOptions(command)
+  addOutputOptions(command, REPORT_OUTPUTS)
     .addHelpText(
       'after',
       '\nAccepted operations become succeeded or failed; those still running stay accepted.\nThe report is replaced atomically; the run’s journal, if beside it, records the news too.\nCtrl-C stops polling and keeps every answer already received.\n\nExample:\n  sitefleet status sitefleet-report-2026-11-22T02-00-00-000Z.json --wait 10m\n',
@@ -39,7 +39,7 @@ export function registerStatus(program: Command): void {
         import('../session.js'),
       ]);
       // The report is rewritten in place: it must be a report, and no link (see util/output-file.ts).
-      checkCommandOutputs(globals, await outputFiles({ report: { flag: 'report', path: reportPath }, flags: opts, env: globals.io.env }), [
+      checkCommandOutputs(globals, await outputFiles({ report: { flag: 'report', path: reportPath }, flags: opts, env: globals.io.env }, REPORT_OUTPUTS), [
         journalOf(reportPath),
       ]);
       const { scope, coordination } = runLockScope(reportPath, report);

@@ -11,6 +11,10 @@ export interface OutputFlags {
   junit?: string;
   /** `--summary-md FILE` */
   summaryMd?: string;
+  /** `--ping URL`: a URL, or a `${VAR}` reference read from the environment. */
+  ping?: string;
+  /** `--metrics-file FILE` */
+  metricsFile?: string;
 }
 
 /** What a command knows as it starts, before anything is sent: enough to name every file its outputs will write. */
@@ -21,6 +25,41 @@ export interface OutputStart {
   env: Io['env'];
   /** A run's playbook (run, resume): the private files its tasks name. */
   playbook?: Playbook;
+}
+
+/**
+ * A run starts (run, resume): what the outputs that tell someone (pings, webhooks, metrics) know
+ * before the fleet is read. Handed back to them when it ends, with what could not be delivered.
+ */
+export interface Started extends OutputStart {
+  io: Io;
+  /** The playbook's name: what a run is known by to a monitor (a resume that loads no playbook has its journal's). */
+  name: string;
+  startedAt: Date;
+  /** Where this machine keeps what runs leave for the next one (`--state-dir`): the previous exit code, for `on: change`. */
+  stateDir: string;
+  /** Deliveries that failed so far (the start ping); the report carries them. */
+  undelivered: Undelivered[];
+  /** Set once the run's end was told (finishRun, or abandonRun): it is told once. */
+  told?: boolean;
+}
+
+/** A message that did not reach its channel: a warning line and the report's `undelivered`. Never its URL. */
+export interface Undelivered {
+  /** `ping`, `webhook 1`, `metrics`: which channel, as the playbook orders them. */
+  channel: string;
+  /** `start` or `end` of the run. */
+  at: 'start' | 'end';
+  tries: number;
+  error: string;
+}
+
+/** A run that had started ended without a report: an error ended the command (the token refused, the lock held). */
+export interface Abandoned {
+  started: Started;
+  exitCode: number;
+  /** The error's message, as the command printed it. */
+  error: string;
 }
 
 /** A run as it ended: its final report and what each output needs beside it. */
@@ -35,6 +74,10 @@ export interface Finished extends OutputStart {
   /** Lines for the terminal before the summary, and after it (what to do next, the 429 count). */
   before?: readonly string[];
   after?: readonly string[];
+  /** The run's start, for the outputs that tell someone; absent for what is no run of its own (a dry run, status). */
+  started?: Started;
+  /** How often the service answered 429 during this command (a run or resume alone counts them). */
+  rateLimited?: number;
 }
 
 /**
@@ -49,5 +92,10 @@ export interface RunOutput {
   readonly option?: { flags: string; description: string };
   /** The files it will write, checked (exit 2, nothing sent) when the command starts. */
   files(start: OutputStart): OutputFile[] | Promise<OutputFile[]>;
-  write(finished: Finished): void | Promise<void>;
+  /** What it failed to deliver, if it delivers anything (a ping, a webhook); the report carries it. */
+  write(finished: Finished): void | Undelivered[] | Promise<void | Undelivered[]>;
+  /** A run starts, before the fleet is read (a ping's `/start`). */
+  start?(started: Started): Promise<Undelivered[]>;
+  /** A run that started ended without a report (its exit code still tells a monitor). */
+  abandon?(abandoned: Abandoned): Promise<Undelivered[]>;
 }

@@ -1,0 +1,102 @@
+import { EXIT } from '../errors.js';
+import { continueCommand } from '../report/ci-formats.js';
+import { targetLabel, type Report, type ReportResult, type Summary } from '../report/report.js';
+import type { StepStatus } from '../run/types.js';
+
+/** A run as a channel tells of it: with its report, or (an error ended the command first) with the error alone. */
+export interface RunEnd {
+  /** The playbook's name. */
+  name: string;
+  company?: string;
+  runId?: string;
+  exitCode: number;
+  startedAt: Date;
+  finishedAt: Date;
+  report?: { value: Report; path: string };
+  /** What ended a run that wrote no report. */
+  error?: string;
+  /** How often the service answered 429 during this command. */
+  rateLimited?: number;
+}
+
+/** What each exit code means, in the words of `run --help`. */
+export const EXIT_MEANING: Record<number, string> = {
+  [EXIT.ok]: 'all accepted or succeeded',
+  [EXIT.someFailed]: 'some steps failed or are unknown',
+  [EXIT.invalid]: 'invalid input or usage',
+  [EXIT.stopped]: 'run stopped (authentication, failure budget, coordination lost)',
+  [EXIT.locked]: 'another run holds the lock',
+  [EXIT.window]: 'outside the maintenance window, or it closed with steps not sent',
+  [EXIT.interrupted]: 'interrupted',
+};
+
+export function exitMeaning(code: number): string {
+  return EXIT_MEANING[code] ?? 'unexpected error';
+}
+
+/** Counts by status of each task, in the report's order of tasks. */
+export function taskCounts(report: Report): { task: string; action: string; counts: Record<StepStatus, number> }[] {
+  const tasks = new Map<string, { task: string; action: string; counts: Record<StepStatus, number> }>();
+  for (const r of report.results) {
+    let entry = tasks.get(r.task);
+    if (!entry) {
+      entry = { task: r.task, action: r.action, counts: { planned: 0, accepted: 0, succeeded: 0, failed: 0, skipped: 0, unknown: 0 } };
+      tasks.set(r.task, entry);
+    }
+    entry.counts[r.status]++;
+  }
+  return [...tasks.values()];
+}
+
+/** The failed and unknown steps (restore points taken apart from their writes are counted with them, as the summary does). */
+export function problemsOf(report: Report): ReportResult[] {
+  return report.results.filter((r) => r.status === 'failed' || r.status === 'unknown');
+}
+
+/** One problem step as a receiver reads it: where, what, why, and the backup to restore from. */
+export function problemEntry(r: ReportResult) {
+  return {
+    task: r.task,
+    status: r.status,
+    target: targetLabel(r),
+    site: r.target.site ?? null,
+    environment: r.target.environment ?? null,
+    reason: r.reason ?? r.error ?? null,
+    restore_point: r.restore_point ?? null,
+  };
+}
+
+/** At most this many problem steps in a message; the rest are counted, and the report has them all. */
+export const LISTED = 20;
+
+/** The JSON summary a `format: json` webhook posts; `sent_at` lets a receiver refuse a replay. */
+export function jsonSummary(end: RunEnd, sentAt: Date): Record<string, unknown> {
+  const report = end.report?.value;
+  const problems = report ? problemsOf(report) : [];
+  return {
+    event: 'sitefleet.run.end',
+    sent_at: sentAt.toISOString(),
+    playbook: end.name,
+    company: end.company ?? null,
+    run_id: end.runId ?? null,
+    exit_code: end.exitCode,
+    exit_meaning: exitMeaning(end.exitCode),
+    error: end.error ?? null,
+    stopped: report?.stopped ?? null,
+    started_at: end.startedAt.toISOString(),
+    finished_at: end.finishedAt.toISOString(),
+    duration_seconds: Math.round((end.finishedAt.getTime() - end.startedAt.getTime()) / 100) / 10,
+    summary: report?.summary ?? null,
+    tasks: report ? taskCounts(report) : [],
+    problems: problems.slice(0, LISTED).map(problemEntry),
+    problems_not_listed: Math.max(0, problems.length - LISTED),
+    continue_with: (report && end.report && continueCommand(report, end.report.path)) ?? null,
+    report: end.report?.path ?? null,
+  };
+}
+
+/** `12 succeeded, 2 failed, 1 unknown`: the counts that are not zero. */
+export function countsText(summary: Summary): string {
+  const parts = (['succeeded', 'accepted', 'failed', 'unknown', 'skipped', 'planned'] as const).filter((s) => summary[s] > 0).map((s) => `${summary[s]} ${s}`);
+  return parts.length ? parts.join(', ') : 'nothing to do';
+}
