@@ -7,6 +7,7 @@ import { tempDir } from './lib.mjs';
 import { coordinationCost, threeProcesses } from './coordination.mjs';
 import { creationLimit } from './real-service.mjs';
 import { healthChecks } from './safe-updates.mjs';
+import { restoreTime } from './restore.mjs';
 import { listingConfirm } from './listing-confirm.mjs';
 import { estimateAccuracy } from './estimate.mjs';
 import { longOperations, otherWindow, overstatedLimit, rolloutAndInterrupt, twoTasks } from './watching.mjs';
@@ -27,6 +28,7 @@ const ALL = {
   cost: coordinationCost,
   creation: creationLimit,
   health: healthChecks,
+  restore: restoreTime,
   confirm: listingConfirm,
   estimate: estimateAccuracy,
 };
