@@ -49,7 +49,7 @@ export async function restoreTime(dir) {
     const floorMs = OP_MS + SITE_MS;
     const ratio = tookMs / floorMs;
     return {
-      name: `16. a canary broken and restored (${N} environments, ops ${OP_MS} ms, sites ${SITE_MS} ms, canary + 2 waves)`,
+      name: `18. a canary broken and restored (${N} environments, ops ${OP_MS} ms, sites ${SITE_MS} ms, canary + 2 waves)`,
       figures: { exit: res.code, restores, broken_to_healthy_ms: Math.round(tookMs), restore_op_plus_check_ms: floorMs, ratio: round(ratio, 3) },
       target: 'broken to healthy again ≤ 1.2 × (the restore operation + one health check); exactly one restore; the rollout stops (exit 3)',
       met: ratio <= 1.2 && restores === 1 && res.code === 3,
