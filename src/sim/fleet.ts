@@ -45,14 +45,11 @@ export interface SimEnvironment {
  * versions, the PHP version, the denied IPs, and the SSH and SFTP settings. Restoring it puts these
  * back (a site whose breaking theme version is reverted is healthy again).
  */
-export interface EnvironmentState {
+export interface EnvironmentState extends Pick<
+  SimEnvironment,
+  'phpVersion' | 'phpAutoUpdateOptOut' | 'deniedIps' | 'sshEnabled' | 'sshExpInterval' | 'sftpAccountsEnabled'
+> {
   themes: [string, InstalledTheme][];
-  phpVersion: string;
-  phpAutoUpdateOptOut: boolean;
-  deniedIps: string[];
-  sshEnabled: boolean;
-  sshExpInterval: string;
-  sftpAccountsEnabled: boolean;
 }
 
 export interface SimSite {

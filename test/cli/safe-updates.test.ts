@@ -5,20 +5,9 @@ import type { Report } from '../../src/report/report.js';
 import type { Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, tempDir } from '../helpers/cli.js';
 import { useSimulator } from '../helpers/sim.js';
+import { busiestTheme } from '../helpers/themes.js';
 
 const start = useSimulator();
-
-/** The theme with an update available on the most live environments, and those environments. */
-function busiestTheme(sim: Simulator): { theme: string; envs: string[] } {
-  let best = { theme: '', envs: [] as string[] };
-  for (const [name, theme] of sim.fleet.catalog) {
-    const envs = [...sim.fleet.environments.values()]
-      .filter((e) => e.displayName === 'live' && e.themes.has(name) && e.themes.get(name)!.version !== theme.versions.at(-1))
-      .map((e) => e.id);
-    if (envs.length > best.envs.length) best = { theme: name, envs };
-  }
-  return best;
-}
 
 function playbook(sim: Simulator, theme: string, extra = ''): string {
   const dir = tempDir();
