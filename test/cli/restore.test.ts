@@ -1,10 +1,10 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Report, ReportResult } from '../../src/report/report.js';
 import type { Simulator } from '../../src/sim/server.js';
-import { runCli, simEnv, tempDir } from '../helpers/cli.js';
-import { useSimulator } from '../helpers/sim.js';
+import { runCli, simEnv, startCli, tempDir } from '../helpers/cli.js';
+import { useSimulator, waitFor } from '../helpers/sim.js';
 import { busiestTheme } from '../helpers/themes.js';
 
 const start = useSimulator();
@@ -192,4 +192,32 @@ describe('sitefleet restore REPORT: the morning after', () => {
     expect(after.stdout).toMatch(/not restored .*: restore unknown already .*may have reached the service/);
     expect(restores(sim)).toHaveLength(0);
   });
+});
+
+describe('a restore cut off by SIGKILL', () => {
+  it('the process killed while its restore is on the wire: neither resume nor restore sends it again', async () => {
+    const { sim } = await start({ sites: 16, themes: 4, seed: 3, operationDelayMs: 100, slowMs: 5000 });
+    const { theme } = busiestTheme(sim);
+    sim.breakTheme(`${theme}@latest`);
+    // The service takes the restore and answers 5 s later: the process dies between its journal's
+    // "sending" and the answer, the one moment a second restore could be sent by mistake.
+    sim.setFaults({ slow: 1 }, { only: ['restoreBackup'] });
+    const dir = tempDir();
+    const path = join(dir, 'r.json');
+    const journal = join(dir, 'r.journal.jsonl');
+    const running = startCli(['run', playbook(sim, theme), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim), { timeoutMs: 30_000 });
+    await waitFor(() => existsSync(journal) && readFileSync(journal, 'utf8').includes('"status":"sending"'), 20_000);
+    running.child.kill('SIGKILL');
+    expect((await running.done).signal).toBe('SIGKILL');
+    sim.setFaults({});
+    await waitFor(() => restores(sim).length === 1, 10_000); // the slow answer went out to no one
+
+    const resumed = await runCli(['resume', path, '--yes', '--poll-interval', '50'], simEnv(sim));
+    expect(resumed.code).not.toBe(2);
+    const again = await runCli(['restore', path, '--yes'], simEnv(sim));
+    expect(again.stdout).toMatch(/not restored .*: restore unknown already .*may have reached the service/);
+    expect(restores(sim)).toHaveLength(1);
+    const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
+    expect(failedWrite(report).restored).toMatchObject({ status: 'unknown', operation_id: null });
+  }, 60_000);
 });
