@@ -154,6 +154,9 @@ describe('sitefleet restore REPORT: the morning after', () => {
       expect(env.themes.get(theme)!.version).not.toBe(sim.fleet.catalog.get(theme)!.versions.at(-1));
       const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
       expect(failedWrite(report).restored).toMatchObject({ status: 'succeeded', health: { outcome: 'healthy' } });
+      // The run's own story stands: it stopped on its budget, and its resume still stops at the next failure.
+      expect(report.stopped?.kind).toBe('budget');
+      expect(done.stdout).toMatch(/sitefleet resume \S+ --max-failures 1/);
       expect(done.stdout).toContain(`restored from backup ${canary.restore_point!.backup_id}: healthy again`);
 
       const again = await runCli(['restore', path, '--yes'], simEnv(sim));

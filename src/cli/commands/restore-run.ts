@@ -105,7 +105,8 @@ function describe(
   dryRun: boolean,
 ): void {
   const out = (line: string) => void (!globals.quiet && globals.io.stdout.write(`${line}\n`));
-  out(`${dryRun ? 'would restore' : 'to restore'}: ${todo.length} site${todo.length === 1 ? '' : 's'}${dryRun ? ' (dry run: nothing is sent)' : ''}`);
+  if (todo.length > 0)
+    out(`${dryRun ? 'would restore' : 'to restore'}: ${todo.length} site${todo.length === 1 ? '' : 's'}${dryRun ? ' (dry run: nothing is sent)' : ''}`);
   for (const c of todo)
     out(
       `  ${terminalName(targetLabel({ target: c.step.target }))} (${terminalName(c.step.task)}, step ${terminalName(c.step.id)}): backup ${c.backupId}, tag ${terminalName(c.tag)}${c.ageMs === undefined ? '' : `, taken ${formatDuration(c.ageMs / 1000)} ago`}`,
@@ -136,7 +137,6 @@ async function restoreAll(
   });
   const sites = plan.tasks.some((t) => t.health) ? new SiteProbe({ userAgent: siteUserAgent(), env: globals.io.env }) : undefined;
   try {
-    await journal.append({ t: 'resume', at: Date.now() });
     return await Promise.all(
       [...todo, ...follow].map((c) => {
         const task = plan.tasks.find((t) => t.index === c.step.task_index)!;
