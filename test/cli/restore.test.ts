@@ -29,9 +29,14 @@ ${settings}tasks:
   return file;
 }
 
-async function run(sim: Simulator, file: string): Promise<{ code: number | null; stdout: string; report: Report; path: string }> {
+async function run(
+  sim: Simulator,
+  file: string,
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; report: Report; path: string }> {
   const path = join(tempDir(), 'r.json');
-  const result = await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
+  const ci = ['--junit', path.replace(/\.json$/, '.xml'), '--summary-md', path.replace(/\.json$/, '.md')];
+  const result = await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', path, ...ci], { ...simEnv(sim), ...env });
   return { code: result.code, stdout: result.stdout + result.stderr, report: JSON.parse(readFileSync(path, 'utf8')) as Report, path };
 }
 
@@ -45,7 +50,7 @@ describe('health.on_broken: restore', () => {
       const { sim } = await start({ sites: 16, themes: 4, seed: 3, profile, operationDelayMs: 100, operationVisibleAfterMs: 0, operationPolls: { hidden: 1 } });
       const { theme } = busiestTheme(sim);
       sim.breakTheme(`${theme}@latest`);
-      const { code, stdout, report } = await run(sim, playbook(sim, theme));
+      const { code, stdout, report, path } = await run(sim, playbook(sim, theme), { GITHUB_ACTIONS: 'true' });
       // The step stays failed: the change broke the site, and the rollout stopped there as before.
       expect(code).toBe(3);
       const canary = failedWrite(report);
@@ -62,6 +67,10 @@ describe('health.on_broken: restore', () => {
       // The theme is back at the version it had, and the site answers.
       expect(env.themes.get(theme)!.version).not.toBe(sim.fleet.catalog.get(theme)!.versions.at(-1));
       expect(stdout).toContain(`restored from backup ${backup.id}: healthy again`);
+      // Every sink says so: JUnit, Markdown, the annotation.
+      expect(readFileSync(path.replace(/\.json$/, '.xml'), 'utf8')).toContain(`restored from backup ${backup.id}: healthy again`);
+      expect(readFileSync(path.replace(/\.json$/, '.md'), 'utf8')).toContain(`restored from backup ${backup.id}: healthy again`);
+      expect(stdout).toMatch(new RegExp(`^::error .*; restored from backup ${backup.id}: healthy again`, 'm'));
     },
   );
 
