@@ -89,21 +89,7 @@ export function buildReport(args: {
       ...(step.role ? { role: step.role } : {}),
     });
   }
-  for (const s of args.plan.skipped) {
-    results.push({
-      step_id: null,
-      task: s.task,
-      action: s.action,
-      target: s.target,
-      request: null,
-      status: 'skipped',
-      http_status: null,
-      operation_id: null,
-      attempts: 0,
-      error: null,
-      reason: s.reason,
-    });
-  }
+  for (const s of args.plan.skipped) results.push(skippedTarget(s));
   return {
     version: 1,
     run_id: args.runId ?? randomUUID(),
@@ -170,6 +156,23 @@ export function restorePointsOfFailures(report: Report): (ReportResult & { resto
   return report.results.filter(
     (r): r is ReportResult & { restore_point: RestorePoint } => r.status === 'failed' && r.role !== 'backup' && r.restore_point !== undefined,
   );
+}
+
+/** A target the plan skipped: no call, and why. */
+function skippedTarget(s: Plan['skipped'][number]): ReportResult {
+  return {
+    step_id: null,
+    task: s.task,
+    action: s.action,
+    target: s.target,
+    request: null,
+    status: 'skipped',
+    http_status: null,
+    operation_id: null,
+    attempts: 0,
+    error: null,
+    reason: s.reason,
+  };
 }
 
 /**
