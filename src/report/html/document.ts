@@ -1,4 +1,4 @@
-import { html, Markup, type Part } from './markup.js';
+import { h, Markup, type Part } from './markup.js';
 
 /**
  * What the page may load: nothing (`default-src 'none'`), but its own inline style sheet and images
@@ -49,33 +49,25 @@ export interface PageParts {
 
 /** One self-contained page: no script, nothing loaded from anywhere (see PAGE_CSP). */
 export function htmlDocument(parts: PageParts): string {
-  const page: Markup = html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta http-equiv="Content-Security-Policy" content="${PAGE_CSP}" />
-        <meta name="referrer" content="no-referrer" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${parts.title}</title>
-        <style>
-          ${STYLE_MARKUP}
-        </style>
-      </head>
-      <body>
-        <header class="page">
-          ${parts.logo ? html`<img src="${parts.logo}" alt="logo" />` : ''}
-          <div>
-            <h1>${parts.title}</h1>
-            ${parts.subtitle ?? ''}
-          </div>
-        </header>
-        <main>${parts.body}</main>
-        <footer class="page">
-          ${parts.footer ? html`<p>${parts.footer}</p>` : ''}
-          <p>Written by sitefleet. This page loads nothing and runs no script.</p>
-        </footer>
-      </body>
-    </html> `;
+  const page: Markup = h`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${PAGE_CSP}">
+<meta name="referrer" content="no-referrer">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${parts.title}</title>
+<style>${STYLE_MARKUP}</style>
+</head>
+<body>
+<header class="page">${parts.logo ? h`<img src="${parts.logo}" alt="logo">` : ''}<div><h1>${parts.title}</h1>${parts.subtitle ?? ''}</div></header>
+<main>
+${parts.body}
+</main>
+<footer class="page">${parts.footer ? h`<p>${parts.footer}</p>` : ''}<p>Written by sitefleet. This page loads nothing and runs no script.</p></footer>
+</body>
+</html>
+`;
   return page.text;
 }
 

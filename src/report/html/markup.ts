@@ -1,7 +1,7 @@
 import { forHtml } from '../../util/safe-text.js';
 
 /**
- * HTML this module wrote: the only kind of value `html` puts into a page as it is. Anything else a
+ * HTML this module wrote: the only kind of value `h` puts into a page as it is. Anything else a
  * template is handed (a site name, a message, a number) goes through safe-text's HTML rule, so a page
  * cannot forget to escape a string: there is no other way to put one in.
  */
@@ -22,8 +22,8 @@ function partText(part: Part): string {
   return forHtml(String(part));
 }
 
-/** A tagged template: the literal parts are the page's own markup, every value is escaped (see Markup). */
-export function html(strings: TemplateStringsArray, ...values: Part[]): Markup {
+/** A tagged template (`h`, not `html`: prettier would reformat an `html` one, whitespace and all): the literal parts are the page's own markup, every value is escaped (see Markup). */
+export function h(strings: TemplateStringsArray, ...values: Part[]): Markup {
   let text = strings[0]!;
   for (let i = 0; i < values.length; i++) text += partText(values[i]) + strings[i + 1]!;
   return new Markup(text);

@@ -3,7 +3,7 @@ import type { RecordLine } from '../../actions/action.js';
 import { restoreLine, restorePointText, type Report, type ReportResult } from '../report.js';
 import { matchesAny } from '../../util/glob.js';
 import { htmlDocument } from './document.js';
-import { html, type Markup } from './markup.js';
+import { h, type Markup } from './markup.js';
 
 /** What the maintenance record covers: the reports of a period, for the sites that match. */
 export interface RecordInput {
@@ -48,7 +48,7 @@ export function recordPage(input: RecordInput): string {
   const until = input.until ?? runs.at(-1)?.finished_at.slice(0, 10) ?? '';
   const asOf = runs.length > 0 ? Math.max(...runs.map((r) => Date.parse(r.finished_at))) : 0;
   const sections = [...bySite.keys()].sort().map((site) => siteSection(site, bySite.get(site)!, asOf));
-  const body = html`<dl class="facts">
+  const body = h`<dl class="facts">
       <dt>Period</dt>
       <dd>${since} to ${until}</dd>
       <dt>Runs</dt>
@@ -56,10 +56,10 @@ export function recordPage(input: RecordInput): string {
       <dt>Sites</dt>
       <dd>${bySite.size}</dd>
     </dl>
-    ${sections.length === 0 ? html`<p class="note">No work on a matching site in these reports.</p>` : sections}`;
+    ${sections.length === 0 ? h`<p class="note">No work on a matching site in these reports.</p>` : sections}`;
   return htmlDocument({
     title: input.title ?? 'Maintenance record',
-    subtitle: html`<p class="note">${since} to ${until}</p>`,
+    subtitle: h`<p class="note">${since} to ${until}</p>`,
     ...(input.logo && { logo: input.logo }),
     ...(input.footer && { footer: input.footer }),
     body,
@@ -83,35 +83,35 @@ function siteSection(site: string, entries: readonly Entry[], asOf: number): Mar
     const items = done.get(line.heading) ?? [];
     done.set(line.heading, items);
     items.push(
-      html`<li class="work">
+      h`<li class="work">
         <span class="day">${day}</span> ${r.target.environment ?? ''}:
-        ${line.text}${pending}${age}${line.detail === undefined ? '' : html`<pre>${line.detail}</pre>`}
+        ${line.text}${pending}${age}${line.detail === undefined ? '' : h`<pre>${line.detail}</pre>`}
       </li>`,
     );
   }
   const work = [...done].map(
     ([heading, items]) =>
-      html`<h4>${heading}</h4>
+      h`<h4>${heading}</h4>
         <ul>
           ${items}
         </ul>`,
   );
-  return html`<section class="site" data-site="${site}">
+  return h`<section class="site" data-site="${site}">
     <h3>${site}</h3>
-    ${work.length > 0 ? work : html`<p class="note">No work done.</p>`} ${healthPart(entries)} ${incidentPart(entries)}
+    ${work.length > 0 ? work : h`<p class="note">No work done.</p>`} ${healthPart(entries)} ${incidentPart(entries)}
   </section>`;
 }
 
 function healthPart(entries: readonly Entry[]): Markup {
   const checked = entries.filter((e) => e.r.health !== undefined && e.r.role !== 'backup');
-  if (checked.length === 0) return html``;
+  if (checked.length === 0) return h``;
   const items = checked.map(
     ({ r, day }) =>
-      html`<li class="check">
-        <span class="day">${day}</span> ${r.target.environment ?? ''}: ${r.health!.outcome}${r.health!.after ? html` (${r.health!.after})` : ''}
+      h`<li class="check">
+        <span class="day">${day}</span> ${r.target.environment ?? ''}: ${r.health!.outcome}${r.health!.after ? h` (${r.health!.after})` : ''}
       </li>`,
   );
-  return html`<h4>Health checks (${checked.length})</h4>
+  return h`<h4>Health checks (${checked.length})</h4>
     <ul>
       ${items}
     </ul>`;
@@ -119,7 +119,7 @@ function healthPart(entries: readonly Entry[]): Markup {
 
 function incidentPart(entries: readonly Entry[]): Markup {
   const incidents = entries.filter((e) => e.r.status === 'failed' || e.r.status === 'unknown');
-  if (incidents.length === 0) return html`<p class="note">No incidents.</p>`;
+  if (incidents.length === 0) return h`<p class="note">No incidents.</p>`;
   const items = incidents.map(({ r, day }) => {
     const done =
       r.restore_point && r.role !== 'backup'
@@ -127,11 +127,11 @@ function incidentPart(entries: readonly Entry[]): Markup {
           ? restoreLine({ ...r, restore_point: r.restore_point })
           : restorePointText(r.restore_point)
         : 'not restored';
-    return html`<li class="incident">
+    return h`<li class="incident">
       <span class="day">${day}</span> ${r.target.environment ?? ''}: ${r.task} ${r.status}: ${r.reason ?? r.error ?? ''}. What was done: ${done}.
     </li>`;
   });
-  return html`<h4>Incidents (${incidents.length})</h4>
+  return h`<h4>Incidents (${incidents.length})</h4>
     <ul>
       ${items}
     </ul>`;

@@ -2,7 +2,7 @@ import { continueCommand, groupOf } from '../ci-formats.js';
 import { exitCodeOf, restoreLine, restorePointText, type Report, type ReportResult } from '../report.js';
 import type { StepStatus } from '../../run/types.js';
 import { htmlDocument } from './document.js';
-import { html, type Markup } from './markup.js';
+import { h, type Markup } from './markup.js';
 import type { RunTimes } from './spans.js';
 import { timelineSvg } from './timeline.js';
 
@@ -30,11 +30,11 @@ const EXIT_MEANING: Record<number, string> = {
 /** The run's page: header, a figure per task, the timeline, the steps that need a person, and the commands that continue. */
 export function runPage(input: RunPageInput): string {
   const { report } = input;
-  const body = html`${headerFacts(report)}
+  const body = h`${headerFacts(report)}
     <h2>Tasks</h2>
     ${taskFigures(report)}
     <h2>Timeline</h2>
-    ${'missing' in input.times ? html`<p class="note timeline-missing">No timeline: ${input.times.missing}.</p>` : timelineSection(report, input.times)}
+    ${'missing' in input.times ? h`<p class="note timeline-missing">No timeline: ${input.times.missing}.</p>` : timelineSection(report, input.times)}
     ${problemSection(report)} ${restoredSection(report)} ${nextSection(report, input.reportPath)}`;
   return htmlDocument({
     title: input.title ?? `sitefleet: ${report.name}${report.mode === 'dry-run' ? ' (dry run)' : ''}`,
@@ -47,7 +47,7 @@ export function runPage(input: RunPageInput): string {
 function headerFacts(report: Report): Markup {
   const code = exitCodeOf(report);
   const meaning = `${EXIT_MEANING[code] ?? ''}${report.stopped ? `: ${report.stopped.reason}` : ''}`;
-  return html`<dl class="facts">
+  return h`<dl class="facts">
     <dt>Playbook</dt>
     <dd>${report.name} (${report.playbook})</dd>
     <dt>Company</dt>
@@ -83,7 +83,7 @@ function taskFigures(report: Report): Markup {
     let x = 0;
     const bars = STATUS_ORDER.filter((s) => counts.has(s)).map((s) => {
       const width = (counts.get(s)! / total) * 1000;
-      const bar = html`<rect class="s-${s}" x="${Math.round(x * 100) / 100}" y="0" width="${Math.round(width * 100) / 100}" height="24"
+      const bar = h`<rect class="s-${s}" x="${Math.round(x * 100) / 100}" y="0" width="${Math.round(width * 100) / 100}" height="24"
         ><title>${s}: ${counts.get(s)}</title></rect
       >`;
       x += width;
@@ -91,12 +91,12 @@ function taskFigures(report: Report): Markup {
     });
     const cells = STATUS_ORDER.filter((s) => counts.has(s)).map(
       (s) =>
-        html`<tr>
+        h`<tr>
           <td><span class="k s-${s}"></span>${s}</td>
           <td class="n" data-status="${s}">${counts.get(s)}</td>
         </tr>`,
     );
-    return html`<figure class="task" data-task="${task}">
+    return h`<figure class="task" data-task="${task}">
       <figcaption>${task}: ${total} ${total === 1 ? 'target' : 'targets'}</figcaption>
       <svg viewBox="0 0 1000 24" preserveAspectRatio="none" role="img" aria-label="${task} by status">${bars}</svg>
       <table class="counts">
@@ -104,12 +104,12 @@ function taskFigures(report: Report): Markup {
       </table>
     </figure>`;
   });
-  return html`${figures}`;
+  return h`${figures}`;
 }
 
 function timelineSection(report: Report, times: RunTimes): Markup {
   const sent = report.results.filter((r) => r.step_id !== null && times.spans.has(r.step_id)).length;
-  return html`<p class="note">
+  return h`<p class="note">
       ${sent} sent ${sent === 1 ? 'step' : 'steps'}, each from its send to its operation's end. <span class="k s-succeeded"></span>succeeded
       <span class="k s-accepted"></span>accepted <span class="k s-failed"></span>failed <span class="k s-unknown"></span>unknown; a ring: the site's health
       checked after the write; a diamond: the site restored; a dashed line: the window's end.
@@ -120,18 +120,18 @@ function timelineSection(report: Report, times: RunTimes): Markup {
 /** Site and environment apart where the step had them; else what it acted on (a domain, a site id). */
 function whereCells(r: ReportResult): Markup {
   const { site, environment, domain, site_id } = r.target;
-  return html`<td>${site ?? domain ?? site_id ?? r.target.company ?? 'company'}</td>
+  return h`<td>${site ?? domain ?? site_id ?? r.target.company ?? 'company'}</td>
     <td>${environment ?? ''}</td>`;
 }
 
 function problemSection(report: Report): Markup {
   const problems = report.results.filter((r) => r.status === 'failed' || r.status === 'unknown');
   if (problems.length === 0)
-    return html`<h2>Failed and unknown steps</h2>
+    return h`<h2>Failed and unknown steps</h2>
       <p class="none-failed">None.</p>`;
   const rows = problems.map(
     (r) =>
-      html`<tr class="problem" data-step="${r.step_id ?? ''}">
+      h`<tr class="problem" data-step="${r.step_id ?? ''}">
         <td class="st">${r.status}</td>
         ${whereCells(r)}
         <td>${r.task}</td>
@@ -139,7 +139,7 @@ function problemSection(report: Report): Markup {
         <td>${restoreText(r)}</td>
       </tr>`,
   );
-  return html`<h2>Failed and unknown steps (${problems.length})</h2>
+  return h`<h2>Failed and unknown steps (${problems.length})</h2>
     <div class="scroll">
       <table class="problems">
         <thead>
@@ -166,16 +166,16 @@ function restoreText(r: ReportResult): string {
 
 function restoredSection(report: Report): Markup {
   const restored = report.results.filter((r) => r.restored !== undefined && r.restore_point !== undefined);
-  if (restored.length === 0) return html``;
+  if (restored.length === 0) return h``;
   const rows = restored.map(
     (r) =>
-      html`<tr class="restored" data-step="${r.step_id ?? ''}">
+      h`<tr class="restored" data-step="${r.step_id ?? ''}">
         ${whereCells(r)}
         <td>${r.task}</td>
         <td>${restoreText(r)}</td>
       </tr>`,
   );
-  return html`<h2>Restored sites (${restored.length})</h2>
+  return h`<h2>Restored sites (${restored.length})</h2>
     <div class="scroll">
       <table>
         <thead>
@@ -201,10 +201,10 @@ function nextSection(report: Report, reportPath: string): Markup {
   const unrestored = report.results.some((r) => r.status === 'failed' && r.role !== 'backup' && r.restore_point && !r.restored);
   if (unrestored) commands.push(`sitefleet restore ${reportPath} --dry-run`);
   if (commands.length === 0)
-    return html`<h2>Next</h2>
+    return h`<h2>Next</h2>
       <p class="note">Nothing left to continue.</p>`;
-  return html`<h2>Next</h2>
+  return h`<h2>Next</h2>
     <ul class="next">
-      ${commands.map((c) => html`<li><code>${c}</code></li>`)}
+      ${commands.map((c) => h`<li><code>${c}</code></li>`)}
     </ul>`;
 }

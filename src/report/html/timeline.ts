@@ -1,5 +1,5 @@
 import { targetLabel, type ReportResult } from '../report.js';
-import { html, type Markup } from './markup.js';
+import { h, type Markup } from './markup.js';
 import type { RunTimes, Span } from './spans.js';
 
 /** The chart's width in SVG units: a pixel on a laptop's page, less on a phone (it scales). */
@@ -72,13 +72,13 @@ function markOf(step: Band['steps'][number], row: number, y: number, x: (t: numb
   const top = y + row * ROW;
   const tip = `${targetLabel(r)}: ${r.task}${r.role === 'backup' ? ' (backup first)' : ''}, ${r.status}; sent ${clock(span.send)}, ${span.open ? 'not seen to end' : `ended ${clock(span.end)}`}`;
   const parts: Markup[] = [
-    html`<rect class="mark s-${r.status}" data-step="${r.step_id}" x="${fixed(x0)}" y="${top}" width="${fixed(width)}" height="${ROW - 1}"
+    h`<rect class="mark s-${r.status}" data-step="${r.step_id}" x="${fixed(x0)}" y="${top}" width="${fixed(width)}" height="${ROW - 1}"
       ><title>${tip}</title></rect
     >`,
   ];
   if (r.health)
     parts.push(
-      html`<circle
+      h`<circle
         class="health health-${r.health.outcome.replace(/ /g, '-')}"
         data-step="${r.step_id}"
         cx="${fixed(x0 + width)}"
@@ -91,12 +91,12 @@ function markOf(step: Band['steps'][number], row: number, y: number, x: (t: numb
     const cx = x(span.restoredAt);
     const cy = top + (ROW - 1) / 2;
     parts.push(
-      html`<path class="restore" data-step="${r.step_id}" d="M${fixed(cx)} ${fixed(cy - 4.5)}l4.5 4.5l-4.5 4.5l-4.5 -4.5z"
+      h`<path class="restore" data-step="${r.step_id}" d="M${fixed(cx)} ${fixed(cy - 4.5)}l4.5 4.5l-4.5 4.5l-4.5 -4.5z"
         ><title>restore: ${r.restored?.status ?? ''}</title></path
       >`,
     );
   }
-  return html`${parts}`;
+  return h`${parts}`;
 }
 
 /** Steps in flight per column, and the failed ones where they ended: what a band of marks thinner than a pixel shows. */
@@ -114,7 +114,7 @@ function aggregateOf(band: Band, y: number, x: (t: number) => number, runEnd: nu
   const bars = inFlight.map((n, b) =>
     n === 0
       ? ''
-      : html`<rect
+      : h`<rect
           class="in-flight"
           x="${fixed(b * w)}"
           y="${fixed(y + AGGREGATE_HEIGHT * (1 - n / most))}"
@@ -125,11 +125,11 @@ function aggregateOf(band: Band, y: number, x: (t: number) => number, runEnd: nu
   const fails = failed.map((n, b) =>
     n === 0
       ? ''
-      : html`<rect class="ended-failed" x="${fixed(b * w)}" y="${y + AGGREGATE_HEIGHT - 3}" width="${fixed(w)}" height="3"
+      : h`<rect class="ended-failed" x="${fixed(b * w)}" y="${y + AGGREGATE_HEIGHT - 3}" width="${fixed(w)}" height="3"
           ><title>${n} failed or unknown</title></rect
         >`,
   );
-  return html`<g class="aggregate" data-steps="${band.steps.length}" data-most="${most}">${bars}${fails}</g>`;
+  return h`<g class="aggregate" data-steps="${band.steps.length}" data-most="${most}">${bars}${fails}</g>`;
 }
 
 /**
@@ -146,7 +146,7 @@ export function timelineSvg(results: readonly ReportResult[], times: RunTimes): 
   for (const band of bandsOf(results, times)) {
     const aggregated = medianWidth(band.steps, x, runEnd) < 1;
     const label = aggregated ? `${band.label}: ${band.steps.length} steps, drawn as steps in flight (each mark would be under a pixel)` : band.label;
-    parts.push(html`<text x="0" y="${y + 12}">${label}</text>`);
+    parts.push(h`<text x="0" y="${y + 12}">${label}</text>`);
     y += 16;
     if (aggregated) {
       parts.push(aggregateOf(band, y, x, runEnd));
@@ -155,23 +155,23 @@ export function timelineSvg(results: readonly ReportResult[], times: RunTimes): 
     }
     const rows = packRows(band.steps, x);
     const height = (Math.max(...rows) + 1) * ROW;
-    parts.push(html`<rect class="band" x="0" y="${y}" width="${CHART_WIDTH}" height="${height}" />`);
-    parts.push(html`<g class="marks">${band.steps.map((s, i) => markOf(s, rows[i]!, y, x, runEnd))}</g>`);
+    parts.push(h`<rect class="band" x="0" y="${y}" width="${CHART_WIDTH}" height="${height}" />`);
+    parts.push(h`<g class="marks">${band.steps.map((s, i) => markOf(s, rows[i]!, y, x, runEnd))}</g>`);
     y += height + BAND_GAP;
   }
   const axisY = y;
-  parts.push(html`<line class="axis" x1="0" y1="${axisY}" x2="${CHART_WIDTH}" y2="${axisY}" />`);
+  parts.push(h`<line class="axis" x1="0" y1="${axisY}" x2="${CHART_WIDTH}" y2="${axisY}" />`);
   for (let i = 0; i <= 4; i++) {
     const t = t0 + ((t1 - t0) * i) / 4;
     const anchor = i === 0 ? 'start' : i === 4 ? 'end' : 'middle';
-    parts.push(html`<text x="${fixed(((CHART_WIDTH - MARGIN) * i) / 4)}" y="${axisY + 16}" text-anchor="${anchor}">${clock(t)}</text>`);
+    parts.push(h`<text x="${fixed(((CHART_WIDTH - MARGIN) * i) / 4)}" y="${axisY + 16}" text-anchor="${anchor}">${clock(t)}</text>`);
   }
   if (windowShown) {
     const wx = fixed(x(times.windowEnd!));
-    parts.push(html`<line class="window-end" x1="${wx}" y1="0" x2="${wx}" y2="${axisY}"><title>the window closed ${clock(times.windowEnd!)}</title></line>`);
+    parts.push(h`<line class="window-end" x1="${wx}" y1="0" x2="${wx}" y2="${axisY}"><title>the window closed ${clock(times.windowEnd!)}</title></line>`);
   }
   const total = axisY + AXIS;
-  return html`<svg class="timeline" viewBox="0 0 ${CHART_WIDTH} ${total}" role="img" aria-label="timeline of the run's steps">${parts}</svg>`;
+  return h`<svg class="timeline" viewBox="0 0 ${CHART_WIDTH} ${total}" role="img" aria-label="timeline of the run's steps">${parts}</svg>`;
 }
 
 /** UTC time of day with seconds: a night's run fits in a day, and the header gives the dates. */
