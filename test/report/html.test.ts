@@ -43,7 +43,10 @@ function result(i: number, status: StepStatus, extra: Partial<ReportResult> = {}
 
 function reportOf(results: ReportResult[]): Report {
   const summary = { total: 0, planned: 0, accepted: 0, succeeded: 0, failed: 0, skipped: 0, unknown: 0 };
-  for (const r of results) (summary.total++, summary[r.status]++);
+  for (const r of results) {
+    summary.total++;
+    summary[r.status]++;
+  }
   return {
     version: 1,
     run_id: RUN_ID,
@@ -79,6 +82,7 @@ describe('the run page as text', () => {
     expect(page.slice(0, HTML_HEAD.length)).toBe(HTML_HEAD);
     expect(page).toContain(`content="${PAGE_CSP.replace(/'/g, '&#39;')}"`);
     expect(PAGE_CSP).toMatch(/^default-src 'none'; style-src 'unsafe-inline'; img-src data:/);
+    // eslint-disable-next-line no-control-regex -- the control characters are what is looked for
     expect(page).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
     // Every tag is the page's own: no name opened one.
     const tags = new Set([...page.matchAll(/<\/?([a-zA-Z][\w-]*)/g)].map((m) => m[1]!.toLowerCase()));

@@ -22,7 +22,10 @@ function partText(part: Part): string {
   return forHtml(String(part));
 }
 
-/** A tagged template (`h`, not `html`: prettier would reformat an `html` one, whitespace and all): the literal parts are the page's own markup, every value is escaped (see Markup). */
+/**
+ * A tagged template (`h`, not `html`: prettier would reformat an `html` one, whitespace and all):
+ * the literal parts are the page's own markup, every value is escaped (see Markup).
+ */
 export function h(strings: TemplateStringsArray, ...values: Part[]): Markup {
   let text = strings[0]!;
   for (let i = 0; i < values.length; i++) text += partText(values[i]) + strings[i + 1]!;
