@@ -11,6 +11,12 @@ const MARGIN = 8;
 /** An aggregated band: this many columns, each the steps in flight during its time. */
 const BUCKETS = CHART_WIDTH / 2;
 const AGGREGATE_HEIGHT = 48;
+/**
+ * Past this many marks on a page, every band is drawn as steps in flight: a mark is then thinner than
+ * a pixel in height on a printed page's chart anyway, and each one (a shape and its tooltip) costs
+ * some 300 bytes, so 10,000 would make a page of 3 MB.
+ */
+const MAX_MARKS = 2500;
 
 /** The steps of one band: a task's wave (rollout), or a task without one. */
 interface Band {
@@ -143,9 +149,11 @@ export function timelineSvg(results: readonly ReportResult[], times: RunTimes): 
   const runEnd = times.last;
   const parts: Markup[] = [];
   let y = 0;
-  for (const band of bandsOf(results, times)) {
-    const aggregated = medianWidth(band.steps, x, runEnd) < 1;
-    const label = aggregated ? `${band.label}: ${band.steps.length} steps, drawn as steps in flight (each mark would be under a pixel)` : band.label;
+  const bands = bandsOf(results, times);
+  const crowded = bands.reduce((n, b) => n + b.steps.length, 0) > MAX_MARKS;
+  for (const band of bands) {
+    const aggregated = crowded || medianWidth(band.steps, x, runEnd) < 1;
+    const label = aggregated ? `${band.label}: ${band.steps.length} steps, drawn as steps in flight (a mark each would be under a pixel)` : band.label;
     parts.push(h`<text x="0" y="${y + 12}">${label}</text>`);
     y += 16;
     if (aggregated) {
