@@ -2,6 +2,7 @@
 // records) with the built modules, in a process of its own so its peak memory is the page's alone.
 // Prints {ms, max_rss_mb, bytes}. The journal is folded from records in memory: reading and checking
 // the file is `resume`'s cost, measured elsewhere.
+import { Buffer } from 'node:buffer';
 import { runPage } from '../dist/report/html/run-page.js';
 import { runTimes } from '../dist/report/html/spans.js';
 
