@@ -8,6 +8,7 @@ import { coordinationCost, threeProcesses } from './coordination.mjs';
 import { creationLimit } from './real-service.mjs';
 import { healthChecks } from './safe-updates.mjs';
 import { restoreTime } from './restore.mjs';
+import { pageRender } from './pages.mjs';
 import { listingConfirm } from './listing-confirm.mjs';
 import { estimateAccuracy } from './estimate.mjs';
 import { longOperations, otherWindow, overstatedLimit, rolloutAndInterrupt, twoTasks } from './watching.mjs';
@@ -31,6 +32,7 @@ const ALL = {
   restore: restoreTime,
   confirm: listingConfirm,
   estimate: estimateAccuracy,
+  pages: pageRender,
 };
 const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg > 0 ? process.argv[onlyArg + 1].split(',') : Object.keys(ALL);

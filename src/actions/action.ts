@@ -67,6 +67,21 @@ export interface StepOutcome {
   private_output?: unknown;
   /** What the step's operation said it printed (`readOperation`'s `output`). */
   output?: string | null;
+  /** What the listing showed the call depended on, in the action's words (`astra 4.1.0 → 4.1.1`). */
+  precondition?: string;
+}
+
+/**
+ * One line of a client's maintenance record: what a step did, under a heading that gathers the same
+ * work across sites (`Theme updates`), with what it printed beside it when it printed something.
+ * Service text stays as it came: the page makes it safe.
+ */
+export interface RecordLine {
+  heading: string;
+  text: string;
+  detail?: string;
+  /** `backup`: something the site can be restored from; the record gives its age. */
+  kind?: 'backup';
 }
 
 /** What a creating step made: the id of the new environment or site. */
@@ -158,6 +173,11 @@ interface ActionBase<W extends object> {
    * a failure's message is only in the operation's answer. Without this hook every operation is polled.
    */
   confirmBatch?: BatchConfirm;
+  /**
+   * What a step that did its work did, for the maintenance record a client reads (`astra 4.1.0 →
+   * 4.1.1`, `PHP 8.3 set`). Without this hook the record names the step's task.
+   */
+  record?(step: StepOutcome): RecordLine | undefined;
   /** The file this task's answers go to (login links, what a command printed), built from its steps; undefined when none kept anything. */
   privateOutput?(withBlock: W, steps: StepOutcome[]): PrivateOutput | undefined;
   /**

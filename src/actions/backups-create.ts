@@ -22,6 +22,7 @@ export const backupsCreate: Action<{ tag: string; unless_exists?: boolean }> = {
     ['tag'],
   ),
   reads: (w) => (w.unless_exists ? ['backups'] : []),
+  record: (step) => ({ heading: 'Backups', text: `backup taken, tag ${tagOf(step.body)}`, kind: 'backup' }),
   expandEnvironment(env, ctx) {
     const tag = fillTemplate(ctx.with.tag, templateValues(ctx, env));
     if (ctx.with.unless_exists) {
@@ -52,12 +53,15 @@ export const restorePoint = {
     return { endpoint: 'addManualBackup', params: { env_id: envId }, body: { tag } };
   },
   /** The tag a restore-point request carries. */
-  tagOf(body: unknown): string {
-    const tag = (body as { tag?: unknown } | undefined)?.tag;
-    return typeof tag === 'string' ? tag : '';
-  },
+  tagOf,
   /** The newest manual backup with this tag (the service keeps a manual backup's tag as its note). */
   find(backups: readonly Backup[], tag: string): Backup | undefined {
     return backups.filter((b) => b.note === tag || b.name === tag).sort((a, b) => b.created_at - a.created_at)[0];
   },
 };
+
+/** The tag a backup request carries. */
+function tagOf(body: unknown): string {
+  const tag = (body as { tag?: unknown } | undefined)?.tag;
+  return typeof tag === 'string' ? tag : '';
+}

@@ -63,6 +63,11 @@ export const deniedIpsSet: Action<DeniedIpsWith> = {
     const { ip_list_file, ...rest } = w;
     return { ...rest, ip_list: readIpFile(files, ip_list_file).lines.map((l) => l.text) };
   },
+  // The list replaces the old one whole: its length is what changed, its addresses are the operator's business.
+  record(step) {
+    const n = ((step.body as { ip_list?: unknown[] } | undefined)?.ip_list ?? []).length;
+    return { heading: 'Denied-IP lists', text: `denied-IP list replaced: ${n} ${n === 1 ? 'address' : 'addresses'}` };
+  },
   expandEnvironment(env, ctx) {
     const ipList = [...new Set<string>(ctx.with.ip_list ?? [])];
     return [{ request: { endpoint: 'setDeniedIps', params: {}, body: { environment_id: env.id, ip_list: ipList } } }];

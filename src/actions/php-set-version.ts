@@ -15,6 +15,7 @@ export const phpSetVersion: Action<{ php_version: string; opt_out_automatic_upda
     },
     ['php_version'],
   ),
+  record: (step) => ({ heading: 'PHP versions', text: `PHP ${String((step.body as { php_version?: unknown } | undefined)?.php_version)} set` }),
   expandEnvironment(env, ctx) {
     const body: Record<string, unknown> = { environment_id: env.id, php_version: ctx.with.php_version };
     if (ctx.with.opt_out_automatic_updates !== undefined) body.is_opt_out_from_automatic_php_update = ctx.with.opt_out_automatic_updates;

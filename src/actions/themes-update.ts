@@ -53,6 +53,8 @@ export const themesUpdate: Action<ThemesUpdateWith> = {
       return env !== undefined && themesOf(step).every((name) => env.themes.some((t) => t.name === name && !t.update_available));
     },
   },
+  // The versions the policy judged are the ones the update moved between.
+  record: (step) => ({ heading: 'Theme updates', text: step.precondition ?? `${themesOf(step).join(', ')} updated` }),
   // A note or skip lists the themes left alone: each counts apart in the summary.
   reasonParts(reason) {
     return reason.startsWith(LEFT_ALONE)

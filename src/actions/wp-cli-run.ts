@@ -32,6 +32,10 @@ export const wpCliRun: Action<WpCliWith> = {
     return [{ request: { endpoint: 'runWpCliCommand', params: { env_id: env.id }, body: { wp_command: ctx.with.wp_command } } }];
   },
   readOperation: commandOutput,
+  record(step) {
+    const command = (step.body as { wp_command?: unknown } | undefined)?.wp_command;
+    return { heading: 'WP-CLI commands', text: String(command), ...(typeof step.output === 'string' && { detail: step.output }) };
+  },
   // The output is kept in the report and the journal (files CI keeps as artifacts): a command that
   // prints the site's credentials would copy them there.
   advise: (w) =>

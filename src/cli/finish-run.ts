@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { OutputFile } from '../util/output-file.js';
 import { forTerminal } from '../util/safe-text.js';
 import { github } from './outputs/github.js';
+import { htmlPage } from './outputs/html.js';
 import { junit } from './outputs/junit.js';
 import { markdown } from './outputs/markdown.js';
 import { metrics } from './outputs/metrics.js';
@@ -17,10 +18,10 @@ export type { Abandoned, Finished, OutputFlags, OutputStart, RunOutput, Started,
 
 /**
  * What a report leaves behind, in this order: the report first (what a resume reads, so it lands
- * even if a later output fails), then the private files, the summary, and the files and lines for CI.
+ * even if a later output fails), then the private files, the summary, the files and lines for CI, and the run's page.
  * `status` ends with these: it brings a run's report up to date, and is no run of its own to tell of.
  */
-export const REPORT_OUTPUTS: readonly RunOutput[] = [reportFile, privateFiles, terminalSummary, junit, markdown, github];
+export const REPORT_OUTPUTS: readonly RunOutput[] = [reportFile, privateFiles, terminalSummary, junit, markdown, github, htmlPage];
 
 /** What every run (run, resume) leaves behind: the report's outputs, then what tells someone: metrics, the ping, the webhooks. */
 export const RUN_OUTPUTS: readonly RunOutput[] = [...REPORT_OUTPUTS, metrics, ping, webhooks];

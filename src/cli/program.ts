@@ -12,6 +12,7 @@ import { registerSim } from './commands/sim.js';
 import { registerSshConfig } from './commands/ssh-config.js';
 import { registerStatus } from './commands/status.js';
 import { registerRestore } from './commands/restore.js';
+import { registerReport } from './commands/report.js';
 import { registerValidate } from './commands/validate.js';
 import { durationOption, intOption } from './parse.js';
 import { LONGEST } from '../util/duration.js';
@@ -99,6 +100,7 @@ export function buildProgram(io: Io): Command {
   registerResume(program);
   registerStatus(program);
   registerRestore(program);
+  registerReport(program);
   registerInventory(program);
   registerBackups(program);
   registerDoctor(program);

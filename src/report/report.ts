@@ -16,6 +16,10 @@ export interface ReportResult extends Omit<StepResult, 'step_id' | 'private_outp
   request: { method: string; path: string; body?: unknown } | null;
   /** `backup`: the restore point a `backup_first` task took before this environment's write. */
   role?: 'backup';
+  /** The step's rollout wave, for a task with a rollout (the run's page groups its timeline by it). */
+  wave?: number;
+  /** What the listing showed the call depended on (`astra 4.1.0 → 4.1.1`): what the maintenance record says was done. */
+  precondition?: string;
 }
 
 export type Summary = Record<'total' | StepStatus, number>;
@@ -87,6 +91,8 @@ export function buildReport(args: {
       ...(r?.confirmed_by ? { confirmed_by: r.confirmed_by } : {}),
       ...(r ? answered(r) : {}),
       ...(step.role ? { role: step.role } : {}),
+      ...(step.wave !== undefined ? { wave: step.wave } : {}),
+      ...(step.precondition !== undefined ? { precondition: step.precondition } : {}),
     });
   }
   for (const s of args.plan.skipped) results.push(skippedTarget(s));

@@ -15,6 +15,19 @@ const MAX_JOURNAL_BYTES = 512 << 20;
  * process was killed mid-write) is ignored, as `readJournal` does.
  */
 export function readJournalBack(path: string): JournalState {
+  const records = readJournalRecordsBack(path);
+  try {
+    return foldJournal(records, path);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/**
+ * The journal's records, each checked as `readJournalBack` checks them, in order: what a page reads
+ * for when each step was sent and ended (the folded state keeps no times).
+ */
+export function readJournalRecordsBack(path: string): JournalRecord[] {
   let text: string;
   try {
     text = readInputFile(path, MAX_JOURNAL_BYTES);
@@ -42,9 +55,5 @@ export function readJournalBack(path: string): JournalState {
   if (start?.t !== 'start') throw new NoStartRecordError(`${path} has no complete start record: its run was stopped before it sent anything`);
   const problems = planReadBackProblems(start.plan);
   if (problems.length > 0) throw new InvalidInputError(problems.slice(0, 1).map((p) => ({ file: path, line: 1, ...p, path: `plan.${p.path}` })));
-  try {
-    return foldJournal(records, path);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  return records;
 }

@@ -34,6 +34,11 @@ export const HOSTILE_NAMES: readonly string[] = [
   '\tcr\rreturn',
   // Very long.
   `long-${'x'.repeat(2000)}`,
+  // A page's markup: an image whose error runs script, and a name that closes the title and opens a script.
+  '<img src=x onerror="window.__pwned=1">',
+  '</title><script>window.__pwned=1</script><style>*{display:none}</style>',
+  // An attribute's end, a new attribute and a link that would leave the page.
+  '" style="background:url(http://evil.example/x.png)" x="',
 ];
 
 /**

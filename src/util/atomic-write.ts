@@ -9,11 +9,12 @@ import { dirname } from 'node:path';
  * over the target (a rename replaces a symlink at the target, it does not write through it), and the
  * folder synced so the new name is durable too.
  */
-export function writeFileAtomic(path: string, text: string, mode = 0o644): void {
+export function writeFileAtomic(path: string, text: string | Uint8Array, mode = 0o644): void {
   const tmp = tempName(path);
   const fd = openSync(tmp, 'wx', mode);
   try {
-    writeSync(fd, text);
+    const data = typeof text === 'string' ? Buffer.from(text) : text;
+    for (let written = 0; written < data.length;) written += writeSync(fd, data, written);
     fsyncSync(fd);
   } catch (error) {
     closeSync(fd);

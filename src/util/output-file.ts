@@ -10,7 +10,7 @@ import { writeFileAtomic, writeFileAtomicAsync } from './atomic-write.js';
  * device. Commands check all their outputs when they start, before anything is sent (`checkOutputs`);
  * each write looks again at the path's type as it writes (`writeOutput`, `openAppend`).
  */
-export type OutputKind = 'report' | 'plan' | 'junit' | 'summary-md' | 'login-links' | 'command-output' | 'log' | 'step-summary' | 'metrics';
+export type OutputKind = 'report' | 'plan' | 'junit' | 'summary-md' | 'login-links' | 'command-output' | 'log' | 'step-summary' | 'metrics' | 'html' | 'pdf';
 
 export interface OutputFile {
   /** How the user named it, for messages: `--junit`, `GITHUB_STEP_SUMMARY`, `report`. */
@@ -97,7 +97,14 @@ const KINDS: Record<OutputKind, Kind> = {
     mode: 0o644,
     own: { bytes: MAX_JSON_BYTES, test: (text, whole) => whole && text.split('\n').every((l) => l === '' || /^(# (HELP|TYPE) )?sitefleet_/.test(l)) },
   },
+  // A page sitefleet wrote begins with its own head (the policy that it loads nothing); no other page is replaced.
+  html: { name: 'a sitefleet page', mode: 0o644, own: { bytes: HEAD_BYTES, test: (text) => text.startsWith(HTML_HEAD) } },
+  // A PDF is recognised by its header, whoever printed it (as JUnit by its root element).
+  pdf: { name: 'a PDF', mode: 0o644, own: { bytes: HEAD_BYTES, test: (text) => text.startsWith('%PDF-') } },
 };
+
+/** How every page sitefleet writes begins (report/html/document.ts writes it; util cannot import from there). */
+export const HTML_HEAD = '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<meta http-equiv="Content-Security-Policy"';
 
 type Fields = Record<string, unknown>;
 type Recognise = NonNullable<Kind['own']>['test'];
@@ -149,7 +156,7 @@ export function checkOutputs(outputs: readonly OutputFile[], inputs: readonly In
 }
 
 /** Replaces an output whole: temporary file and rename in its folder, so a link at the path is never written through. */
-export function writeOutput(output: OutputFile, text: string): void {
+export function writeOutput(output: OutputFile, text: string | Uint8Array): void {
   refuseType(output);
   writeFileAtomic(output.path, text, KINDS[output.kind].mode);
 }

@@ -92,6 +92,19 @@ export function forXml(text: string): string {
   return escapeUnsafe(text, '\t\n\r').replace(/[&<>"'\t\n\r]/g, (c) => XML_ENTITIES[c] ?? `&#${c.charCodeAt(0)};`);
 }
 
+const HTML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/**
+ * Text or a quoted attribute value in an HTML page: every unsafe character shown escaped as on a
+ * terminal (a page is printed, mailed and archived; a name must not reorder or hide what a reader
+ * sees), then the five characters that could end a text node or an attribute written as entities.
+ * The result never holds `<`, `&` that starts anything but an entity, or a quote: a name cannot open
+ * a tag, close its attribute or hide in a comment. Every attribute it fills is quoted (`"…"`).
+ */
+export function forHtml(text: string): string {
+  return escapeUnsafe(text).replace(/[&<>"']/g, (c) => HTML_ENTITIES[c]!);
+}
+
 /**
  * A Markdown table cell or list item (GitHub job summaries): unsafe characters shown escaped, and
  * every character Markdown or its inline HTML gives a meaning backslash-escaped, so a name cannot

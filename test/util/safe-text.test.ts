@@ -2,7 +2,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
 import { parse as parseCsv } from '../../src/inventory/csv.js';
 import { HOSTILE_NAMES } from '../../src/sim/hostile-names.js';
-import { clip, forAnnotation, forAnnotationProperty, forCsv, forMarkdown, forTerminal, forXml, jsonText, sshToken } from '../../src/util/safe-text.js';
+import { clip, forAnnotation, forAnnotationProperty, forCsv, forHtml, forMarkdown, forTerminal, forXml, jsonText, sshToken } from '../../src/util/safe-text.js';
 import { expectSafeTerminal, expectStrictXml } from '../helpers/sinks.js';
 
 describe('terminal', () => {
@@ -77,6 +77,23 @@ describe('XML', () => {
       r: { c: { '@_name': string }[] };
     };
     expect(parsed.r.c).toHaveLength(HOSTILE_NAMES.length);
+  });
+});
+
+describe('HTML', () => {
+  it('escapes markup and both quotes, and shows control characters as the terminal does', () => {
+    expect(forHtml(`<img src=x onerror="a()">&'`)).toBe('&lt;img src=x onerror=&quot;a()&quot;&gt;&amp;&#39;');
+    expect(forHtml('a\u001b[31mb\nc\u202ed')).toBe('a\\x1b[31mb\\nc\\u202ed');
+    expect(forHtml('&amp;')).toBe('&amp;amp;');
+  });
+
+  it('leaves no hostile name a tag, a quote, a control character or a comment to hide in', () => {
+    for (const name of HOSTILE_NAMES) {
+      const html = forHtml(name);
+      // eslint-disable-next-line no-control-regex -- the control characters are what is looked for
+      expect(html, name).not.toMatch(/[<>"'\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2028\u2029]/);
+      expect(html.replace(/&(amp|lt|gt|quot|#39);/g, ''), name).not.toContain('&');
+    }
   });
 });
 

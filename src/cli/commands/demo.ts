@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -89,6 +89,7 @@ export function registerDemo(program: Command): void {
         await runDoctor(demoGlobals, { expiryWarning: '14d', reportDir: reports, format: 'text' }, 14 * 86_400_000);
         say('\n== backups --site "acme-*" --environment live --max-age 26h');
         await checkBackups({ ...demoGlobals, quiet: false }, { site: ['acme-*'], environment: ['live'], maxAge: '26h', format: 'table' }, 26 * 3_600_000);
+        await writePages(reports, say);
       } finally {
         await sim.stop();
       }
@@ -126,6 +127,23 @@ export function registerDemo(program: Command): void {
         return stopped && restored ? 0 : EXIT.someFailed;
       }
     });
+}
+
+/**
+ * The two pages `sitefleet report` writes, from the demo's reports: the safe rollout's run page
+ * (its canary broken and restored on the timeline) and the maintenance record of every run.
+ */
+async function writePages(reports: string, say: (text: string) => void): Promise<void> {
+  const { readReport, recordPageOf, runPageOf, writePage } = await import('../report-pages.js');
+  const safe = join(reports, SAFE_EXAMPLE.replace(/\.yaml$/, '.report.json'));
+  const runHtml = join(reports, 'run.html');
+  await writePage(runPageOf(safe, readReport(safe), {}), { html: runHtml });
+  const all = readdirSync(reports)
+    .filter((n) => n.endsWith('.report.json'))
+    .map((n) => readReport(join(reports, n)));
+  const recordHtml = join(reports, 'record.html');
+  await writePage(recordPageOf(all, {}, { title: 'Maintenance record: the demo fleet', footer: 'sitefleet demo' }), { html: recordHtml });
+  say(`\n== pages (sitefleet report … --html)\nthe safe rollout's page: ${runHtml}\nthe maintenance record of every run: ${recordHtml}`);
 }
 
 /** Whether the demo's broken canary was put back and is healthy again, as its report says. */

@@ -15,6 +15,8 @@ export interface OutputFlags {
   ping?: string;
   /** `--metrics-file FILE` */
   metricsFile?: string;
+  /** `--html FILE` */
+  html?: string;
 }
 
 /** What a command knows as it starts, before anything is sent: enough to name every file its outputs will write. */

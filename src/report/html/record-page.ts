@@ -1,0 +1,138 @@
+import { ACTIONS, restorePoint } from '../../actions/index.js';
+import type { RecordLine } from '../../actions/action.js';
+import { restoreLine, restorePointText, type Report, type ReportResult } from '../report.js';
+import { matchesAny } from '../../util/glob.js';
+import { htmlDocument } from './document.js';
+import { h, type Markup } from './markup.js';
+
+/** What the maintenance record covers: the reports of a period, for the sites that match. */
+export interface RecordInput {
+  reports: readonly Report[];
+  /** `--site GLOB`: one client's sites. */
+  sites?: string[];
+  /** The period's ends as given (`--since`, `--until`), for the header; else the reports' own. */
+  since?: string;
+  until?: string;
+  title?: string;
+  logo?: string;
+  footer?: string;
+}
+
+/** One step of one run, with the run's day. */
+interface Entry {
+  r: ReportResult;
+  day: string;
+  at: number;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The month's maintenance record an agency sends its client: a section per site, what was done to it
+ * (each action's own words: theme versions from → to, PHP versions, denied-IP lists, backups and their
+ * ages, WP-CLI commands and what they printed), its health checks, and its incidents with what was
+ * done about them. Only work a step did is listed as done; what failed is an incident.
+ */
+export function recordPage(input: RecordInput): string {
+  const runs = [...input.reports].filter((r) => r.mode === 'run').sort((a, b) => a.started_at.localeCompare(b.started_at));
+  const bySite = new Map<string, Entry[]>();
+  for (const report of runs)
+    for (const r of report.results) {
+      const site = r.target.site;
+      if (site === undefined || !matchesAny(site, input.sites) || r.step_id === null) continue;
+      const entries = bySite.get(site) ?? [];
+      bySite.set(site, entries);
+      entries.push({ r, day: report.started_at.slice(0, 10), at: Date.parse(report.started_at) });
+    }
+  const since = input.since ?? runs[0]?.started_at.slice(0, 10) ?? '';
+  const until = input.until ?? runs.at(-1)?.finished_at.slice(0, 10) ?? '';
+  const asOf = runs.length > 0 ? Math.max(...runs.map((r) => Date.parse(r.finished_at))) : 0;
+  const sections = [...bySite.keys()].sort().map((site) => siteSection(site, bySite.get(site)!, asOf));
+  const body = h`<dl class="facts">
+      <dt>Period</dt>
+      <dd>${since} to ${until}</dd>
+      <dt>Runs</dt>
+      <dd>${runs.length}</dd>
+      <dt>Sites</dt>
+      <dd>${bySite.size}</dd>
+    </dl>
+    ${sections.length === 0 ? h`<p class="note">No work on a matching site in these reports.</p>` : sections}`;
+  return htmlDocument({
+    title: input.title ?? 'Maintenance record',
+    subtitle: h`<p class="note">${since} to ${until}</p>`,
+    ...(input.logo && { logo: input.logo }),
+    ...(input.footer && { footer: input.footer }),
+    body,
+  });
+}
+
+/** What a step that did its work did, in its action's words (a restore point is a backup's step). */
+function lineOf(r: ReportResult): RecordLine {
+  const outcome = { target: r.target, body: r.request?.body, status: r.status, ...(r.output !== undefined && { output: r.output }) };
+  const action = r.role === 'backup' ? restorePoint.action : ACTIONS.get(r.action);
+  return action?.record?.({ ...outcome, ...(r.precondition !== undefined && { precondition: r.precondition }) }) ?? { heading: 'Other work', text: r.task };
+}
+
+function siteSection(site: string, entries: readonly Entry[], asOf: number): Markup {
+  const done = new Map<string, Markup[]>();
+  for (const { r, day, at } of entries) {
+    if (r.status !== 'succeeded' && r.status !== 'accepted') continue;
+    const line = lineOf(r);
+    const age = line.kind === 'backup' && asOf > 0 ? `, ${Math.floor((asOf - at) / DAY_MS)} days old` : '';
+    const pending = r.status === 'accepted' ? ' (accepted, not seen to finish)' : '';
+    const items = done.get(line.heading) ?? [];
+    done.set(line.heading, items);
+    items.push(
+      h`<li class="work">
+        <span class="day">${day}</span> ${r.target.environment ?? ''}:
+        ${line.text}${pending}${age}${line.detail === undefined ? '' : h`<pre>${line.detail}</pre>`}
+      </li>`,
+    );
+  }
+  const work = [...done].map(
+    ([heading, items]) =>
+      h`<h4>${heading}</h4>
+        <ul>
+          ${items}
+        </ul>`,
+  );
+  return h`<section class="site" data-site="${site}">
+    <h3>${site}</h3>
+    ${work.length > 0 ? work : h`<p class="note">No work done.</p>`} ${healthPart(entries)} ${incidentPart(entries)}
+  </section>`;
+}
+
+function healthPart(entries: readonly Entry[]): Markup {
+  const checked = entries.filter((e) => e.r.health !== undefined && e.r.role !== 'backup');
+  if (checked.length === 0) return h``;
+  const items = checked.map(
+    ({ r, day }) =>
+      h`<li class="check">
+        <span class="day">${day}</span> ${r.target.environment ?? ''}: ${r.health!.outcome}${r.health!.after ? h` (${r.health!.after})` : ''}
+      </li>`,
+  );
+  return h`<h4>Health checks (${checked.length})</h4>
+    <ul>
+      ${items}
+    </ul>`;
+}
+
+function incidentPart(entries: readonly Entry[]): Markup {
+  const incidents = entries.filter((e) => e.r.status === 'failed' || e.r.status === 'unknown');
+  if (incidents.length === 0) return h`<p class="note">No incidents.</p>`;
+  const items = incidents.map(({ r, day }) => {
+    const done =
+      r.restore_point && r.role !== 'backup'
+        ? r.restored
+          ? restoreLine({ ...r, restore_point: r.restore_point })
+          : restorePointText(r.restore_point)
+        : 'not restored';
+    return h`<li class="incident">
+      <span class="day">${day}</span> ${r.target.environment ?? ''}: ${r.task} ${r.status}: ${r.reason ?? r.error ?? ''}. What was done: ${done}.
+    </li>`;
+  });
+  return h`<h4>Incidents (${incidents.length})</h4>
+    <ul>
+      ${items}
+    </ul>`;
+}

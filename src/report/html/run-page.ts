@@ -1,0 +1,210 @@
+import { continueCommand, groupOf } from '../ci-formats.js';
+import { exitCodeOf, restoreLine, restorePointText, type Report, type ReportResult } from '../report.js';
+import type { StepStatus } from '../../run/types.js';
+import { htmlDocument } from './document.js';
+import { h, type Markup } from './markup.js';
+import type { RunTimes } from './spans.js';
+import { timelineSvg } from './timeline.js';
+
+/** The statuses in the order a figure stacks them. */
+export const STATUS_ORDER: readonly StepStatus[] = ['succeeded', 'accepted', 'planned', 'failed', 'unknown', 'skipped'];
+
+/** What the page knows beside the report: where it is (for the commands), and the journal's times or why there are none. */
+export interface RunPageInput {
+  report: Report;
+  reportPath: string;
+  times: RunTimes | { missing: string };
+  title?: string;
+  logo?: string;
+  footer?: string;
+}
+
+const EXIT_MEANING: Record<number, string> = {
+  0: 'every step accepted or succeeded',
+  1: 'some steps failed or are unknown',
+  3: 'the run stopped early',
+  5: 'its window closed with steps not sent',
+  130: 'interrupted',
+};
+
+/** The run's page: header, a figure per task, the timeline, the steps that need a person, and the commands that continue. */
+export function runPage(input: RunPageInput): string {
+  const { report } = input;
+  const body = h`${headerFacts(report)}
+    <h2>Tasks</h2>
+    ${taskFigures(report)}
+    <h2>Timeline</h2>
+    ${'missing' in input.times ? h`<p class="note timeline-missing">No timeline: ${input.times.missing}.</p>` : timelineSection(report, input.times)}
+    ${problemSection(report)} ${restoredSection(report)} ${nextSection(report, input.reportPath)}`;
+  return htmlDocument({
+    title: input.title ?? `sitefleet: ${report.name}${report.mode === 'dry-run' ? ' (dry run)' : ''}`,
+    ...(input.logo && { logo: input.logo }),
+    ...(input.footer && { footer: input.footer }),
+    body,
+  });
+}
+
+function headerFacts(report: Report): Markup {
+  const code = exitCodeOf(report);
+  const meaning = `${EXIT_MEANING[code] ?? ''}${report.stopped ? `: ${report.stopped.reason}` : ''}`;
+  return h`<dl class="facts">
+    <dt>Playbook</dt>
+    <dd>${report.name} (${report.playbook})</dd>
+    <dt>Company</dt>
+    <dd>${report.company}</dd>
+    <dt>Mode</dt>
+    <dd>${report.mode}</dd>
+    <dt>Started</dt>
+    <dd>${report.started_at}</dd>
+    <dt>Finished</dt>
+    <dd>${report.finished_at}</dd>
+    <dt>Exit code</dt>
+    <dd class="exit-code" data-code="${code}">${code}: ${meaning}</dd>
+    <dt>Steps</dt>
+    <dd>${report.summary.total}</dd>
+  </dl>`;
+}
+
+/** Counts by status of each task (its restore points apart, as JUnit and Markdown count them). */
+export function taskCounts(results: readonly ReportResult[]): Map<string, Map<StepStatus, number>> {
+  const tasks = new Map<string, Map<StepStatus, number>>();
+  for (const r of results) {
+    const counts = tasks.get(groupOf(r)) ?? new Map<StepStatus, number>();
+    tasks.set(groupOf(r), counts);
+    counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
+  }
+  return tasks;
+}
+
+/** A figure per task: a bar of its counts by status, and the counts as a table (what a test and a reader check). */
+function taskFigures(report: Report): Markup {
+  const figures = [...taskCounts(report.results)].map(([task, counts]) => {
+    const total = [...counts.values()].reduce((a, b) => a + b, 0);
+    let x = 0;
+    const bars = STATUS_ORDER.filter((s) => counts.has(s)).map((s) => {
+      const width = (counts.get(s)! / total) * 1000;
+      const bar = h`<rect class="s-${s}" x="${Math.round(x * 100) / 100}" y="0" width="${Math.round(width * 100) / 100}" height="24"
+        ><title>${s}: ${counts.get(s)}</title></rect
+      >`;
+      x += width;
+      return bar;
+    });
+    const cells = STATUS_ORDER.filter((s) => counts.has(s)).map(
+      (s) =>
+        h`<tr>
+          <td><span class="k s-${s}"></span>${s}</td>
+          <td class="n" data-status="${s}">${counts.get(s)}</td>
+        </tr>`,
+    );
+    return h`<figure class="task" data-task="${task}">
+      <figcaption>${task}: ${total} ${total === 1 ? 'target' : 'targets'}</figcaption>
+      <svg viewBox="0 0 1000 24" preserveAspectRatio="none" role="img" aria-label="${task} by status">${bars}</svg>
+      <table class="counts">
+        ${cells}
+      </table>
+    </figure>`;
+  });
+  return h`${figures}`;
+}
+
+function timelineSection(report: Report, times: RunTimes): Markup {
+  const sent = report.results.filter((r) => r.step_id !== null && times.spans.has(r.step_id)).length;
+  return h`<p class="note">
+      ${sent} sent ${sent === 1 ? 'step' : 'steps'}, each from its send to its operation's end. <span class="k s-succeeded"></span>succeeded
+      <span class="k s-accepted"></span>accepted <span class="k s-failed"></span>failed <span class="k s-unknown"></span>unknown; a ring: the site's health
+      checked after the write; a diamond: the site restored; a dashed line: the window's end.
+    </p>
+    <figure class="timeline">${timelineSvg(report.results, times)}</figure>`;
+}
+
+/** Site and environment apart where the step had them; else what it acted on (a domain, a site id). */
+function whereCells(r: ReportResult): Markup {
+  const { site, environment, domain, site_id } = r.target;
+  return h`<td>${site ?? domain ?? site_id ?? r.target.company ?? 'company'}</td>
+    <td>${environment ?? ''}</td>`;
+}
+
+function problemSection(report: Report): Markup {
+  const problems = report.results.filter((r) => r.status === 'failed' || r.status === 'unknown');
+  if (problems.length === 0)
+    return h`<h2>Failed and unknown steps</h2>
+      <p class="none-failed">None.</p>`;
+  const rows = problems.map(
+    (r) =>
+      h`<tr class="problem" data-step="${r.step_id ?? ''}">
+        <td class="st">${r.status}</td>
+        ${whereCells(r)}
+        <td>${r.task}</td>
+        <td>${r.reason ?? r.error ?? ''}</td>
+        <td>${restoreText(r)}</td>
+      </tr>`,
+  );
+  return h`<h2>Failed and unknown steps (${problems.length})</h2>
+    <div class="scroll">
+      <table class="problems">
+        <thead>
+          <tr>
+            <th>status</th>
+            <th>site</th>
+            <th>environment</th>
+            <th>task</th>
+            <th>reason</th>
+            <th>restore point</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${rows}
+        </tbody>
+      </table>
+    </div>`;
+}
+
+function restoreText(r: ReportResult): string {
+  if (!r.restore_point || r.role === 'backup') return '';
+  return r.restored ? restoreLine({ ...r, restore_point: r.restore_point }) : restorePointText(r.restore_point);
+}
+
+function restoredSection(report: Report): Markup {
+  const restored = report.results.filter((r) => r.restored !== undefined && r.restore_point !== undefined);
+  if (restored.length === 0) return h``;
+  const rows = restored.map(
+    (r) =>
+      h`<tr class="restored" data-step="${r.step_id ?? ''}">
+        ${whereCells(r)}
+        <td>${r.task}</td>
+        <td>${restoreText(r)}</td>
+      </tr>`,
+  );
+  return h`<h2>Restored sites (${restored.length})</h2>
+    <div class="scroll">
+      <table>
+        <thead>
+          <tr>
+            <th>site</th>
+            <th>environment</th>
+            <th>task</th>
+            <th>what became of it</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${rows}
+        </tbody>
+      </table>
+    </div>`;
+}
+
+/** The commands that carry the work on: resume or status (as the CI summaries say), and a restore of failed writes not yet put back. */
+function nextSection(report: Report, reportPath: string): Markup {
+  const commands: string[] = [];
+  const next = continueCommand(report, reportPath);
+  if (next) commands.push(next);
+  const unrestored = report.results.some((r) => r.status === 'failed' && r.role !== 'backup' && r.restore_point && !r.restored);
+  if (unrestored) commands.push(`sitefleet restore ${reportPath} --dry-run`);
+  if (commands.length === 0)
+    return h`<h2>Next</h2>
+      <p class="note">Nothing left to continue.</p>`;
+  return h`<h2>Next</h2>
+    <ul class="next">
+      ${commands.map((c) => h`<li><code>${c}</code></li>`)}
+    </ul>`;
+}
