@@ -63,6 +63,10 @@ describe('maintenance windows', () => {
     expect(sent.length).toBeGreaterThan(5);
     for (const r of closed) expect(r.status).toBe('skipped');
     expect(report.stopped?.kind).toBe('window');
+    // A report whose window closed reads back (status, report --html): it once failed its own schema.
+    const looked = await runCli(['status', reportPath], simEnv(sim));
+    expect(looked.stderr).toBe('');
+    expect(looked.code).toBe(5);
     expect(intents(reportPath).every((r) => r.at! <= notAfter)).toBe(true);
     expect(run.stdout).toContain(
       `${closed.length} steps were not sent before the window closed; send them in the next window with: sitefleet resume ${reportPath}`,
