@@ -156,6 +156,8 @@ export function renderSummary(report: Report, reportPath: string, paint: Painter
   else if (next?.startsWith('sitefleet resume') && report.stopped?.kind === 'budget')
     lines.push(`${neverAccepted} steps were not sent; once the failures above are looked at, send them (stopping at the next failure) with: ${next}`);
   else if (next?.startsWith('sitefleet resume')) lines.push(`${neverAccepted} steps were never accepted by the service; send them with: ${next}`);
+  else if (next?.startsWith('sitefleet restore'))
+    lines.push(`restores were accepted and not seen to finish; follow them (sending nothing again) with: ${next}`);
   else if (next) lines.push(`${running} operations were accepted and may still be running; follow them with: ${next}`);
   const restore = restorePointsOfFailures(report);
   const restored = restore.filter((r) => r.restored).length;

@@ -1,6 +1,6 @@
 import { EXIT } from '../errors.js';
 import { continueCommand } from '../report/ci-formats.js';
-import { targetLabel, type Report, type ReportResult, type Summary } from '../report/report.js';
+import { restoreLine, targetLabel, type Report, type ReportResult, type Summary } from '../report/report.js';
 import type { StepStatus } from '../run/types.js';
 
 /** A run as a channel tells of it: with its report, or (an error ended the command first) with the error alone. */
@@ -63,6 +63,9 @@ export function problemEntry(r: ReportResult) {
     environment: r.target.environment ?? null,
     reason: r.reason ?? r.error ?? null,
     restore_point: r.restore_point ?? null,
+    // Restored already (or tried): a receiver must not be told to restore a site that was put back.
+    restored: r.restored ?? null,
+    what_became_of_the_site: r.restore_point ? restoreLine({ ...r, restore_point: r.restore_point }) : null,
   };
 }
 

@@ -1,4 +1,4 @@
-import { restorePointText } from '../report/report.js';
+import { restoreLine } from '../report/report.js';
 import { clip, forSlack, MESSAGE_WIDTH, NAME_WIDTH } from '../util/safe-text.js';
 import { continueCommand } from '../report/ci-formats.js';
 import { countsText, exitMeaning, problemsOf, type RunEnd } from './run-end.js';
@@ -24,7 +24,7 @@ export function slackMessage(end: RunEnd, sentAt: Date): { text: string; blocks:
       .map(
         (r) =>
           `• ${r.status} ${forSlack(clip(targetLabel(r), NAME_WIDTH))} (${forSlack(clip(r.task, NAME_WIDTH))}): ${forSlack(clip(r.reason ?? r.error ?? '', MESSAGE_WIDTH))}` +
-          `${r.restore_point ? `; restore from ${forSlack(restorePointText(r.restore_point))}` : ''}`,
+          `${r.restore_point ? `; ${forSlack(restoreLine({ ...r, restore_point: r.restore_point }))}` : ''}`,
       );
     if (problems.length > SLACK_LISTED) lines.push(`… and ${problems.length - SLACK_LISTED} more in the report`);
     blocks.push(section(lines.join('\n')));

@@ -41,6 +41,11 @@ export interface Step {
   precondition?: string;
 }
 
+/** The page a guarded write's site is checked at, if it has one. */
+export function stepHealthUrl(step: Pick<Step, 'health'>): string | undefined {
+  return step.health && 'url' in step.health ? step.health.url : undefined;
+}
+
 export interface SkippedTarget {
   task: string;
   task_index: number;

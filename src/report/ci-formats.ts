@@ -116,6 +116,8 @@ export function markdownSummary(report: Report, reportPath: string): string {
  */
 export function continueCommand(report: Report, reportPath: string): string | undefined {
   if (report.mode !== 'run') return undefined;
+  // A site being restored comes first: it is broken until its restore ends (resume may stop on the budget before it looks).
+  if (report.results.some((r) => r.restored?.status === 'accepted')) return `sitefleet restore ${reportPath}`;
   if (report.results.some((r) => r.step_id !== null && r.status === 'skipped'))
     return `sitefleet resume ${reportPath}${report.stopped?.kind === 'budget' ? ` --max-failures ${failuresPerTask(report)}` : ''}`;
   if (report.results.some((r) => r.status === 'accepted')) return `sitefleet status ${reportPath} --wait`;

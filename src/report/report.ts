@@ -195,7 +195,7 @@ export function restoreLine(r: ReportResult & { restore_point: RestorePoint }): 
       if (done.health?.outcome === 'unhealthy') return `restored from ${from}, but still broken: ${done.health.detail ?? ''}`;
       return `restored from ${from}`;
     case 'accepted':
-      return `restore from ${from} accepted (operation ${done.operation_id}), not seen to finish: resume follows it`;
+      return `restore from ${from} accepted (operation ${done.operation_id}), not seen to finish: follow it with sitefleet restore`;
     case 'sending':
       return `restore from ${from} being sent`;
     default:

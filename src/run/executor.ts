@@ -3,7 +3,7 @@ import { ACTIONS, restorePoint } from '../actions/index.js';
 import type { Logger } from 'pino';
 import type { HealthVerdict, SiteProbePort } from '../health/probe.js';
 import { sleepOn, systemClock, type Clock } from '../util/clock.js';
-import type { Plan, Step, TaskSummary } from '../plan/plan.js';
+import { stepHealthUrl, type Plan, type Step, type TaskSummary } from '../plan/plan.js';
 import type { CallPort, HeldPlace } from './caller.js';
 import type { BusyClaim, BusyRegister } from '../coord/types.js';
 import { EnvironmentSequence, type Turn } from './env-sequence.js';
@@ -280,7 +280,7 @@ class Execution {
     let turn: Turn | undefined;
     try {
       // The baseline: what the site was like before this write, so a site already broken is not blamed on it.
-      const url = step.health && 'url' in step.health ? step.health.url : undefined;
+      const url = stepHealthUrl(step);
       if (url && guarded.gate) guarded.before = await guarded.gate.check(url);
       if (this.sendsOver()) return;
       if (guarded.before?.refused) return await this.endRefused(task, budget, step, `health: ${guarded.before.detail} at ${url}`);
@@ -321,7 +321,7 @@ class Execution {
     }
     // A write sent again after "busy" has its answer from that send: it keeps its restore point.
     let result = guarded.restore && !final.restore_point ? { ...final, restore_point: guarded.restore } : final;
-    const url = step.health && 'url' in step.health ? step.health.url : undefined;
+    const url = stepHealthUrl(step);
     if (url && guarded.gate) {
       const after = final.status === 'succeeded' && !this.stop.stopped ? await guarded.gate.check(url) : undefined;
       const { failsStep } = healthOutcome(guarded.before, after);
@@ -392,7 +392,7 @@ class Execution {
   /** Resume: an operation accepted before the interruption is followed when its task waits, or when its environment is needed. */
   async resumeKnown(task: TaskSummary, budget: FailureBudget, step: Step, known: StepResult, guarded: Guarded): Promise<void> {
     if (known.restored?.status === 'accepted' && known.restored.operation_id) {
-      const url = step.health && 'url' in step.health ? step.health.url : undefined;
+      const url = stepHealthUrl(step);
       return void (await followRestore(this.restoring(step), step, known, guarded.gate, url));
     }
     if (known.status !== 'accepted' || !known.operation_id) return;

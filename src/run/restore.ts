@@ -44,11 +44,16 @@ export async function restoreBroken(
   const outcome = await ctx.caller.withPlace(PRIORITY.urgent, 'restoreBackup', (place) =>
     ctx.caller.call('restoreBackup', request.params, request.body, false, { place, priority: PRIORITY.urgent, stopSignal: ctx.interrupt }),
   );
-  const answered = await save({ backup_id: backupId, ...answerOf(outcome) });
+  const answer = answerOf(outcome);
+  const answered = await save({ backup_id: backupId, ...answer });
   if (answered.restored!.status === 'accepted') return followRestore(ctx, step, answered, gate, url);
-  if (answered.restored!.status === 'succeeded') return checkRestored(ctx, step, answered, gate, url);
+  // Taken without an operation to follow: only the site itself, answering healthy, says it was restored.
+  if (answer.reason === NO_OPERATION) return checkRestored(ctx, step, answered, gate, url);
   return answered;
 }
+
+/** A 2xx with no operation id: the vendor document's restore is asynchronous, so this alone proves nothing. */
+const NO_OPERATION = 'the service took the restore without an operation to follow';
 
 /** A restore whose operation was accepted: followed to its end (also after a resume), then the site is checked again. */
 export async function followRestore(
@@ -68,10 +73,13 @@ export async function followRestore(
   return checkRestored(ctx, step, { ...result, restored: { ...restored, status: 'succeeded' } }, gate, url);
 }
 
+/** The site checked again after its restore; a restore that had no operation is `succeeded` only if the site is healthy now. */
 async function checkRestored(ctx: RestoreContext, step: Step, result: StepResult, gate: HealthGate | undefined, url: string | undefined): Promise<StepResult> {
   const verdict = gate && url ? await gate.check(url) : undefined;
   const health: Restored['health'] = verdict ? { outcome: verdict.healthy ? 'healthy' : 'unhealthy', detail: verdict.detail } : { outcome: 'not checked' };
-  return saved(ctx, step, result, { ...result.restored!, health });
+  const restored = result.restored!;
+  if (restored.reason === NO_OPERATION) return saved(ctx, step, result, { ...restored, health, status: verdict?.healthy ? 'succeeded' : 'unknown' });
+  return saved(ctx, step, result, { ...restored, health });
 }
 
 async function saved(ctx: RestoreContext, step: Step, result: StepResult, restored: Restored): Promise<StepResult> {
@@ -85,7 +93,7 @@ function answerOf(outcome: Outcome<CallResult>): Omit<Restored, 'backup_id'> {
   if (outcome.ok) {
     const answer = writeAnswer(outcome.value!.data);
     if (answer.kind === 'accepted') return { operation_id: answer.operationId, status: 'accepted' };
-    if (answer.kind === 'done') return { operation_id: null, status: 'succeeded' };
+    if (answer.kind === 'done') return { operation_id: null, status: 'unknown', reason: NO_OPERATION };
     return { operation_id: null, status: 'failed', reason: answer.reason ? reasonText(answer.reason) : `the service answered status ${answer.status}` };
   }
   const reason = outcome.decision?.reason ?? String(outcome.error);

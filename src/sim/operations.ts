@@ -101,11 +101,12 @@ export class Operations {
     const now = this.now();
     while (this.#heap.length > 0 && this.#heap[0]!.completeAt <= now) {
       const op = this.#pop();
+      // Before its work, which stamps what it makes (a manual backup's created_at) with this moment.
+      this.fleet.lastUpdatedAt = op.completeAt;
       if (op.failsWith === undefined) op.data = op.apply?.() ?? null;
       op.apply = undefined;
       op.state = op.failsWith === undefined ? 'succeeded' : 'failed';
       op.message = op.failsWith ?? `${op.kind} completed`;
-      this.fleet.lastUpdatedAt = op.completeAt;
       const env = op.envId ? this.fleet.environments.get(op.envId) : undefined;
       if (env?.busyWith === op.id) env.busyWith = undefined;
     }

@@ -43,6 +43,17 @@ async function run(
 const failedWrite = (report: Report): ReportResult => report.results.find((r) => r.status === 'failed' && r.role !== 'backup')!;
 const restores = (sim: Simulator) => sim.log.filter((e) => e.endpoint === 'restoreBackup');
 
+/** A rollout left as it broke (on_broken: leave): the canary failed, with its restore point. */
+async function brokenRun(profile: 'spec' | 'real' = 'spec') {
+  const { sim } = await start({ sites: 16, themes: 4, seed: 3, profile, operationDelayMs: 100, operationVisibleAfterMs: 0, operationPolls: { hidden: 1 } });
+  const { theme } = busiestTheme(sim);
+  sim.breakTheme(`${theme}@latest`);
+  const ran = await run(sim, playbook(sim, theme, 'leave'));
+  expect(ran.code).toBe(3);
+  const canary = failedWrite(ran.report);
+  return { sim, theme, ...ran, canary, env: sim.fleet.environments.get(canary.target.env_id!)! };
+}
+
 describe('health.on_broken: restore', () => {
   it.each(['spec', 'real'] as const)(
     'a canary that broke its site is restored from the run’s own restore point and is healthy again (%s profile)',
@@ -126,16 +137,6 @@ describe('health.on_broken: restore', () => {
 });
 
 describe('sitefleet restore REPORT: the morning after', () => {
-  /** A rollout left as it broke (on_broken: leave): the canary failed, with its restore point. */
-  async function brokenRun(profile: 'spec' | 'real' = 'spec') {
-    const { sim } = await start({ sites: 16, themes: 4, seed: 3, profile, operationDelayMs: 100, operationVisibleAfterMs: 0, operationPolls: { hidden: 1 } });
-    const { theme } = busiestTheme(sim);
-    sim.breakTheme(`${theme}@latest`);
-    const ran = await run(sim, playbook(sim, theme, 'leave'));
-    expect(ran.code).toBe(3);
-    const canary = failedWrite(ran.report);
-    return { sim, theme, ...ran, canary, env: sim.fleet.environments.get(canary.target.env_id!)! };
-  }
   const writesSent = (sim: Simulator) => sim.log.filter((e) => e.method !== 'GET').length;
 
   it.each(['spec', 'real'] as const)(
@@ -144,7 +145,7 @@ describe('sitefleet restore REPORT: the morning after', () => {
       const { sim, path, canary, env, theme } = await brokenRun(profile);
       const sentBefore = writesSent(sim);
       const dry = await runCli(['restore', path, '--dry-run'], simEnv(sim));
-      expect(dry.code).toBe(0);
+      expect(dry.code, dry.stdout + dry.stderr).toBe(0);
       expect(dry.stdout).toContain('would restore: 1 site (dry run: nothing is sent)');
       expect(dry.stdout).toMatch(new RegExp(`backup ${canary.restore_point!.backup_id}, tag ${canary.restore_point!.tag}, taken \\S+ ago`));
       expect(writesSent(sim)).toBe(sentBefore);
@@ -202,6 +203,58 @@ describe('sitefleet restore REPORT: the morning after', () => {
     writeFileSync(journalPath, `${original}${JSON.stringify(sending)}\n`);
     const after = await runCli(['restore', path, '--yes'], simEnv(sim));
     expect(after.stdout).toMatch(/not restored .*: restore unknown already .*may have reached the service/);
+    expect(restores(sim)).toHaveLength(0);
+  });
+});
+
+describe('sitefleet restore: never beyond what broke', () => {
+  it('a write the service refused broke nothing: not restored unless named with --steps', async () => {
+    const { sim } = await start({ sites: 16, themes: 4, seed: 3, operationDelayMs: 100 });
+    const { theme } = busiestTheme(sim);
+    sim.setFaults({ 500: 1 }, { only: ['bulkUpdateThemes'] });
+    const { code, report, path } = await run(sim, playbook(sim, theme, 'leave'));
+    sim.setFaults({});
+    expect(code).toBe(3);
+    const refused = failedWrite(report);
+    expect(refused.health).toBeUndefined(); // never checked after: nothing was changed
+    const quiet = await runCli(['restore', path, '--yes'], simEnv(sim));
+    expect(quiet.stdout).toContain('nothing to restore');
+    expect(quiet.code).toBe(0);
+    expect(restores(sim)).toHaveLength(0);
+    // Named, it is looked at: its site answers healthy, so there is nothing to put back.
+    const named = await runCli(['restore', path, '--yes', '--steps', refused.step_id!], simEnv(sim));
+    expect(named.stdout).toMatch(/its site answers healthy now \(HTTP 200\): nothing to restore/);
+    expect(restores(sim)).toHaveLength(0);
+  });
+
+  it('a failure written into the journal by hand: the site answers healthy now, so nothing is restored', async () => {
+    const { sim } = await start({ sites: 16, themes: 4, seed: 3, operationDelayMs: 100 });
+    const { theme } = busiestTheme(sim);
+    const { code, path } = await run(sim, playbook(sim, theme, 'leave'));
+    expect(code).toBe(0);
+    const journalPath = path.replace(/\.json$/, '.journal.jsonl');
+    const lines = readFileSync(journalPath, 'utf8').split('\n').filter(Boolean);
+    const healthy = lines
+      .map((l) => JSON.parse(l) as { t: string; step?: string; result?: ReportResult })
+      .findLast((r) => r.result?.health?.outcome === 'healthy')!;
+    const forged = {
+      ...healthy,
+      t: 'update',
+      at: Date.now(),
+      result: { ...healthy.result!, status: 'failed', health: { ...healthy.result!.health!, outcome: 'unhealthy', after: 'HTTP 500' } },
+    };
+    writeFileSync(journalPath, `${lines.join('\n')}\n${JSON.stringify(forged)}\n`);
+    const res = await runCli(['restore', path, '--yes', '--steps', healthy.step!], simEnv(sim));
+    expect(res.stdout).toMatch(/not restored .*: its site answers healthy now \(HTTP 200\): nothing to restore/);
+    expect(restores(sim)).toHaveLength(0);
+  });
+
+  it('a broken site whose restore point is gone: said, nothing sent, exit 1', async () => {
+    const { sim, path, env, canary } = await brokenRun();
+    env.backups = env.backups.filter((b) => b.id !== canary.restore_point!.backup_id);
+    const res = await runCli(['restore', path, '--yes'], simEnv(sim));
+    expect(res.code).toBe(1);
+    expect(res.stdout).toMatch(new RegExp(`not restored .*: backup ${canary.restore_point!.backup_id} is no longer in the environment's backup list`));
     expect(restores(sim)).toHaveLength(0);
   });
 });

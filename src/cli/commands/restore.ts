@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { GlobalOptions } from '../context.js';
-import { addOutputOptions, outputFiles } from '../finish-run.js';
+import { addOutputOptions, outputFiles, REPORT_OUTPUTS } from '../finish-run.js';
 import { checkCommandOutputs, journalOf } from '../output-check.js';
 import type { RestoreOptions } from './restore-run.js';
 
@@ -13,7 +13,7 @@ export function registerRestore(program: Command): void {
     .option('--dry-run', 'list each site, backup id, tag and age, and send nothing')
     .option('-y, --yes', 'do not ask for confirmation')
     .option('--wait-lock', 'wait for the lock instead of exiting 4');
-  addOutputOptions(command)
+  addOutputOptions(command, REPORT_OUTPUTS)
     .addHelpText(
       'after',
       '\nA restore puts back the whole site as it was at its backup: orders, comments and form entries since then are lost.\n' +
@@ -23,7 +23,7 @@ export function registerRestore(program: Command): void {
     )
     .action(async (reportPath: string, opts: RestoreOptions, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
-      checkCommandOutputs(globals, await outputFiles({ report: { flag: 'report', path: reportPath }, flags: opts, env: globals.io.env }), [
+      checkCommandOutputs(globals, await outputFiles({ report: { flag: 'report', path: reportPath }, flags: opts, env: globals.io.env }, REPORT_OUTPUTS), [
         journalOf(reportPath),
       ]);
       const { restoreRun } = await import('./restore-run.js');

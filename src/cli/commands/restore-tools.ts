@@ -1,0 +1,127 @@
+import type { BackupListResponse } from '../../api/types.js';
+import type { Coordination } from '../../coord/types.js';
+import { SiteProbe } from '../../health/probe.js';
+import { stepHealthUrl, type Plan, type Step } from '../../plan/plan.js';
+import { HealthGate } from '../../run/health-gate.js';
+import { PRIORITY } from '../../run/rate-budget.js';
+import { followRestore, restoreBroken, type RestoreContext } from '../../run/restore.js';
+import { backupMismatch, type LeftAlone, type RestoreCandidate } from '../../run/restore-choice.js';
+import type { StepResult } from '../../run/types.js';
+import { DEFAULT_TRACKING, Watcher } from '../../run/watcher.js';
+import { systemClock } from '../../util/clock.js';
+import { siteUserAgent } from '../../util/version.js';
+import { createRuntime, type GlobalOptions, type Runtime } from '../context.js';
+import { onInterrupt } from '../signals.js';
+
+/** A candidate the service's backup list confirmed, with the backup's age. */
+export interface Confirmed extends RestoreCandidate {
+  ageMs: number | undefined;
+}
+
+type Update = (step: Step, result: StepResult) => Promise<void>;
+
+/**
+ * What the restore command works with, as a run does: the rate budget and calls in flight (the
+ * runtime), one watcher for the operations, the sites' checks with each task's own `health:`, and
+ * Ctrl-C (no restore starts after it).
+ */
+export class RestoreTools {
+  readonly runtime: Runtime;
+  readonly #interrupt = new AbortController();
+  readonly #restoreSignals: () => void;
+  readonly #watcher: Watcher;
+  readonly #sites: SiteProbe | undefined;
+  readonly #gates = new Map<number, HealthGate>();
+
+  constructor(
+    private readonly globals: GlobalOptions,
+    private readonly plan: Plan,
+    coordination: Coordination,
+  ) {
+    this.runtime = createRuntime(globals, { coordination, company: plan.company, settings: plan.settings });
+    this.#restoreSignals = onInterrupt(globals.io, () => this.#interrupt.abort());
+    const { tracking } = this.runtime;
+    this.#watcher = new Watcher((id, o) => this.runtime.caller.poll(id, o), {
+      firstPollMs: tracking.intervalMs,
+      maxIntervalMs: tracking.maxIntervalMs,
+      signal: this.#interrupt.signal,
+    });
+    this.#sites = plan.tasks.some((t) => t.health) ? new SiteProbe({ userAgent: siteUserAgent(), env: globals.io.env }) : undefined;
+  }
+
+  get interrupted(): boolean {
+    return this.#interrupt.signal.aborted;
+  }
+
+  /**
+   * Each candidate's backup, read from the service (one read per environment): still listed, the
+   * run's own restore point. And its site, where the task checks one: still broken (a site someone
+   * mended since, or a failure written into the journal by hand, is not restored).
+   */
+  async confirm(candidates: RestoreCandidate[], left: readonly LeftAlone[], runStartedAt: string): Promise<{ todo: Confirmed[]; left: LeftAlone[] }> {
+    const todo: Confirmed[] = [];
+    const notDone: LeftAlone[] = [...left];
+    for (const c of candidates) {
+      const list = await this.runtime.caller.read<Partial<BackupListResponse>>('listBackups', { env_id: c.step.target.env_id! }, undefined, {
+        priority: PRIORITY.urgent,
+      });
+      const backups = list.environment?.backups ?? [];
+      const why = backupMismatch(c, backups, runStartedAt) ?? (await this.#healthyNow(c.step));
+      if (why) notDone.push({ step: c.step, why, attention: !why.startsWith('its site answers healthy') });
+      else todo.push({ ...c, ageMs: ageOf(backups.find((b) => b.id === c.backupId)!.created_at) });
+    }
+    return { todo, left: notDone };
+  }
+
+  restore(c: RestoreCandidate, update: Update): Promise<StepResult> {
+    const { gate, url } = this.#check(c.step);
+    return restoreBroken(this.#context(c.step, update), c.step, { ...c.result, restore_point: { tag: c.tag, backup_id: c.backupId } }, gate, url);
+  }
+
+  follow(c: RestoreCandidate, update: Update): Promise<StepResult> {
+    const { gate, url } = this.#check(c.step);
+    return followRestore(this.#context(c.step, update), c.step, c.result, gate, url);
+  }
+
+  async close(): Promise<void> {
+    this.#restoreSignals();
+    await this.#sites?.close();
+    await this.runtime.close();
+  }
+
+  async #healthyNow(step: Step): Promise<string | undefined> {
+    const { gate, url } = this.#check(step);
+    const now = gate && url ? await gate.check(url) : undefined;
+    return now?.healthy ? `its site answers healthy now (${now.detail}): nothing to restore` : undefined;
+  }
+
+  #check(step: Step): { gate?: HealthGate; url?: string } {
+    const task = this.plan.tasks.find((t) => t.index === step.task_index)!;
+    const url = stepHealthUrl(step);
+    if (!task.health || !this.#sites || !url) return {};
+    let gate = this.#gates.get(task.index);
+    if (!gate) this.#gates.set(task.index, (gate = new HealthGate(this.#sites, task.health, systemClock, this.#interrupt.signal)));
+    return { gate, url };
+  }
+
+  #context(step: Step, update: Update): RestoreContext {
+    const task = this.plan.tasks.find((t) => t.index === step.task_index)!;
+    const { tracking } = this.runtime;
+    return {
+      caller: this.runtime.caller,
+      watcher: this.#watcher,
+      update,
+      interrupt: this.#interrupt.signal,
+      settings: this.plan.settings.restore,
+      watch: {
+        timeoutMs: task.timeout_ms ?? tracking.timeoutMs ?? DEFAULT_TRACKING.timeoutMs,
+        notFoundGraceMs: tracking.notFoundGraceMs ?? DEFAULT_TRACKING.notFoundGraceMs,
+      },
+    };
+  }
+}
+
+function ageOf(created: unknown): number | undefined {
+  if (typeof created !== 'number') return undefined;
+  return Date.now() - (created < 1e12 ? created * 1000 : created);
+}
