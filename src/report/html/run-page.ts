@@ -140,16 +140,16 @@ function problemSection(report: Report): Markup {
       </tr>`,
   );
   return h`<h2>Failed and unknown steps (${problems.length})</h2>
-    <div class="scroll">
-      <table class="problems">
+    ${table(['status', 'site', 'environment', 'task', 'reason', 'restore point'], rows, 'problems')}`;
+}
+
+/** A table that scrolls sideways on a phone rather than squeezing its columns. */
+function table(headers: string[], rows: Markup[], className = ''): Markup {
+  return h`<div class="scroll">
+      <table class="${className}">
         <thead>
           <tr>
-            <th>status</th>
-            <th>site</th>
-            <th>environment</th>
-            <th>task</th>
-            <th>reason</th>
-            <th>restore point</th>
+            ${headers.map((header) => h`<th>${header}</th>`)}
           </tr>
         </thead>
         <tbody>
@@ -176,21 +176,7 @@ function restoredSection(report: Report): Markup {
       </tr>`,
   );
   return h`<h2>Restored sites (${restored.length})</h2>
-    <div class="scroll">
-      <table>
-        <thead>
-          <tr>
-            <th>site</th>
-            <th>environment</th>
-            <th>task</th>
-            <th>what became of it</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${rows}
-        </tbody>
-      </table>
-    </div>`;
+    ${table(['site', 'environment', 'task', 'what became of it'], rows)}`;
 }
 
 /** The commands that carry the work on: resume or status (as the CI summaries say), and a restore of failed writes not yet put back. */
