@@ -21,12 +21,14 @@ describe('every command that ends a run ends it through finishRun', () => {
   it('run and resume declare the output flags, from the outputs themselves; status those of the report alone (it is no run to tell of)', () => {
     const program = buildProgram(capturedIo());
     const flagsOf = (outputs: readonly RunOutput[]) => outputs.flatMap((o) => (o.option ? [o.option.flags.split(' ')[0]] : []));
-    expect(flagsOf(RUN_OUTPUTS)).toEqual(['--junit', '--summary-md', '--metrics-file', '--ping']);
-    expect(flagsOf(REPORT_OUTPUTS)).toEqual(['--junit', '--summary-md']);
+    expect(flagsOf(RUN_OUTPUTS)).toEqual(['--junit', '--summary-md', '--html', '--metrics-file', '--ping']);
+    expect(flagsOf(REPORT_OUTPUTS)).toEqual(['--junit', '--summary-md', '--html']);
     const longs = (name: string) => program.commands.find((c) => c.name() === name)!.options.map((o) => o.long);
     for (const name of ['run', 'resume']) expect(longs(name), name).toEqual(expect.arrayContaining(flagsOf(RUN_OUTPUTS)));
-    expect(longs('status')).toEqual(expect.arrayContaining(flagsOf(REPORT_OUTPUTS)));
-    expect(longs('status')).not.toContain('--ping');
+    for (const name of ['status', 'restore']) {
+      expect(longs(name), name).toEqual(expect.arrayContaining(flagsOf(REPORT_OUTPUTS)));
+      expect(longs(name), name).not.toContain('--ping');
+    }
   });
 
   it('hands every output the same finished run, in order, and says how long each took', async () => {
