@@ -6,7 +6,12 @@ import { actionTable, withActionTable } from '../src/cli/action-table.js';
 import { ACTIONS } from '../src/actions/index.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const PAGES = ['README.md', ...readdirSync(join(ROOT, 'docs')).map((f) => `docs/${f}`)];
+const PAGES = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 const read = (page: string) => readFileSync(join(ROOT, page), 'utf8');
 
 /** Markdown as prettier may lay it out: runs of spaces and table rulers do not count. */

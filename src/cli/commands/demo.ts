@@ -55,6 +55,9 @@ export function registerDemo(program: Command): void {
         sites: undefined,
         rate: globals.rate ?? '50/s',
         pollInterval: 100,
+        // Its locks and learned limits beside its reports: the simulator's company is the same in every
+        // demo, so two demos on one machine (or a demo beside a real run's state) must not share a lock.
+        stateDir: join(reports, 'state'),
       };
       const say = (text: string) => void globals.io.stdout.write(`${text}\n`);
       let worst = 0;
