@@ -67,7 +67,7 @@ export async function followRestore(
   const watch = ctx.watcher.watch(restored.operation_id!, 'backups:restore', ctx.watch);
   watch.expedite();
   const tracked = await watch.done;
-  if (tracked.state === 'untracked') return result; // still accepted: a resume follows it
+  if (tracked.state === 'untracked') return result; // still accepted: `sitefleet restore` follows it
   if (tracked.state === 'failed') return saved(ctx, step, result, { ...restored, status: 'failed', reason: `operation failed: ${reasonText(tracked)}` });
   if (tracked.state === 'unknown') return saved(ctx, step, result, { ...restored, status: 'unknown', reason: tracked.message });
   return checkRestored(ctx, step, { ...result, restored: { ...restored, status: 'succeeded' } }, gate, url);
