@@ -1,15 +1,6 @@
 import { clip, forAnnotation, forAnnotationProperty, forMarkdown, forXml, MESSAGE_WIDTH, NAME_WIDTH } from '../util/safe-text.js';
 import { answerLines } from './answer-lines.js';
-import {
-  healthCounts,
-  restoreLine,
-  restorePointsOfFailures,
-  restorePointText,
-  targetLabel,
-  unhealthyBefore,
-  type Report,
-  type ReportResult,
-} from './report.js';
+import { healthCounts, restoreLine, restorePointsOfFailures, targetLabel, unhealthyBefore, type Report, type ReportResult } from './report.js';
 
 /** The row (or test suite) a result is counted in: a task's restore points apart from its writes, so targets are counted once. */
 export function groupOf(r: ReportResult): string {
@@ -62,8 +53,7 @@ export function guardText(r: ReportResult): string {
     const seen = [r.health.before ? `before ${r.health.before}` : '', r.health.after ? `after ${r.health.after}` : ''].filter(Boolean).join(', ');
     parts.push(`health: ${r.health.outcome}${seen ? ` (${seen})` : ''} at ${r.health.url}`);
   }
-  if (r.restore_point && r.role !== 'backup')
-    parts.push(r.restored ? restoreLine({ ...r, restore_point: r.restore_point }) : `restore point: ${restorePointText(r.restore_point)}`);
+  if (r.restore_point && r.role !== 'backup') parts.push(restoreLine({ ...r, restore_point: r.restore_point }));
   return parts.join('; ');
 }
 

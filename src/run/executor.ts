@@ -18,7 +18,7 @@ import { sendStep } from './send-step.js';
 import { followRestore, restoreBroken, type RestoreContext } from './restore.js';
 import { ENDED_STATUSES, type ExecuteOutcome, type RestorePoint, type RunEvent, type StepResult } from './types.js';
 import { verifyTask } from './verify.js';
-import { DEFAULT_TRACKING, Watcher, type TrackOptions, type WatchOptions } from './watcher.js';
+import { DEFAULT_TRACKING, taskWatch, Watcher, type TrackOptions, type WatchOptions } from './watcher.js';
 
 export interface ExecuteOptions {
   /** Sends every call: it owns the rate budget and the bound on calls in flight. */
@@ -232,7 +232,7 @@ class Execution {
   }
 
   watchOptions(task: TaskSummary, unknownAge = false): WatchOptions {
-    return { timeoutMs: task.timeout_ms ?? this.tracking.timeoutMs, notFoundGraceMs: this.tracking.notFoundGraceMs, unknownAge };
+    return taskWatch(task, this.tracking, unknownAge);
   }
 
   /** A `backup_first` write: sent only once its restore point is there, and carrying it. */
@@ -303,7 +303,7 @@ class Execution {
       }
       const follow = this.follower(task, step, accepted, false);
       turn = follow.turn;
-      if (task.wait) this.countFailure(task, budget, await this.afterOperation(step, await follow.done(), guarded));
+      if (task.wait) this.countFailure(task, budget, await this.afterOperation(task, step, await follow.done(), guarded));
     } finally {
       release(turn);
     }
@@ -313,7 +313,7 @@ class Execution {
    * What follows a step's operation: a restore point's backup id, or a guarded write's health check.
    * A site broken by the write fails the step; one broken before it is listed, not blamed.
    */
-  async afterOperation(step: Step, final: StepResult, guarded: Guarded): Promise<StepResult> {
+  async afterOperation(task: TaskSummary, step: Step, final: StepResult, guarded: Guarded): Promise<StepResult> {
     if (step.role === 'backup' && final.status === 'succeeded') {
       const result = { ...final, restore_point: await findRestorePoint(this.options.caller, step) };
       await this.record('update', step, result);
@@ -331,28 +331,24 @@ class Execution {
         ...(failsStep ? { status: 'failed' as const, reason: `health: ${after!.detail} at ${url}` } : {}),
       };
       // Broken by this write, and seen healthy just before it: put back from this run's restore point.
-      if (failsStep && guarded.before?.healthy && this.task(step).health?.on_broken === 'restore') {
+      if (failsStep && guarded.before?.healthy && task.health?.on_broken === 'restore') {
         await this.record('update', step, result);
-        return restoreBroken(this.restoring(step), step, result, guarded.gate, url);
+        return restoreBroken(this.restoring(task), step, result, guarded.gate, url);
       }
     }
     if (result !== final) await this.record('update', step, result);
     return result;
   }
 
-  task(step: Step): TaskSummary {
-    return this.plan.tasks.find((t) => t.index === step.task_index)!;
-  }
-
-  /** What a restore of this step's environment needs: it is a repair, so only Ctrl-C keeps one from going. */
-  restoring(step: Step): RestoreContext {
+  /** What a restore of an environment of this task needs: it is a repair, so only Ctrl-C keeps one from going. */
+  restoring(task: TaskSummary): RestoreContext {
     return {
       caller: this.options.caller,
       watcher: this.watcher,
       update: (s, r) => this.record('update', s, r),
       interrupt: this.options.signal,
       settings: this.plan.settings.restore,
-      watch: this.watchOptions(this.task(step)),
+      watch: this.watchOptions(task),
     };
   }
 
@@ -392,15 +388,14 @@ class Execution {
   /** Resume: an operation accepted before the interruption is followed when its task waits, or when its environment is needed. */
   async resumeKnown(task: TaskSummary, budget: FailureBudget, step: Step, known: StepResult, guarded: Guarded): Promise<void> {
     if (known.restored?.status === 'accepted' && known.restored.operation_id) {
-      const url = stepHealthUrl(step);
-      return void (await followRestore(this.restoring(step), step, known, guarded.gate, url));
+      return void (await followRestore(this.restoring(task), step, known, guarded.gate, stepHealthUrl(step)));
     }
     if (known.status !== 'accepted' || !known.operation_id) return;
     const release = await this.sequence.enter(step.lock);
     const follow = this.follower(task, step, known, true);
     release(follow.turn);
     // No baseline survives an interruption: a site broken after the operation fails the step.
-    if (task.wait) this.countFailure(task, budget, await this.afterOperation(step, await follow.done(), guarded));
+    if (task.wait) this.countFailure(task, budget, await this.afterOperation(task, step, await follow.done(), guarded));
   }
 
   /**

@@ -26,7 +26,7 @@ export interface RestoreChoice {
   /** Restores accepted before (by the run, or a restore that was stopped) and not seen to finish: followed, not sent. */
   follow: RestoreCandidate[];
   /** Restores journaled as being sent and never answered: `unknown` now (journaled by the command), never sent again. */
-  inQuestion: RestoreCandidate[];
+  inQuestion: { step: Step; result: StepResult }[];
   left: LeftAlone[];
 }
 
@@ -58,7 +58,7 @@ export function chooseRestores(state: JournalState, only?: readonly string[]): R
       const candidate = { step, result, backupId: result.restored?.backup_id ?? result.restore_point!.backup_id!, tag: restorePoint.tagOf(backup.body) };
       (going ? choice.follow : choice.todo).push(candidate);
     } else if (left?.why) choice.left.push({ step, ...left });
-    if (read && result !== read) choice.inQuestion.push({ step, result: result!, backupId: result!.restored!.backup_id ?? 0, tag: '' });
+    if (read && result && result !== read) choice.inQuestion.push({ step, result });
   }
   return onePerEnvironment(choice);
 }

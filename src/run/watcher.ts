@@ -290,3 +290,9 @@ export interface TrackOptions {
 }
 
 export const DEFAULT_TRACKING: TrackOptions = { intervalMs: 1000, maxIntervalMs: 15_000, timeoutMs: 30 * 60_000, notFoundGraceMs: 60_000 };
+
+/** How long one of a task's operations is watched: its own `timeout`, else the run's; the run's 404 grace. */
+export function taskWatch(task: { timeout_ms?: number }, tracking: Partial<TrackOptions>, unknownAge = false): WatchOptions {
+  const { timeoutMs, notFoundGraceMs } = { ...DEFAULT_TRACKING, ...tracking };
+  return { timeoutMs: task.timeout_ms ?? timeoutMs, notFoundGraceMs, unknownAge };
+}

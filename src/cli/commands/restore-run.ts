@@ -4,7 +4,7 @@ import type { Plan } from '../../plan/plan.js';
 import { buildReport, targetLabel } from '../../report/report.js';
 import { Journal, journalPathFor, readJournal, type JournalState } from '../../run/journal.js';
 import { readJournalBack } from '../../run/journal-read-back.js';
-import { chooseRestores, type LeftAlone, type RestoreCandidate } from '../../run/restore-choice.js';
+import { chooseRestores, type LeftAlone, type RestoreCandidate, type RestoreChoice } from '../../run/restore-choice.js';
 import type { StepResult } from '../../run/types.js';
 import { terminalMessage, terminalName } from '../../util/safe-text.js';
 import { confirmWrites } from '../confirm.js';
@@ -93,7 +93,7 @@ function describe(globals: GlobalOptions, todo: Confirmed[], left: LeftAlone[], 
 async function restoreAll(
   reportPath: string,
   plan: Plan,
-  choice: { todo: Confirmed[]; follow: RestoreCandidate[]; inQuestion: RestoreCandidate[] },
+  choice: Pick<RestoreChoice, 'follow' | 'inQuestion'> & { todo: Confirmed[] },
   tools: RestoreTools,
 ): Promise<StepResult[]> {
   const journal = await Journal.open(journalPathFor(reportPath));

@@ -7,7 +7,7 @@ import { PRIORITY } from '../../run/rate-budget.js';
 import { followRestore, restoreBroken, type RestoreContext } from '../../run/restore.js';
 import { backupMismatch, type LeftAlone, type RestoreCandidate } from '../../run/restore-choice.js';
 import type { StepResult } from '../../run/types.js';
-import { DEFAULT_TRACKING, Watcher } from '../../run/watcher.js';
+import { taskWatch, Watcher } from '../../run/watcher.js';
 import { systemClock } from '../../util/clock.js';
 import { siteUserAgent } from '../../util/version.js';
 import { createRuntime, type GlobalOptions, type Runtime } from '../context.js';
@@ -106,17 +106,13 @@ export class RestoreTools {
 
   #context(step: Step, update: Update): RestoreContext {
     const task = this.plan.tasks.find((t) => t.index === step.task_index)!;
-    const { tracking } = this.runtime;
     return {
       caller: this.runtime.caller,
       watcher: this.#watcher,
       update,
       interrupt: this.#interrupt.signal,
       settings: this.plan.settings.restore,
-      watch: {
-        timeoutMs: task.timeout_ms ?? tracking.timeoutMs ?? DEFAULT_TRACKING.timeoutMs,
-        notFoundGraceMs: tracking.notFoundGraceMs ?? DEFAULT_TRACKING.notFoundGraceMs,
-      },
+      watch: taskWatch(task, this.runtime.tracking),
     };
   }
 }
