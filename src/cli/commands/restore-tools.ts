@@ -66,8 +66,11 @@ export class RestoreTools {
         priority: PRIORITY.urgent,
       });
       const backups = list.environment?.backups ?? [];
-      const why = backupMismatch(c, backups, runStartedAt) ?? (await this.#healthyNow(c.step));
-      if (why) notDone.push({ step: c.step, why, attention: !why.startsWith('its site answers healthy') });
+      // A backup that is not the run's leaves a broken site so (attention); a site healthy now needs nothing.
+      const mismatch = backupMismatch(c, backups, runStartedAt);
+      const healthy = mismatch ? undefined : await this.#healthyNow(c.step);
+      if (mismatch) notDone.push({ step: c.step, why: mismatch, attention: true });
+      else if (healthy) notDone.push({ step: c.step, why: healthy, attention: false });
       else todo.push({ ...c, ageMs: ageOf(backups.find((b) => b.id === c.backupId)!.created_at) });
     }
     return { todo, left: notDone };
