@@ -5,6 +5,7 @@
 import { Buffer } from 'node:buffer';
 import { runPage } from '../dist/report/html/run-page.js';
 import { runTimes } from '../dist/report/html/spans.js';
+import { summarize } from '../dist/report/report.js';
 
 const N = Number(process.argv[2] ?? 10_000);
 const T0 = Date.parse('2026-11-22T02:00:00Z');
@@ -14,7 +15,6 @@ const OP_MS = 3_000;
 
 const results = [];
 const records = [{ t: 'start', v: 1, run_id: RUN_ID, playbook: 'p.yaml', report: 'r.json', started_at: new Date(T0).toISOString(), plan: { settings: {} } }];
-const summary = { total: 0, planned: 0, accepted: 0, succeeded: 0, failed: 0, skipped: 0, unknown: 0 };
 for (let i = 0; i < N; i++) {
   const status = i % 37 === 0 ? 'failed' : i % 211 === 0 ? 'unknown' : 'succeeded';
   const r = {
@@ -34,8 +34,6 @@ for (let i = 0; i < N; i++) {
     wave: i === 0 ? 0 : i < N / 4 ? 1 : 2,
   };
   results.push(r);
-  summary.total++;
-  summary[status]++;
   const send = T0 + Math.floor(i / CONCURRENCY) * (OP_MS + 50);
   records.push({ t: 'intent', step: r.step_id, attempt: 1, at: send });
   records.push({ t: 'result', step: r.step_id, result: { ...r, status: 'accepted' }, at: send + 40 });
@@ -51,7 +49,7 @@ const report = {
   started_at: new Date(T0).toISOString(),
   finished_at: new Date(T0 + 3_600_000).toISOString(),
   stopped: null,
-  summary,
+  summary: summarize(results),
   results,
 };
 

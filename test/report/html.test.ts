@@ -6,7 +6,7 @@ import { logoDataUrl } from '../../src/report/html/logo.js';
 import { recordPage } from '../../src/report/html/record-page.js';
 import { runPage } from '../../src/report/html/run-page.js';
 import { runTimes } from '../../src/report/html/spans.js';
-import type { Report, ReportResult } from '../../src/report/report.js';
+import { summarize, type Report, type ReportResult } from '../../src/report/report.js';
 import type { JournalRecord } from '../../src/run/journal.js';
 import type { StepStatus } from '../../src/run/types.js';
 import { HOSTILE_NAMES } from '../../src/sim/hostile-names.js';
@@ -42,11 +42,6 @@ function result(i: number, status: StepStatus, extra: Partial<ReportResult> = {}
 }
 
 function reportOf(results: ReportResult[]): Report {
-  const summary = { total: 0, planned: 0, accepted: 0, succeeded: 0, failed: 0, skipped: 0, unknown: 0 };
-  for (const r of results) {
-    summary.total++;
-    summary[r.status]++;
-  }
   return {
     version: 1,
     run_id: RUN_ID,
@@ -57,7 +52,7 @@ function reportOf(results: ReportResult[]): Report {
     started_at: new Date(T0).toISOString(),
     finished_at: new Date(T0 + 3_600_000).toISOString(),
     stopped: null,
-    summary,
+    summary: summarize(results),
     results,
   };
 }
