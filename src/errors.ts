@@ -8,6 +8,21 @@
 export const EXIT = { ok: 0, someFailed: 1, invalid: 2, stopped: 3, locked: 4, window: 5, interrupted: 130 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
+/** What each exit code means, in the words of `run --help`: one table for every place that says it (help, pings, webhooks, pages, metrics). */
+export const EXIT_MEANING: Record<number, string> = {
+  [EXIT.ok]: 'all accepted or succeeded',
+  [EXIT.someFailed]: 'some steps failed or are unknown',
+  [EXIT.invalid]: 'invalid input or usage',
+  [EXIT.stopped]: 'run stopped (authentication, failure budget, coordination lost)',
+  [EXIT.locked]: 'another run holds the lock',
+  [EXIT.window]: 'outside the maintenance window, or it closed with steps not sent',
+  [EXIT.interrupted]: 'interrupted',
+};
+
+export function exitMeaning(code: number): string {
+  return EXIT_MEANING[code] ?? 'unexpected error';
+}
+
 export class SitefleetError extends Error {
   override name = 'SitefleetError';
   /** The exit code when this error ends a command: 1 unless a subclass says otherwise. */

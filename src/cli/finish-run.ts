@@ -50,7 +50,7 @@ export async function announceRun<T>(
   outputs: readonly RunOutput[] = RUN_OUTPUTS,
 ): Promise<T> {
   const started: Started = { ...start, undelivered: [] };
-  for (const output of outputs) if (output.start) started.undelivered.push(...warn(await output.start(started), started.io));
+  for (const output of outputs) if (output.start) started.undelivered.push(...warn(await guarded(output, 'start', () => output.start!(started)), started.io));
   try {
     return await work(started);
   } catch (error) {
@@ -61,13 +61,25 @@ export async function announceRun<T>(
 
 async function abandonRun(abandoned: Abandoned, outputs: readonly RunOutput[]): Promise<void> {
   abandoned.started.told = true;
-  for (const output of outputs) if (output.abandon) warn(await output.abandon(abandoned), abandoned.started.io);
+  for (const output of outputs) if (output.abandon) warn(await guarded(output, 'end', () => output.abandon!(abandoned)), abandoned.started.io);
 }
 
 /** The exit code `main` gives the error (report-error.ts): its own, 1 for one it does not know. */
 function exitCodeOfError(error: unknown): number {
   const code = (error as { exitCode?: unknown; code?: unknown } | undefined)?.exitCode ?? (error as { code?: unknown } | undefined)?.code;
   return typeof code === 'number' ? code : 1;
+}
+
+/**
+ * An output's work, whose failure (a file it cannot write, a state folder gone) becomes what it did
+ * not deliver: the outputs after it still go, and the run keeps its exit code.
+ */
+async function guarded(output: RunOutput, at: Undelivered['at'], work: () => void | Undelivered[] | Promise<void | Undelivered[]>): Promise<Undelivered[]> {
+  try {
+    return (await work()) ?? [];
+  } catch (error) {
+    return [{ channel: output.name, at, tries: 1, error: (error as Error).message ?? String(error) }];
+  }
 }
 
 /** One warning line per message not delivered, naming its channel (never its URL). */
@@ -90,7 +102,8 @@ export async function finishRun(finished: Finished, outputs: readonly RunOutput[
   const undelivered: Undelivered[] = [...(finished.started?.undelivered ?? [])];
   for (const output of outputs) {
     const start = performance.now();
-    const failed = await output.write(finished);
+    // The report itself must land or the command fails; any other output that fails is a warning, never the run's outcome.
+    const failed = output === reportFile ? await output.write(finished) : await guarded(output, 'end', () => output.write(finished));
     if (failed) undelivered.push(...warn(failed, finished.io));
     took[output.name] = performance.now() - start;
   }

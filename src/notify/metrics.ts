@@ -1,3 +1,4 @@
+import { EXIT_MEANING } from '../errors.js';
 import { forPrometheusLabel } from '../util/safe-text.js';
 import type { RunEnd } from './run-end.js';
 
@@ -6,12 +7,15 @@ export const FAMILIES = {
   sitefleet_last_run_timestamp_seconds: { type: 'gauge', help: 'When the last run of the playbook ended (Unix time).' },
   sitefleet_last_run_exit_code: {
     type: 'gauge',
-    help: 'Exit code of the last run: 0 ok, 1 some failed or unknown, 3 stopped, 4 locked, 5 window, 130 interrupted.',
+    help: `Exit code of the last run: ${Object.entries(EXIT_MEANING)
+      .map(([code, meaning]) => `${code} ${meaning}`)
+      .join('; ')}.`,
   },
   sitefleet_last_run_duration_seconds: { type: 'gauge', help: 'How long the last run took, from its start to its report.' },
   sitefleet_steps: { type: 'gauge', help: 'Steps of the last run by task and status.' },
-  sitefleet_rate_limited_total: { type: 'counter', help: 'Times the service answered 429 (rate limited) during the last run.' },
-  sitefleet_restored_total: { type: 'counter', help: 'Sites the last run put back from their restore points (health.on_broken: restore, sitefleet restore).' },
+  // Gauges, not counters: each run writes its own value, which may be lower than the last (a counter must never go down).
+  sitefleet_last_run_rate_limited: { type: 'gauge', help: 'Times the service answered 429 (rate limited) during the last run.' },
+  sitefleet_last_run_restored: { type: 'gauge', help: 'Sites the last run put back from their restore points (health.on_broken: restore).' },
 } as const;
 
 const STATUSES = ['succeeded', 'accepted', 'failed', 'unknown', 'skipped'] as const;
@@ -30,7 +34,7 @@ export function runSamples(end: RunEnd): Map<string, string[]> {
     ['sitefleet_last_run_timestamp_seconds', [of(Math.round(end.finishedAt.getTime() / 1000))]],
     ['sitefleet_last_run_exit_code', [of(end.exitCode)]],
     ['sitefleet_last_run_duration_seconds', [of(Math.round((end.finishedAt.getTime() - end.startedAt.getTime()) / 100) / 10)]],
-    ['sitefleet_rate_limited_total', [of(end.rateLimited ?? 0)]],
+    ['sitefleet_last_run_rate_limited', [of(end.rateLimited ?? 0)]],
   ]);
   const report = end.report?.value;
   if (report) {
@@ -38,7 +42,7 @@ export function runSamples(end: RunEnd): Map<string, string[]> {
     for (const task of new Set(report.results.map((r) => r.task)))
       for (const status of STATUSES) steps.push(of(report.results.filter((r) => r.task === task && r.status === status).length, { task, status }));
     samples.set('sitefleet_steps', steps);
-    samples.set('sitefleet_restored_total', [of(report.results.filter((r) => r.restored?.status === 'succeeded').length)]);
+    samples.set('sitefleet_last_run_restored', [of(report.results.filter((r) => r.restored?.status === 'succeeded').length)]);
   }
   for (const [family, lines] of samples)
     samples.set(

@@ -1,4 +1,4 @@
-import { EXIT } from '../errors.js';
+import { exitMeaning } from '../errors.js';
 import { continueCommand } from '../report/ci-formats.js';
 import { restoreLine, targetLabel, type Report, type ReportResult, type Summary } from '../report/report.js';
 import type { StepStatus } from '../run/types.js';
@@ -19,20 +19,7 @@ export interface RunEnd {
   rateLimited?: number;
 }
 
-/** What each exit code means, in the words of `run --help`. */
-export const EXIT_MEANING: Record<number, string> = {
-  [EXIT.ok]: 'all accepted or succeeded',
-  [EXIT.someFailed]: 'some steps failed or are unknown',
-  [EXIT.invalid]: 'invalid input or usage',
-  [EXIT.stopped]: 'run stopped (authentication, failure budget, coordination lost)',
-  [EXIT.locked]: 'another run holds the lock',
-  [EXIT.window]: 'outside the maintenance window, or it closed with steps not sent',
-  [EXIT.interrupted]: 'interrupted',
-};
-
-export function exitMeaning(code: number): string {
-  return EXIT_MEANING[code] ?? 'unexpected error';
-}
+export { exitMeaning };
 
 /** Counts by status of each task, in the report's order of tasks. */
 export function taskCounts(report: Report): { task: string; action: string; counts: Record<StepStatus, number> }[] {

@@ -51,6 +51,23 @@ describe('every command that ends a run ends it through finishRun', () => {
     expect(addOutputOptions(command, [output('a'), output('b')]).options.map((o) => o.long)).toContain('--bee');
   });
 
+  it('an output that fails is one warning: the outputs after it still go, and the run keeps its outcome', async () => {
+    const seen: string[] = [];
+    const io = capturedIo();
+    const failing: RunOutput = {
+      name: 'junit',
+      files: () => [],
+      write: () => {
+        throw new Error('EACCES: permission denied');
+      },
+    };
+    const later: RunOutput = { name: 'ping', files: () => [], write: () => void seen.push('ping') };
+    const finished = { report: { flag: 'report', path: 'r.json', value: {} }, flags: {}, env: {}, io, quiet: true } as unknown as Finished;
+    await finishRun(finished, [failing, later]);
+    expect(seen).toEqual(['ping']);
+    expect(io.stderr.text).toBe("sitefleet: warning: junit: the run's end was not delivered (EACCES: permission denied, 1 try); the run's outcome stands\n");
+  });
+
   it('resume with nothing left to send still writes --junit and --summary-md, and sends nothing', async () => {
     const { sim } = await start({ sites: 2, operationDelayMs: 0 });
     const dir = tempDir();

@@ -74,8 +74,8 @@ describe('--metrics-file', () => {
     );
     for (const status of ['succeeded', 'failed', 'unknown', 'skipped', 'accepted'] as const)
       expect(values.get(`sitefleet_steps{playbook="nightly",task="php",status="${status}"}`), status).toBe(report.summary[status]);
-    expect(values.get('sitefleet_rate_limited_total{playbook="nightly"}')).toBe(0);
-    expect(values.get('sitefleet_restored_total{playbook="nightly"}')).toBe(0);
+    expect(values.get('sitefleet_last_run_rate_limited{playbook="nightly"}')).toBe(0);
+    expect(values.get('sitefleet_last_run_restored{playbook="nightly"}')).toBe(0);
 
     // The first playbook's series are as it left them, its label escaped as the format asks.
     const escaped = 'playbook="odd \\"name\\" \\\\ with\\nline \\\\x1b[31m"';

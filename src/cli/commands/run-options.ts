@@ -1,3 +1,4 @@
+import { EXIT_MEANING } from '../../errors.js';
 import type { Command } from 'commander';
 import type { WindowOptions } from '../window.js';
 import type { OutputFlags } from '../finish-run.js';
@@ -27,8 +28,9 @@ export function defaultReportPath(dir: string | undefined, now = new Date()): st
   return join(dir ?? '.', `sitefleet-report-${now.toISOString().replace(/[:.]/g, '-')}.json`);
 }
 
-export const EXIT_CODES_HELP =
-  '\nExit codes: 0 all accepted or succeeded, 1 some failed or unknown, 2 invalid input or usage,\n3 run stopped (authentication, failure budget), 4 another run holds the lock,\n5 outside the maintenance window, or it closed with steps not sent (resume them in the next), 130 interrupted.\n';
+export const EXIT_CODES_HELP = `\nExit codes: ${Object.entries(EXIT_MEANING)
+  .map(([code, meaning]) => `${code} ${meaning}`)
+  .join(', ')}.\n`;
 
 /** `--not-after` and `--wait-window`, on the commands that send (run, resume). */
 export function addWindowOptions(command: Command): Command {

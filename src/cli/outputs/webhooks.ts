@@ -37,8 +37,16 @@ async function tell(started: Started, end: RunEnd): Promise<Undelivered[]> {
   const watchesChange = hooks.some((h) => h.on === 'change');
   const previous = watchesChange ? readLastExit(started.stateDir, end.company, end.name) : undefined;
   const failed: Undelivered[] = [];
-  for (const hook of hooks) if (tells(hook.on, end.exitCode, previous)) failed.push(...(await post(hook, end, started.env)));
-  if (watchesChange) writeLastExit(started.stateDir, end.company, end.name, { exit_code: end.exitCode, run_id: end.runId, at: end.finishedAt.toISOString() });
+  let changeUntold = false;
+  for (const hook of hooks) {
+    if (!tells(hook.on, end.exitCode, previous)) continue;
+    const undelivered = await post(hook, end, started.env);
+    failed.push(...undelivered);
+    changeUntold ||= hook.on === 'change' && undelivered.length > 0;
+  }
+  // A change not delivered stays a change: the next run compares with the exit code its receiver last heard of.
+  if (watchesChange && !changeUntold)
+    writeLastExit(started.stateDir, end.company, end.name, { exit_code: end.exitCode, run_id: end.runId, at: end.finishedAt.toISOString() });
   return failed;
 }
 

@@ -1,3 +1,4 @@
+import { exitMeaning } from '../../errors.js';
 import { continueCommand, groupOf } from '../ci-formats.js';
 import { exitCodeOf, restoreLine, restorePointText, type Report, type ReportResult } from '../report.js';
 import type { StepStatus } from '../../run/types.js';
@@ -19,14 +20,6 @@ export interface RunPageInput {
   footer?: string;
 }
 
-const EXIT_MEANING: Record<number, string> = {
-  0: 'every step accepted or succeeded',
-  1: 'some steps failed or are unknown',
-  3: 'the run stopped early',
-  5: 'its window closed with steps not sent',
-  130: 'interrupted',
-};
-
 /** The run's page: header, a figure per task, the timeline, the steps that need a person, and the commands that continue. */
 export function runPage(input: RunPageInput): string {
   const { report } = input;
@@ -46,7 +39,7 @@ export function runPage(input: RunPageInput): string {
 
 function headerFacts(report: Report): Markup {
   const code = exitCodeOf(report);
-  const meaning = `${EXIT_MEANING[code] ?? ''}${report.stopped ? `: ${report.stopped.reason}` : ''}`;
+  const meaning = `${exitMeaning(code)}${report.stopped ? `: ${report.stopped.reason}` : ''}`;
   return h`<dl class="facts">
     <dt>Playbook</dt>
     <dd>${report.name} (${report.playbook})</dd>
