@@ -33,7 +33,13 @@ export function readReport(path: string): Report {
 export function timesOf(reportPath: string, report: Report): RunTimes | { missing: string } {
   const journal = journalPathFor(reportPath);
   if (!existsSync(journal)) return { missing: `no journal beside the report (${journal}); the report keeps no send and end times` };
-  const records = readJournalRecordsBack(journal);
+  let records;
+  try {
+    records = readJournalRecordsBack(journal);
+  } catch (error) {
+    // A journal that does not read back costs the page its timeline, never the page (nor a run's other outputs).
+    return { missing: `the journal beside the report (${journal}) does not read back: ${(error as Error).message}` };
+  }
   const start = records[0];
   if (start?.t !== 'start' || start.run_id !== report.run_id)
     return { missing: `the journal beside the report (${journal}) is another run's (run id ${start?.t === 'start' ? start.run_id : 'none'})` };

@@ -106,6 +106,17 @@ export function forHtml(text: string): string {
 }
 
 /**
+ * Text for a `<pre>` block (what a command printed): line breaks and tabs kept as they are, every
+ * other character as `forHtml` has it, so a page shows `wp plugin list` as the table it is.
+ */
+export function forHtmlBlock(text: string): string {
+  return text
+    .split(/(\r?\n|\t)/)
+    .map((part, i) => (i % 2 === 1 ? part.replace('\r', '') : forHtml(part)))
+    .join('');
+}
+
+/**
  * A Markdown table cell or list item (GitHub job summaries): unsafe characters shown escaped, and
  * every character Markdown or its inline HTML gives a meaning backslash-escaped, so a name cannot
  * close the cell, open a link or an image, or inject a tag.

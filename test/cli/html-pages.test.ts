@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { groupOf } from '../../src/report/ci-formats.js';
@@ -126,5 +126,17 @@ describe('the run page in Chromium, hostile names', { timeout: 60_000 }, () => {
     await expectInert(aloneWatch);
     expect(await aloneWatch.page.locator('.timeline-missing').innerText()).toContain('no journal beside the report');
     expect(await aloneWatch.page.locator('svg.timeline').count()).toBe(0);
+  });
+
+  it('a period that holds no time, or a folder with no run in it, is exit 2 in one line and writes nothing', async () => {
+    const dir = tempDir();
+    const page = join(dir, 'p.html');
+    const reversed = await runCli(['report', '--from', dir, '--since', '2026-11-30', '--until', '2026-11-01', '--html', page]);
+    expect(reversed.code).toBe(2);
+    expect(reversed.stderr).toBe('sitefleet: --since 2026-11-30 is not before --until 2026-11-01: the period holds no time\n');
+    const empty = await runCli(['report', '--from', dir, '--html', page]);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toBe(`sitefleet: --from ${dir}: no report of a run; nothing was written\n`);
+    expect(existsSync(page)).toBe(false);
   });
 });

@@ -124,6 +124,19 @@ describe('the maintenance record as text', () => {
     expect(all).toContain('What was done: not restored.');
     expect(all).not.toMatch(/<script|<img/i);
   });
+
+  it('a command’s output keeps its lines and tabs in its block; a run named twice is listed once', () => {
+    const cli = result(0, 'succeeded', {
+      action: 'wp_cli.run',
+      task: 'plugins',
+      request: { method: 'POST', path: '/x', body: { wp_command: 'wp plugin list' } },
+      output: 'name\tstatus\nakismet\tactive<b>',
+    });
+    const report = reportOf([cli]);
+    const page = recordPage({ reports: [report, { ...report, finished_at: new Date(T0 + 7_200_000).toISOString() }] });
+    expect(page).toContain('<pre>name\tstatus\nakismet\tactive&lt;b&gt;</pre>');
+    expect(page.match(/<li class="work">/g)).toHaveLength(1);
+  });
 });
 
 describe('--logo', () => {
@@ -137,6 +150,9 @@ describe('--logo', () => {
     expect(logoDataUrl(file('a.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0])))).toMatch(/^data:image\/png;base64,/);
     expect(logoDataUrl(file('a.jpg', Buffer.from([0xff, 0xd8, 0xff, 0xe0])))).toMatch(/^data:image\/jpeg;base64,/);
     expect(logoDataUrl(file('a.svg', '<svg xmlns="http://www.w3.org/2000/svg"><circle r="4" fill="url(#g)"/></svg>'))).toMatch(/^data:image\/svg\+xml;base64,/);
+    // Links inside the file, quoted as editors write them, are a logo's own: gradients, reused shapes.
+    const inside = `<svg xmlns="http://www.w3.org/2000/svg"><use href="#a"/><use xlink:href='#a'/><rect style="fill:url('#g')"/></svg>`;
+    expect(logoDataUrl(file('b.svg', inside))).toMatch(/^data:image\/svg\+xml;base64,/);
   });
 
   it.each([
@@ -146,6 +162,7 @@ describe('--logo', () => {
     ['<svg><a href="https://evil.example">x</a></svg>', /link to something outside/],
     ['<svg><rect style="fill:url(http://evil.example/x)"/></svg>', /url\(\)/],
     ['<!DOCTYPE svg [<!ENTITY x "y">]><svg/>', /not a PNG, JPEG or SVG|DOCTYPE/],
+    ['<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd"><svg/>', /DOCTYPE or entity declaration/],
     ['GIF89a', /not a PNG, JPEG or SVG/],
   ])('refuses %s (exit 2)', (content, why) => {
     expect(() => logoDataUrl(file('bad.svg', content))).toThrow(why);

@@ -28,6 +28,7 @@ export async function reportPage(paths: string[], opts: ReportPageOptions, globa
     throw new UsageError('--since and --until choose reports of --from DIR');
   const since = opts.since === undefined ? -Infinity : periodBound('--since', opts.since);
   const until = opts.until === undefined ? Infinity : periodBound('--until', opts.until);
+  if (since >= until) throw new UsageError(`--since ${opts.since} is not before --until ${opts.until}: the period holds no time`);
   const outputs: OutputFile[] = [
     ...(opts.html === undefined ? [] : [{ flag: '--html', path: opts.html, kind: 'html' } as const]),
     ...(opts.pdf === undefined ? [] : [{ flag: '--pdf', path: opts.pdf, kind: 'pdf' } as const]),
@@ -39,6 +40,8 @@ export async function reportPage(paths: string[], opts: ReportPageOptions, globa
   checkCommandOutputs(globals, outputs, inputs);
   const chromium = opts.pdf === undefined ? undefined : (await import('../pdf.js')).findChromium(io.env);
   const reports = [...paths.map((path) => ({ path, report: readReport(path) })), ...(opts.from === undefined ? [] : reportsFrom(opts.from, since, until, io))];
+  if (reports.length === 0)
+    throw new UsageError(`--from ${opts.from}: no report of a run${(opts.since ?? opts.until) ? ' started in that period' : ''}; nothing was written`);
   const brand: Brand = {
     ...(opts.title !== undefined && { title: opts.title }),
     ...(opts.logo !== undefined && { logo: opts.logo }),

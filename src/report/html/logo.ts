@@ -17,8 +17,9 @@ const SVG_REFUSED: readonly [RegExp, string][] = [
   [/\son[a-z]+\s*=/i, 'an event handler (on…= attribute)'],
   [/<(foreignObject|iframe|object|embed|image|audio|video)\b/i, 'an element that embeds other content'],
   [/<!(DOCTYPE|ENTITY)\b/i, 'a DOCTYPE or entity declaration'],
-  [/\bhref\s*=\s*["']?\s*(?!#)/i, 'a link to something outside the file (href not "#…")'],
-  [/url\(\s*["']?\s*(?!#)/i, 'a url() to something outside the file'],
+  // The lookahead sits right after `=` and `(`: placed after optional quotes, backtracking let `href="#a"` match.
+  [/\bhref\s*=(?!\s*["']?\s*#)/i, 'a link to something outside the file (href not "#…")'],
+  [/url\((?!\s*["']?\s*#)/i, 'a url() to something outside the file'],
   [/@import\b/i, 'an @import'],
 ];
 
@@ -28,7 +29,9 @@ export function logoDataUrl(path: string): string {
   if (bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return dataUrl('image/png', bytes);
   if (bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return dataUrl('image/jpeg', bytes);
   const text = bytes.toString('utf8');
-  if (!/^\uFEFF?\s*(<\?xml[^>]*\?>\s*)?(<!--[\s\S]*?-->\s*)*<svg[\s>]/i.test(text)) throw new UsageError(`--logo ${path}: not a PNG, JPEG or SVG file`);
+  // A DOCTYPE (Illustrator's exports have one) is let through the sniff, to be refused by name below.
+  if (!/^\uFEFF?\s*(<\?xml[^>]*\?>\s*)?(<!--[\s\S]*?-->\s*|<!DOCTYPE[^>]*>\s*)*<svg[\s/>]/i.test(text))
+    throw new UsageError(`--logo ${path}: not a PNG, JPEG or SVG file`);
   const refused = SVG_REFUSED.find(([pattern]) => pattern.test(text));
   if (refused) throw new UsageError(`--logo ${path}: an SVG with ${refused[1]} is refused; save it without, or as PNG`);
   return dataUrl('image/svg+xml', bytes);

@@ -1,4 +1,4 @@
-import { forHtml } from '../../util/safe-text.js';
+import { forHtml, forHtmlBlock } from '../../util/safe-text.js';
 
 /**
  * HTML this module wrote: the only kind of value `h` puts into a page as it is. Anything else a
@@ -30,4 +30,9 @@ export function h(strings: TemplateStringsArray, ...values: Part[]): Markup {
   let text = strings[0]!;
   for (let i = 0; i < values.length; i++) text += partText(values[i]) + strings[i + 1]!;
   return new Markup(text);
+}
+
+/** A block of text whose line breaks and tabs stand (a command's output, in a `<pre>`), escaped otherwise. */
+export function block(text: string): Markup {
+  return new Markup(forHtmlBlock(text));
 }

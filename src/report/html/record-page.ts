@@ -1,9 +1,9 @@
 import { ACTIONS, restorePoint } from '../../actions/index.js';
 import type { RecordLine } from '../../actions/action.js';
-import { restoreLine, restorePointText, type Report, type ReportResult } from '../report.js';
+import { restoreLine, type Report, type ReportResult } from '../report.js';
 import { matchesAny } from '../../util/glob.js';
 import { htmlDocument } from './document.js';
-import { h, type Markup } from './markup.js';
+import { block, h, type Markup } from './markup.js';
 
 /** What the maintenance record covers: the reports of a period, for the sites that match. */
 export interface RecordInput {
@@ -28,13 +28,26 @@ interface Entry {
 const DAY_MS = 86_400_000;
 
 /**
+ * The runs, each once (a report named and also found by `--from`, or a copy beside it, is one run:
+ * its newest report stands), oldest first; dry runs did nothing to list.
+ */
+function oncePerRun(reports: readonly Report[]): Report[] {
+  const newest = new Map<string, Report>();
+  for (const r of reports) {
+    const known = newest.get(r.run_id);
+    if (r.mode === 'run' && (!known || r.finished_at > known.finished_at)) newest.set(r.run_id, r);
+  }
+  return [...newest.values()].sort((a, b) => a.started_at.localeCompare(b.started_at));
+}
+
+/**
  * The month's maintenance record an agency sends its client: a section per site, what was done to it
  * (each action's own words: theme versions from → to, PHP versions, denied-IP lists, backups and their
  * ages, WP-CLI commands and what they printed), its health checks, and its incidents with what was
  * done about them. Only work a step did is listed as done; what failed is an incident.
  */
 export function recordPage(input: RecordInput): string {
-  const runs = [...input.reports].filter((r) => r.mode === 'run').sort((a, b) => a.started_at.localeCompare(b.started_at));
+  const runs = oncePerRun(input.reports);
   const bySite = new Map<string, Entry[]>();
   for (const report of runs)
     for (const r of report.results) {
@@ -85,7 +98,7 @@ function siteSection(site: string, entries: readonly Entry[], asOf: number): Mar
     items.push(
       h`<li class="work">
         <span class="day">${day}</span> ${r.target.environment ?? ''}:
-        ${line.text}${pending}${age}${line.detail === undefined ? '' : h`<pre>${line.detail}</pre>`}
+        ${line.text}${pending}${age}${line.detail === undefined ? '' : h`<pre>${block(line.detail)}</pre>`}
       </li>`,
     );
   }
@@ -121,12 +134,7 @@ function incidentPart(entries: readonly Entry[]): Markup {
   const incidents = entries.filter((e) => e.r.status === 'failed' || e.r.status === 'unknown');
   if (incidents.length === 0) return h`<p class="note">No incidents.</p>`;
   const items = incidents.map(({ r, day }) => {
-    const done =
-      r.restore_point && r.role !== 'backup'
-        ? r.restored
-          ? restoreLine({ ...r, restore_point: r.restore_point })
-          : restorePointText(r.restore_point)
-        : 'not restored';
+    const done = r.restore_point && r.role !== 'backup' ? restoreLine({ ...r, restore_point: r.restore_point }) : 'not restored';
     return h`<li class="incident">
       <span class="day">${day}</span> ${r.target.environment ?? ''}: ${r.task} ${r.status}: ${r.reason ?? r.error ?? ''}. What was done: ${done}.
     </li>`;

@@ -1,6 +1,6 @@
 import { exitMeaning } from '../../errors.js';
 import { continueCommand, groupOf } from '../ci-formats.js';
-import { exitCodeOf, restoreLine, restorePointText, type Report, type ReportResult } from '../report.js';
+import { exitCodeOf, restoreLine, type Report, type ReportResult } from '../report.js';
 import type { StepStatus } from '../../run/types.js';
 import { htmlDocument } from './document.js';
 import { h, type Markup } from './markup.js';
@@ -153,8 +153,7 @@ function table(headers: string[], rows: Markup[], className = ''): Markup {
 }
 
 function restoreText(r: ReportResult): string {
-  if (!r.restore_point || r.role === 'backup') return '';
-  return r.restored ? restoreLine({ ...r, restore_point: r.restore_point }) : restorePointText(r.restore_point);
+  return r.restore_point && r.role !== 'backup' ? restoreLine({ ...r, restore_point: r.restore_point }) : '';
 }
 
 function restoredSection(report: Report): Markup {
