@@ -37,17 +37,16 @@ export function pingUrl({ flags, settings, env }: ChannelSource): URL | undefine
 
 /** `settings.notify`, each resolved; a secret asked for and not set is a usage error (nothing is sent unsigned). */
 export function webhooks({ settings, env }: ChannelSource): Webhook[] {
-  return (settings?.notify ?? []).map((n, i) => {
-    const secret = n.secret === undefined ? undefined : resolveRef(n.secret, env);
-    if (n.secret !== undefined && !secret) throw new UsageError(`settings.notify.${i}.secret: environment variable ${refName(n.secret)} is not set`);
-    return {
-      channel: `webhook ${i + 1}`,
-      url: urlOf(n.url, `settings.notify.${i}.url`, env),
-      on: n.on ?? 'failure',
-      format: n.format ?? 'json',
-      ...(secret ? { secret } : {}),
-    };
-  });
+  return (settings?.notify ?? []).map((n, i) => webhook(n, i, env));
+}
+
+/** The `i`th webhook of `settings.notify`, resolved (doctor checks them one by one). */
+export function webhook(n: NotifySetting, i: number, env: ChannelSource['env']): Webhook {
+  const url = urlOf(n.url, `settings.notify.${i}.url`, env);
+  const secret = n.secret === undefined ? undefined : resolveRef(n.secret, env);
+  if (n.secret !== undefined && !secret)
+    throw new UsageError(`settings.notify.${i}.secret: environment variable ${refName(n.secret)} is not set (a signature is asked for)`);
+  return { channel: `webhook ${i + 1}`, url, on: n.on ?? 'failure', format: n.format ?? 'json', ...(secret ? { secret } : {}) };
 }
 
 /** `--metrics-file FILE`, else `settings.metrics_file`. */

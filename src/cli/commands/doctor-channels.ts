@@ -1,11 +1,12 @@
 import { lookup } from 'node:dns/promises';
 import { accessSync, constants } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { SitefleetError } from '../../errors.js';
+import { SitefleetError, UsageError } from '../../errors.js';
+import { metricsFile, pingUrl, webhook } from '../../notify/channels.js';
 import { loadPlaybook } from '../../playbook/load.js';
-import type { NotifySetting, Playbook } from '../../playbook/types.js';
+import type { Playbook } from '../../playbook/types.js';
 import { checkOutputs } from '../../util/output-file.js';
-import { httpUrl, refName, resolveRef } from '../../util/secret-ref.js';
+import { refName } from '../../util/secret-ref.js';
 import type { Io } from '../io.js';
 import type { Check } from './doctor-check.js';
 
@@ -31,38 +32,42 @@ export function doctorPlaybook(file: string, env: Io['env']): { playbook?: Playb
  * and no URL (nor host) is shown: they are secrets.
  */
 export async function channelChecks(playbook: Playbook | undefined, opts: ChannelOptions, env: Io['env']): Promise<Check[]> {
+  const source = { flags: opts, settings: playbook?.settings, env };
   const checks: Check[] = [];
+  // Resolved as a run resolves them (notify/channels.ts), so doctor says what the run would meet.
   const ping = opts.ping ?? playbook?.settings.ping;
-  if (ping !== undefined) checks.push(await urlCheck('ping', ping, opts.ping !== undefined ? '--ping' : 'settings.ping', env));
-  for (const [i, hook] of (playbook?.settings.notify ?? []).entries()) checks.push(await webhookCheck(i, hook, env));
-  const metrics = opts.metricsFile ?? playbook?.settings.metrics_file;
+  if (ping !== undefined) checks.push(await urlCheck('ping', opts.ping !== undefined ? '--ping' : 'settings.ping', ping, () => pingUrl(source)!));
+  for (const [i, hook] of (playbook?.settings.notify ?? []).entries()) {
+    const check = await urlCheck(`webhook ${i + 1}`, `settings.notify.${i}.url`, hook.url, () => webhook(hook, i, env).url);
+    const secret = hook.secret === undefined ? undefined : refName(hook.secret);
+    checks.push(
+      check.status === 'ok'
+        ? { ...check, detail: `${check.detail}; ${hook.format ?? 'json'}, on ${hook.on ?? 'failure'}${secret ? `, signed with ${secret}` : ''}` }
+        : check,
+    );
+  }
+  const metrics = metricsFile(source);
   if (metrics !== undefined) checks.push(metricsCheck(metrics));
   return checks;
 }
 
-async function urlCheck(check: string, text: string, where: string, env: Io['env']): Promise<Check> {
+/** A channel's URL resolved (or why not, as the run would say it), then its host looked up; nothing is sent, no URL shown. */
+async function urlCheck(check: string, where: string, text: string, resolve: () => URL): Promise<Check> {
   const name = refName(text);
   const source = name ? `${where} (${name})` : where;
-  const value = resolveRef(text, env);
-  if (!value) return { check, status: 'fail', detail: `${source}: environment variable ${name} is not set` };
-  const url = httpUrl(value);
-  if ('problem' in url) return { check, status: 'fail', detail: `${source}: the value ${url.problem}` };
+  let url: URL;
+  try {
+    url = resolve();
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    return { check, status: 'fail', detail: error.message };
+  }
   try {
     await lookup(url.hostname);
   } catch (error) {
     return { check, status: 'fail', detail: `${source}: its host does not resolve (${(error as NodeJS.ErrnoException).code ?? 'lookup failed'})` };
   }
   return { check, status: 'ok', detail: `${source}: an ${url.protocol.slice(0, -1)} URL whose host resolves (nothing sent)` };
-}
-
-async function webhookCheck(i: number, hook: NotifySetting, env: Io['env']): Promise<Check> {
-  const check = `webhook ${i + 1}`;
-  const url = await urlCheck(check, hook.url, `settings.notify.${i}.url`, env);
-  if (url.status !== 'ok') return url;
-  const secret = hook.secret === undefined ? undefined : refName(hook.secret);
-  if (secret !== undefined && !env[secret])
-    return { check, status: 'fail', detail: `settings.notify.${i}.secret: environment variable ${secret} is not set (a signature is asked for)` };
-  return { ...url, detail: `${url.detail}; ${hook.format ?? 'json'}, on ${hook.on ?? 'failure'}${secret ? `, signed with ${secret}` : ''}` };
 }
 
 function metricsCheck(path: string): Check {
