@@ -1,3 +1,4 @@
+import { HTML_HEAD } from '../../util/output-file.js';
 import { h, Markup, type Part } from './markup.js';
 
 /**
@@ -49,11 +50,8 @@ export interface PageParts {
 
 /** One self-contained page: no script, nothing loaded from anywhere (see PAGE_CSP). */
 export function htmlDocument(parts: PageParts): string {
-  const page: Markup = h`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${PAGE_CSP}">
+  // The head begins as output-file.ts knows a sitefleet page by (HTML_HEAD): one text, written here and recognised there.
+  const page: Markup = h`${new Markup(HTML_HEAD)} content="${PAGE_CSP}">
 <meta name="referrer" content="no-referrer">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${parts.title}</title>
