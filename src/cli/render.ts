@@ -148,7 +148,7 @@ export function renderSummary(report: Report, reportPath: string, paint: Painter
   const headline = `${report.mode === 'dry-run' ? 'dry run: ' : ''}${s.total} steps: ${ok} ok (${s.accepted} accepted, ${s.succeeded} succeeded), ${s.failed} failed, ${s.unknown} unknown, ${s.skipped} skipped${s.planned ? `, ${s.planned} planned` : ''}`;
   lines.push(paint(s.failed + s.unknown > 0 || report.stopped ? 'red' : 'green', headline));
   lines.push(`report: ${reportPath}`);
-  const next = continueCommand(report, shellQuote(reportPath));
+  const next = continueCommand(report, reportPath);
   const neverAccepted = report.results.filter((r) => r.step_id !== null && r.status === 'skipped').length;
   const running = report.results.filter((r) => r.status === 'accepted').length;
   if (next?.startsWith('sitefleet resume') && report.stopped?.kind === 'window')
@@ -233,9 +233,4 @@ function reasonLines(report: Report): string[] {
 /** What a task's targets are, in a word: `environment`, `domain`. */
 function targetNounOf(report: Report, task: string): string {
   return noun(report.results.find((r) => r.task === task)!.action);
-}
-
-/** A path as a shell would need it typed: bare when it is plain, else in single quotes. */
-export function shellQuote(text: string): string {
-  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }

@@ -1,4 +1,4 @@
-import { clip, forAnnotation, forAnnotationProperty, forMarkdown, forXml, MESSAGE_WIDTH, NAME_WIDTH } from '../util/safe-text.js';
+import { clip, forAnnotation, forAnnotationProperty, forMarkdown, forXml, MESSAGE_WIDTH, NAME_WIDTH, shellQuote } from '../util/safe-text.js';
 import { answerLines } from './answer-lines.js';
 import { healthCounts, restoreLine, restorePointsOfFailures, targetLabel, unhealthyBefore, type Report, type ReportResult } from './report.js';
 
@@ -104,8 +104,10 @@ export function markdownSummary(report: Report, reportPath: string): string {
  * failure budget, a plain resume would count the same failures and stop at once: it allows the
  * failures seen so far (the most in one task), so it stops again at the next one.
  */
-export function continueCommand(report: Report, reportPath: string): string | undefined {
+export function continueCommand(report: Report, path: string): string | undefined {
   if (report.mode !== 'run') return undefined;
+  // A command to type: every sink that offers it (terminal, Markdown, webhooks, pages) gets the path quoted for a shell.
+  const reportPath = shellQuote(path);
   // A site being restored comes first: it is broken until its restore ends (resume may stop on the budget before it looks).
   if (report.results.some((r) => r.restored?.status === 'accepted')) return `sitefleet restore ${reportPath}`;
   if (report.results.some((r) => r.step_id !== null && r.status === 'skipped'))

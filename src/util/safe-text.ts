@@ -193,3 +193,8 @@ export function sshToken(field: SshField, value: unknown): { value: string } | {
 export function jsonText(value: unknown, indent?: number): string {
   return JSON.stringify(value, null, indent).replace(LEFT_BY_STRINGIFY, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
+
+/** A path as a shell would need it typed in a command sitefleet offers: bare when it is plain, else in single quotes. */
+export function shellQuote(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,3 +1,4 @@
+import { shellQuote } from '../../util/safe-text.js';
 import { exitMeaning } from '../../errors.js';
 import { continueCommand, groupOf } from '../ci-formats.js';
 import { exitCodeOf, restoreLine, type Report, type ReportResult } from '../report.js';
@@ -177,7 +178,7 @@ function nextSection(report: Report, reportPath: string): Markup {
   const next = continueCommand(report, reportPath);
   if (next) commands.push(next);
   const unrestored = report.results.some((r) => r.status === 'failed' && r.role !== 'backup' && r.restore_point && !r.restored);
-  if (unrestored) commands.push(`sitefleet restore ${reportPath} --dry-run`);
+  if (unrestored) commands.push(`sitefleet restore ${shellQuote(reportPath)} --dry-run`);
   if (commands.length === 0)
     return h`<h2>Next</h2>
       <p class="note">Nothing left to continue.</p>`;
