@@ -1,4 +1,5 @@
 import type { Backup } from '../api/types.js';
+import { backupCreatedMs } from '../api/backup-time.js';
 import { fillTemplate, templateValues, type Action, type RequestSpec } from './action.js';
 import { template, withBlock } from './schema-parts.js';
 
@@ -56,7 +57,9 @@ export const restorePoint = {
   tagOf,
   /** The newest manual backup with this tag (the service keeps a manual backup's tag as its note). */
   find(backups: readonly Backup[], tag: string): Backup | undefined {
-    return backups.filter((b) => b.note === tag || b.name === tag).sort((a, b) => b.created_at - a.created_at)[0];
+    return backups
+      .filter((b) => b.note === tag || b.name === tag)
+      .sort((a, b) => (backupCreatedMs(b.created_at) ?? 0) - (backupCreatedMs(a.created_at) ?? 0))[0];
   },
 };
 

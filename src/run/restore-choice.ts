@@ -1,5 +1,6 @@
 import { restorePoint } from '../actions/index.js';
 import type { Backup } from '../api/types.js';
+import { backupCreatedMs } from '../api/backup-time.js';
 import type { JournalState } from './journal.js';
 import { restoreReadBack } from './restore.js';
 import type { StepResult } from './types.js';
@@ -111,12 +112,6 @@ function unknownStep(id: string): Step {
   return { id, task: '', task_index: -1, action: '', target: {}, endpoint: 'restoreBackup', method: 'POST', path: '', params: {}, idempotent: false };
 }
 
-/** A backup's `created_at` in ms: the service's is a number, in seconds or milliseconds. */
-function createdMs(backup: Backup): number | undefined {
-  if (typeof backup.created_at !== 'number') return undefined;
-  return backup.created_at < 1e12 ? backup.created_at * 1000 : backup.created_at;
-}
-
 /**
  * The backup the service lists under the candidate's id must be the one its run took: a manual
  * backup tagged as its restore point, made after the run started (a same-day run before it used the
@@ -128,7 +123,7 @@ export function backupMismatch(candidate: RestoreCandidate, backups: readonly Ba
   if (!backup) return `backup ${candidate.backupId} is no longer in the environment's backup list`;
   if ((backup.note !== candidate.tag && backup.name !== candidate.tag) || (backup.type !== undefined && backup.type !== 'manual'))
     return `backup ${candidate.backupId} is not this run's restore point (it is not a manual backup tagged ${candidate.tag})`;
-  const created = createdMs(backup);
+  const created = backupCreatedMs(backup.created_at);
   // A minute's grace for clocks that disagree; a backup of an earlier run is hours or days older.
   if (created !== undefined && created < Date.parse(runStartedAt) - 60_000)
     return `backup ${candidate.backupId} is older than this run: it is not the restore point the run took`;

@@ -1,4 +1,5 @@
 import type { Backup } from '../../api/types.js';
+import { backupCreatedMs } from '../../api/backup-time.js';
 import { InvalidInputError } from '../../errors.js';
 import type { Environment } from '../../inventory/inventory.js';
 import { inventoryReader, readBackups, readInventory } from '../../inventory/read.js';
@@ -18,19 +19,28 @@ export interface EnvironmentBackups {
   site: string;
   environment: string;
   env_id: string;
-  /** The newest backup of each type, by type. */
-  newest: Record<string, { id: number; name: string; created_at: string; age_s: number }>;
+  /** The newest backup of each type, by type; `created_at` and `age_s` are null where the service's time says none. */
+  newest: Record<string, { id: number; name: string; created_at: string | null; age_s: number | null }>;
   /** Whether some backup is younger than --max-age (true when no --max-age was given). */
   fresh: boolean;
 }
 
-/** Newest backup per type, and whether any is younger than `maxAgeMs`, as of `now`. */
+/**
+ * Newest backup per type, and whether any is younger than `maxAgeMs`, as of `now`. A backup whose
+ * time cannot be read (backupCreatedMs) is listed, but makes no environment fresh.
+ */
 export function summarizeBackups(env: Environment, backups: Backup[], now: number, maxAgeMs: number | undefined): EnvironmentBackups {
+  const timed = backups.map((b) => ({ b, at: backupCreatedMs(b.created_at) }));
   const newest: EnvironmentBackups['newest'] = {};
-  for (const b of [...backups].sort((a, c) => c.created_at - a.created_at)) {
-    newest[b.type] ??= { id: b.id, name: b.name, created_at: new Date(b.created_at).toISOString(), age_s: Math.round((now - b.created_at) / 1000) };
+  for (const { b, at } of timed.sort((x, y) => (y.at ?? -Infinity) - (x.at ?? -Infinity))) {
+    newest[b.type] ??= {
+      id: b.id,
+      name: b.name,
+      created_at: at === undefined ? null : new Date(at).toISOString(),
+      age_s: at === undefined ? null : Math.round((now - at) / 1000),
+    };
   }
-  const youngest = Math.min(...backups.map((b) => now - b.created_at));
+  const youngest = Math.min(...timed.map(({ at }) => (at === undefined ? Infinity : now - at)));
   return { site: env.site, environment: env.name, env_id: env.id, newest, fresh: maxAgeMs === undefined || youngest <= maxAgeMs };
 }
 
@@ -78,7 +88,15 @@ function render(rows: EnvironmentBackups[], format: BackupsOptions['format']): s
   const flat = rows.flatMap((r) => {
     const types = Object.entries(r.newest);
     if (types.length === 0) return [[r.site, r.environment, r.env_id, '(none)', '', '', r.fresh ? 'yes' : 'NO']];
-    return types.map(([type, b]) => [r.site, r.environment, r.env_id, type, b.created_at, formatDuration(b.age_s), r.fresh ? 'yes' : 'NO']);
+    return types.map(([type, b]) => [
+      r.site,
+      r.environment,
+      r.env_id,
+      type,
+      b.created_at ?? '?',
+      b.age_s === null ? '?' : formatDuration(b.age_s),
+      r.fresh ? 'yes' : 'NO',
+    ]);
   });
   const header = ['site', 'environment', 'env_id', 'type', 'newest', 'age', 'fresh'];
   if (format === 'csv') return [header, ...flat].map((row) => row.map(forCsv).join(',')).join('\n');

@@ -1,4 +1,5 @@
 import type { BackupListResponse } from '../../api/types.js';
+import { backupCreatedMs } from '../../api/backup-time.js';
 import type { Coordination } from '../../coord/types.js';
 import { SiteProbe } from '../../health/probe.js';
 import { stepHealthUrl, type Plan, type Step } from '../../plan/plan.js';
@@ -121,6 +122,6 @@ export class RestoreTools {
 }
 
 function ageOf(created: unknown): number | undefined {
-  if (typeof created !== 'number') return undefined;
-  return Date.now() - (created < 1e12 ? created * 1000 : created);
+  const at = backupCreatedMs(created);
+  return at === undefined ? undefined : Date.now() - at;
 }
