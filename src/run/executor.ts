@@ -315,8 +315,10 @@ class Execution {
    */
   async afterOperation(task: TaskSummary, step: Step, final: StepResult, guarded: Guarded): Promise<StepResult> {
     if (step.role === 'backup' && final.status === 'succeeded') {
-      const result = { ...final, restore_point: await findRestorePoint(this.options.caller, step) };
+      const found = await findRestorePoint(this.options.caller, step, this.options.logger);
+      const result = { ...final, restore_point: found.point };
       await this.record('update', step, result);
+      if (found.stop) this.stop.stop(found.stop.reason, found.stop.kind);
       return result;
     }
     // A write sent again after "busy" has its answer from that send: it keeps its restore point.

@@ -2,7 +2,10 @@ import { restorePoint } from '../actions/index.js';
 import type { BackupListResponse } from '../api/types.js';
 import type { Step } from '../plan/plan.js';
 import type { CallPort } from './caller.js';
-import type { RestorePoint, StepResult } from './types.js';
+import type { RestorePoint, StepResult, StopKind } from './types.js';
+import type { Logger } from 'pino';
+import { AbortedError, SitefleetError } from '../errors.js';
+import { decide, DEFAULT_RETRY } from './retry.js';
 
 /**
  * What a `backup_first` write may do, given its backup step's result: go ahead with that restore
@@ -17,18 +20,36 @@ export function afterBackup(backup: StepResult | undefined, tag: string): { rest
   return { skip: `backup failed: ${backup.reason ?? backup.error ?? backup.status}` };
 }
 
+/** A restore point as read back, and the stop a refused read calls for (a 401: the key is bad for every call after it). */
+export interface FoundRestorePoint {
+  point: RestorePoint;
+  stop?: { reason: string; kind: StopKind };
+}
+
 /**
  * The backup a succeeded restore-point step made, found by its tag in the environment's backup list
- * (one read, through the rate budget). The list not showing it, or not answering, leaves the id
- * null: the tag still finds it in the dashboard.
+ * (one read, through the rate budget). A list that does not show it, or an answer that says nothing
+ * of it (a 5xx, a lost connection, the run stopping), leaves the id null, with a log line saying why:
+ * the tag still finds it in the dashboard. A 401 stops the run, as it does for any other call. An
+ * error that is no answer of the service (a defect) is not one to hide: it is thrown.
  */
-export async function findRestorePoint(caller: CallPort, step: Step): Promise<RestorePoint> {
+export async function findRestorePoint(caller: CallPort, step: Step, logger: Logger): Promise<FoundRestorePoint> {
   const tag = restorePoint.tagOf(step.body);
+  const env = step.params.env_id!;
   try {
-    const list = await caller.read<Partial<BackupListResponse>>('listBackups', { env_id: step.params.env_id! });
+    const list = await caller.read<Partial<BackupListResponse>>('listBackups', { env_id: env });
     const found = restorePoint.find(list.environment?.backups ?? [], tag);
-    return { tag, backup_id: found?.id ?? null };
-  } catch {
-    return { tag, backup_id: null };
+    if (!found) logger.warn({ env, tag }, 'the backup list does not show the restore point just made: it is known by its tag only');
+    return { point: { tag, backup_id: found?.id ?? null } };
+  } catch (error) {
+    if (!(error instanceof SitefleetError)) throw error;
+    const point = { tag, backup_id: null };
+    const decision = decide(error, 1, true, DEFAULT_RETRY);
+    if (decision.kind === 'stop') return { point, stop: { reason: decision.reason, kind: decision.stop } };
+    logger[error instanceof AbortedError ? 'info' : 'warn'](
+      { env, tag, err: error.message },
+      'could not read the backup list: the restore point is known by its tag only',
+    );
+    return { point };
   }
 }

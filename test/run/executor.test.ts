@@ -157,4 +157,17 @@ describe('executor (scripted port, manual clock)', () => {
     expect(port.log.filter((l) => l.startsWith('bulk'))).toHaveLength(3);
     expect(statuses(outcome)).toEqual(['succeeded', 'succeeded', 'succeeded']);
   });
+
+  it('a 401 while reading back a restore point stops the run: the write it guards is not sent', async () => {
+    const clock = new ManualClock();
+    const p = plan(`  - name: themes\n    action: themes.update\n    target: all\n    backup_first: true\n`, 1);
+    const port = new ScriptedPort(
+      (_e, id) => accepted(id),
+      () => 'succeeded',
+    );
+    port.read = <T>() => Promise.reject<T>(new AuthenticationError(401, 'GET', '/sites/environments/x/backups', 'key revoked'));
+    const outcome = await runToEnd(clock, execute(p, { caller: port, logger: silent, clock, env: {} }));
+    expect(outcome.stopped).toMatchObject({ kind: 'auth', reason: 'authentication failed (401): key revoked' });
+    expect(port.log.filter((l) => l.startsWith('bulkUpdateThemes'))).toEqual([]);
+  });
 });
