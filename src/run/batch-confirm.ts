@@ -5,6 +5,7 @@ import type { CallPort } from './caller.js';
 import type { Priority } from './rate-budget.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { DurationModel } from './duration-model.js';
+import type { Logger } from 'pino';
 
 /** How a followed operation ends here: settled by the listing, or handed to the Watcher to be polled. */
 export type Settled = 'listing' | 'poll';
@@ -200,19 +201,28 @@ export class BatchConfirmer {
   }
 }
 
+/** Where the listing is read for a batch: the company, the caller, and the log its failures are told to. */
+export interface ListingSource {
+  caller: CallPort;
+  company: string;
+  logger: Logger;
+}
+
 /**
  * The listing filtered by each search term ([]: all of it), merged into one: an environment's themes
  * from every read, and the oldest `last_updated_at` (what every part is at least as fresh as).
- * Undefined when a read failed: the operations are then polled, which reports what went wrong.
+ * Undefined when a read failed, said in a log line: the operations are then polled, and each poll
+ * reports what its operation did.
  */
-export async function readListing(caller: CallPort, company: string, searches: string[], priority: Priority): Promise<Inventory | undefined> {
-  const reader = inventoryReader(caller, priority);
+export async function readListing(source: ListingSource, searches: string[], priority: Priority): Promise<Inventory | undefined> {
+  const reader = inventoryReader(source.caller, priority);
   let parts: Inventory[];
   try {
     parts = await Promise.all(
-      (searches.length === 0 ? [undefined] : searches).map((search) => readInventory(reader, company, 100, search === undefined ? {} : { search })),
+      (searches.length === 0 ? [undefined] : searches).map((search) => readInventory(reader, source.company, 100, search === undefined ? {} : { search })),
     );
-  } catch {
+  } catch (error) {
+    source.logger.warn({ err: (error as Error).message, searches }, 'could not read the listing to confirm operations: they are polled instead');
     return undefined;
   }
   if (parts.length === 1) return parts[0];

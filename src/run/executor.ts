@@ -127,7 +127,8 @@ class Execution {
       clock: this.clock,
       update: (step, result) => this.record('update', step, result),
       confirmer: new BatchConfirmer({
-        read: (searches, urgent) => readListing(options.caller, plan.company, searches, urgent ? PRIORITY.urgent : PRIORITY.poll),
+        read: (searches, urgent) =>
+          readListing({ caller: options.caller, company: plan.company, logger: options.logger }, searches, urgent ? PRIORITY.urgent : PRIORITY.poll),
         model: this.watcher.model,
         clock: this.clock,
         signal: this.stop.signal,

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { BatchConfirm, StepOutcome } from '../../src/actions/action.js';
 import type { Inventory } from '../../src/inventory/inventory.js';
-import { BatchConfirmer, type Settled } from '../../src/run/batch-confirm.js';
+import { BatchConfirmer, readListing, type Settled } from '../../src/run/batch-confirm.js';
+import pino from 'pino';
+import { Writable } from 'node:stream';
+import { ServerError } from '../../src/errors.js';
+import type { CallPort } from '../../src/run/caller.js';
+import { PRIORITY } from '../../src/run/rate-budget.js';
 import { DurationModel } from '../../src/run/duration-model.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
@@ -155,5 +160,17 @@ describe('BatchConfirmer', () => {
     const left = confirmer.settle('k', confirm, step('x'), { acceptedAt: 1000, acceptedWall: WALL0 + 1000, timeoutMs: 60_000 }).done;
     stop.abort();
     expect(await left).toBe('poll');
+  });
+});
+
+describe('readListing', () => {
+  it('a listing that cannot be read is said in a log line (the operations are polled instead), never dropped in silence', async () => {
+    const lines: { msg: string; err?: string }[] = [];
+    const logger = pino({ level: 'debug' }, new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(JSON.parse(String(chunk))), done()) }));
+    const caller = { read: () => Promise.reject(new ServerError(503, 'GET', '/company/c/wp-themes', 'down')) } as unknown as CallPort;
+    expect(await readListing({ caller, company: 'c', logger }, ['astra'], PRIORITY.poll)).toBeUndefined();
+    expect(lines).toEqual([
+      expect.objectContaining({ msg: expect.stringContaining('could not read the listing'), err: 'GET /company/c/wp-themes answered 503: down' }),
+    ]);
   });
 });
