@@ -74,20 +74,27 @@ describe('the shared rate window (real Redis)', () => {
   });
 
   it('follows the one learned rule: raised after quiet windows that held calls back, and back without a pause when the raise is refused', async () => {
-    const { a, wa, wb } = await twoProcesses(10, 300);
+    // Each step waits for the event it is about (an answer in Redis, the rule raised), never for a
+    // stretch of time: only the rule's own windows (500 ms) pass, however slow the machine.
+    const { a, wa, wb } = await twoProcesses(10, 500);
     await answered(wa, 4);
     await wa.take();
     wa.give({ rateLimited: true }); // counted over one period: 4 let through
     await wa.settled();
     expect((await rules(a)).map((r) => r.limit)).toEqual([4]);
     // Both processes keep sending at the lowered limit; it holds them back, the server says nothing.
-    const deadline = Date.now() + 5000;
-    while ((await rules(a))[0]!.limit === 4 && Date.now() < deadline) await Promise.all([answered(wa, 2), answered(wb, 2)]);
-    await Promise.all([wa.settled(), wb.settled()]);
+    // `wb` holds a slot while `wa` is answered, so that the answer that raises the rule is followed at
+    // once, with no wait for a slot, by the refusal of the raise (a probe is a 429 within two windows).
+    for (;;) {
+      await wb.take();
+      await answered(wa, 1);
+      await wa.settled();
+      if ((await rules(a))[0]!.limit !== 4) break;
+      wb.give({});
+    }
     expect((await rules(a))[0]).toMatchObject({ limit: 5, knownGood: 4, quietWindows: 5 });
     // The raise is refused at once: back to 4, the wait before the next raise doubles, no pause.
-    await wb.take();
-    wb.give({ rateLimited: true, retryAfterMs: 300 });
+    wb.give({ rateLimited: true, retryAfterMs: 500 });
     await wb.settled();
     expect((await rules(a))[0]).toMatchObject({ limit: 4, knownGood: 4, quietWindows: 10 });
     expect(wb.pausedForMs()).toBe(0);
