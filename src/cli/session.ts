@@ -1,7 +1,8 @@
 import { forTerminal } from '../util/safe-text.js';
 import type { Plan } from '../plan/plan.js';
 import type { Playbook } from '../playbook/types.js';
-import { buildReport, exitCodeOf, type Report } from '../report/report.js';
+import { exitCodeOf, type Report } from '../report/report.js';
+import { reportFromJournal } from '../report/from-journal.js';
 import { journalRecorder } from './run-events/journal-recorder.js';
 import { progressLine } from './run-events/progress-line.js';
 import { ReportSnapshots } from './run-events/report-snapshots.js';
@@ -9,7 +10,7 @@ import { stepLog } from './run-events/step-log.js';
 import { fanOut, type Subscriber } from './run-events/subscriber.js';
 import { execute, type RunLook } from '../run/executor.js';
 import type { StepResult } from '../run/types.js';
-import { readJournal, type Journal } from '../run/journal.js';
+import type { Journal } from '../run/journal.js';
 import { openCoordination } from '../coord/open.js';
 import type { Coordination, LockScope } from '../coord/types.js';
 import type { GlobalOptions, Runtime } from './context.js';
@@ -152,16 +153,7 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   await journal.close();
 
   // The report is rebuilt from the journal: what it says is what a resume would see.
-  const state = readJournal(journal.path);
-  const report = buildReport({
-    plan,
-    mode: 'run',
-    startedAt: args.startedAt,
-    finishedAt: new Date(),
-    results: state.results,
-    stopped: state.stopped,
-    runId: args.runId,
-  });
+  const report = reportFromJournal(journal.path);
   await snapshots.settled(); // a snapshot must not land after the final report
   const took = await finishRun({
     report: { flag: 'report', path: args.reportPath, value: report },

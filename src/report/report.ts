@@ -24,6 +24,12 @@ export interface ReportResult extends Omit<StepResult, 'step_id' | 'private_outp
 
 export type Summary = Record<'total' | StepStatus, number>;
 
+/** The run lock a run held, and the Redis it shared it through (an address without credentials), or null. */
+export interface RunLock {
+  scope: 'company' | 'playbook';
+  coordination: string | null;
+}
+
 export interface Report {
   version: 1;
   run_id: string;
@@ -34,6 +40,8 @@ export interface Report {
   started_at: string;
   finished_at: string;
   stopped: { kind: string; reason: string } | null;
+  /** The lock the run held and where it shared it (absent in older reports): what status, resume and restore keep to. */
+  lock?: RunLock;
   summary: Summary;
   results: ReportResult[];
   /** Messages to the run's channels (ping, webhooks, metrics) that did not get through; absent when every one did. */
@@ -69,6 +77,8 @@ export function buildReport(args: {
   results?: Map<string, StepResult>;
   stopped?: ExecuteOutcome['stopped'];
   runId?: string;
+  /** A real run's coordination, as its journal records it (a dry run holds no lock). */
+  coordination?: string | null;
 }): Report {
   const results: ReportResult[] = [];
   for (const step of args.plan.steps) {
@@ -106,6 +116,7 @@ export function buildReport(args: {
     started_at: args.startedAt.toISOString(),
     finished_at: args.finishedAt.toISOString(),
     stopped: args.stopped ? { kind: args.stopped.kind, reason: args.stopped.reason } : null,
+    ...(args.coordination === undefined ? {} : { lock: { scope: args.plan.settings?.lock ?? 'company', coordination: args.coordination } }),
     summary: summarize(results),
     results,
   };

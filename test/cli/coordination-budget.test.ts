@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, renameSync } from 'node:fs';
+import { journalPathFor } from '../../src/run/journal.js';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Report } from '../../src/report/report.js';
@@ -135,5 +136,11 @@ describe('--coordination: one rate budget and one set of busy environments per c
         `warning: this run was coordinated through redis://127.0.0.1:${r.port}/0; without --coordination .* shares no lock or budget with other machines`,
       ),
     );
+    // The report records it too: with the journal gone (moved, lost with a disk), status still says so.
+    expect(readReport(report).lock).toEqual({ scope: 'company', coordination: `redis://127.0.0.1:${r.port}/0` });
+    renameSync(journalPathFor(report), `${journalPathFor(report)}.moved`);
+    const withoutJournal = await runCli(['--rate', '10/500ms', 'status', report], env);
+    expect(withoutJournal.code, withoutJournal.stderr).toBe(0);
+    expect(withoutJournal.stderr).toContain(`warning: this run was coordinated through redis://127.0.0.1:${r.port}/0`);
   }, 90_000);
 });

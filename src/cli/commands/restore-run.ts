@@ -1,7 +1,8 @@
 import { restoreFrom } from '../../actions/index.js';
 import { lockScopeOf } from '../../coord/file-lock.js';
 import type { Plan } from '../../plan/plan.js';
-import { buildReport, targetLabel } from '../../report/report.js';
+import { targetLabel } from '../../report/report.js';
+import { reportFromJournal } from '../../report/from-journal.js';
 import { Journal, journalPathFor, readJournal, type JournalState } from '../../run/journal.js';
 import { readJournalBack } from '../../run/journal-read-back.js';
 import { chooseRestores, type LeftAlone, type RestoreCandidate, type RestoreChoice } from '../../run/restore-choice.js';
@@ -110,15 +111,7 @@ async function restoreAll(
 /** The run's report, rebuilt from its journal with the restores in it, through the one after-run seam. */
 async function finish(reportPath: string, globals: GlobalOptions, flags: OutputFlags): Promise<void> {
   const state = readJournal(journalPathFor(reportPath));
-  const report = buildReport({
-    plan: state.start.plan,
-    mode: 'run',
-    startedAt: new Date(state.start.started_at),
-    finishedAt: new Date(),
-    results: state.results,
-    stopped: state.stopped,
-    runId: state.start.run_id,
-  });
+  const report = reportFromJournal(state);
   await finishRun(
     {
       report: { flag: 'report', path: reportPath, value: report },

@@ -14,7 +14,8 @@ import { targetLabel } from '../../report/report.js';
 import { InputFileError, readInputFile } from '../../util/input-file.js';
 import { loadForRun, planFrom } from '../prepare.js';
 import { confirmWrites } from '../confirm.js';
-import { buildReport, exitCodeOf } from '../../report/report.js';
+import { exitCodeOf } from '../../report/report.js';
+import { reportFromJournal } from '../../report/from-journal.js';
 import { forTerminal } from '../../util/safe-text.js';
 import { runSession, warnIfUncoordinated, withRunLock } from '../session.js';
 import { lockScopeOf } from '../../coord/file-lock.js';
@@ -204,15 +205,7 @@ function describeTodo(state: JournalState, todo: ResumePlan): string {
 
 /** Nothing to send or poll: say so, bring the report (and the other outputs) up to date with the journal, send nothing. */
 async function upToDate(reportPath: string, state: JournalState, todo: ResumePlan, { globals, opts, started }: ResumeContext): Promise<number> {
-  const report = buildReport({
-    plan: state.start.plan,
-    mode: 'run',
-    startedAt: new Date(state.start.started_at),
-    finishedAt: new Date(),
-    results: todo.initial,
-    stopped: state.stopped,
-    runId: state.start.run_id,
-  });
+  const report = reportFromJournal(state, todo.initial);
   const { io } = globals;
   await finishRun({
     report: { flag: 'report', path: reportPath, value: report },

@@ -90,15 +90,17 @@ export async function checkOperations(
 }
 
 /**
- * The lock the report's run took (its journal's plan says which; the company's when the journal is
- * gone), and the Redis it was coordinated through, if any.
+ * The lock the report's run took and the Redis it was coordinated through, if any: as its journal's
+ * sealed start record says, else as the report records them (`lock`, in reports since it was added),
+ * else the company's lock and no word of Redis. The address is only warned about, never connected to.
  */
 export function runLockScope(reportPath: string, report: Report): { scope: LockScope; coordination?: string } {
   try {
     const { start } = readJournalBack(journalPathFor(reportPath));
     return { scope: lockScopeOf(start.plan), coordination: start.coordination };
   } catch {
-    return { scope: lockScopeOf({ company: report.company, name: report.name }) };
+    const settings = { lock: report.lock?.scope };
+    return { scope: lockScopeOf({ company: report.company, name: report.name, settings }), coordination: report.lock?.coordination ?? undefined };
   }
 }
 
