@@ -1,6 +1,8 @@
 import { targetNoun } from '../actions/action.js';
+import { taskCounts } from '../report/task-counts.js';
+import { isProblem, problemCount } from '../run/types.js';
 import { ACTIONS, restoreFrom } from '../actions/index.js';
-import { continueCommand, groupOf } from '../report/ci-formats.js';
+import { commandText, groupOf, nextCommand, type NextCommand } from '../report/ci-formats.js';
 import { styleText } from 'node:util';
 import type { Io, Output } from './io.js';
 import { formatProblem, type InputProblem } from '../errors.js';
@@ -111,17 +113,28 @@ function guardsOf(t: Plan['tasks'][number]): string {
   );
 }
 
+/** What the next command is for, in the words of the summary: chosen by its kind, never by reading its words back. */
+function adviceFor(kind: NextCommand['kind'], report: Report): string {
+  const neverAccepted = report.results.filter((r) => r.step_id !== null && r.status === 'skipped').length;
+  const running = report.results.filter((r) => r.status === 'accepted').length;
+  if (kind === 'restore') return 'restores were accepted and not seen to finish; follow them (sending nothing again) with';
+  if (kind === 'status') return `${running} operations were accepted and may still be running; follow them with`;
+  if (report.stopped?.kind === 'window') return `${neverAccepted} steps were not sent before the window closed; send them in the next window with`;
+  if (report.stopped?.kind === 'budget')
+    return `${neverAccepted} steps were not sent; once the failures above are looked at, send them (stopping at the next failure) with`;
+  return `${neverAccepted} steps were never accepted by the service; send them with`;
+}
+
 export function renderSummary(report: Report, reportPath: string, paint: Painter = plain): string {
   const s = report.summary;
   const lines: string[] = [];
-  const tasks = [...new Set(report.results.map(groupOf))];
-  const rows = tasks.map((task) => {
-    const rs = report.results.filter((r) => groupOf(r) === task);
-    const count = (status: string) => rs.filter((r) => r.status === status).length;
-    return [task, rs.length, count('accepted') + count('succeeded'), count('failed'), count('unknown'), count('skipped'), count('planned')];
+  const perTask = taskCounts(report.results);
+  const rows = perTask.map(({ task, counts: c }) => {
+    const targets = Object.values(c).reduce((a, b) => a + b, 0);
+    return [task, targets, c.accepted + c.succeeded, c.failed, c.unknown, c.skipped, c.planned];
   });
   lines.push(table(['task', 'targets', 'ok', 'failed', 'unknown', 'skipped', 'planned'], rows));
-  const problems = report.results.filter((r) => r.status === 'failed' || r.status === 'unknown');
+  const problems = report.results.filter((r) => isProblem(r.status));
   for (const r of problems.slice(0, 10)) {
     lines.push(
       paint(r.status === 'failed' ? 'red' : 'yellow', `${r.status} ${terminalName(targetLabel(r))} (${r.task}): ${terminalMessage(r.reason ?? r.error ?? '')}`),
@@ -129,7 +142,7 @@ export function renderSummary(report: Report, reportPath: string, paint: Painter
   }
   if (problems.length > 10) lines.push(`… and ${problems.length - 10} more in the report`);
   lines.push(...reasonLines(report));
-  for (const task of tasks) {
+  for (const { task } of perTask) {
     const counts = healthCounts(report.results.filter((r) => groupOf(r) === task));
     if (counts) lines.push(`health (${terminalName(task)}): ${counts}`);
   }
@@ -146,19 +159,10 @@ export function renderSummary(report: Report, reportPath: string, paint: Painter
   if (report.stopped) lines.push(paint('red', `${report.stopped.kind === 'window' ? 'window closed' : 'run stopped'}: ${report.stopped.reason}`));
   const ok = s.accepted + s.succeeded;
   const headline = `${report.mode === 'dry-run' ? 'dry run: ' : ''}${s.total} steps: ${ok} ok (${s.accepted} accepted, ${s.succeeded} succeeded), ${s.failed} failed, ${s.unknown} unknown, ${s.skipped} skipped${s.planned ? `, ${s.planned} planned` : ''}`;
-  lines.push(paint(s.failed + s.unknown > 0 || report.stopped ? 'red' : 'green', headline));
+  lines.push(paint(problemCount(s) > 0 || report.stopped ? 'red' : 'green', headline));
   lines.push(`report: ${reportPath}`);
-  const next = continueCommand(report, reportPath);
-  const neverAccepted = report.results.filter((r) => r.step_id !== null && r.status === 'skipped').length;
-  const running = report.results.filter((r) => r.status === 'accepted').length;
-  if (next?.startsWith('sitefleet resume') && report.stopped?.kind === 'window')
-    lines.push(`${neverAccepted} steps were not sent before the window closed; send them in the next window with: ${next}`);
-  else if (next?.startsWith('sitefleet resume') && report.stopped?.kind === 'budget')
-    lines.push(`${neverAccepted} steps were not sent; once the failures above are looked at, send them (stopping at the next failure) with: ${next}`);
-  else if (next?.startsWith('sitefleet resume')) lines.push(`${neverAccepted} steps were never accepted by the service; send them with: ${next}`);
-  else if (next?.startsWith('sitefleet restore'))
-    lines.push(`restores were accepted and not seen to finish; follow them (sending nothing again) with: ${next}`);
-  else if (next) lines.push(`${running} operations were accepted and may still be running; follow them with: ${next}`);
+  const next = nextCommand(report, reportPath);
+  if (next) lines.push(`${adviceFor(next.kind, report)}: ${commandText(next)}`);
   const restore = restorePointsOfFailures(report);
   const restored = restore.filter((r) => r.restored).length;
   if (restore.length > 0)

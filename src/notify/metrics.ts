@@ -1,4 +1,5 @@
 import { EXIT_MEANING } from '../errors.js';
+import { taskCounts } from '../report/task-counts.js';
 import { forPrometheusLabel } from '../util/safe-text.js';
 import type { RunEnd } from './run-end.js';
 
@@ -39,8 +40,7 @@ export function runSamples(end: RunEnd): Map<string, string[]> {
   const report = end.report?.value;
   if (report) {
     const steps: string[] = [];
-    for (const task of new Set(report.results.map((r) => r.task)))
-      for (const status of STATUSES) steps.push(of(report.results.filter((r) => r.task === task && r.status === status).length, { task, status }));
+    for (const { task, counts } of taskCounts(report.results)) for (const status of STATUSES) steps.push(of(counts[status], { task, status }));
     samples.set('sitefleet_steps', steps);
     samples.set('sitefleet_last_run_restored', [of(report.results.filter((r) => r.restored?.status === 'succeeded').length)]);
   }

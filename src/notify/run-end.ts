@@ -1,7 +1,8 @@
 import { exitMeaning } from '../errors.js';
-import { continueCommand } from '../report/ci-formats.js';
+import { taskCounts } from '../report/task-counts.js';
+import { isProblem } from '../run/types.js';
+import { commandText, nextCommand } from '../report/ci-formats.js';
 import { restoreLine, targetLabel, type Report, type ReportResult, type Summary } from '../report/report.js';
-import type { StepStatus } from '../run/types.js';
 
 /** A run as a channel tells of it: with its report, or (an error ended the command first) with the error alone. */
 export interface RunEnd {
@@ -21,23 +22,9 @@ export interface RunEnd {
 
 export { exitMeaning };
 
-/** Counts by status of each task, in the report's order of tasks. */
-export function taskCounts(report: Report): { task: string; action: string; counts: Record<StepStatus, number> }[] {
-  const tasks = new Map<string, { task: string; action: string; counts: Record<StepStatus, number> }>();
-  for (const r of report.results) {
-    let entry = tasks.get(r.task);
-    if (!entry) {
-      entry = { task: r.task, action: r.action, counts: { planned: 0, accepted: 0, succeeded: 0, failed: 0, skipped: 0, unknown: 0 } };
-      tasks.set(r.task, entry);
-    }
-    entry.counts[r.status]++;
-  }
-  return [...tasks.values()];
-}
-
 /** The failed and unknown steps (restore points taken apart from their writes are counted with them, as the summary does). */
 export function problemsOf(report: Report): ReportResult[] {
-  return report.results.filter((r) => r.status === 'failed' || r.status === 'unknown');
+  return report.results.filter((r) => isProblem(r.status));
 }
 
 /** One problem step as a receiver reads it: where, what, why, and the backup to restore from. */
@@ -63,6 +50,7 @@ export const LISTED = 20;
 export function jsonSummary(end: RunEnd, sentAt: Date): Record<string, unknown> {
   const report = end.report?.value;
   const problems = report ? problemsOf(report) : [];
+  const next = report && end.report ? nextCommand(report, end.report.path) : undefined;
   return {
     event: 'sitefleet.run.end',
     sent_at: sentAt.toISOString(),
@@ -77,10 +65,11 @@ export function jsonSummary(end: RunEnd, sentAt: Date): Record<string, unknown> 
     finished_at: end.finishedAt.toISOString(),
     duration_seconds: Math.round((end.finishedAt.getTime() - end.startedAt.getTime()) / 100) / 10,
     summary: report?.summary ?? null,
-    tasks: report ? taskCounts(report) : [],
+    tasks: report ? taskCounts(report.results) : [],
     problems: problems.slice(0, LISTED).map(problemEntry),
     problems_not_listed: Math.max(0, problems.length - LISTED),
-    continue_with: (report && end.report && continueCommand(report, end.report.path)) ?? null,
+    continue_with: (next && commandText(next)) ?? null,
+    next_command: next ?? null,
     report: end.report?.path ?? null,
   };
 }

@@ -1,11 +1,9 @@
 import { clip, forAnnotation, forAnnotationProperty, forMarkdown, forXml, MESSAGE_WIDTH, NAME_WIDTH, shellQuote } from '../util/safe-text.js';
+import { groupOf, taskCounts } from './task-counts.js';
+export { groupOf };
+import { isProblem, problemCount } from '../run/types.js';
 import { answerLines } from './answer-lines.js';
 import { healthCounts, restoreLine, restorePointsOfFailures, targetLabel, unhealthyBefore, type Report, type ReportResult } from './report.js';
-
-/** The row (or test suite) a result is counted in: a task's restore points apart from its writes, so targets are counted once. */
-export function groupOf(r: ReportResult): string {
-  return r.role === 'backup' ? `${r.task}: backups first` : r.task;
-}
 
 /**
  * JUnit XML, as CI systems read it: one test suite per task, one test case per step; `failed` and
@@ -15,17 +13,16 @@ export function junitXml(report: Report): string {
   const tasks = [...new Set(report.results.map(groupOf))];
   const suites = tasks.map((task) => {
     const rs = report.results.filter((r) => groupOf(r) === task);
-    const failures = rs.filter((r) => r.status === 'failed' || r.status === 'unknown').length;
+    const failures = rs.filter((r) => isProblem(r.status)).length;
     const skipped = rs.filter((r) => r.status === 'skipped').length;
     const cases = rs.map((r) => {
       const name = `${targetLabel(r)}${r.step_id ? ` (${r.step_id})` : ''}`;
       const message = forXml(r.reason ?? r.error ?? r.status);
-      const verdict =
-        r.status === 'failed' || r.status === 'unknown'
-          ? `<failure type="${r.status}" message="${message}">${forXml(`${r.request ? `${r.request.method} ${r.request.path}` : ''} ${r.error ?? ''}`.trim())}</failure>`
-          : r.status === 'skipped'
-            ? `<skipped message="${message}"/>`
-            : '';
+      const verdict = isProblem(r.status)
+        ? `<failure type="${r.status}" message="${message}">${forXml(`${r.request ? `${r.request.method} ${r.request.path}` : ''} ${r.error ?? ''}`.trim())}</failure>`
+        : r.status === 'skipped'
+          ? `<skipped message="${message}"/>`
+          : '';
       const out = guardText(r);
       const body = `${verdict}${out ? `<system-out>${forXml(out)}</system-out>` : ''}`;
       return `    <testcase classname="${forXml(`${report.name}.${task}`)}" name="${forXml(name)}">${body}</testcase>`;
@@ -39,7 +36,7 @@ export function junitXml(report: Report): string {
   const s = report.summary;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="${forXml(`sitefleet ${report.name}`)}" tests="${s.total}" failures="${s.failed + s.unknown}" skipped="${s.skipped}">`,
+    `<testsuites name="${forXml(`sitefleet ${report.name}`)}" tests="${s.total}" failures="${problemCount(s)}" skipped="${s.skipped}">`,
     ...suites,
     '</testsuites>',
     '',
@@ -59,17 +56,15 @@ export function guardText(r: ReportResult): string {
 
 /** Markdown for a CI job summary: a table per task, the failed and unknown steps, and the command that continues the work. */
 export function markdownSummary(report: Report, reportPath: string): string {
-  const tasks = [...new Set(report.results.map(groupOf))];
   const lines = [`### sitefleet: ${forMarkdown(report.name)}${report.mode === 'dry-run' ? ' (dry run)' : ''}`, ''];
   lines.push('| task | targets | ok | failed | unknown | skipped | health |', '| --- | ---: | ---: | ---: | ---: | ---: | --- |');
-  for (const task of tasks) {
+  for (const { task, counts: c } of taskCounts(report.results)) {
     const rs = report.results.filter((r) => groupOf(r) === task);
-    const n = (...statuses: string[]) => rs.filter((r) => statuses.includes(r.status)).length;
     lines.push(
-      `| ${forMarkdown(task)} | ${rs.length} | ${n('accepted', 'succeeded')} | ${n('failed')} | ${n('unknown')} | ${n('skipped')} | ${forMarkdown(healthCounts(rs) || '-')} |`,
+      `| ${forMarkdown(task)} | ${rs.length} | ${c.accepted + c.succeeded} | ${c.failed} | ${c.unknown} | ${c.skipped} | ${forMarkdown(healthCounts(rs) || '-')} |`,
     );
   }
-  const problems = report.results.filter((r) => r.status === 'failed' || r.status === 'unknown');
+  const problems = report.results.filter((r) => isProblem(r.status));
   if (problems.length > 0) {
     lines.push('', `**${problems.length} failed or unknown:**`, '');
     for (const r of problems.slice(0, 50))
@@ -99,34 +94,51 @@ export function markdownSummary(report: Report, reportPath: string): string {
   return lines.join('\n');
 }
 
+/** The command that carries on where a report leaves off, as data: what it does, and its words. */
+export interface NextCommand {
+  /** `restore`: follow restores accepted and not seen to end; `resume`: send steps never accepted; `status`: follow accepted operations. */
+  kind: 'restore' | 'resume' | 'status';
+  /** Its arguments after `sitefleet`, unquoted: each sink quotes them for its medium. */
+  argv: string[];
+}
+
 /**
  * The command that carries on where this report leaves off, if anything is left. After a crossed
  * failure budget, a plain resume would count the same failures and stop at once: it allows the
  * failures seen so far (the most in one task), so it stops again at the next one.
  */
-export function continueCommand(report: Report, path: string): string | undefined {
+export function nextCommand(report: Report, path: string): NextCommand | undefined {
   if (report.mode !== 'run') return undefined;
-  // A command to type: every sink that offers it (terminal, Markdown, webhooks, pages) gets the path quoted for a shell.
-  const reportPath = shellQuote(path);
   // A site being restored comes first: it is broken until its restore ends (resume may stop on the budget before it looks).
-  if (report.results.some((r) => r.restored?.status === 'accepted')) return `sitefleet restore ${reportPath}`;
+  if (report.results.some((r) => r.restored?.status === 'accepted')) return { kind: 'restore', argv: ['restore', path] };
   if (report.results.some((r) => r.step_id !== null && r.status === 'skipped'))
-    return `sitefleet resume ${reportPath}${report.stopped?.kind === 'budget' ? ` --max-failures ${failuresPerTask(report)}` : ''}`;
-  if (report.results.some((r) => r.status === 'accepted')) return `sitefleet status ${reportPath} --wait`;
+    return { kind: 'resume', argv: ['resume', path, ...(report.stopped?.kind === 'budget' ? ['--max-failures', String(failuresPerTask(report))] : [])] };
+  if (report.results.some((r) => r.status === 'accepted')) return { kind: 'status', argv: ['status', path, '--wait'] };
   return undefined;
+}
+
+/** A command to type: every sink that offers it (terminal, Markdown, webhooks, pages) gets its words quoted for a shell. */
+export function commandText(next: NextCommand): string {
+  return ['sitefleet', ...next.argv.map(shellQuote)].join(' ');
+}
+
+/** nextCommand as the words to type, or undefined. */
+export function continueCommand(report: Report, path: string): string | undefined {
+  const next = nextCommand(report, path);
+  return next && commandText(next);
 }
 
 /** The most failed or unknown steps in any one task (restore points not counted apart: a failed backup is its target's failure). */
 function failuresPerTask(report: Report): number {
   const counts = new Map<string, number>();
-  for (const r of report.results) if (r.status === 'failed' || r.status === 'unknown') counts.set(r.task, (counts.get(r.task) ?? 0) + 1);
+  for (const r of report.results) if (isProblem(r.status)) counts.set(r.task, (counts.get(r.task) ?? 0) + 1);
   return Math.max(0, ...counts.values());
 }
 
 /** GitHub Actions workflow commands: one `::error` annotation per failed or unknown step (at most 50). */
 export function githubAnnotations(report: Report): string[] {
   return report.results
-    .filter((r) => r.status === 'failed' || r.status === 'unknown')
+    .filter((r) => isProblem(r.status))
     .slice(0, 50)
     .map(
       (r) =>

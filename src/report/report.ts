@@ -4,7 +4,7 @@ import { jsonText } from '../util/safe-text.js';
 import { EXIT, type ExitCode } from '../errors.js';
 import type { Target } from '../actions/action.js';
 import type { Plan } from '../plan/plan.js';
-import type { ExecuteOutcome, RestorePoint, StepResult, StepStatus } from '../run/types.js';
+import { problemCount, type ExecuteOutcome, type RestorePoint, type StepResult, type StepStatus } from '../run/types.js';
 
 /** A step's result as the report shows it: with its task, target and request, without its private output (login links). */
 export interface ReportResult extends Omit<StepResult, 'step_id' | 'private_output'> {
@@ -150,7 +150,7 @@ export function exitCodeOf(report: Report): ExitCode {
   if (report.stopped?.kind === 'interrupted') return EXIT.interrupted;
   if (report.stopped?.kind === 'window') return EXIT.window;
   if (report.stopped) return EXIT.stopped;
-  return report.summary.failed + report.summary.unknown > 0 ? EXIT.someFailed : EXIT.ok;
+  return problemCount(report.summary) > 0 ? EXIT.someFailed : EXIT.ok;
 }
 
 /** `health:` outcomes of a set of results, counted: `3 healthy, 1 unhealthy before`; empty when none was checked. */

@@ -16,7 +16,7 @@ import { PRIORITY } from './rate-budget.js';
 import { RunStop } from './run-stop.js';
 import { sendStep } from './send-step.js';
 import { followRestore, restoreBroken, type RestoreContext } from './restore.js';
-import { ENDED_STATUSES, type ExecuteOutcome, type RestorePoint, type RunEvent, type StepResult } from './types.js';
+import { ENDED_STATUSES, isProblem, type ExecuteOutcome, type RestorePoint, type RunEvent, type StepResult } from './types.js';
 import { verifyTask } from './verify.js';
 import { DEFAULT_TRACKING, taskWatch, Watcher, type TrackOptions, type WatchOptions } from './watcher.js';
 
@@ -227,7 +227,7 @@ class Execution {
   }
 
   countFailure(task: TaskSummary, budget: FailureBudget, result: StepResult): void {
-    if ((result.status === 'failed' || result.status === 'unknown') && budget.fail()) {
+    if (isProblem(result.status) && budget.fail()) {
       this.stop.stop(`failure budget exceeded in task "${task.name}": ${budget.describe()}`, 'budget');
     }
   }

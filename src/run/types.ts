@@ -4,6 +4,19 @@ import type { Step } from '../plan/plan.js';
 /** The vocabulary of a run, shared by the executor, the journal, the report and the commands. */
 export type StepStatus = 'planned' | 'accepted' | 'succeeded' | 'failed' | 'skipped' | 'unknown';
 
+/**
+ * The one rule for what a person must look at: a step that failed, or whose outcome is unknown (it
+ * may or may not have happened). Every count, list, exit code and sink of the problems uses this.
+ */
+export function isProblem(status: StepStatus): boolean {
+  return status === 'failed' || status === 'unknown';
+}
+
+/** The problems a summary counts (isProblem's statuses). */
+export function problemCount(summary: Record<StepStatus, number>): number {
+  return summary.failed + summary.unknown;
+}
+
 export interface StepResult {
   step_id: string;
   status: StepStatus;

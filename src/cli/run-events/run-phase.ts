@@ -1,4 +1,5 @@
 import type { RunEvent } from '../../run/types.js';
+import { isProblem } from '../../run/types.js';
 import { formatDuration } from '../progress.js';
 
 /**
@@ -49,7 +50,7 @@ export class RunPhase {
       this.#durationSum += now - started;
       this.#durations++;
     }
-    const kind = result.status === 'failed' || result.status === 'unknown' ? 'failed' : result.status === 'skipped' ? undefined : 'done';
+    const kind = isProblem(result.status) ? 'failed' : result.status === 'skipped' ? undefined : 'done';
     const before = this.#ended.get(step.id);
     if (before === kind) return;
     if (before) this[before]--;

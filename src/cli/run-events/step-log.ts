@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { isProblem } from '../../run/types.js';
 import type { Subscriber } from './subscriber.js';
 
 /**
@@ -10,7 +11,7 @@ export function stepLog(logger: Logger): Subscriber {
     onEvent(event) {
       if (event.type !== 'result' && event.type !== 'update') return;
       const { step, result } = event;
-      const problem = result.status === 'failed' || result.status === 'unknown';
+      const problem = isProblem(result.status);
       logger[problem ? 'info' : 'debug'](
         {
           step: step.id,

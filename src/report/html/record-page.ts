@@ -1,4 +1,5 @@
 import { ACTIONS, restorePoint } from '../../actions/index.js';
+import { isProblem } from '../../run/types.js';
 import type { RecordLine } from '../../actions/action.js';
 import { restoreLine, type Report, type ReportResult } from '../report.js';
 import { matchesAny } from '../../util/glob.js';
@@ -131,7 +132,7 @@ function healthPart(entries: readonly Entry[]): Markup {
 }
 
 function incidentPart(entries: readonly Entry[]): Markup {
-  const incidents = entries.filter((e) => e.r.status === 'failed' || e.r.status === 'unknown');
+  const incidents = entries.filter((e) => isProblem(e.r.status));
   if (incidents.length === 0) return h`<p class="note">No incidents.</p>`;
   const items = incidents.map(({ r, day }) => {
     const done = r.restore_point && r.role !== 'backup' ? restoreLine({ ...r, restore_point: r.restore_point }) : 'not restored';

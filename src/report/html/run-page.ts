@@ -1,6 +1,8 @@
 import { shellQuote } from '../../util/safe-text.js';
+import { taskCounts } from '../task-counts.js';
+import { isProblem } from '../../run/types.js';
 import { exitMeaning } from '../../errors.js';
-import { continueCommand, groupOf } from '../ci-formats.js';
+import { continueCommand } from '../ci-formats.js';
 import { exitCodeOf, restoreLine, type Report, type ReportResult } from '../report.js';
 import type { StepStatus } from '../../run/types.js';
 import { htmlDocument } from './document.js';
@@ -59,20 +61,11 @@ function headerFacts(report: Report): Markup {
   </dl>`;
 }
 
-/** Counts by status of each task (its restore points apart, as JUnit and Markdown count them). */
-export function taskCounts(results: readonly ReportResult[]): Map<string, Map<StepStatus, number>> {
-  const tasks = new Map<string, Map<StepStatus, number>>();
-  for (const r of results) {
-    const counts = tasks.get(groupOf(r)) ?? new Map<StepStatus, number>();
-    tasks.set(groupOf(r), counts);
-    counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
-  }
-  return tasks;
-}
-
 /** A figure per task: a bar of its counts by status, and the counts as a table (what a test and a reader check). */
 function taskFigures(report: Report): Markup {
-  const figures = [...taskCounts(report.results)].map(([task, counts]) => {
+  const figures = taskCounts(report.results).map(({ task, counts: all }) => {
+    // The statuses this task has, as the figure shows them.
+    const counts = new Map(STATUS_ORDER.filter((s) => all[s] > 0).map((s) => [s, all[s]]));
     const total = [...counts.values()].reduce((a, b) => a + b, 0);
     let x = 0;
     const bars = STATUS_ORDER.filter((s) => counts.has(s)).map((s) => {
@@ -119,7 +112,7 @@ function whereCells(r: ReportResult): Markup {
 }
 
 function problemSection(report: Report): Markup {
-  const problems = report.results.filter((r) => r.status === 'failed' || r.status === 'unknown');
+  const problems = report.results.filter((r) => isProblem(r.status));
   if (problems.length === 0)
     return h`<h2>Failed and unknown steps</h2>
       <p class="none-failed">None.</p>`;

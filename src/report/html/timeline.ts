@@ -1,4 +1,5 @@
 import { targetLabel, type ReportResult } from '../report.js';
+import { isProblem } from '../../run/types.js';
 import { h, type Markup } from './markup.js';
 import type { RunTimes, Span } from './spans.js';
 
@@ -113,7 +114,7 @@ function aggregateOf(band: Band, y: number, x: (t: number) => number, runEnd: nu
   for (const { r, span } of band.steps) {
     const last = bucket(span.open ? runEnd : span.end);
     for (let b = bucket(span.send); b <= last; b++) inFlight[b]!++;
-    if (r.status === 'failed' || r.status === 'unknown') failed[last]!++;
+    if (isProblem(r.status)) failed[last]!++;
   }
   const most = Math.max(1, ...inFlight);
   const w = (CHART_WIDTH - MARGIN) / BUCKETS;

@@ -1,0 +1,32 @@
+import type { StepStatus } from '../run/types.js';
+import type { ReportResult } from './report.js';
+
+/** The row (or test suite) a result is counted in: a task's restore points apart from its writes, so targets are counted once. */
+export function groupOf(r: Pick<ReportResult, 'role' | 'task'>): string {
+  return r.role === 'backup' ? `${r.task}: backups first` : r.task;
+}
+
+export interface TaskCounts {
+  /** The task's name, or `<task>: backups first` for its restore points (groupOf). */
+  task: string;
+  action: string;
+  counts: Record<StepStatus, number>;
+}
+
+/**
+ * Counts by status of each task, in the report's order, its restore points apart: the one count the
+ * terminal, JUnit, Markdown, the run page and the webhooks show per task.
+ */
+export function taskCounts(results: readonly ReportResult[]): TaskCounts[] {
+  const tasks = new Map<string, TaskCounts>();
+  for (const r of results) {
+    const task = groupOf(r);
+    let entry = tasks.get(task);
+    if (!entry) {
+      entry = { task, action: r.action, counts: { planned: 0, accepted: 0, succeeded: 0, failed: 0, skipped: 0, unknown: 0 } };
+      tasks.set(task, entry);
+    }
+    entry.counts[r.status]++;
+  }
+  return [...tasks.values()];
+}
