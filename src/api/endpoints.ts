@@ -1,4 +1,4 @@
-import type { OperationKind } from './types.js';
+import type { ApiKeyListResponse, BackupListResponse, DomainListResponse, OperationKind, SshConfig, ThemeListResponse } from './types.js';
 
 /**
  * The 22 endpoints of the spec as data (and restore, which it names without showing: `evidence`): method, path template, the schema of the body (a file in
@@ -30,7 +30,7 @@ export interface Endpoint {
 }
 
 export const ENDPOINTS = {
-  listApiKeys: { method: 'GET', path: '/company/{id}/api-keys' },
+  listApiKeys: { method: 'GET', path: '/company/{id}/api-keys', response: 'api-key-list-response' },
   listThemes: { method: 'GET', path: '/company/{id}/wp-themes', body: 'theme-list-query', response: 'theme-list-response' },
   createEnvironment: { method: 'POST', path: '/sites/{site_id}/environments', body: 'create-environment', operation: 'environment:add', creates: true },
   addDomain: { method: 'POST', path: '/sites/environments/{env_id}/domains', body: 'add-domain', operation: 'sites:add-domain', creates: true },
@@ -86,6 +86,21 @@ export const ENDPOINTS = {
 } as const satisfies Record<string, Endpoint>;
 
 export type EndpointName = keyof typeof ENDPOINTS;
+
+/**
+ * What each read answers, once its answer schema (`response`) has held it at arrival: a read is
+ * typed by its endpoint's name, never by a type its caller picks (test/api/client.test.ts holds every
+ * GET of the table to a schema and an entry here).
+ */
+export interface ReadAnswers {
+  listApiKeys: ApiKeyListResponse;
+  listThemes: ThemeListResponse;
+  getSshConfig: SshConfig;
+  listBackups: BackupListResponse;
+  listDomains: DomainListResponse;
+}
+
+export type ReadEndpoint = keyof ReadAnswers;
 
 /** Whether a call to `name` counts against the service's limit on creating calls. */
 export function creates(name: EndpointName | 'getOperation'): boolean {

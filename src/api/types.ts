@@ -31,9 +31,14 @@ export type OperationKind =
 
 export interface ApiKey {
   id: Uuid;
-  name: string;
+  /** The spec lists every field; a key without a name or an expiry may come back with null. */
+  name: string | null;
   status: string;
-  expires_at: string;
+  expires_at: string | null;
+}
+
+export interface ApiKeyListResponse {
+  api_keys: ApiKey[];
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Backup, SiteDomain, SiteDomainAnswer, Theme } from '../api/types.js';
 import { SitefleetError } from '../errors.js';
+import type { ReadAnswers } from '../api/endpoints.js';
 import { foldThemes, type Inventory } from './inventory.js';
 
 /** The reads the inventory needs; the runner passes rate-limited, retried versions of these. */
@@ -16,12 +17,12 @@ export interface InventoryReader {
 
 /** Anything that can make a read call: the runner's rate-limited, retrying Caller. */
 export interface ReadCaller {
-  read<T>(
-    endpoint: 'listThemes' | 'listDomains' | 'listBackups',
+  read<N extends 'listThemes' | 'listDomains' | 'listBackups'>(
+    endpoint: N,
     params: Record<string, string>,
     body?: unknown,
     options?: { query?: Record<string, string | number>; priority?: number },
-  ): Promise<T>;
+  ): Promise<ReadAnswers[N]>;
 }
 
 /** `priority`: the caller's priority for these reads (a run confirming operations reads at poll priority). */

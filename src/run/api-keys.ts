@@ -10,12 +10,13 @@ export interface KeyFindings {
 /** What an operator should hear about the company's API keys, as of `now`. */
 export function keyFindings(keys: ApiKey[], now: number, warnWithinMs: number): KeyFindings {
   const expiring = keys
-    .filter((k) => k.status === 'active')
-    .map((k) => ({ name: k.name, expires_at: k.expires_at, left: Date.parse(k.expires_at) - now }))
+    .filter((k) => k.status === 'active' && k.expires_at !== null)
+    .map((k) => ({ name: k.name ?? k.id, expires_at: k.expires_at!, left: Date.parse(k.expires_at!) - now }))
     .filter((k) => Number.isFinite(k.left) && k.left <= warnWithinMs)
     .sort((a, b) => a.left - b.left)
     .map((k) => ({ name: k.name, expires_at: k.expires_at, days: Math.max(0, Math.floor(k.left / 86_400_000)) }));
-  const inactive = keys.filter((k) => k.status !== 'active').map((k) => ({ name: k.name, status: k.status }));
+  // A key with no name is named by its id.
+  const inactive = keys.filter((k) => k.status !== 'active').map((k) => ({ name: k.name ?? k.id, status: k.status }));
   return { expiring, inactive };
 }
 

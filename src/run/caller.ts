@@ -1,7 +1,7 @@
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { CallResult, HostingClient } from '../api/client.js';
-import { creates, type EndpointName } from '../api/endpoints.js';
+import { creates, type EndpointName, type ReadAnswers, type ReadEndpoint } from '../api/endpoints.js';
 import type { OperationStatus } from '../api/types.js';
 import type { SharedWindow, WindowLane } from '../coord/types.js';
 import {
@@ -38,12 +38,12 @@ export interface CallPort {
   call(endpoint: EndpointName, params: Record<string, string>, body: unknown, idempotent: boolean, hooks?: CallHooks): Promise<CallOutcome>;
   poll(operationId: string, hooks?: CallHooks): Promise<Outcome<OperationStatus>>;
   withPlace<T>(priority: Priority, endpoint: EndpointName, work: (place: HeldPlace) => Promise<T>): Promise<T>;
-  read<T>(
-    endpoint: EndpointName,
+  read<N extends ReadEndpoint>(
+    endpoint: N,
     params: Record<string, string>,
     body?: unknown,
     options?: { query?: Record<string, string | number>; priority?: Priority },
-  ): Promise<T>;
+  ): Promise<ReadAnswers[N]>;
 }
 
 export interface CallHooks {
@@ -164,18 +164,19 @@ export class Caller implements CallPort {
   }
 
   /** A read that must succeed (inventory): retried like any safe call; its final error is thrown. */
-  async read<T>(
-    endpoint: EndpointName,
+  async read<N extends ReadEndpoint>(
+    endpoint: N,
     params: Record<string, string>,
     body?: unknown,
     options: { query?: Record<string, string | number>; priority?: Priority } = {},
-  ): Promise<T> {
+  ): Promise<ReadAnswers[N]> {
     const outcome = await this.call(endpoint, params, body, true, {
       query: options.query,
       ...(options.priority === undefined ? {} : { priority: options.priority }),
     });
     if (!outcome.ok) throw outcome.error;
-    return outcome.value!.data as T;
+    // Held to the endpoint's answer schema where it arrived (HostingClient.request), so it is what the type says.
+    return outcome.value!.data as ReadAnswers[N];
   }
 
   /** The layers of call-pipeline.ts, outermost first. A call whose work holds a place already takes none per attempt. */

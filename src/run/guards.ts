@@ -1,5 +1,4 @@
 import { restorePoint } from '../actions/index.js';
-import type { BackupListResponse } from '../api/types.js';
 import type { Step } from '../plan/plan.js';
 import type { CallPort } from './caller.js';
 import type { RestorePoint, StepResult, StopKind } from './types.js';
@@ -37,8 +36,8 @@ export async function findRestorePoint(caller: CallPort, step: Step, logger: Log
   const tag = restorePoint.tagOf(step.body);
   const env = step.params.env_id!;
   try {
-    const list = await caller.read<Partial<BackupListResponse>>('listBackups', { env_id: env });
-    const found = restorePoint.find(list.environment?.backups ?? [], tag);
+    const list = await caller.read('listBackups', { env_id: env });
+    const found = restorePoint.find(list.environment.backups, tag);
     if (!found) logger.warn({ env, tag }, 'the backup list does not show the restore point just made: it is known by its tag only');
     return { point: { tag, backup_id: found?.id ?? null } };
   } catch (error) {

@@ -8,16 +8,14 @@ const env = { site: 'shop', name: 'live', id: 'e1' } as unknown as Environment;
 const backup = (created_at: unknown) => ({ id: 7, name: 'nightly', note: '', type: 'manual', created_at }) as never;
 
 describe("a backup's created_at, whatever unit the service sends", () => {
-  it('reads milliseconds (the spec), seconds (what some answers carry) and an ISO date as the same instant', () => {
+  it('reads milliseconds (the spec) and seconds as the same instant', () => {
     const at = Date.parse('2026-11-24T02:00:00Z');
     expect(backupCreatedMs(at)).toBe(at);
     expect(backupCreatedMs(at / 1000)).toBe(at);
-    expect(backupCreatedMs('2026-11-24T02:00:00Z')).toBe(at);
-    expect(backupCreatedMs('2026-11-24T02:00:00Z'.replace('Z', '+00:00'))).toBe(at);
   });
 
   it('says "not known" for what is no time at all, never 1970', () => {
-    for (const v of [null, undefined, 'yesterday', {}, -5, Number.NaN, true]) expect(backupCreatedMs(v)).toBeUndefined();
+    for (const v of [null, undefined, 'yesterday', '2026-11-24T02:00:00Z', {}, -5, Number.NaN, true]) expect(backupCreatedMs(v)).toBeUndefined();
   });
 
   it('backups --max-age: a backup four hours old is fresh whether its time came in seconds or milliseconds', () => {

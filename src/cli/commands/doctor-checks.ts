@@ -37,7 +37,7 @@ async function serviceChecks(runtime: Runtime, company: string, warnMs: number, 
   const checks: Check[] = [];
   let keys: ApiKey[];
   try {
-    keys = (await runtime.caller.read<{ api_keys: ApiKey[] }>('listApiKeys', { id: company })).api_keys;
+    keys = (await runtime.caller.read('listApiKeys', { id: company })).api_keys;
     checks.push({ check: 'service', status: 'ok', detail: `${runtime.client.transport.location.origin} answers` });
     checks.push({ check: 'token', status: 'ok', detail: 'accepted' });
     checks.push({ check: 'company', status: 'ok', detail: `${company} is reachable` });

@@ -1,4 +1,3 @@
-import type { BackupListResponse } from '../../api/types.js';
 import { backupCreatedMs } from '../../api/backup-time.js';
 import type { Coordination } from '../../coord/types.js';
 import { SiteProbe } from '../../health/probe.js';
@@ -63,10 +62,10 @@ export class RestoreTools {
     const todo: Confirmed[] = [];
     const notDone: LeftAlone[] = [...left];
     for (const c of candidates) {
-      const list = await this.runtime.caller.read<Partial<BackupListResponse>>('listBackups', { env_id: c.step.target.env_id! }, undefined, {
+      const list = await this.runtime.caller.read('listBackups', { env_id: c.step.target.env_id! }, undefined, {
         priority: PRIORITY.urgent,
       });
-      const backups = list.environment?.backups ?? [];
+      const backups = list.environment.backups;
       // A backup that is not the run's leaves a broken site so (attention); a site healthy now needs nothing.
       const mismatch = backupMismatch(c, backups, runStartedAt);
       const healthy = mismatch ? undefined : await this.#healthyNow(c.step);

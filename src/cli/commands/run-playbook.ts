@@ -5,7 +5,6 @@ import { hasStartRecord, Journal, journalPathFor } from '../../run/journal.js';
 import { confirmWrites } from '../confirm.js';
 import { readToken, UsageError, type GlobalOptions, type Runtime } from '../context.js';
 import { sealOf } from '../../util/seal.js';
-import type { ApiKey } from '../../api/types.js';
 import { describeExpiring, keyFindings } from '../../run/api-keys.js';
 import type { Playbook } from '../../playbook/types.js';
 import { emptyTargetProblems, loadForRun, planFrom } from '../prepare.js';
@@ -84,7 +83,7 @@ const PREFLIGHT_WARN_MS = 7 * 86_400_000;
 /** One read: a key about to expire is tomorrow night's failed run. A failed read says nothing (doctor looks closer). */
 async function warnOfExpiringKeys(runtime: Runtime, company: string, globals: GlobalOptions): Promise<void> {
   try {
-    const { api_keys } = await runtime.caller.read<{ api_keys: ApiKey[] }>('listApiKeys', { id: company });
+    const { api_keys } = await runtime.caller.read('listApiKeys', { id: company });
     const findings = keyFindings(api_keys, Date.now(), PREFLIGHT_WARN_MS);
     if (findings.expiring.length)
       globals.io.stderr.write(`sitefleet: warning: API key ${forTerminal(describeExpiring(findings))}; renew it before it stops scheduled runs\n`);

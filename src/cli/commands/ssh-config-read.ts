@@ -78,7 +78,7 @@ export async function printSshConfig(globals: GlobalOptions, opts: SshConfigOpti
         `no site id for ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ` and ${missing.length - 5} more` : ''}: add them to ${globals.sites}`,
       );
     const configs = await Promise.all(
-      selected.map(async (env) => ({ env, config: await runtime.caller.read<SshConfig>('getSshConfig', { site_id: env.site_id!, env_id: env.id }) })),
+      selected.map(async (env) => ({ env, config: await runtime.caller.read('getSshConfig', { site_id: env.site_id!, env_id: env.id }) })),
     );
     if (opts.format === 'json') {
       const raw = configs.map(({ env, config }) => ({ site: env.site, environment: env.name, env_id: env.id, site_id: env.site_id, config }));
