@@ -20,6 +20,14 @@ export interface RequestSpec {
   endpoint: EndpointName;
   params: Record<string, string>;
   body?: unknown;
+  /**
+   * Said by the action that builds the request, which alone knows its body: the environment a
+   * site-scoped call changes (a push: its target), named in the step's target; and the one it
+   * occupies while it runs when that is not the target's own (a clone: its source), which the
+   * executor keeps other writes off. The planner reads no body field.
+   */
+  changes?: string;
+  occupies?: string;
 }
 
 /**

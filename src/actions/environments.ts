@@ -1,5 +1,5 @@
 import type { EndpointName } from '../api/endpoints.js';
-import type { OnceAction, OperationReading, SiteAction } from './action.js';
+import type { OnceAction, OperationReading, RequestSpec, SiteAction } from './action.js';
 import { conditionsOf, field, secretRef, uuid, withBlock } from './schema-parts.js';
 
 /**
@@ -29,9 +29,17 @@ function once(
     expandOnce(ctx) {
       const { site_id, ...body } = ctx.with;
       const params: Record<string, string> = typeof site_id === 'string' ? { site_id } : {};
-      return [{ request: { endpoint, params, body: endpoint === 'createPlainSite' ? { company: ctx.company, ...body } : body } }];
+      return [{ request: requestOf(endpoint, params, endpoint === 'createPlainSite' ? { company: ctx.company, ...body } : body) }];
     },
   };
+}
+
+/** A push changes its target environment; a clone occupies its source while it copies it. */
+function requestOf(endpoint: EndpointName, params: Record<string, string>, body: Record<string, unknown>): RequestSpec {
+  const id = (field: string) => (typeof body[field] === 'string' ? (body[field]) : undefined);
+  const changes = endpoint === 'pushEnvironment' ? id('target_env_id') : undefined;
+  const occupies = endpoint === 'cloneEnvironment' ? id('source_env_id') : undefined;
+  return { endpoint, params, body, ...(changes ? { changes } : {}), ...(occupies ? { occupies } : {}) };
 }
 
 /**
@@ -99,7 +107,7 @@ function perSite(action: OnceAction, nameFields: string[] = []): SiteAction {
       }
       const existing = CREATED_ID[action.endpoint]?.[1] === 'env_id' ? site.environments.find((e) => e.name === body.display_name) : undefined;
       if (existing) return [{ skip: `site ${site.name} has an environment named ${JSON.stringify(existing.name)} already (env_id ${existing.id})` }];
-      return [{ request: { endpoint: action.endpoint, params: { site_id: site.id }, body } }];
+      return [{ request: requestOf(action.endpoint, { site_id: site.id }, body) }];
     },
   };
 }

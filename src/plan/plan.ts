@@ -163,7 +163,8 @@ export function buildPlan({ playbook, inventory, date, env = {} }: PlanInput): P
       case 'site':
         if (task.target === undefined) {
           matched = 1;
-          add(onceTarget(task, company), action.expandOnce(ctx), 'once');
+          const expansions = action.expandOnce(ctx);
+          add(onceTarget(task, company, expansions), expansions, 'once');
           break;
         }
         for (const site of sitesOf(selectEnvironments(playbook, task, inventory), inventory.environments)) {
@@ -176,15 +177,15 @@ export function buildPlan({ playbook, inventory, date, env = {} }: PlanInput): P
           }
           matched++;
           const expansions = action.expandSite({ id: site.id, name: site.name, environments: site.environments }, ctx);
-          const first = expansions.find((e) => 'request' in e) as { request: { body?: { target_env_id?: string } } } | undefined;
-          const pushed = first?.request.body?.target_env_id;
-          add({ site_id: site.id, site: site.name, ...(pushed ? { env_id: pushed } : {}) }, expansions, site.id);
+          add(siteTarget({ site_id: site.id, site: site.name }, expansions), expansions, site.id);
         }
         break;
-      case 'once':
+      case 'once': {
         matched = 1;
-        add(onceTarget(task, company), action.expandOnce(ctx), 'once');
+        const expansions = action.expandOnce(ctx);
+        add(onceTarget(task, company, expansions), expansions, 'once');
         break;
+      }
       case 'environment':
         for (const env of selectEnvironments(playbook, task, inventory)) {
           matched++;
@@ -315,7 +316,7 @@ function stepOf(id: string, task: Task, action: string, target: Target, request:
     params: request.params,
     ...(request.body === undefined ? {} : { body: request.body }),
     idempotent,
-    ...lockOf(target, request.body),
+    ...lockOf(target, request),
   };
 }
 
@@ -323,16 +324,21 @@ function envTarget(env: Environment): Target {
   return { env_id: env.id, site: env.site, environment: env.name };
 }
 
-function onceTarget(task: Task, company: string): Target {
-  const w = task.with as Record<string, string | undefined>;
-  if (w.site_id) return { site_id: w.site_id, ...(w.target_env_id ? { env_id: w.target_env_id } : {}) };
-  return { company };
+/** A site's target: with the environment its call changes, as the action says (a push's target). */
+function siteTarget(site: Target, expansions: Expansion[]): Target {
+  const changes = expansions.find((e) => 'request' in e)?.request.changes;
+  return changes ? { ...site, env_id: changes } : site;
 }
 
-/** A push occupies its target environment, a clone its source; other writes their own environment. */
-function lockOf(target: Target, body: unknown): { lock?: string } {
-  const b = (body ?? {}) as Record<string, unknown>;
-  const lock = target.env_id ?? (typeof b.source_env_id === 'string' ? b.source_env_id : undefined);
+/** A call once on `with.site_id` (the planner reads `with`, the action's input, never a body), else the company. */
+function onceTarget(task: Task, company: string, expansions: Expansion[]): Target {
+  const siteId = (task.with as Record<string, unknown>).site_id;
+  return typeof siteId === 'string' ? siteTarget({ site_id: siteId }, expansions) : { company };
+}
+
+/** A write occupies its target's environment, else the one its action says it occupies (a clone: its source). */
+function lockOf(target: Target, request: RequestSpec): { lock?: string } {
+  const lock = target.env_id ?? request.occupies;
   return lock ? { lock } : {};
 }
 

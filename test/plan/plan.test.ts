@@ -238,3 +238,29 @@ describe('ids read back are data', () => {
     expect(inventory.environments.map((e) => e.site_id)).toEqual([undefined, undefined, '7d0f3a9e-1b2c-4d5e-8f90-a1b2c3d4e5f6']);
   });
 });
+
+describe('the environment a site call changes or occupies comes from its action, never from a body field', () => {
+  const SITE = '00000000-0000-4000-8000-0000000000aa';
+  const plan = (task: string) =>
+    buildPlan({
+      playbook: parsePlaybook(`version: 1\nname: t\ncompany: ${COMPANY}\ntasks:\n${task}`, 'pb.yaml', { env: {} }),
+      inventory: { ...inventory, environments: inventory.environments.map((e) => (e.site === 'acme-001' ? { ...e, site_id: SITE } : e)) },
+      date: '2026-11-24',
+    });
+
+  it('a push names its target environment (and is locked on it); a clone is locked on its source', () => {
+    const push = plan(
+      `  - name: push\n    action: environments.push\n    target: { site: acme-001 }\n    with: { source_environment: staging, target_environment: live }\n`,
+    );
+    expect(push.steps.map((s) => [s.target.env_id, s.lock])).toEqual([[id(1), id(1)]]);
+    const clone = plan(
+      `  - name: clone\n    action: environments.clone\n    target: { site: acme-001 }\n    with: { source_environment: live, display_name: copy }\n`,
+    );
+    expect(clone.steps.map((s) => [s.target.env_id, s.lock])).toEqual([[undefined, id(1)]]);
+  });
+
+  it('once on with.site_id: the same, from the ids the task gives', () => {
+    const push = plan(`  - name: push\n    action: environments.push\n    with: { site_id: ${SITE}, source_env_id: "${id(2)}", target_env_id: "${id(1)}" }\n`);
+    expect(push.steps.map((s) => [s.target, s.lock])).toEqual([[{ site_id: SITE, env_id: id(1) }, id(1)]]);
+  });
+});
