@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 /**
- * Data flows one way (see ARCHITECTURE.md): each folder of src/ may import from the folders before
+ * Data flows one way (docs/development.md, "The layers"): each folder of src/ may import from the folders before
  * it in this list, never from one after it; `(root)` is src/errors.ts. The simulator sits beside the
  * client: it may use what the client uses, and nothing below the CLI uses it.
  */
