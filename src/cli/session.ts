@@ -9,7 +9,7 @@ import { ReportSnapshots } from './run-events/report-snapshots.js';
 import { stepLog } from './run-events/step-log.js';
 import { fanOut, type Subscriber } from './run-events/subscriber.js';
 import { execute, type RunLook } from '../run/executor.js';
-import type { StepResult } from '../run/types.js';
+import type { ExecuteOutcome, StepResult } from '../run/types.js';
 import type { Journal } from '../run/journal.js';
 import { openCoordination } from '../coord/open.js';
 import type { Coordination, LockScope } from '../coord/types.js';
@@ -90,9 +90,41 @@ export async function withRunLock<T>(
  * rebuilt from the journal itself, private outputs, metrics and CI outputs.
  */
 export async function runSession(args: SessionArgs): Promise<{ report: Report; exitCode: number }> {
-  const { plan, runtime, journal, globals } = args;
-  const cpuAtStart = process.cpuUsage();
-  const wallAtStart = performance.now();
+  const usage = { cpu: process.cpuUsage(), wall: performance.now() };
+  if (args.deadline)
+    args.out(
+      `no write will be sent after ${wallText(args.deadline.at)} (${args.deadline.source}), ${formatDuration((args.deadline.at - Date.now()) / 1000)} from now`,
+    );
+  const { outcome, snapshots } = await executeWatched(args);
+  await args.journal.append({ t: 'end', at: Date.now() });
+  await args.journal.close();
+  // The report is rebuilt from the journal: what it says is what a resume would see.
+  const report = reportFromJournal(args.journal.path);
+  await snapshots.settled(); // a snapshot must not land after the final report
+  const { runtime, globals } = args;
+  const took = await finishRun({
+    report: { flag: 'report', path: args.reportPath, value: report },
+    flags: args.flags,
+    env: globals.io.env,
+    io: globals.io,
+    quiet: globals.quiet === true,
+    playbook: args.playbook,
+    plan: args.plan,
+    results: outcome.results,
+    after: rateLimitLines(runtime),
+    started: args.started,
+    rateLimited: runtime.budget.rateLimitedCount + runtime.creation.rateLimitedCount,
+  });
+  logRunFinished(args, usage, snapshots, took.report ?? 0);
+  return { report, exitCode: exitCodeOf(report) };
+}
+
+/**
+ * The executor at work with the run's subscribers, Ctrl-C and the window's close around it; every
+ * one of them is let go when it ends, however it ends.
+ */
+async function executeWatched(args: SessionArgs): Promise<{ outcome: ExecuteOutcome; snapshots: ReportSnapshots }> {
+  const { plan, runtime, globals } = args;
   const interrupt = new AbortController();
   const restoreSignals = onInterrupt(globals.io, (signal) => {
     runtime.logger.warn({ signal }, 'interrupted: no new calls; waiting for those in flight (again to stop at once)');
@@ -102,33 +134,11 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   let look: RunLook | undefined;
   const closing = closingAt(args.deadline);
   const snapshots = new ReportSnapshots(plan, args.reportPath, { runId: args.runId, startedAt: args.startedAt, initial: args.initial }, runtime.logger);
-  const pending = plan.steps.filter((s) => !args.initial?.has(s.id)).length;
-  const subscribers: Subscriber[] = [
-    snapshots,
-    progressLine(
-      pending,
-      new Set(plan.tasks.filter((t) => t.wait).map((t) => t.index)),
-      !globals.quiet && globals.io.stderr.isTTY === true,
-      {
-        pausedForMs: () => Math.max(runtime.budget.pausedForMs(), runtime.shared?.pausedForMs() ?? 0),
-        nextLookMs: () => look?.nextLookMs(),
-        closed: () => closing.signal?.aborted === true,
-      },
-      globals.io.stderr,
-    ),
-    stepLog(runtime.logger),
-    journalRecorder(journal),
-  ];
-
-  if (args.deadline)
-    args.out(
-      `no write will be sent after ${wallText(args.deadline.at)} (${args.deadline.source}), ${formatDuration((args.deadline.at - Date.now()) / 1000)} from now`,
-    );
+  const subscribers = [snapshots, ...watchers(args, { look: () => look, closed: () => closing.signal?.aborted === true })];
   // Sites are fetched only for tasks with health: checks, through their own agent (and proxy), never the API's.
   const sites = plan.tasks.some((t) => t.health) ? new SiteProbe({ userAgent: siteUserAgent(), env: globals.io.env }) : undefined;
-  let outcome;
   try {
-    outcome = await execute(plan, {
+    const outcome = await execute(plan, {
       sites,
       caller: runtime.caller,
       logger: runtime.logger,
@@ -143,43 +153,51 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
       onEvent: fanOut(subscribers),
       onStart: (run) => void (look = run),
     });
+    return { outcome, snapshots };
   } finally {
     for (const s of subscribers) s.end?.();
     restoreSignals();
     closing.dispose();
     await sites?.close();
   }
-  await journal.append({ t: 'end', at: Date.now() });
-  await journal.close();
+}
 
-  // The report is rebuilt from the journal: what it says is what a resume would see.
-  const report = reportFromJournal(journal.path);
-  await snapshots.settled(); // a snapshot must not land after the final report
-  const took = await finishRun({
-    report: { flag: 'report', path: args.reportPath, value: report },
-    flags: args.flags,
-    env: globals.io.env,
-    io: globals.io,
-    quiet: globals.quiet === true,
-    playbook: args.playbook,
-    plan,
-    results: outcome.results,
-    after: rateLimitLines(runtime),
-    started: args.started,
-    rateLimited: runtime.budget.rateLimitedCount + runtime.creation.rateLimitedCount,
-  });
-  const cpu = process.cpuUsage(cpuAtStart);
+/** The run's other subscribers: the progress line on a terminal, the step log, and the journal. */
+function watchers(args: SessionArgs, state: { look(): RunLook | undefined; closed(): boolean }): Subscriber[] {
+  const { plan, runtime, globals } = args;
+  const pending = plan.steps.filter((s) => !args.initial?.has(s.id)).length;
+  return [
+    progressLine(
+      pending,
+      new Set(plan.tasks.filter((t) => t.wait).map((t) => t.index)),
+      !globals.quiet && globals.io.stderr.isTTY === true,
+      {
+        pausedForMs: () => Math.max(runtime.budget.pausedForMs(), runtime.shared?.pausedForMs() ?? 0),
+        nextLookMs: () => state.look()?.nextLookMs(),
+        closed: () => state.closed(),
+      },
+      globals.io.stderr,
+    ),
+    stepLog(runtime.logger),
+    journalRecorder(args.journal),
+  ];
+}
+
+/** One log line of what the run cost: time, CPU, memory, report writing, and the budgets as they ended. */
+function logRunFinished(args: SessionArgs, at: { cpu: NodeJS.CpuUsage; wall: number }, snapshots: ReportSnapshots, finalWriteMs: number): void {
+  const { runtime } = args;
+  const cpu = process.cpuUsage(at.cpu);
   runtime.logger.info(
     {
-      steps: plan.steps.length,
-      wall_ms: Math.round(performance.now() - wallAtStart),
+      steps: args.plan.steps.length,
+      wall_ms: Math.round(performance.now() - at.wall),
       cpu_user_ms: Math.round(cpu.user / 1000),
       cpu_system_ms: Math.round(cpu.system / 1000),
       max_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
       report_snapshots: snapshots.stats.count,
       report_snapshot_ms_total: Math.round(snapshots.stats.totalMs),
       report_snapshot_ms_max: Math.round(snapshots.stats.maxMs),
-      report_final_write_ms: Math.round(took.report ?? 0),
+      report_final_write_ms: Math.round(finalWriteMs),
       rate_limited: runtime.budget.rateLimitedCount + runtime.creation.rateLimitedCount,
       learned_limit: runtime.budget.limit,
       rate_rules: runtime.budget.describe(),
@@ -189,7 +207,6 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
     },
     'run finished',
   );
-  return { report, exitCode: exitCodeOf(report) };
 }
 
 /** How often the service answered 429, and the budget it was kept to: a line after the summary. */

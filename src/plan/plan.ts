@@ -1,4 +1,14 @@
-import { fillSecrets, readsOf, type Expansion, type InventoryRead, type RequestSpec, type Target } from '../actions/action.js';
+import {
+  fillSecrets,
+  readsOf,
+  type Action,
+  type ExpandContext,
+  type Expansion,
+  type InventoryRead,
+  type RequestSpec,
+  type SiteAction,
+  type Target,
+} from '../actions/action.js';
 import { ACTIONS, restorePoint } from '../actions/index.js';
 import { healthUrl, usesDomain, type HealthSpec } from '../health/spec.js';
 import { matchesAny } from '../util/glob.js';
@@ -118,134 +128,12 @@ export function readsNeeded(playbook: Playbook, inventory: Inventory, read: Inve
  * inputs give the same plan byte for byte. Throws InvalidInputError when an expanded body breaks
  * the API's rules (a templated domain name that is not a domain name, say).
  */
-export function buildPlan({ playbook, inventory, date, env = {} }: PlanInput): Plan {
-  const steps: Step[] = [];
-  const skipped: SkippedTarget[] = [];
-  const tasks: TaskSummary[] = [];
-  const problems: InputProblem[] = [];
+export function buildPlan(input: PlanInput): Plan {
+  const { playbook, inventory, date } = input;
   const company = playbook.company ?? inventory.company;
-
-  for (const task of playbook.tasks) {
-    const action = ACTIONS.get(task.action)!;
-    const ctx = { with: task.with, company, date, inventory };
-    const before = { steps: steps.length, skipped: skipped.length };
-    let matched = 0;
-    const backupTag = task.backup_first ? restorePoint.tag(task.name, date) : undefined;
-    const add = (target: Target, expansions: Expansion[], key: string, guard: Guard = {}) => {
-      let backupStep: string | undefined;
-      for (const [i, e] of expansions.entries()) {
-        const id = `${task.index}:${key}${expansions.length > 1 ? `:${i}` : ''}`;
-        if ('skip' in e) {
-          skipped.push({ task: task.name, task_index: task.index, action: action.name, target, reason: e.skip });
-          continue;
-        }
-        // The restore point goes just before the environment's first write, and every write waits for it.
-        if (backupTag && target.env_id && !(guard.health && 'missing' in guard.health) && backupStep === undefined) {
-          backupStep = `${task.index}:${key}:backup`;
-          steps.push({
-            ...stepOf(backupStep, task, restorePoint.action.name, target, restorePoint.request(target.env_id, backupTag), false),
-            role: 'backup',
-          });
-        }
-        const endpoint = ENDPOINTS[e.request.endpoint];
-        if ('body' in endpoint) problems.push(...checkBody(task, endpoint.body, e.request.body, target, env));
-        steps.push({
-          ...stepOf(id, task, action.name, target, e.request, !action.creates),
-          ...(e.note ? { note: e.note } : {}),
-          ...(e.precondition ? { precondition: e.precondition } : {}),
-          ...(backupStep ? { backup_step: backupStep } : {}),
-          ...(guard.health ? { health: guard.health } : {}),
-        });
-      }
-    };
-
-    switch (action.scope) {
-      case 'site':
-        if (task.target === undefined) {
-          matched = 1;
-          const expansions = action.expandOnce(ctx);
-          add(onceTarget(task, company, expansions), expansions, 'once');
-          break;
-        }
-        for (const site of sitesOf(selectEnvironments(playbook, task, inventory), inventory.environments)) {
-          if (!site.id) {
-            problems.push({
-              path: `tasks.${task.index}.target`,
-              message: `no site id for site ${JSON.stringify(site.name)}: add it under sites: in the playbook, or pass --sites FILE`,
-            });
-            continue;
-          }
-          matched++;
-          const expansions = action.expandSite({ id: site.id, name: site.name, environments: site.environments }, ctx);
-          add(siteTarget({ site_id: site.id, site: site.name }, expansions), expansions, site.id);
-        }
-        break;
-      case 'once': {
-        matched = 1;
-        const expansions = action.expandOnce(ctx);
-        add(onceTarget(task, company, expansions), expansions, 'once');
-        break;
-      }
-      case 'environment':
-        for (const env of selectEnvironments(playbook, task, inventory)) {
-          matched++;
-          const expansions = action.expandEnvironment(env, ctx);
-          // Only an environment with something to send needs a page to check.
-          const guard = task.health && expansions.some((e) => 'request' in e) ? healthGuard(task.health, env, inventory) : {};
-          if (guard.skip) {
-            skipped.push({ task: task.name, task_index: task.index, action: action.name, target: envTarget(env), reason: guard.skip });
-            continue;
-          }
-          add(envTarget(env), expansions, env.id, guard);
-        }
-        break;
-      case 'domain':
-        for (const env of selectEnvironments(playbook, task, inventory)) {
-          for (const domain of inventory.domains?.[env.id] ?? []) {
-            const expansions = action.expandDomain(domain, env, ctx);
-            if (expansions.length === 0) continue;
-            matched++;
-            add({ ...envTarget(env), domain_id: domain.id, domain: domain.name }, expansions, domain.id);
-          }
-        }
-        break;
-    }
-    // A guarded write is judged after its operation ended, and waits for its backup's: both follow operations.
-    const wait = task.rollout !== undefined || task.health !== undefined || task.backup_first === true || (task.wait ?? playbook.settings.wait ?? false);
-    const timeout = task.timeout ?? playbook.settings.wait_timeout;
-    if (task.rollout) {
-      const writes = steps.slice(before.steps).filter((s) => s.role !== 'backup');
-      const waves = assignWaves(
-        task.name,
-        writes.map((s) => s.id),
-        task.rollout,
-      );
-      const byId = new Map(steps.slice(before.steps).map((s) => [s.id, s]));
-      for (const step of writes) {
-        step.wave = waves.get(step.id)!;
-        if (step.backup_step) byId.get(step.backup_step)!.wave = step.wave;
-      }
-    }
-    tasks.push({
-      index: task.index,
-      name: task.name,
-      action: action.name,
-      matched,
-      steps: steps.length - before.steps,
-      skipped: skipped.length - before.skipped,
-      allow_empty: task.allow_empty,
-      ...(task.max_failures === undefined ? {} : { max_failures: task.max_failures }),
-      ...(wait ? { wait } : {}),
-      ...(timeout ? { timeout_ms: parseDuration(timeout) } : {}),
-      ...(task.verify ? { verify: true } : {}),
-      ...(task.health ? { health: task.health } : {}),
-      ...(backupTag ? { backup_first: { tag: backupTag } } : {}),
-      ...(task.rollout
-        ? { rollout: { canary: task.rollout.canary ?? 0, waves: task.rollout.waves ?? ['100%'], pause_ms: parseDuration(task.rollout.pause ?? '0s') ?? 0 } }
-        : {}),
-    });
-  }
-  if (problems.length > 0) throw new InvalidInputError(dedupe(problems).map((p) => ({ file: playbook.file, ...playbook.locate(p.path), ...p })));
+  const plan = new PlanParts(input, company);
+  const tasks = playbook.tasks.map((task) => plan.task(task));
+  if (plan.problems.length > 0) throw new InvalidInputError(dedupe(plan.problems).map((p) => ({ file: playbook.file, ...playbook.locate(p.path), ...p })));
   return {
     version: 1,
     playbook: playbook.file,
@@ -259,8 +147,166 @@ export function buildPlan({ playbook, inventory, date, env = {} }: PlanInput): P
       ...(inventory.last_updated_at ? { last_updated_at: inventory.last_updated_at } : {}),
     },
     tasks,
-    steps,
-    skipped,
+    steps: plan.steps,
+    skipped: plan.skipped,
+  };
+}
+
+/** One task being planned: the task, its action, what it expands with, and its restore points' tag. */
+interface TaskInPlan {
+  task: Task;
+  action: Action;
+  ctx: ExpandContext;
+  backupTag?: string;
+}
+
+/** The steps, skipped targets and body problems of a plan as its tasks are expanded, in the playbook's order. */
+class PlanParts {
+  readonly steps: Step[] = [];
+  readonly skipped: SkippedTarget[] = [];
+  readonly problems: InputProblem[] = [];
+
+  constructor(
+    private readonly input: PlanInput,
+    private readonly company: string,
+  ) {}
+
+  /** Expands one task onto its targets, assigns its waves, and says what it came to. */
+  task(task: Task): TaskSummary {
+    const { playbook, inventory, date } = this.input;
+    const action = ACTIONS.get(task.action)!;
+    const t: TaskInPlan = {
+      task,
+      action,
+      ctx: { with: task.with, company: this.company, date, inventory },
+      ...(task.backup_first ? { backupTag: restorePoint.tag(task.name, date) } : {}),
+    };
+    const before = { steps: this.steps.length, skipped: this.skipped.length };
+    const matched = this.expand(t);
+    if (task.rollout) assignTaskWaves(task.name, task.rollout, this.steps.slice(before.steps));
+    return taskSummary(t, playbook, {
+      matched,
+      steps: this.steps.length - before.steps,
+      skipped: this.skipped.length - before.skipped,
+    });
+  }
+
+  /** The task's targets by its action's scope; returns how many it matched. */
+  private expand(t: TaskInPlan): number {
+    const { playbook, inventory } = this.input;
+    const { task, action, ctx } = t;
+    if (action.scope === 'once' || (action.scope === 'site' && task.target === undefined)) {
+      const expansions = action.expandOnce(ctx);
+      this.add(t, onceTarget(task, this.company, expansions), expansions, 'once');
+      return 1;
+    }
+    const envs = selectEnvironments(playbook, task, inventory);
+    if (action.scope === 'site') return this.expandSites(t, action, envs);
+    if (action.scope === 'domain') {
+      let matched = 0;
+      for (const env of envs)
+        for (const domain of inventory.domains?.[env.id] ?? []) {
+          const expansions = action.expandDomain(domain, env, ctx);
+          if (expansions.length === 0) continue;
+          matched++;
+          this.add(t, { ...envTarget(env), domain_id: domain.id, domain: domain.name }, expansions, domain.id);
+        }
+      return matched;
+    }
+    for (const env of envs) {
+      const expansions = action.expandEnvironment(env, ctx);
+      // Only an environment with something to send needs a page to check.
+      const guard = task.health && expansions.some((e) => 'request' in e) ? healthGuard(task.health, env, inventory) : {};
+      if (guard.skip) this.skipped.push({ task: task.name, task_index: task.index, action: action.name, target: envTarget(env), reason: guard.skip });
+      else this.add(t, envTarget(env), expansions, env.id, guard);
+    }
+    return envs.length;
+  }
+
+  /** Once per site of the selected environments; a site without an id is a problem of the playbook. */
+  private expandSites(t: TaskInPlan, action: SiteAction, envs: Environment[]): number {
+    let matched = 0;
+    for (const site of sitesOf(envs, this.input.inventory.environments)) {
+      if (!site.id) {
+        this.problems.push({
+          path: `tasks.${t.task.index}.target`,
+          message: `no site id for site ${JSON.stringify(site.name)}: add it under sites: in the playbook, or pass --sites FILE`,
+        });
+        continue;
+      }
+      matched++;
+      const expansions = action.expandSite({ id: site.id, name: site.name, environments: site.environments }, t.ctx);
+      this.add(t, siteTarget({ site_id: site.id, site: site.name }, expansions), expansions, site.id);
+    }
+    return matched;
+  }
+
+  /** A target's expansions as steps (or skips), its restore point just before its first write. */
+  private add(t: TaskInPlan, target: Target, expansions: Expansion[], key: string, guard: Guard = {}): void {
+    const { task, action, backupTag } = t;
+    let backupStep: string | undefined;
+    for (const [i, e] of expansions.entries()) {
+      const id = `${task.index}:${key}${expansions.length > 1 ? `:${i}` : ''}`;
+      if ('skip' in e) {
+        this.skipped.push({ task: task.name, task_index: task.index, action: action.name, target, reason: e.skip });
+        continue;
+      }
+      // The restore point goes just before the environment's first write, and every write waits for it.
+      if (backupTag && target.env_id && !(guard.health && 'missing' in guard.health) && backupStep === undefined) {
+        backupStep = `${task.index}:${key}:backup`;
+        this.steps.push({
+          ...stepOf(backupStep, task, restorePoint.action.name, target, restorePoint.request(target.env_id, backupTag), false),
+          role: 'backup',
+        });
+      }
+      const endpoint = ENDPOINTS[e.request.endpoint];
+      if ('body' in endpoint) this.problems.push(...checkBody(task, endpoint.body, e.request.body, target, this.input.env ?? {}));
+      this.steps.push({
+        ...stepOf(id, task, action.name, target, e.request, !action.creates),
+        ...(e.note ? { note: e.note } : {}),
+        ...(e.precondition ? { precondition: e.precondition } : {}),
+        ...(backupStep ? { backup_step: backupStep } : {}),
+        ...(guard.health ? { health: guard.health } : {}),
+      });
+    }
+  }
+}
+
+/** A rollout's waves over the task's writes; a write's restore point goes in its write's wave. */
+function assignTaskWaves(taskName: string, rollout: NonNullable<Task['rollout']>, taskSteps: Step[]): void {
+  const writes = taskSteps.filter((s) => s.role !== 'backup');
+  const waves = assignWaves(
+    taskName,
+    writes.map((s) => s.id),
+    rollout,
+  );
+  const byId = new Map(taskSteps.map((s) => [s.id, s]));
+  for (const step of writes) {
+    step.wave = waves.get(step.id)!;
+    if (step.backup_step) byId.get(step.backup_step)!.wave = step.wave;
+  }
+}
+
+/** What a task came to, with the rules the executor keeps for it. */
+function taskSummary({ task, action, backupTag }: TaskInPlan, playbook: Playbook, counts: { matched: number; steps: number; skipped: number }): TaskSummary {
+  // A guarded write is judged after its operation ended, and waits for its backup's: both follow operations.
+  const wait = task.rollout !== undefined || task.health !== undefined || task.backup_first === true || (task.wait ?? playbook.settings.wait ?? false);
+  const timeout = task.timeout ?? playbook.settings.wait_timeout;
+  return {
+    index: task.index,
+    name: task.name,
+    action: action.name,
+    ...counts,
+    allow_empty: task.allow_empty,
+    ...(task.max_failures === undefined ? {} : { max_failures: task.max_failures }),
+    ...(wait ? { wait } : {}),
+    ...(timeout ? { timeout_ms: parseDuration(timeout) } : {}),
+    ...(task.verify ? { verify: true } : {}),
+    ...(task.health ? { health: task.health } : {}),
+    ...(backupTag ? { backup_first: { tag: backupTag } } : {}),
+    ...(task.rollout
+      ? { rollout: { canary: task.rollout.canary ?? 0, waves: task.rollout.waves ?? ['100%'], pause_ms: parseDuration(task.rollout.pause ?? '0s') ?? 0 } }
+      : {}),
   };
 }
 
