@@ -1,6 +1,7 @@
 import { restoreFrom } from '../actions/backups-restore.js';
 import { HH_MM } from '../util/time-window.js';
 import { ACTIONS, guardable, verifiable } from '../actions/index.js';
+import type { Action } from '../actions/action.js';
 import { healthSchema } from '../health/spec.js';
 import { commonDef, globs, secretRef } from '../actions/schema-parts.js';
 import { durationSchema, LONGEST } from '../util/duration.js';
@@ -41,85 +42,7 @@ export function playbookSchema(): Record<string, unknown> {
         description: 'site display name → site id (UUID): the theme listing carries no site ids; --sites FILE adds to these',
         additionalProperties: commonDef('uuid'),
       },
-      settings: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          rate_limit: { type: 'string', pattern: RATE_PATTERN, description: 'the API budget every task shares: N/s, N/min or N/10s' },
-          create_rate_limit: {
-            type: 'string',
-            pattern: RATE_PATTERN,
-            description:
-              "the service's own limit on calls that create something (sites, environments, backups, domains, DNS records), e.g. 5/min; learned from 429s when not given",
-          },
-          headroom: {
-            type: 'number',
-            minimum: 0,
-            maximum: 0.9,
-            description: 'share of the rate window left free for other clients of the API key (default 0)',
-          },
-          allowed_files: {
-            type: 'array',
-            items: { type: 'string', pattern: '^/', description: 'an absolute path' },
-            description:
-              "files outside the playbook's folder that it may name (ip_list_file); others are refused, so a changed playbook cannot read any file the runner can",
-          },
-          not_found_grace: durationSchema(
-            LONGEST.notFoundGrace,
-            'how long a new operation may be unknown to the service (404) before it counts as lost (default 60s)',
-          ),
-          concurrency: { type: 'integer', minimum: 1, maximum: 256 },
-          max_failures: budget,
-          report_dir: { type: 'string', minLength: 1 },
-          wait: { type: 'boolean', description: 'poll every operation until it finished (succeeded or failed)' },
-          wait_timeout: durationSchema(LONGEST.operationWait, 'how long to wait for one operation (default 30m)'),
-          operation_path: { type: 'string', pattern: '^/.*\\{operation_id\\}', description: 'operation status endpoint (default /operations/{operation_id})' },
-          window: {
-            type: 'object',
-            additionalProperties: false,
-            required: ['start', 'end'],
-            description:
-              'the daily maintenance window: a run sends writes only inside it (outside: exit 5, or --wait-window); an end at or before the start crosses midnight',
-            properties: {
-              start: { type: 'string', pattern: HH_MM.source, description: 'HH:MM, wall-clock time in timezone' },
-              end: { type: 'string', pattern: HH_MM.source, description: 'HH:MM: no write is sent after it' },
-              timezone: { type: 'string', minLength: 1, description: 'IANA zone such as Europe/Berlin (default: the machine’s, or TZ)' },
-            },
-          },
-          restore: restoreFrom.settingsSchema,
-          ping: secretRef('a healthchecks-style ping URL (URL/start as the run starts, URL/<exit code> as it ends)'),
-          notify: {
-            type: 'array',
-            minItems: 1,
-            description: 'webhooks told of the run’s end, after its report is written; a failure to deliver never changes the exit code',
-            items: {
-              type: 'object',
-              additionalProperties: false,
-              required: ['url'],
-              properties: {
-                url: secretRef('the webhook URL'),
-                on: {
-                  enum: ['failure', 'always', 'success', 'change'],
-                  description:
-                    'failure (exit ≠ 0, the default), always, success (exit 0), or change (an exit code other than the previous run of this playbook)',
-                },
-                format: { enum: ['json', 'slack'], description: 'json (default): a summary of the run; slack: an incoming-webhook message (text and blocks)' },
-                secret: secretRef('the key of an HMAC-SHA256 signature of the body (header X-Sitefleet-Signature: sha256=<hex>)'),
-              },
-            },
-          },
-          metrics_file: {
-            type: 'string',
-            minLength: 1,
-            description: 'write the run’s metrics there in Prometheus’ text format (for node_exporter’s textfile collector); --metrics-file overrides it',
-          },
-          lock: {
-            enum: ['company', 'playbook'],
-            description:
-              'one run at a time per company (default), or per playbook name per company: runs of different playbooks may then go together (share their rate budget with --coordination)',
-          },
-        },
-      },
+      settings: settingsSchema(),
       targets: {
         type: 'object',
         description: 'named selectors',
@@ -142,45 +65,142 @@ export function playbookSchema(): Record<string, unknown> {
           exclude: { $ref: '#/$defs/selector' },
         },
       },
-      task: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['name', 'action'],
-        properties: {
-          name: { type: 'string', minLength: 1 },
-          action: { enum: actions.map((a) => a.name) },
-          target: {
-            description: '"all", the name of a selector under `targets`, or an inline selector',
-            oneOf: [{ type: 'string', minLength: 1 }, { $ref: '#/$defs/selector' }],
-          },
-          with: { type: 'object' },
-          allow_empty: { type: 'boolean', description: 'a target that matches nothing is not an error' },
-          max_failures: budget,
-          wait: { type: 'boolean', description: 'poll this task’s operations until they finished' },
-          timeout: durationSchema(LONGEST.operationWait, 'how long to wait for one operation of this task'),
-          verify: { type: 'boolean', description: `${verifiable().join(', ')}: re-read the listing afterwards and fail steps whose work it does not show` },
-          health: { ...healthSchema(), description: `${guardable().join(', ')}: ${String(healthSchema().description)}; implies wait` },
-          backup_first: {
-            type: 'boolean',
-            description: `${guardable().join(', ')}: a manual backup of each environment first (tag sitefleet-before-<task>-<date>); the write waits for it, and a failed backup means no write there; implies wait`,
-          },
-          rollout: {
-            type: 'object',
-            additionalProperties: false,
-            description: 'canary first, then waves, each started only when the one before ended within the failure budget; implies wait',
-            properties: {
-              canary: { type: 'integer', minimum: 0 },
-              waves: { type: 'array', minItems: 1, items: share },
-              pause: durationSchema(LONGEST.rolloutPause, 'the wait between one wave and the next'),
-            },
-          },
-        },
-        allOf: actions.map((a) => ({
-          if: { properties: { action: { const: a.name } }, required: ['action'] },
-          then: { properties: { with: a.withSchema }, ...(requiresWith(a.withSchema) ? { required: ['with'] } : {}) },
-        })),
+      task: taskSchema(actions),
+    },
+  };
+}
+
+/** `settings:`, for the whole playbook: the rate budget, files, waiting, the window, the channels, the lock. */
+function settingsSchema(): Record<string, unknown> {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      rate_limit: { type: 'string', pattern: RATE_PATTERN, description: 'the API budget every task shares: N/s, N/min or N/10s' },
+      create_rate_limit: {
+        type: 'string',
+        pattern: RATE_PATTERN,
+        description:
+          "the service's own limit on calls that create something (sites, environments, backups, domains, DNS records), e.g. 5/min; learned from 429s when not given",
+      },
+      headroom: {
+        type: 'number',
+        minimum: 0,
+        maximum: 0.9,
+        description: 'share of the rate window left free for other clients of the API key (default 0)',
+      },
+      allowed_files: {
+        type: 'array',
+        items: { type: 'string', pattern: '^/', description: 'an absolute path' },
+        description:
+          "files outside the playbook's folder that it may name (ip_list_file); others are refused, so a changed playbook cannot read any file the runner can",
+      },
+      not_found_grace: durationSchema(
+        LONGEST.notFoundGrace,
+        'how long a new operation may be unknown to the service (404) before it counts as lost (default 60s)',
+      ),
+      concurrency: { type: 'integer', minimum: 1, maximum: 256 },
+      max_failures: budget,
+      report_dir: { type: 'string', minLength: 1 },
+      wait: { type: 'boolean', description: 'poll every operation until it finished (succeeded or failed)' },
+      wait_timeout: durationSchema(LONGEST.operationWait, 'how long to wait for one operation (default 30m)'),
+      operation_path: { type: 'string', pattern: '^/.*\\{operation_id\\}', description: 'operation status endpoint (default /operations/{operation_id})' },
+      window: windowSchema(),
+      restore: restoreFrom.settingsSchema,
+      ping: secretRef('a healthchecks-style ping URL (URL/start as the run starts, URL/<exit code> as it ends)'),
+      notify: notifySchema(),
+      metrics_file: {
+        type: 'string',
+        minLength: 1,
+        description: 'write the run’s metrics there in Prometheus’ text format (for node_exporter’s textfile collector); --metrics-file overrides it',
+      },
+      lock: {
+        enum: ['company', 'playbook'],
+        description:
+          'one run at a time per company (default), or per playbook name per company: runs of different playbooks may then go together (share their rate budget with --coordination)',
       },
     },
+  };
+}
+
+/** `settings.window`: the daily maintenance window. */
+function windowSchema(): Record<string, unknown> {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['start', 'end'],
+    description:
+      'the daily maintenance window: a run sends writes only inside it (outside: exit 5, or --wait-window); an end at or before the start crosses midnight',
+    properties: {
+      start: { type: 'string', pattern: HH_MM.source, description: 'HH:MM, wall-clock time in timezone' },
+      end: { type: 'string', pattern: HH_MM.source, description: 'HH:MM: no write is sent after it' },
+      timezone: { type: 'string', minLength: 1, description: 'IANA zone such as Europe/Berlin (default: the machine’s, or TZ)' },
+    },
+  };
+}
+
+/** `settings.notify`: the webhooks told of a run's end. */
+function notifySchema(): Record<string, unknown> {
+  return {
+    type: 'array',
+    minItems: 1,
+    description: 'webhooks told of the run’s end, after its report is written; a failure to deliver never changes the exit code',
+    items: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['url'],
+      properties: {
+        url: secretRef('the webhook URL'),
+        on: {
+          enum: ['failure', 'always', 'success', 'change'],
+          description: 'failure (exit ≠ 0, the default), always, success (exit 0), or change (an exit code other than the previous run of this playbook)',
+        },
+        format: { enum: ['json', 'slack'], description: 'json (default): a summary of the run; slack: an incoming-webhook message (text and blocks)' },
+        secret: secretRef('the key of an HMAC-SHA256 signature of the body (header X-Sitefleet-Signature: sha256=<hex>)'),
+      },
+    },
+  };
+}
+
+/** A task: its action, target and guards; the action's own `with:` schema applies when the task names it. */
+function taskSchema(actions: Action[]): Record<string, unknown> {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['name', 'action'],
+    properties: {
+      name: { type: 'string', minLength: 1 },
+      action: { enum: actions.map((a) => a.name) },
+      target: {
+        description: '"all", the name of a selector under `targets`, or an inline selector',
+        oneOf: [{ type: 'string', minLength: 1 }, { $ref: '#/$defs/selector' }],
+      },
+      with: { type: 'object' },
+      allow_empty: { type: 'boolean', description: 'a target that matches nothing is not an error' },
+      max_failures: budget,
+      wait: { type: 'boolean', description: 'poll this task’s operations until they finished' },
+      timeout: durationSchema(LONGEST.operationWait, 'how long to wait for one operation of this task'),
+      verify: { type: 'boolean', description: `${verifiable().join(', ')}: re-read the listing afterwards and fail steps whose work it does not show` },
+      health: { ...healthSchema(), description: `${guardable().join(', ')}: ${String(healthSchema().description)}; implies wait` },
+      backup_first: {
+        type: 'boolean',
+        description: `${guardable().join(', ')}: a manual backup of each environment first (tag sitefleet-before-<task>-<date>); the write waits for it, and a failed backup means no write there; implies wait`,
+      },
+      rollout: {
+        type: 'object',
+        additionalProperties: false,
+        description: 'canary first, then waves, each started only when the one before ended within the failure budget; implies wait',
+        properties: {
+          canary: { type: 'integer', minimum: 0 },
+          waves: { type: 'array', minItems: 1, items: share },
+          pause: durationSchema(LONGEST.rolloutPause, 'the wait between one wave and the next'),
+        },
+      },
+    },
+    allOf: actions.map((a) => ({
+      if: { properties: { action: { const: a.name } }, required: ['action'] },
+      then: { properties: { with: a.withSchema }, ...(requiresWith(a.withSchema) ? { required: ['with'] } : {}) },
+    })),
   };
 }
 
