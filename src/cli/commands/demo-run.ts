@@ -1,0 +1,165 @@
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { GlobalOptions } from '../context.js';
+import { EXIT } from '../../errors.js';
+import type { Report } from '../../report/report.js';
+import { startSimulator, type Simulator } from '../../sim/server.js';
+import { preparePlan } from '../prepare.js';
+import { painter, renderPlan } from '../render.js';
+import { runPlaybook } from './run-playbook.js';
+import { parseRate } from '../../util/rate.js';
+
+/** The example playbooks shipped in `playbooks/`, in the order the demo runs them. */
+export const EXAMPLES = ['theme-updates.yaml', 'security-updates.yaml', 'php-staging.yaml', 'denied-ips.yaml', 'nightly-backups.yaml', 'wp-cli-and-dns.yaml'];
+export const PLAYBOOKS_DIR = new URL('../../../playbooks/', import.meta.url);
+/** Shown first, on a theme version the simulator breaks: the rollout stops after its canary. */
+export const SAFE_EXAMPLE = 'safe-theme-updates.yaml';
+
+/** What every part of the demo works with: its simulator, where its reports go, the options aimed at them, and the terminal. */
+interface Demo {
+  sim: Simulator;
+  reports: string;
+  globals: GlobalOptions;
+  say: (text: string) => void;
+}
+
+const example = (name: string) => fileURLToPath(new URL(name, PLAYBOOKS_DIR));
+const reportOf = (demo: Demo, name: string) => join(demo.reports, name.replace(/\.yaml$/, '.report.json'));
+
+/** `sitefleet demo`: the simulator, a plan, the safe rollout, every example, the operator's reads and the pages. Returns the worst exit code. */
+export async function runDemo(globals: GlobalOptions, size: number): Promise<number> {
+  const sim = await demoSimulator(globals, size);
+  const demo: Demo = { sim, reports: mkdtempSync(join(tmpdir(), 'sitefleet-demo-')), globals, say: (text) => void globals.io.stdout.write(`${text}\n`) };
+  demo.globals = demoGlobals(globals, demo);
+  try {
+    demo.say(`simulator: ${sim.fleet.environments.size} environments at ${sim.baseUrl}; reports go to ${demo.reports}\n`);
+    demo.say(`== plan ${EXAMPLES[0]}`);
+    const { plan, runtime } = await preparePlan(example(EXAMPLES[0]!), demo.globals);
+    await runtime.close();
+    demo.say(`${renderPlan(plan, false, painter(globals.io))}\n`);
+    let worst = await showSafeUpdates(demo);
+    for (const name of EXAMPLES) worst = Math.max(worst, await runExample(demo, name));
+    await operatorReads(demo);
+    await writePages(demo.reports, demo.say);
+    return worst;
+  } finally {
+    await sim.stop();
+  }
+}
+
+/**
+ * The real service's habits (outcomes in the body, a window of its own for creating calls, here a
+ * tenth of the demo's rate, operations unseen for a moment after acceptance). No general window:
+ * the demo's runs follow each other at once, and each would find the one before in it.
+ */
+function demoSimulator(globals: GlobalOptions, size: number): Promise<Simulator> {
+  const rate = parseRate(globals.rate ?? '50/s');
+  return startSimulator({
+    profile: 'real',
+    createRate: { limit: Math.max(1, Math.floor(rate.limit / 10)), periodMs: rate.periodMs },
+    sites: size,
+    themes: 8,
+    seed: 7,
+    operationDelayMs: 200,
+    operationVisibleAfterMs: 500,
+  });
+}
+
+/** The demo talks to its own simulator only, whatever the environment says. */
+function demoGlobals(globals: GlobalOptions, { sim, reports }: Demo): GlobalOptions {
+  return {
+    ...globals,
+    io: { ...globals.io, env: { ...globals.io.env, SITEFLEET_TOKEN: sim.token } },
+    baseUrl: sim.baseUrl,
+    tokenFile: undefined,
+    company: sim.companyId,
+    // the demo's own --sites is a fleet size, not the global sites file
+    sites: undefined,
+    rate: globals.rate ?? '50/s',
+    pollInterval: 100,
+    // Its locks and learned limits beside its reports: the simulator's company is the same in every
+    // demo, so two demos on one machine (or a demo beside a real run's state) must not share a lock.
+    stateDir: join(reports, 'state'),
+  };
+}
+
+async function runExample(demo: Demo, name: string): Promise<number> {
+  demo.say(`== run ${name}`);
+  const { exitCode } = await runPlaybook(
+    example(name),
+    { ...demo.globals, quiet: false },
+    // Wait for the operations: the next playbook touches the same environments, and the service
+    // fails an operation on an environment that is still busy.
+    { yes: true, wait: true, report: reportOf(demo, name) },
+  );
+  demo.say('');
+  return exitCode;
+}
+
+/**
+ * The reads an operator keeps open: what a scheduled run needs, and the morning-after check. Their
+ * exit codes are the fleet's news (a key about to expire, environments that missed a backup), not the demo's.
+ */
+async function operatorReads({ globals, reports, say }: Demo): Promise<void> {
+  const [{ runDoctor }, { checkBackups }] = await Promise.all([import('./doctor-checks.js'), import('./backups-check.js')]);
+  say('== doctor');
+  await runDoctor(globals, { expiryWarning: '14d', reportDir: reports, format: 'text' }, 14 * 86_400_000);
+  say('\n== backups --site "acme-*" --environment live --max-age 26h');
+  await checkBackups({ ...globals, quiet: false }, { site: ['acme-*'], environment: ['live'], maxAge: '26h', format: 'table' }, 26 * 3_600_000);
+}
+
+/**
+ * The safe playbook against a theme version that breaks sites: the canary's own update is made to
+ * break its page, and the rollout must stop there (exit 3), with the canary restored.
+ */
+async function showSafeUpdates(demo: Demo): Promise<number> {
+  const { sim, say } = demo;
+  // The sites are the simulator's; the run's own stop line is in its summary, so the log keeps to errors.
+  const safeGlobals = { ...demo.globals, healthUrl: sim.siteUrl, logLevel: 'error', quiet: false };
+  const { plan, runtime } = await preparePlan(example(SAFE_EXAMPLE), safeGlobals);
+  await runtime.close();
+  const canary = plan.steps.find((s) => s.wave === 0 && s.role !== 'backup');
+  const theme = (canary?.body as { themes?: { name: string }[] } | undefined)?.themes?.[0]?.name;
+  if (!theme) {
+    say(`== ${SAFE_EXAMPLE}: no theme update to show on this fleet\n`);
+    return 0;
+  }
+  const broken = sim.breakTheme(`${theme}@latest`);
+  say(`== run ${SAFE_EXAMPLE} (the simulator now answers WordPress's critical error on every site running ${broken})`);
+  const { exitCode } = await runPlaybook(example(SAFE_EXAMPLE), safeGlobals, { yes: true, report: reportOf(demo, SAFE_EXAMPLE) });
+  const stopped = exitCode === EXIT.stopped;
+  const restored = restoredCanary(reportOf(demo, SAFE_EXAMPLE));
+  say(
+    !stopped
+      ? 'the rollout did not stop after its canary\n'
+      : restored
+        ? 'the canary broke its site, so the rollout stopped there; the canary was restored from its restore point and is healthy again, the others untouched\n'
+        : 'the canary broke its site, so the rollout stopped there, and it was not restored: see its line above\n',
+  );
+  return stopped && restored ? 0 : EXIT.someFailed;
+}
+
+/**
+ * The two pages `sitefleet report` writes, from the demo's reports: the safe rollout's run page
+ * (its canary broken and restored on the timeline) and the maintenance record of every run.
+ */
+async function writePages(reports: string, say: (text: string) => void): Promise<void> {
+  const { readReport, recordPageOf, runPageOf, writePage } = await import('../report-pages.js');
+  const safe = join(reports, SAFE_EXAMPLE.replace(/\.yaml$/, '.report.json'));
+  const runHtml = join(reports, 'run.html');
+  await writePage(runPageOf(safe, readReport(safe), {}), { html: runHtml });
+  const all = readdirSync(reports)
+    .filter((n) => n.endsWith('.report.json'))
+    .map((n) => readReport(join(reports, n)));
+  const recordHtml = join(reports, 'record.html');
+  await writePage(recordPageOf(all, {}, { title: 'Maintenance record: the demo fleet', footer: 'sitefleet demo' }), { html: recordHtml });
+  say(`\n== pages (sitefleet report … --html)\nthe safe rollout's page: ${runHtml}\nthe maintenance record of every run: ${recordHtml}`);
+}
+
+/** Whether the demo's broken canary was put back and is healthy again, as its report says. */
+function restoredCanary(reportFile: string): boolean {
+  const report = JSON.parse(readFileSync(reportFile, 'utf8')) as Report;
+  return report.results.some((r) => r.status === 'failed' && r.restored?.status === 'succeeded' && r.restored.health?.outcome === 'healthy');
+}
