@@ -6,7 +6,7 @@ import { SIM_PROFILES, type SimProfile } from '../../sim/profile.js';
 import { intOption, rangeOption, shareOption } from '../parse.js';
 import type { Io } from '../io.js';
 
-interface SimOptions {
+export interface SimOptions {
   profile: SimProfile;
   names: FleetNames;
   createRate?: string;
@@ -30,7 +30,7 @@ interface SimOptions {
   rename?: Rename[];
 }
 
-interface Rename {
+export interface Rename {
   kind: Renamable;
   from: string;
   to: string;
@@ -45,7 +45,7 @@ function renameOption(value: string, previous: Rename[] = []): Rename[] {
 }
 
 export function registerSim(program: Command): void {
-  program
+  const command = program
     .command('sim')
     .description('serve a simulator of the whole hosting API on 127.0.0.1, for demos and tests')
     .addOption(
@@ -57,7 +57,22 @@ export function registerSim(program: Command): void {
       new Option('--names <kind>', '`hostile`: names that hold terminal escapes, formulas, line breaks and the like (see docs/simulator.md)')
         .choices([...FLEET_NAMES])
         .default('plain'),
-    )
+    );
+  behaviourOptions(fleetOptions(command))
+    .addHelpText('after', '\nExample:\n  sitefleet sim --size 200 --rate 120/min --faults 5xx=0.02,reset=0.01 --json\n')
+    .action(async (opts: SimOptions, command: Command) => {
+      // `--rate` is also a global option (the client's budget); here it is the server's limit.
+      const globals = command.optsWithGlobals<{ rate?: string; createRate?: string; io: Io }>();
+      opts.rate ??= globals.rate;
+      opts.createRate ??= globals.createRate;
+      const { serveSimulator } = await import('./sim-serve.js');
+      await serveSimulator(opts, globals.io);
+    });
+}
+
+/** The fleet it serves and the limits it keeps: size, catalogue, seed, token, port, rates and faults. */
+function fleetOptions(command: Command): Command {
+  return command
     .option('--create-rate <N/period>', 'a separate limit on creating calls (default: none; with --profile real, 5 per period of --rate)')
     .option('--fail-operations <share>', 'share of operations that fail at their end, from 0 to 1', shareOption('--fail-operations'), 0)
     .option('--port <n>', 'port to listen on (default: a free one)', intOption('--port', 0, 65535), 0)
@@ -66,7 +81,12 @@ export function registerSim(program: Command): void {
     .option('--themes <n>', 'size of the theme catalogue', intOption('--themes', 1, 10_000), 8)
     .option('--seed <n>', 'seed of the generated fleet and of the faults', intOption('--seed', 0, 2 ** 31), 1)
     .option('--rate <N/period>', 'sliding-window limit per token, e.g. 120/min or 50/s (default: none)')
-    .option('--faults <list>', 'fault probabilities, e.g. 5xx=0.05,reset=0.02,lost=0.01,malformed=0.01,slow=0.05,429=0.01')
+    .option('--faults <list>', 'fault probabilities, e.g. 5xx=0.05,reset=0.02,lost=0.01,malformed=0.01,slow=0.05,429=0.01');
+}
+
+/** How it answers: latency, operation times, paging, broken themes, renames, the log. */
+function behaviourOptions(command: Command): Command {
+  return command
     .option('--latency <min-max>', 'delay every answer by this many ms, e.g. 100-200', rangeOption('--latency'))
     .option(
       '--op-delay <ms>',
@@ -85,75 +105,5 @@ export function registerSim(program: Command): void {
     .option('--rename <KIND:FROM=TO>', 'rename a site, an environment (SITE/ENV) or a domain, as anyone on the account may; repeatable', renameOption)
     .option('--site-latency <min-max>', 'delay every site page by this many ms, e.g. 50-150', rangeOption('--site-latency'))
     .option('--log <file>', 'append the request log to FILE as JSON lines')
-    .option('--json', 'print the start line as one JSON object')
-    .addHelpText('after', '\nExample:\n  sitefleet sim --size 200 --rate 120/min --faults 5xx=0.02,reset=0.01 --json\n')
-    .action(async (opts: SimOptions, command: Command) => {
-      // `--rate` is also a global option (the client's budget); here it is the server's limit.
-      const globals = command.optsWithGlobals<{ rate?: string; createRate?: string; io: Io }>();
-      const { io } = globals;
-      opts.rate ??= globals.rate;
-      opts.createRate ??= globals.createRate;
-      const [{ startSimulator }, { parseFaults }, { parseRate }] = await Promise.all([
-        import('../../sim/server.js'),
-        import('../../sim/faults.js'),
-        import('../../util/rate.js'),
-      ]);
-      if (opts.rate) parseRate(opts.rate);
-      if (opts.createRate) parseRate(opts.createRate);
-      if (opts.faults) parseFaults(opts.faults);
-      const sim = await startSimulator({
-        profile: opts.profile,
-        names: opts.names,
-        createRate: opts.createRate,
-        failOperations: opts.failOperations,
-        port: opts.port,
-        token: opts.token,
-        sites: opts.size,
-        themes: opts.themes,
-        seed: opts.seed,
-        rate: opts.rate,
-        faults: opts.faults,
-        latencyMs: opts.latency,
-        operationDelayMs: opts.opDelay,
-        operationVisibleAfterMs: opts.opVisibleAfter,
-        maxPageSize: opts.pageSize,
-        dropGetBodies: opts.dropGetBodies === true,
-        logFile: opts.log,
-        keepLog: false,
-        breakThemes: opts.breakTheme,
-        siteLatencyMs: opts.siteLatency,
-      });
-      try {
-        for (const r of opts.rename ?? []) sim.rename(r.kind, r.from, r.to);
-      } catch (error) {
-        await sim.stop();
-        throw new UsageError(`--rename: ${(error as Error).message}`);
-      }
-      const info = {
-        base_url: sim.baseUrl,
-        token: sim.token,
-        company_id: sim.companyId,
-        environments: sim.fleet.environments.size,
-        site_url: sim.siteUrl,
-      };
-      if (opts.json) {
-        io.stdout.write(`${JSON.stringify(info)}\n`);
-      } else {
-        io.stdout.write(
-          `simulator serving ${info.environments} environments at ${info.base_url}/v2\n` +
-            `  export SITEFLEET_BASE_URL=${info.base_url}\n  export SITEFLEET_TOKEN=${info.token}\n  export SITEFLEET_COMPANY=${info.company_id}\n` +
-            'stop it with Ctrl-C\n',
-        );
-      }
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          io.signals.off('SIGINT', stop);
-          io.signals.off('SIGTERM', stop);
-          resolve();
-        };
-        io.signals.on('SIGINT', stop);
-        io.signals.on('SIGTERM', stop);
-      });
-      await sim.stop();
-    });
+    .option('--json', 'print the start line as one JSON object');
 }

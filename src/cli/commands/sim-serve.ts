@@ -1,0 +1,72 @@
+import { UsageError } from '../../errors.js';
+import { parseFaults } from '../../sim/faults.js';
+import { startSimulator, type Simulator } from '../../sim/server.js';
+import { parseRate } from '../../util/rate.js';
+import type { Io } from '../io.js';
+import type { SimOptions } from './sim.js';
+
+/** `sitefleet sim`: starts the simulator the options describe, says where it is, and serves until SIGINT or SIGTERM. */
+export async function serveSimulator(opts: SimOptions, io: Io): Promise<void> {
+  const sim = await startFromOptions(opts);
+  try {
+    for (const r of opts.rename ?? []) sim.rename(r.kind, r.from, r.to);
+  } catch (error) {
+    await sim.stop();
+    throw new UsageError(`--rename: ${(error as Error).message}`);
+  }
+  io.stdout.write(announcement(sim, opts.json === true));
+  await untilStopped(io);
+  await sim.stop();
+}
+
+/** The simulator of the options, each checked first (a bad rate or fault list is exit 2 before anything listens). */
+function startFromOptions(opts: SimOptions): Promise<Simulator> {
+  if (opts.rate) parseRate(opts.rate);
+  if (opts.createRate) parseRate(opts.createRate);
+  if (opts.faults) parseFaults(opts.faults);
+  return startSimulator({
+    profile: opts.profile,
+    names: opts.names,
+    createRate: opts.createRate,
+    failOperations: opts.failOperations,
+    port: opts.port,
+    token: opts.token,
+    sites: opts.size,
+    themes: opts.themes,
+    seed: opts.seed,
+    rate: opts.rate,
+    faults: opts.faults,
+    latencyMs: opts.latency,
+    operationDelayMs: opts.opDelay,
+    operationVisibleAfterMs: opts.opVisibleAfter,
+    maxPageSize: opts.pageSize,
+    dropGetBodies: opts.dropGetBodies === true,
+    logFile: opts.log,
+    keepLog: false,
+    breakThemes: opts.breakTheme,
+    siteLatencyMs: opts.siteLatency,
+  });
+}
+
+/** Where it serves and the variables that point sitefleet at it, as text or one JSON object. */
+function announcement(sim: Simulator, json: boolean): string {
+  const info = { base_url: sim.baseUrl, token: sim.token, company_id: sim.companyId, environments: sim.fleet.environments.size, site_url: sim.siteUrl };
+  if (json) return `${JSON.stringify(info)}\n`;
+  return (
+    `simulator serving ${info.environments} environments at ${info.base_url}/v2\n` +
+    `  export SITEFLEET_BASE_URL=${info.base_url}\n  export SITEFLEET_TOKEN=${info.token}\n  export SITEFLEET_COMPANY=${info.company_id}\n` +
+    'stop it with Ctrl-C\n'
+  );
+}
+
+function untilStopped(io: Io): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stop = () => {
+      io.signals.off('SIGINT', stop);
+      io.signals.off('SIGTERM', stop);
+      resolve();
+    };
+    io.signals.on('SIGINT', stop);
+    io.signals.on('SIGTERM', stop);
+  });
+}
