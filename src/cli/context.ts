@@ -91,12 +91,10 @@ type RuntimeSettings = Pick<PlaybookSettings, 'rate_limit' | 'create_rate_limit'
 export interface RuntimeOptions {
   settings?: RuntimeSettings;
   logger?: Logger;
-  /** Opened by the caller, who closes it (the run lock lives in it); else this machine alone. */
+  /** Opened by the caller, who closes it (the run lock lives in it); the runtime never does. */
   coordination: Coordination;
   /** The company whose budget is shared (with coordination). */
   company?: string;
-  /** Close the coordination with the runtime. */
-  ownsCoordination?: boolean;
 }
 
 /**
@@ -107,11 +105,23 @@ export async function openRuntime(opts: GlobalOptions, company?: string): Promis
   const { openCoordination } = await import('../coord/open.js');
   const coordination = await openCoordination(opts);
   try {
-    return createRuntime(opts, { coordination, company, ownsCoordination: true });
+    return closingToo(createRuntime(opts, { coordination, company }), coordination);
   } catch (error) {
     await coordination.close();
     throw error;
   }
+}
+
+/** The runtime of a command that opened its coordination for it alone: closing it closes both, the runtime first. */
+export function closingToo(runtime: Runtime, coordination: Coordination): Runtime {
+  const close = runtime.close.bind(runtime);
+  return {
+    ...runtime,
+    async close() {
+      await close();
+      await coordination.close();
+    },
+  };
 }
 
 function usage<T>(parse: () => T): T {
@@ -174,7 +184,6 @@ export function createRuntime(opts: GlobalOptions, options: RuntimeOptions): Run
       budget.dispose();
       creation.dispose();
       await client.close();
-      if (options.ownsCoordination) await coordination.close();
     },
   };
 }

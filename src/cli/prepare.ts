@@ -6,7 +6,7 @@ import { attachSiteIds, loadSitesFile } from '../inventory/sites.js';
 import { loadChecked } from './load-playbook.js';
 import type { Playbook } from '../playbook/types.js';
 import { buildPlan, readsNeeded, type Plan } from '../plan/plan.js';
-import { createRuntime, type GlobalOptions, type Runtime } from './context.js';
+import { closingToo, createRuntime, type GlobalOptions, type Runtime } from './context.js';
 import { openCoordination } from '../coord/open.js';
 import { warningLine } from './render.js';
 import { playbookSha256 } from './saved-plan.js';
@@ -57,29 +57,28 @@ function withHealthUrl(playbook: Playbook, url: string): void {
 export async function preparePlan(file: string, opts: GlobalOptions): Promise<Prepared> {
   const playbook = loadForRun(file, opts);
   const coordination = await openCoordination(opts);
-  return planFrom(playbook, opts, coordination, true);
+  try {
+    const prepared = await planFrom(playbook, opts, coordination);
+    return { ...prepared, runtime: closingToo(prepared.runtime, coordination) };
+  } catch (error) {
+    await coordination.close();
+    throw error;
+  }
 }
 
 /**
  * Read the fleet (GETs only, through the company's budget, shared with coordination) and build the
- * plan of a loaded playbook. The runtime closes the coordination when it `owns` it.
+ * plan of a loaded playbook. The coordination is the caller's, who closes it.
  */
 export async function planFrom(
   playbook: Playbook & { company: string },
   opts: GlobalOptions,
   coordination: Coordination,
-  owns = false,
   /** `{{date}}`: today, or a saved plan's date (its tags and bodies are checked against a plan made for that day). */
   date = today(),
 ): Promise<Prepared> {
   const file = playbook.file;
-  let runtime: Runtime;
-  try {
-    runtime = createRuntime(opts, { settings: playbook.settings, coordination, company: playbook.company, ownsCoordination: owns });
-  } catch (error) {
-    if (owns) await coordination.close();
-    throw error;
-  }
+  const runtime = createRuntime(opts, { settings: playbook.settings, coordination, company: playbook.company });
   try {
     runtime.logger.info({ playbook: file, company: playbook.company }, 'reading the fleet');
     const readStart = performance.now();

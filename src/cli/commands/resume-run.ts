@@ -150,7 +150,7 @@ async function resume(reportPath: string, state: JournalState, ctx: ResumeContex
   out(describeTodo(state, todo));
   if (todo.neverSent.length + todo.resend.length + todo.toPoll.length === 0) return upToDate(reportPath, state, todo, ctx);
   const playbook = ctx.playbook ?? playbookOfRun(reportPath, state.start, globals);
-  const prepared = await planFrom(playbook, globals, ctx.coordination, false, state.start.plan.date);
+  const prepared = await planFrom(playbook, globals, ctx.coordination, state.start.plan.date);
   try {
     const held = holdResumed(state.start.plan, [...todo.neverSent, ...todo.resend], prepared.plan, prepared.inventory);
     if (held.refused.length > 0) throw refusal(journalPathFor(reportPath), state.start.plan, held.refused, playbook.file);

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { buildReport } from '../../report/report.js';
-import { hasStartRecord, Journal, journalPathFor } from '../../run/journal.js';
+import { hasStartRecord, Journal, journalPathFor, type JournalRecord } from '../../run/journal.js';
+import type { Plan } from '../../plan/plan.js';
 import { confirmWrites } from '../confirm.js';
 import { readToken, UsageError, type GlobalOptions, type Runtime } from '../context.js';
 import { sealOf } from '../../util/seal.js';
 import { describeExpiring, keyFindings } from '../../run/api-keys.js';
 import type { Playbook } from '../../playbook/types.js';
-import { emptyTargetProblems, loadForRun, planFrom } from '../prepare.js';
+import { emptyTargetProblems, loadForRun, planFrom, type Prepared } from '../prepare.js';
 import { announceRun, finishRun, outputFiles, type Started } from '../finish-run.js';
 import { stateDirOf } from '../../coord/open.js';
 import { checkCommandOutputs, journalOf } from '../output-check.js';
@@ -26,6 +27,9 @@ import { targetLabel } from '../../report/report.js';
 import { formatDuration } from '../progress.js';
 import { enterWindow, type Deadline } from '../window.js';
 import { estimateLines } from '../estimate.js';
+
+/** A start record as the run writes it, before its seal. */
+type JournalStart = Omit<Extract<JournalRecord, { t: 'start' }>, 'seal'>;
 
 /**
  * Lock, plan, confirm, execute with a journal, report: the whole `run` command, also used by `demo`.
@@ -63,7 +67,8 @@ export async function runPlaybook(file: string | undefined, globals: GlobalOptio
       `${journalPathFor(opts.report)} exists: this report belongs to another run (resume it with \`sitefleet resume ${opts.report}\`, or pick another --report)`,
     );
   }
-  if (opts.dryRun) return planAndRun(playbook, globals, opts, startedAt, await openCoordination(globals), true, { saved });
+  const request: RunRequest = { playbook, globals, opts, startedAt, saved };
+  if (opts.dryRun) return withCoordination(globals, (coordination) => planAndRun(request, coordination));
   const report = { flag: '--report', path: opts.report };
   const start = { report, flags: opts, env: globals.io.env, playbook, io: globals.io, name: playbook.name, startedAt, stateDir: stateDirOf(globals) };
   // Told before the window is waited for and the lock taken: a monitor hears of a run that cannot start (exit 4 or 5) too.
@@ -73,7 +78,7 @@ export async function runPlaybook(file: string | undefined, globals: GlobalOptio
     // Hours spent waiting for the window count against the plan's age.
     refuseStale();
     return withRunLock(globals, lockScopeOf(playbook), `run ${file}`, opts.waitLock, (coordination) =>
-      planAndRun(playbook, globals, opts, startedAt, coordination, false, { saved, deadline, started }),
+      planAndRun({ ...request, deadline, started }, coordination),
     );
   });
 }
@@ -92,18 +97,34 @@ async function warnOfExpiringKeys(runtime: Runtime, company: string, globals: Gl
   }
 }
 
-async function planAndRun(
-  loaded: Playbook & { company: string },
-  globals: GlobalOptions,
-  opts: RunOptions,
-  startedAt: Date,
-  coordination: Coordination,
-  ownsCoordination: boolean,
-  { saved, deadline, started }: { saved?: SavedPlan; deadline?: Deadline; started?: Started },
-): Promise<{ exitCode: number; reportPath: string }> {
+/** What a run (or a dry run) was asked for, as runPlaybook settled it before the fleet is read. */
+interface RunRequest {
+  playbook: Playbook & { company: string };
+  globals: GlobalOptions;
+  opts: RunOptions;
+  startedAt: Date;
+  saved?: SavedPlan;
+  /** When the window closes: no write is sent after it. */
+  deadline?: Deadline;
+  /** The run as its channels were told of its start. */
+  started?: Started;
+}
+
+/** A dry run takes no lock, but reads through the company's shared budget: its coordination is opened for it, and closed after. */
+async function withCoordination<T>(globals: GlobalOptions, work: (coordination: Coordination) => Promise<T>): Promise<T> {
+  const coordination = await openCoordination(globals);
+  try {
+    return await work(coordination);
+  } finally {
+    await coordination.close();
+  }
+}
+
+/** Reads the fleet, plans, shows the plan and its estimate; then writes the dry run's report, or sends. */
+async function planAndRun(request: RunRequest, coordination: Coordination): Promise<{ exitCode: number; reportPath: string }> {
+  const { globals, opts, saved } = request;
   const out = (text: string) => void (!globals.quiet && globals.io.stdout.write(`${text}\n`));
-  const prepared = await planFrom(loaded, globals, coordination, ownsCoordination, saved?.plan.date);
-  const { playbook, runtime } = prepared;
+  const prepared = await planFrom(request.playbook, globals, coordination, saved?.plan.date);
   try {
     if (saved) {
       // The fleet as it is now, against the plan as it was reviewed: only what still holds is sent.
@@ -112,31 +133,48 @@ async function planAndRun(
       out(describeCheck(saved, check));
       prepared.plan = check.plan;
     }
-    const { plan } = prepared;
+    const { plan, runtime } = prepared;
     if (opts.wait) for (const task of plan.tasks) task.wait = true;
-    const reportPath = opts.report!;
     out(renderPlan(plan, opts.verbose ?? false, painter(globals.io)));
-    const left = deadline ? { ms: deadline.at - Date.now(), name: `the time left before ${deadline.source}` } : undefined;
+    const left = request.deadline ? { ms: request.deadline.at - Date.now(), name: `the time left before ${request.deadline.source}` } : undefined;
     for (const line of estimateLines(plan, runtime.pace, undefined, left)) out(line);
     const empty = emptyTargetProblems(prepared);
     if (empty) throw empty;
-    if (opts.dryRun) {
-      const report = buildReport({ plan, mode: 'dry-run', startedAt, finishedAt: new Date() });
-      const io = globals.io;
-      await finishRun({ report: { flag: '--report', path: reportPath, value: report }, flags: opts, env: io.env, io, quiet: globals.quiet === true });
-      return { exitCode: 0, reportPath };
-    }
-    if (opts.preflight !== false) await warnOfExpiringKeys(runtime, plan.company, globals);
-    if (plan.steps.length > 0)
-      await confirmWrites(
-        globals.io,
-        'run',
-        `Send ${plan.steps.length} calls to ${runtime.client.transport.location.origin} for company ${plan.company} (rate ${runtime.rate}, concurrency ${runtime.concurrency})?`,
-        opts.yes,
-      );
-    const runId = randomUUID();
-    const journalPath = journalPathFor(reportPath);
-    const record = {
+    if (opts.dryRun) return await finishDryRun(request, plan);
+    return await send(request, prepared, out);
+  } finally {
+    await prepared.runtime.close();
+  }
+}
+
+/** A dry run's report: every step `planned`, through the outputs a report has. */
+async function finishDryRun({ globals, opts, startedAt }: RunRequest, plan: Plan): Promise<{ exitCode: number; reportPath: string }> {
+  const report = buildReport({ plan, mode: 'dry-run', startedAt, finishedAt: new Date() });
+  const { io } = globals;
+  await finishRun({ report: { flag: '--report', path: opts.report!, value: report }, flags: opts, env: io.env, io, quiet: globals.quiet === true });
+  return { exitCode: 0, reportPath: opts.report! };
+}
+
+/** Confirms, opens the run's sealed journal, and runs the plan under it. */
+async function send(
+  request: RunRequest,
+  { plan, runtime, playbook }: Prepared,
+  out: (text: string) => void,
+): Promise<{ exitCode: number; reportPath: string }> {
+  const { globals, opts, startedAt, saved } = request;
+  if (opts.preflight !== false) await warnOfExpiringKeys(runtime, plan.company, globals);
+  if (plan.steps.length > 0)
+    await confirmWrites(
+      globals.io,
+      'run',
+      `Send ${plan.steps.length} calls to ${runtime.client.transport.location.origin} for company ${plan.company} (rate ${runtime.rate}, concurrency ${runtime.concurrency})?`,
+      opts.yes,
+    );
+  const reportPath = opts.report!;
+  const runId = randomUUID();
+  const journal = await openJournal(
+    reportPath,
+    {
       t: 'start',
       v: 1,
       run_id: runId,
@@ -146,30 +184,49 @@ async function planAndRun(
       plan,
       coordination: runtime.coordination.address,
       ...(saved ? { plan_file: saved.file } : {}),
-    } as const;
-    // Sealed with the token: resume acts only on a start record this token wrote (util/seal.ts).
-    const start = {
-      ...record,
-      seal: sealOf(
-        readToken(globals, () => undefined),
-        'journal',
-        record,
-      ),
-    };
-    const { journal, replaced } = await Journal.create(journalPath, start).catch((error: NodeJS.ErrnoException) => {
-      throw error.code === 'EEXIST'
-        ? new UsageError(
-            `${journalPath} exists: this report belongs to another run (resume it with \`sitefleet resume ${reportPath}\`, or pick another --report)`,
-          )
-        : error;
-    });
-    if (replaced) out(`${journalPath} belonged to a run stopped before it sent anything: starting afresh`);
-    out(`report: ${reportPath} (journal: ${journal.path}; resume with \`sitefleet resume ${reportPath}\`)`);
-    const { exitCode } = await runSession({ plan, runtime, journal, reportPath, runId, startedAt, globals, playbook, out, flags: opts, deadline, started });
-    return { exitCode, reportPath };
-  } finally {
-    await runtime.close();
-  }
+    },
+    globals,
+    out,
+  );
+  const session = {
+    plan,
+    runtime,
+    journal,
+    reportPath,
+    runId,
+    startedAt,
+    globals,
+    playbook,
+    out,
+    flags: opts,
+    deadline: request.deadline,
+    started: request.started,
+  };
+  const { exitCode } = await runSession(session);
+  return { exitCode, reportPath };
+}
+
+/** The run's journal, begun with its start record sealed with the token: resume acts only on a start record this token wrote (util/seal.ts). */
+async function openJournal(reportPath: string, record: JournalStart, globals: GlobalOptions, out: (text: string) => void): Promise<Journal> {
+  const journalPath = journalPathFor(reportPath);
+  const start = {
+    ...record,
+    seal: sealOf(
+      readToken(globals, () => undefined),
+      'journal',
+      record,
+    ),
+  };
+  const { journal, replaced } = await Journal.create(journalPath, start).catch((error: NodeJS.ErrnoException) => {
+    throw error.code === 'EEXIST'
+      ? new UsageError(
+          `${journalPath} exists: this report belongs to another run (resume it with \`sitefleet resume ${reportPath}\`, or pick another --report)`,
+        )
+      : error;
+  });
+  if (replaced) out(`${journalPath} belonged to a run stopped before it sent anything: starting afresh`);
+  out(`report: ${reportPath} (journal: ${journal.path}; resume with \`sitefleet resume ${reportPath}\`)`);
+  return journal;
 }
 
 /** What `run --plan` found: the steps that still hold, those dropped and why, and what the plan does not hold. */
