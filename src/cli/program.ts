@@ -39,9 +39,31 @@ function applyEnvironment(program: Command, env: Io['env']): void {
 }
 
 export function buildProgram(io: Io): Command {
-  const program = new Command('sitefleet')
-    .description('Fleet-wide maintenance for WordPress hosting environments: YAML playbooks, validated, planned, rate-limited, reported.')
-    .version(sitefleetVersion())
+  const program = outputOptions(
+    serviceOptions(
+      new Command('sitefleet')
+        .description('Fleet-wide maintenance for WordPress hosting environments: YAML playbooks, validated, planned, rate-limited, reported.')
+        .version(sitefleetVersion()),
+    ),
+  )
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ writeOut: (text) => void io.stdout.write(text), writeErr: (text) => void io.stderr.write(text) })
+    .exitOverride();
+  // Not a flag: what every command reads its environment from and prints to (io.ts).
+  program.setOptionValue('io', io);
+  registerCommands(program);
+  for (const command of program.commands) command.exitOverride();
+  // `--log-file`, whatever the command: never a link, a file that is not a log, nor --sites or --token-file.
+  program.hook('preAction', (_program, action) => {
+    applyEnvironment(program, io.env);
+    checkCommandOutputs(action.optsWithGlobals<GlobalOptions>(), [], []);
+  });
+  return program;
+}
+
+/** Where the service is and how it is spoken to: base URL, token, company, sites, concurrency, rates. */
+function serviceOptions(program: Command): Command {
+  return program
     .addOption(new Option('--base-url <url>', 'the API base URL; /v2 is appended (env: SITEFLEET_BASE_URL)'))
     .option('--token-file <file>', 'read the API token from FILE (else SITEFLEET_TOKEN; never a flag value)')
     .addOption(new Option('--company <uuid>', 'company id; overrides the playbook (env: SITEFLEET_COMPANY)'))
@@ -56,7 +78,12 @@ export function buildProgram(io: Io): Command {
       '--rate-limit-wait <duration>',
       `how long one call keeps trying while the service answers 429, e.g. 10m (default 10m, at most ${LONGEST.rateLimitWait})`,
       durationOption('--rate-limit-wait', LONGEST.rateLimitWait, '90s, 10m or 1h'),
-    )
+    );
+}
+
+/** What a run logs and prints, which files it may name, where its state lives, and what it shares. */
+function outputOptions(program: Command): Command {
+  return program
     .addOption(
       new Option('--log-level <level>', 'pino log level (default: warn, or info with --log-file)').choices([
         'trace',
@@ -88,32 +115,27 @@ export function buildProgram(io: Io): Command {
     )
     .addOption(
       new Option('--poll-interval <ms>', 'first wait between operation polls (default 1000)').argParser(intOption('--poll-interval', 1, 600_000)).hideHelp(),
-    )
-    .showHelpAfterError('(run with --help for usage)')
-    .configureOutput({ writeOut: (text) => void io.stdout.write(text), writeErr: (text) => void io.stderr.write(text) })
-    .exitOverride();
-  // Not a flag: what every command reads its environment from and prints to (io.ts).
-  program.setOptionValue('io', io);
-  registerValidate(program);
-  registerPlan(program);
-  registerRun(program);
-  registerResume(program);
-  registerStatus(program);
-  registerRestore(program);
-  registerReport(program);
-  registerInventory(program);
-  registerBackups(program);
-  registerDoctor(program);
-  registerSshConfig(program);
-  registerSim(program);
-  registerDemo(program);
-  for (const command of program.commands) command.exitOverride();
-  // `--log-file`, whatever the command: never a link, a file that is not a log, nor --sites or --token-file.
-  program.hook('preAction', (_program, action) => {
-    applyEnvironment(program, io.env);
-    checkCommandOutputs(action.optsWithGlobals<GlobalOptions>(), [], []);
-  });
-  return program;
+    );
+}
+
+/** Every command, in the order `--help` lists them. */
+function registerCommands(program: Command): void {
+  for (const register of [
+    registerValidate,
+    registerPlan,
+    registerRun,
+    registerResume,
+    registerStatus,
+    registerRestore,
+    registerReport,
+    registerInventory,
+    registerBackups,
+    registerDoctor,
+    registerSshConfig,
+    registerSim,
+    registerDemo,
+  ])
+    register(program);
 }
 
 /**
