@@ -36,7 +36,7 @@ function once(
 
 /** A push changes its target environment; a clone occupies its source while it copies it. */
 function requestOf(endpoint: EndpointName, params: Record<string, string>, body: Record<string, unknown>): RequestSpec {
-  const id = (field: string) => (typeof body[field] === 'string' ? (body[field]) : undefined);
+  const id = (field: string) => (typeof body[field] === 'string' ? body[field] : undefined);
   const changes = endpoint === 'pushEnvironment' ? id('target_env_id') : undefined;
   const occupies = endpoint === 'cloneEnvironment' ? id('source_env_id') : undefined;
   return { endpoint, params, body, ...(changes ? { changes } : {}), ...(occupies ? { occupies } : {}) };
