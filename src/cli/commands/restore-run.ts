@@ -10,6 +10,7 @@ import type { StepResult } from '../../run/types.js';
 import { terminalMessage, terminalName } from '../../util/safe-text.js';
 import { confirmWrites } from '../confirm.js';
 import { UsageError, type GlobalOptions } from '../context.js';
+import { CoordinationError } from '../../errors.js';
 import { finishRun, REPORT_OUTPUTS, type OutputFlags } from '../finish-run.js';
 import { formatDuration } from '../progress.js';
 import { refuseUnsealed } from './resume-run.js';
@@ -55,6 +56,10 @@ export async function restoreRun(reportPath: string, globals: GlobalOptions, opt
         );
       const results = await restoreAll(reportPath, plan, { ...choice, todo }, tools);
       await finish(reportPath, globals, opts);
+      if (tools.lost)
+        throw new CoordinationError(
+          `${tools.lost.message}: no restore was started after it (the report says which were); once it is back, carry on with \`sitefleet restore ${reportPath}\``,
+        );
       if (tools.interrupted) return 130;
       return !attention && results.every((r) => r.restored?.status === 'succeeded' && r.restored.health?.outcome !== 'unhealthy') ? 0 : 1;
     } finally {

@@ -23,7 +23,8 @@ type Update = (step: Step, result: StepResult) => Promise<void>;
 /**
  * What the restore command works with, as a run does: the rate budget and calls in flight (the
  * runtime), one watcher for the operations, the sites' checks with each task's own `health:`, and
- * Ctrl-C (no restore starts after it).
+ * Ctrl-C and a lost coordination (no restore starts after either: without the lock, another
+ * machine's run may be writing to the same sites).
  */
 export class RestoreTools {
   readonly runtime: Runtime;
@@ -32,6 +33,7 @@ export class RestoreTools {
   readonly #watcher: Watcher;
   readonly #sites: SiteProbe | undefined;
   readonly #gates = new Map<number, HealthGate>();
+  #lost: Error | undefined;
 
   constructor(
     private readonly globals: GlobalOptions,
@@ -40,6 +42,12 @@ export class RestoreTools {
   ) {
     this.runtime = createRuntime(globals, { coordination, company: plan.company, settings: plan.settings });
     this.#restoreSignals = onInterrupt(globals.io, () => this.#interrupt.abort());
+    const stopLost = () => {
+      this.#lost = coordination.lost.reason instanceof Error ? coordination.lost.reason : new Error(String(coordination.lost.reason));
+      this.#interrupt.abort();
+    };
+    if (coordination.lost.aborted) stopLost();
+    else coordination.lost.addEventListener('abort', stopLost, { once: true });
     const { tracking } = this.runtime;
     this.#watcher = new Watcher((id, o) => this.runtime.caller.poll(id, o), {
       firstPollMs: tracking.intervalMs,
@@ -50,7 +58,12 @@ export class RestoreTools {
   }
 
   get interrupted(): boolean {
-    return this.#interrupt.signal.aborted;
+    return this.#interrupt.signal.aborted && this.#lost === undefined;
+  }
+
+  /** Why the shared lock and budget can no longer be trusted, if that stopped the restores. */
+  get lost(): Error | undefined {
+    return this.#lost;
   }
 
   /**

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { openCoordination } from '../../src/coord/open.js';
+import type { Coordination } from '../../src/coord/types.js';
+import { RestoreTools } from '../../src/cli/commands/restore-tools.js';
+import { capturedIo } from '../../src/cli/io.js';
+import type { Plan } from '../../src/plan/plan.js';
+import { tempDir } from '../helpers/cli.js';
+
+/**
+ * `restore` listens for a lost coordination as a run does: once the shared lock and budget cannot be
+ * trusted, no restore starts (another machine's run may be writing to the same sites), and the
+ * command says why instead of reporting an interruption.
+ */
+describe('restore and a lost coordination', () => {
+  it('stops starting restores when the coordination is lost, and says why (not an interruption)', async () => {
+    const io = capturedIo({ env: { SITEFLEET_TOKEN: 't' } });
+    const local = await openCoordination({ stateDir: tempDir(), io });
+    const lost = new AbortController();
+    const coordination: Coordination = Object.assign(Object.create(Object.getPrototypeOf(local) as object) as Coordination, local, { lost: lost.signal });
+    const plan = { company: '0f1e2d3c-4b5a-4697-8877-665544332211', tasks: [], settings: {} } as unknown as Plan;
+    const tools = new RestoreTools({ io, baseUrl: 'http://127.0.0.1:9' }, plan, coordination);
+    try {
+      expect(tools.lost).toBeUndefined();
+      lost.abort(new Error('lost contact with Redis at redis://127.0.0.1:6390/0'));
+      expect(tools.lost?.message).toBe('lost contact with Redis at redis://127.0.0.1:6390/0');
+      expect(tools.interrupted).toBe(false);
+    } finally {
+      await tools.close();
+      await local.close();
+    }
+  });
+});
