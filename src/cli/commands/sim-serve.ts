@@ -3,7 +3,40 @@ import { parseFaults } from '../../sim/faults.js';
 import { startSimulator, type Simulator } from '../../sim/server.js';
 import { parseRate } from '../../util/rate.js';
 import type { Io } from '../io.js';
-import type { SimOptions } from './sim.js';
+import type { Renamable } from '../../sim/fleet.js';
+import type { FleetNames } from '../../sim/hostile-names.js';
+import type { SimProfile } from '../../sim/profile.js';
+
+/** The options of `sitefleet sim`, as commander parsed them (sim.ts declares them). */
+export interface SimOptions {
+  profile: SimProfile;
+  names: FleetNames;
+  createRate?: string;
+  failOperations: number;
+  port: number;
+  token?: string;
+  size: number;
+  themes: number;
+  seed: number;
+  rate?: string;
+  faults?: string;
+  latency?: [number, number];
+  opDelay: [number, number];
+  opVisibleAfter: number;
+  pageSize: number;
+  dropGetBodies?: boolean;
+  log?: string;
+  json?: boolean;
+  breakTheme?: string[];
+  siteLatency?: [number, number];
+  rename?: Rename[];
+}
+
+export interface Rename {
+  kind: Renamable;
+  from: string;
+  to: string;
+}
 
 /** `sitefleet sim`: starts the simulator the options describe, says where it is, and serves until SIGINT or SIGTERM. */
 export async function serveSimulator(opts: SimOptions, io: Io): Promise<void> {

@@ -1,40 +1,11 @@
 import { Option, type Command } from 'commander';
 import { UsageError } from '../../errors.js';
 import { RENAMABLE, type Renamable } from '../../sim/fleet.js';
-import { FLEET_NAMES, type FleetNames } from '../../sim/hostile-names.js';
-import { SIM_PROFILES, type SimProfile } from '../../sim/profile.js';
+import { FLEET_NAMES } from '../../sim/hostile-names.js';
+import { SIM_PROFILES } from '../../sim/profile.js';
 import { intOption, rangeOption, shareOption } from '../parse.js';
 import type { Io } from '../io.js';
-
-export interface SimOptions {
-  profile: SimProfile;
-  names: FleetNames;
-  createRate?: string;
-  failOperations: number;
-  port: number;
-  token?: string;
-  size: number;
-  themes: number;
-  seed: number;
-  rate?: string;
-  faults?: string;
-  latency?: [number, number];
-  opDelay: [number, number];
-  opVisibleAfter: number;
-  pageSize: number;
-  dropGetBodies?: boolean;
-  log?: string;
-  json?: boolean;
-  breakTheme?: string[];
-  siteLatency?: [number, number];
-  rename?: Rename[];
-}
-
-export interface Rename {
-  kind: Renamable;
-  from: string;
-  to: string;
-}
+import type { Rename, SimOptions } from './sim-serve.js';
 
 /** `--rename KIND:FROM=TO`, repeatable: KIND is site, environment (FROM as SITE/ENV) or domain. */
 function renameOption(value: string, previous: Rename[] = []): Rename[] {
