@@ -18,7 +18,7 @@ import { sendStep } from './send-step.js';
 import { followRestore, restoreBroken, type RestoreContext } from './restore.js';
 import { ENDED_STATUSES, isProblem, type ExecuteOutcome, type RestorePoint, type RunEvent, type StepResult } from './types.js';
 import { verifyTask } from './verify.js';
-import { DEFAULT_TRACKING, taskWatch, Watcher, type TrackOptions, type WatchOptions } from './watcher.js';
+import { DEFAULT_TRACKING, taskWatch, watcherFor, type Watcher, type TrackOptions, type WatchOptions } from './watcher.js';
 
 export interface ExecuteOptions {
   /** Sends every call: it owns the rate budget and the bound on calls in flight. */
@@ -110,12 +110,7 @@ class Execution {
     if (lost?.aborted) this.stop.stop((lost.reason as Error).message, 'coordination');
     lost?.addEventListener('abort', () => this.stop.stop((lost.reason as Error).message, 'coordination'), { once: true });
     this.tracking = { ...DEFAULT_TRACKING, ...options.tracking };
-    this.watcher = new Watcher((id, o) => options.caller.poll(id, o), {
-      signal: this.stop.signal,
-      firstPollMs: this.tracking.intervalMs,
-      maxIntervalMs: this.tracking.maxIntervalMs,
-      clock: this.clock,
-    });
+    this.watcher = watcherFor(options.caller, this.tracking, this.stop.signal, this.clock);
     this.context = {
       caller: options.caller,
       env: options.env,

@@ -291,6 +291,20 @@ export interface TrackOptions {
 
 export const DEFAULT_TRACKING: TrackOptions = { intervalMs: 1000, maxIntervalMs: 15_000, timeoutMs: 30 * 60_000, notFoundGraceMs: 60_000 };
 
+/**
+ * The one way a command builds its watcher (run, restore, status): it polls through `caller`, so each
+ * poll takes a place and a slot of the budget like any call; at the run's tracking intervals; and it
+ * stops at `signal` (Ctrl-C, a stopped run, a lost coordination).
+ */
+export function watcherFor(caller: { poll: PollFn }, tracking: Partial<TrackOptions>, signal: AbortSignal, clock?: Clock): Watcher {
+  return new Watcher((id, o) => caller.poll(id, o), {
+    signal,
+    firstPollMs: tracking.intervalMs,
+    maxIntervalMs: tracking.maxIntervalMs,
+    ...(clock ? { clock } : {}),
+  });
+}
+
 /** How long one of a task's operations is watched: its own `timeout`, else the run's; the run's 404 grace. */
 export function taskWatch(task: { timeout_ms?: number }, tracking: Partial<TrackOptions>, unknownAge = false): WatchOptions {
   const { timeoutMs, notFoundGraceMs } = { ...DEFAULT_TRACKING, ...tracking };

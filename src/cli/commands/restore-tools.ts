@@ -7,7 +7,7 @@ import { PRIORITY } from '../../run/rate-budget.js';
 import { followRestore, restoreBroken, type RestoreContext } from '../../run/restore.js';
 import { backupMismatch, type LeftAlone, type RestoreCandidate } from '../../run/restore-choice.js';
 import type { StepResult } from '../../run/types.js';
-import { taskWatch, Watcher } from '../../run/watcher.js';
+import { taskWatch, watcherFor, type Watcher } from '../../run/watcher.js';
 import { systemClock } from '../../util/clock.js';
 import { siteUserAgent } from '../../util/version.js';
 import { createRuntime, type GlobalOptions, type Runtime } from '../context.js';
@@ -48,12 +48,7 @@ export class RestoreTools {
     };
     if (coordination.lost.aborted) stopLost();
     else coordination.lost.addEventListener('abort', stopLost, { once: true });
-    const { tracking } = this.runtime;
-    this.#watcher = new Watcher((id, o) => this.runtime.caller.poll(id, o), {
-      firstPollMs: tracking.intervalMs,
-      maxIntervalMs: tracking.maxIntervalMs,
-      signal: this.#interrupt.signal,
-    });
+    this.#watcher = watcherFor(this.runtime.caller, this.runtime.tracking, this.#interrupt.signal);
     this.#sites = plan.tasks.some((t) => t.health) ? new SiteProbe({ userAgent: siteUserAgent(), env: globals.io.env }) : undefined;
   }
 

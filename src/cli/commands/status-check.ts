@@ -4,7 +4,7 @@ import { Journal, journalPathFor } from '../../run/journal.js';
 import { readJournalBack } from '../../run/journal-read-back.js';
 import { lockScopeOf } from '../../coord/file-lock.js';
 import type { Coordination, LockScope } from '../../coord/types.js';
-import { DEFAULT_TRACKING, Watcher, type Tracked } from '../../run/watcher.js';
+import { DEFAULT_TRACKING, watcherFor, type Tracked } from '../../run/watcher.js';
 import { operationEnd } from '../../run/operation-end.js';
 import type { StepResult } from '../../run/types.js';
 import { forTerminal } from '../../util/safe-text.js';
@@ -41,11 +41,7 @@ export async function checkOperations(
   // Redis gone: the shared budget can't be kept, so no more polls; what was learned is written.
   const onLost = () => stop.abort();
   coordination.lost.addEventListener('abort', onLost, { once: true });
-  const watcher = new Watcher((id, o) => runtime.caller.poll(id, o), {
-    signal: stop.signal,
-    firstPollMs: runtime.tracking.intervalMs,
-    maxIntervalMs: runtime.tracking.maxIntervalMs,
-  });
+  const watcher = watcherFor(runtime.caller, runtime.tracking, stop.signal);
   // Every open operation was accepted before the report was finished: one that the service still does
   // not show (404) may be new enough to be invisible yet, for what is left of the grace since then.
   const sinceFinished = Date.now() - Date.parse(report.finished_at);
