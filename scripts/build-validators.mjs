@@ -5,6 +5,6 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 const target = new URL('../dist/generated/validators.js', import.meta.url);
 // An older build's validators must not be loaded while these are made.
 rmSync(target, { force: true });
-const { validatorsModule } = await import('../dist/cli/validator-schemas.js');
+const { validatorsModule } = await import('../dist/app/validator-schemas.js');
 mkdirSync(new URL('./', target), { recursive: true });
 writeFileSync(target, await validatorsModule());

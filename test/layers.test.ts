@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
  * it in this list, never from one after it; `(root)` is src/errors.ts. The simulator sits beside the
  * client: it may use what the client uses, and nothing below the CLI uses it.
  */
-const LAYERS = ['(root)', 'util', 'api', 'health', 'sim', 'inventory', 'actions', 'playbook', 'plan', 'coord', 'run', 'report', 'notify', 'cli'];
+const LAYERS = ['(root)', 'util', 'api', 'health', 'sim', 'inventory', 'actions', 'playbook', 'plan', 'coord', 'run', 'report', 'notify', 'app', 'cli'];
 const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 
 function sources(dir: string): string[] {

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { schemasSha256, validatedSchemas } from '../src/cli/validator-schemas.js';
+import { schemasSha256, validatedSchemas } from '../src/app/validator-schemas.js';
 import { createAjv } from '../src/util/ajv.js';
 import { validatorExport, type BuiltValidators } from '../src/util/validators.js';
 import { PLAYBOOKS } from './helpers/cli.js';

@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline/promises';
-import { UsageError } from './context.js';
-import type { Io } from './io.js';
+import { UsageError } from '../app/context.js';
+import type { Io } from '../app/io.js';
 
 /** Asks a yes/no question on the terminal; anything but y/yes is a no. */
 export async function confirm(io: Pick<Io, 'stdin' | 'stderr'>, question: string): Promise<boolean> {

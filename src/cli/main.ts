@@ -13,6 +13,6 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
     if (error.code === 'EPIPE') process.exit(0);
     throw error;
   });
-  const [{ main }, { processIo }] = await Promise.all([import('./program.js'), import('./io.js')]);
+  const [{ main }, { processIo }] = await Promise.all([import('./program.js'), import('../app/io.js')]);
   process.exitCode = await main(args, processIo());
 }

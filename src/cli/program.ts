@@ -16,11 +16,12 @@ import { registerReport } from './commands/report.js';
 import { registerValidate } from './commands/validate.js';
 import { durationOption, intOption } from './parse.js';
 import { LONGEST } from '../util/duration.js';
-import type { GlobalOptions } from './context.js';
-import { checkCommandOutputs } from './output-check.js';
+import type { GlobalOptions } from '../app/context.js';
+import { checkCommandOutputs } from '../app/output-check.js';
 import { sitefleetVersion } from '../util/version.js';
-import { ExitNow, type Io } from './io.js';
-import { flushLogs } from './log-files.js';
+import { ExitNow, type Io } from '../app/io.js';
+import { flushLogs } from '../app/log-files.js';
+import { terminalView } from './terminal-view.js';
 
 /** Options that default to an environment variable: read from the io's environment, not the process's. */
 const FROM_ENV = {
@@ -49,8 +50,12 @@ export function buildProgram(io: Io): Command {
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ writeOut: (text) => void io.stdout.write(text), writeErr: (text) => void io.stderr.write(text) })
     .exitOverride();
-  // Not a flag: what every command reads its environment from and prints to (io.ts).
+  // Not a flag: what every command reads its environment from and prints to (app/io.ts).
   program.setOptionValue('io', io);
+  program.setOptionValue(
+    'view',
+    terminalView(io, () => program.opts<{ quiet?: boolean }>().quiet === true),
+  );
   registerCommands(program);
   for (const command of program.commands) command.exitOverride();
   // `--log-file`, whatever the command: never a link, a file that is not a log, nor --sites or --token-file.

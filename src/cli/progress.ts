@@ -1,4 +1,5 @@
-import type { Output } from './io.js';
+import type { Output } from '../app/io.js';
+import { formatDuration } from '../util/duration.js';
 
 /**
  * One status line on an interactive stderr: done/total, rate, failures, ETA. Redrawn at most five
@@ -57,11 +58,4 @@ export class Progress {
   end(): void {
     if (this.#enabled) this.stream.write('\r\x1b[K');
   }
-}
-
-export function formatDuration(seconds: number): string {
-  const s = Math.round(seconds);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }

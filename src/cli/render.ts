@@ -4,7 +4,7 @@ import { isProblem, problemCount } from '../run/types.js';
 import { ACTIONS, restoreFrom } from '../actions/index.js';
 import { commandText, groupOf, nextCommand, type NextCommand } from '../report/ci-formats.js';
 import { styleText } from 'node:util';
-import type { Io, Output } from './io.js';
+import type { Io, Output } from '../app/io.js';
 import { formatProblem, type InputProblem } from '../errors.js';
 import { answerLines } from '../report/answer-lines.js';
 import type { Inventory } from '../inventory/inventory.js';

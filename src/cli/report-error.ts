@@ -1,7 +1,7 @@
 import { CommanderError } from 'commander';
 import { EXIT, formatProblem, InvalidInputError, SitefleetError } from '../errors.js';
 import { forTerminal } from '../util/safe-text.js';
-import type { Output } from './io.js';
+import type { Output } from '../app/io.js';
 
 /** One clear line (or one per problem) and the exit code the error carries. */
 export function reportError(error: unknown, stderr: Output): number {

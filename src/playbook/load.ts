@@ -13,7 +13,7 @@ import { channelProblems } from './channels.js';
 import type { Playbook } from './types.js';
 
 export interface LoadOptions {
-  /** Where `${VAR}` references are looked up: the command's environment (cli/io.ts). */
+  /** Where `${VAR}` references are looked up: the command's environment (app/io.ts). */
   env: Record<string, string | undefined>;
   /** `${VAR}` references to unset variables are errors (plan and run); otherwise warnings (`validate`, whose CI may lack them). */
   requireEnv?: boolean;

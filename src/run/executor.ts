@@ -38,7 +38,7 @@ export interface ExecuteOptions {
   lost?: AbortSignal;
   /** Environments busy with other runs' operations (with coordination). @default this run's own turns only */
   busy?: BusyRegister;
-  /** Resolves `${VAR}` references left in bodies (secrets) at the moment of sending: the command's environment (cli/io.ts). */
+  /** Resolves `${VAR}` references left in bodies (secrets) at the moment of sending: the command's environment (app/io.ts). */
   env: Record<string, string | undefined>;
   /** Poll timing; a task's `timeout_ms` overrides `timeoutMs`. @default DEFAULT_TRACKING */
   tracking?: Partial<TrackOptions>;

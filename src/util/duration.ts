@@ -71,3 +71,11 @@ export function tooLong(text: string, max: string, kind: 'timer' | 'age' = 'time
 export function durationSchema(max: string, description: string): Record<string, unknown> {
   return { type: 'string', pattern: DURATION_PATTERN, maxDuration: max, description: `${description}; at most ${max}` };
 }
+
+/** Seconds as a person reads them on a line: 42s, 3m05s, 2h10m. */
+export function formatDuration(seconds: number): string {
+  const s = Math.round(seconds);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}

@@ -6,7 +6,7 @@ import { readsOf, type Action } from '../../src/actions/action.js';
 import { ACTIONS } from '../../src/actions/index.js';
 import { creates, ENDPOINTS } from '../../src/api/endpoints.js';
 import { bodyProblems } from '../../src/api/request-schemas.js';
-import { assertBodiesValid } from '../../src/cli/load-playbook.js';
+import { assertBodiesValid } from '../../src/app/load-playbook.js';
 import { standInExpansions } from '../../src/plan/offline-check.js';
 import { parsePlaybook } from '../../src/playbook/load.js';
 import { createAjv } from '../../src/util/ajv.js';

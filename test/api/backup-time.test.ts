@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { summarizeBackups } from '../../src/cli/commands/backups-check.js';
+import { summarizeBackups } from '../../src/app/backups-check.js';
 import { backupCreatedMs } from '../../src/api/backup-time.js';
 import type { Environment } from '../../src/inventory/inventory.js';
 

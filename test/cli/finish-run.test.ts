@@ -2,9 +2,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { XMLParser } from 'fast-xml-parser';
-import { addOutputOptions, finishRun, REPORT_OUTPUTS, RUN_OUTPUTS, type Finished, type RunOutput } from '../../src/cli/finish-run.js';
+import { finishRun, REPORT_OUTPUTS, RUN_OUTPUTS, type Finished, type RunOutput } from '../../src/app/finish-run.js';
+import { addOutputOptions } from '../../src/cli/commands/run-flags.js';
 import { buildProgram } from '../../src/cli/program.js';
-import { capturedIo } from '../../src/cli/io.js';
+import { capturedIo } from '../../src/app/io.js';
 import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
 import { useSimulator } from '../helpers/sim.js';
 

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hostAlias, sshConfig } from '../../src/cli/commands/ssh-config-read.js';
-import { humanLine } from '../../src/cli/logger.js';
+import { humanLine } from '../../src/app/logger.js';
 import { paint } from '../../src/cli/render.js';
 import { parse as parseCsv } from '../../src/inventory/csv.js';
 import { HOSTILE_NAMES, HOSTILE_SSH } from '../../src/sim/hostile-names.js';

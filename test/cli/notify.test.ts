@@ -8,7 +8,7 @@ import { CLI, runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
 import { useReceiver, type Received } from '../helpers/receiver.js';
 import { useSimulator, waitFor } from '../helpers/sim.js';
 import type * as Program from '../../src/cli/program.js';
-import type * as IoModule from '../../src/cli/io.js';
+import type * as IoModule from '../../src/app/io.js';
 
 const start = useSimulator();
 const receive = useReceiver();

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { openCoordination } from '../../src/coord/open.js';
 import type { Coordination } from '../../src/coord/types.js';
-import { RestoreTools } from '../../src/cli/commands/restore-tools.js';
-import { capturedIo } from '../../src/cli/io.js';
+import { RestoreTools } from '../../src/app/restore-tools.js';
+import { capturedIo } from '../../src/app/io.js';
+import { terminalView } from '../../src/cli/terminal-view.js';
 import type { Plan } from '../../src/plan/plan.js';
 import { tempDir } from '../helpers/cli.js';
 
@@ -18,7 +19,7 @@ describe('restore and a lost coordination', () => {
     const lost = new AbortController();
     const coordination: Coordination = Object.assign(Object.create(Object.getPrototypeOf(local) as object) as Coordination, local, { lost: lost.signal });
     const plan = { company: '0f1e2d3c-4b5a-4697-8877-665544332211', tasks: [], settings: {} } as unknown as Plan;
-    const tools = new RestoreTools({ io, baseUrl: 'http://127.0.0.1:9' }, plan, coordination);
+    const tools = new RestoreTools({ io, view: terminalView(io, () => true), baseUrl: 'http://127.0.0.1:9' }, plan, coordination);
     try {
       expect(tools.lost).toBeUndefined();
       lost.abort(new Error('lost contact with Redis at redis://127.0.0.1:6390/0'));

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { journalRecorder } from '../../src/cli/run-events/journal-recorder.js';
-import { ReportSnapshots } from '../../src/cli/run-events/report-snapshots.js';
-import { fanOut } from '../../src/cli/run-events/subscriber.js';
+import { journalRecorder } from '../../src/app/run-events/journal-recorder.js';
+import { ReportSnapshots } from '../../src/app/run-events/report-snapshots.js';
+import { fanOut } from '../../src/app/run-events/subscriber.js';
 import type { Journal } from '../../src/run/journal.js';
 import type { StepResult } from '../../src/run/types.js';
 import { tempDir } from '../helpers/cli.js';

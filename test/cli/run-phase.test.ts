@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RunPhase } from '../../src/cli/run-events/run-phase.js';
+import { RunPhase } from '../../src/cli/run-phase.js';
 import type { Step } from '../../src/plan/plan.js';
 import type { RunEvent, StepResult, StepStatus } from '../../src/run/types.js';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Simulator } from '../../src/sim/server.js';
 import type * as Program from '../../src/cli/program.js';
-import type * as IoModule from '../../src/cli/io.js';
+import type * as IoModule from '../../src/app/io.js';
 
 export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 export const PLAYBOOKS = fileURLToPath(new URL('../../playbooks/', import.meta.url));

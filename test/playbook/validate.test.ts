@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatProblem, InvalidInputError } from '../../src/errors.js';
-import { assertBodiesValid } from '../../src/cli/load-playbook.js';
+import { assertBodiesValid } from '../../src/app/load-playbook.js';
 import { parsePlaybook } from '../../src/playbook/load.js';
 import { PLAYBOOKS, runCli, writePlaybook } from '../helpers/cli.js';
 import { readdirSync } from 'node:fs';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { openingAt, parseNotAfter, wallText, zoneProblem } from '../../src/util/time-window.js';
-import { enterWindow } from '../../src/cli/window.js';
-import { capturedIo } from '../../src/cli/io.js';
+import { enterWindow } from '../../src/app/window.js';
+import { capturedIo } from '../../src/app/io.js';
 
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number) => new Date(ms).toISOString();

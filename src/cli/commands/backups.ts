@@ -1,8 +1,8 @@
 import { Option, type Command } from 'commander';
 import { LONGEST_AGE } from '../../util/duration.js';
 import { durationFlag } from '../parse.js';
-import type { GlobalOptions } from '../context.js';
-import type { BackupsOptions } from './backups-check.js';
+import type { GlobalOptions } from '../../app/context.js';
+import type { BackupsOptions } from './backups-table.js';
 import { addSelectorFlags } from '../selector-flags.js';
 
 export function registerBackups(program: Command): void {
@@ -19,8 +19,8 @@ export function registerBackups(program: Command): void {
     )
     .action(async (opts: BackupsOptions, command: Command) => {
       const maxAgeMs = opts.maxAge === undefined ? undefined : durationFlag('--max-age', opts.maxAge, LONGEST_AGE.backupAge, '26h or 2d', 'age');
-      const { checkBackups } = await import('./backups-check.js');
+      const { showBackups } = await import('./backups-table.js');
       const globals = command.optsWithGlobals<GlobalOptions>();
-      globals.io.exitCode = await checkBackups(globals, opts, maxAgeMs);
+      globals.io.exitCode = await showBackups(globals, opts, maxAgeMs);
     });
 }

@@ -2,13 +2,12 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { GlobalOptions } from '../context.js';
+import type { GlobalOptions } from '../../app/context.js';
 import { EXIT } from '../../errors.js';
 import type { Report } from '../../report/report.js';
 import { startSimulator, type Simulator } from '../../sim/server.js';
-import { preparePlan } from '../prepare.js';
-import { painter, renderPlan } from '../render.js';
-import { runPlaybook } from './run-playbook.js';
+import { preparePlan } from '../../app/prepare.js';
+import { runPlaybook } from '../../app/run-playbook.js';
 import { parseRate } from '../../util/rate.js';
 
 /** The example playbooks shipped in `playbooks/`, in the order the demo runs them. */
@@ -38,7 +37,7 @@ export async function runDemo(globals: GlobalOptions, size: number): Promise<num
     demo.say(`== plan ${EXAMPLES[0]}`);
     const { plan, runtime } = await preparePlan(example(EXAMPLES[0]!), demo.globals);
     await runtime.close();
-    demo.say(`${renderPlan(plan, false, painter(globals.io))}\n`);
+    demo.say(`${globals.view.plan(plan, false)}\n`);
     let worst = await showSafeUpdates(demo);
     for (const name of EXAMPLES) worst = Math.max(worst, await runExample(demo, name));
     await operatorReads(demo);
@@ -103,11 +102,11 @@ async function runExample(demo: Demo, name: string): Promise<number> {
  * exit codes are the fleet's news (a key about to expire, environments that missed a backup), not the demo's.
  */
 async function operatorReads({ globals, reports, say }: Demo): Promise<void> {
-  const [{ runDoctor }, { checkBackups }] = await Promise.all([import('./doctor-checks.js'), import('./backups-check.js')]);
+  const [{ runDoctor }, { showBackups }] = await Promise.all([import('../../app/doctor/checks.js'), import('./backups-table.js')]);
   say('== doctor');
   await runDoctor(globals, { expiryWarning: '14d', reportDir: reports, format: 'text' }, 14 * 86_400_000);
   say('\n== backups --site "acme-*" --environment live --max-age 26h');
-  await checkBackups({ ...globals, quiet: false }, { site: ['acme-*'], environment: ['live'], maxAge: '26h', format: 'table' }, 26 * 3_600_000);
+  await showBackups({ ...globals, quiet: false }, { site: ['acme-*'], environment: ['live'], maxAge: '26h', format: 'table' }, 26 * 3_600_000);
 }
 
 /**
@@ -146,7 +145,7 @@ async function showSafeUpdates(demo: Demo): Promise<number> {
  * (its canary broken and restored on the timeline) and the maintenance record of every run.
  */
 async function writePages(reports: string, say: (text: string) => void): Promise<void> {
-  const { readReport, recordPageOf, runPageOf, writePage } = await import('../report-pages.js');
+  const { readReport, recordPageOf, runPageOf, writePage } = await import('../../app/report-pages.js');
   const safe = join(reports, SAFE_EXAMPLE.replace(/\.yaml$/, '.report.json'));
   const runHtml = join(reports, 'run.html');
   await writePage(runPageOf(safe, readReport(safe), {}), { html: runHtml });

@@ -1,8 +1,8 @@
 import { Option, type Command } from 'commander';
 import { LONGEST_AGE } from '../../util/duration.js';
 import { durationFlag } from '../parse.js';
-import type { GlobalOptions } from '../context.js';
-import type { DoctorOptions } from './doctor-checks.js';
+import type { GlobalOptions } from '../../app/context.js';
+import type { DoctorOptions } from '../../app/doctor/checks.js';
 
 export function registerDoctor(program: Command): void {
   program
@@ -23,7 +23,7 @@ export function registerDoctor(program: Command): void {
     )
     .action(async (file: string | undefined, opts: DoctorOptions, command: Command) => {
       const warnMs = durationFlag('--expiry-warning', opts.expiryWarning, LONGEST_AGE.expiryWarning, '14d', 'age');
-      const { runDoctor } = await import('./doctor-checks.js');
+      const { runDoctor } = await import('../../app/doctor/checks.js');
       const globals = command.optsWithGlobals<GlobalOptions>();
       globals.io.exitCode = await runDoctor(globals, opts, warnMs, file);
     });

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { EXIT, InvalidInputError } from '../../errors.js';
-import type { GlobalOptions } from '../context.js';
+import type { GlobalOptions } from '../../app/context.js';
 
 interface InventoryOptions {
   format: 'table' | 'json' | 'csv';
@@ -26,7 +26,7 @@ export function registerInventory(program: Command): void {
       if (!globals.company) throw new InvalidInputError([{ path: 'company', message: 'no company: set SITEFLEET_COMPANY or pass --company' }]);
       if (opts.failOn && !opts.exposure) throw new InvalidInputError([{ path: '--fail-on', message: 'judges the exposure view: add --exposure' }]);
       const [{ openRuntime }, { inventoryReader, readInventory }, { attachSiteIds, loadSitesFile }] = await Promise.all([
-        import('../context.js'),
+        import('../../app/context.js'),
         import('../../inventory/read.js'),
         import('../../inventory/sites.js'),
       ]);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import type { GlobalOptions } from '../context.js';
+import type { GlobalOptions } from '../../app/context.js';
 import { reportError } from '../report-error.js';
-import { checkCommandOutputs, journalOf } from '../output-check.js';
+import { checkCommandOutputs, journalOf } from '../../app/output-check.js';
 
 interface PlanOptions {
   out?: string;
@@ -43,12 +43,12 @@ export function registerPlan(program: Command): void {
 /** Plans, prints and saves; returns the number of calls the plan would send. */
 async function plan(file: string, opts: PlanOptions, globals: GlobalOptions): Promise<number> {
   const [{ preparePlan }, { renderPlan, painter }, { writeJsonAtomic }, { estimateLines, readHistory }, { sealOf }, { readToken }] = await Promise.all([
-    import('../prepare.js'),
+    import('../../app/prepare.js'),
     import('../render.js'),
     import('../../report/report.js'),
-    import('../estimate.js'),
+    import('../../app/estimate.js'),
     import('../../util/seal.js'),
-    import('../context.js'),
+    import('../../app/context.js'),
   ]);
   // The saved plan and the log are checked before the fleet is read (see util/output-file.ts).
   checkCommandOutputs(globals, opts.out ? [{ flag: '--out', path: opts.out, kind: 'plan' }] : [], [

@@ -2,9 +2,9 @@ import { UsageError } from '../../errors.js';
 import type { Report } from '../../report/report.js';
 import type { InputFile, OutputFile } from '../../util/output-file.js';
 import { forTerminal } from '../../util/safe-text.js';
-import type { GlobalOptions } from '../context.js';
-import { checkCommandOutputs, journalOf } from '../output-check.js';
-import { periodBound, readReport, recordPageOf, reportsFrom, runPageOf, writePage, type Brand } from '../report-pages.js';
+import type { GlobalOptions } from '../../app/context.js';
+import { checkCommandOutputs, journalOf } from '../../app/output-check.js';
+import { periodBound, readReport, recordPageOf, reportsFrom, runPageOf, writePage, type Brand } from '../../app/report-pages.js';
 
 export interface ReportPageOptions extends Brand {
   html?: string;
@@ -38,7 +38,7 @@ export async function reportPage(paths: string[], opts: ReportPageOptions, globa
     ...(opts.logo === undefined ? [] : [{ what: 'the logo (--logo)', path: opts.logo }]),
   ];
   checkCommandOutputs(globals, outputs, inputs);
-  const chromium = opts.pdf === undefined ? undefined : (await import('../pdf.js')).findChromium(io.env);
+  const chromium = opts.pdf === undefined ? undefined : (await import('../../app/pdf.js')).findChromium(io.env);
   const reports = [...paths.map((path) => ({ path, report: readReport(path) })), ...(opts.from === undefined ? [] : reportsFrom(opts.from, since, until, io))];
   if (reports.length === 0)
     throw new UsageError(`--from ${opts.from}: no report of a run${(opts.since ?? opts.until) ? ' started in that period' : ''}; nothing was written`);

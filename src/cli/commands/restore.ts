@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
-import type { GlobalOptions } from '../context.js';
-import { addOutputOptions, outputFiles, REPORT_OUTPUTS } from '../finish-run.js';
-import { checkCommandOutputs, journalOf } from '../output-check.js';
-import type { RestoreOptions } from './restore-run.js';
+import type { GlobalOptions } from '../../app/context.js';
+import { outputFiles, REPORT_OUTPUTS } from '../../app/finish-run.js';
+import { addOutputOptions } from './run-flags.js';
+import { checkCommandOutputs, journalOf } from '../../app/output-check.js';
+import type { RestoreOptions } from '../../app/restore-run.js';
 
 export function registerRestore(program: Command): void {
   const command = program
@@ -27,7 +28,7 @@ export function registerRestore(program: Command): void {
       checkCommandOutputs(globals, await outputFiles({ report: { flag: 'report', path: reportPath }, flags: opts, env: globals.io.env }, REPORT_OUTPUTS), [
         journalOf(reportPath),
       ]);
-      const { restoreRun } = await import('./restore-run.js');
+      const { restoreRun } = await import('../../app/restore-run.js');
       globals.io.exitCode = await restoreRun(reportPath, globals, opts);
     });
 }

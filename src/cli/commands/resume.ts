@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.js';
-import type { GlobalOptions } from '../context.js';
-import type { ResumeOptions } from './resume-run.js';
-import { addWindowOptions, EXIT_CODES_HELP } from './run-options.js';
-import { addOutputOptions } from '../finish-run.js';
+import type { GlobalOptions } from '../../app/context.js';
+import type { ResumeOptions } from '../../app/resume-run.js';
+import { addOutputOptions, addWindowOptions, EXIT_CODES_HELP } from './run-flags.js';
 
 export function registerResume(program: Command): void {
   const command = program
@@ -23,7 +22,7 @@ export function registerResume(program: Command): void {
       const globals = command.optsWithGlobals<GlobalOptions>();
       if (opts.maxFailures !== undefined && !/^(\d+|(100|\d{1,2})(\.\d+)?%)$/.test(opts.maxFailures))
         throw new UsageError('--max-failures takes a count or a percentage such as 10%');
-      const { resumeRun } = await import('./resume-run.js');
+      const { resumeRun } = await import('../../app/resume-run.js');
       globals.io.exitCode = await resumeRun(reportPath, globals, opts);
     });
 }

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import type { GlobalOptions } from '../context.js';
-import { addWindowOptions, DEFAULT_MAX_PLAN_AGE, EXIT_CODES_HELP, type RunOptions } from './run-options.js';
+import type { GlobalOptions } from '../../app/context.js';
+import { addOutputOptions, addWindowOptions, EXIT_CODES_HELP } from './run-flags.js';
+import { DEFAULT_MAX_PLAN_AGE, type RunOptions } from '../../app/run-options.js';
 import { durationOption } from '../parse.js';
 import { LONGEST } from '../../util/duration.js';
-import { addOutputOptions } from '../finish-run.js';
 
 export function registerRun(program: Command): void {
   const command = program
@@ -30,7 +30,7 @@ export function registerRun(program: Command): void {
       `${EXIT_CODES_HELP}\nExample:\n  SITEFLEET_TOKEN=… sitefleet run playbooks/nightly-backups.yaml --yes --report /var/log/sitefleet/backups.json\n`,
     )
     .action(async (file: string | undefined, opts: RunOptions, command: Command) => {
-      const { runPlaybook } = await import('./run-playbook.js');
+      const { runPlaybook } = await import('../../app/run-playbook.js');
       const globals = command.optsWithGlobals<GlobalOptions>();
       const { exitCode } = await runPlaybook(file, globals, opts);
       globals.io.exitCode = exitCode;

@@ -2,7 +2,7 @@ import { UsageError } from '../../errors.js';
 import { parseFaults } from '../../sim/faults.js';
 import { startSimulator, type Simulator } from '../../sim/server.js';
 import { parseRate } from '../../util/rate.js';
-import type { Io } from '../io.js';
+import type { Io } from '../../app/io.js';
 import type { Renamable } from '../../sim/fleet.js';
 import type { FleetNames } from '../../sim/hostile-names.js';
 import type { SimProfile } from '../../sim/profile.js';

@@ -4,7 +4,7 @@ import { RENAMABLE, type Renamable } from '../../sim/fleet.js';
 import { FLEET_NAMES } from '../../sim/hostile-names.js';
 import { SIM_PROFILES } from '../../sim/profile.js';
 import { intOption, rangeOption, shareOption } from '../parse.js';
-import type { Io } from '../io.js';
+import type { Io } from '../../app/io.js';
 import type { Rename, SimOptions } from './sim-serve.js';
 
 /** `--rename KIND:FROM=TO`, repeatable: KIND is site, environment (FROM as SITE/ENV) or domain. */

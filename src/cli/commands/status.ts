@@ -3,9 +3,10 @@ import type { Report } from '../../report/report.js';
 import { DEFAULT_TRACKING } from '../../run/watcher.js';
 import { LONGEST } from '../../util/duration.js';
 import { durationOption } from '../parse.js';
-import type { GlobalOptions } from '../context.js';
-import { checkCommandOutputs, journalOf } from '../output-check.js';
-import { addOutputOptions, outputFiles, REPORT_OUTPUTS, type OutputFlags } from '../finish-run.js';
+import type { GlobalOptions } from '../../app/context.js';
+import { checkCommandOutputs, journalOf } from '../../app/output-check.js';
+import { outputFiles, REPORT_OUTPUTS, type OutputFlags } from '../../app/finish-run.js';
+import { addOutputOptions } from './run-flags.js';
 
 interface StatusOptions extends OutputFlags {
   wait?: boolean | number;
@@ -35,8 +36,8 @@ export function registerStatus(program: Command): void {
       const report = readJsonFile(reportPath, { what: 'report', maxBytes: MAX_REPORT_BYTES, schema: 'report.schema.json' }).data as Report;
       const waitMs = opts.wait === undefined || opts.wait === false ? 0 : opts.wait === true ? DEFAULT_TRACKING.timeoutMs : opts.wait;
       const [{ checkOperations, runLockScope }, { warnIfUncoordinated, withRunLock }] = await Promise.all([
-        import('./status-check.js'),
-        import('../session.js'),
+        import('../../app/status-check.js'),
+        import('../../app/session.js'),
       ]);
       // The report is rewritten in place: it must be a report, and no link (see util/output-file.ts).
       checkCommandOutputs(globals, await outputFiles({ report: { flag: 'report', path: reportPath }, flags: opts, env: globals.io.env }, REPORT_OUTPUTS), [

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { InvalidInputError, type InputProblem } from '../../errors.js';
-import type { GlobalOptions } from '../context.js';
+import type { GlobalOptions } from '../../app/context.js';
 
 export function registerValidate(program: Command): void {
   program
@@ -14,7 +14,7 @@ export function registerValidate(program: Command): void {
     .option('--strict', 'treat warnings (such as an unset ${VAR}) as errors')
     .action(async (files: string[], local: { strict?: boolean }, command: Command) => {
       const opts = command.optsWithGlobals<GlobalOptions>();
-      const [{ loadChecked }, { warningLine }] = await Promise.all([import('../load-playbook.js'), import('../render.js')]);
+      const [{ loadChecked }, { warningLine }] = await Promise.all([import('../../app/load-playbook.js'), import('../render.js')]);
       const problems: InputProblem[] = [];
       for (const file of files) {
         try {

@@ -8,7 +8,7 @@ import type { Playbook } from '../../playbook/types.js';
 import { checkOutputs } from '../../util/output-file.js';
 import { refName } from '../../util/secret-ref.js';
 import type { Io } from '../io.js';
-import type { Check } from './doctor-check.js';
+import type { Check } from './check.js';
 
 /** Where doctor finds the run's channels: the playbook it is given, and the flags a run would take. */
 export interface ChannelOptions {

@@ -4,6 +4,7 @@ import type { Report } from '../../report/report.js';
 import type { StepResult } from '../../run/types.js';
 import type { OutputFile } from '../../util/output-file.js';
 import type { Io } from '../io.js';
+import type { View } from '../view.js';
 
 /** The output flags every command that ends a run takes (run, resume, status), declared by the outputs themselves. */
 export interface OutputFlags {
@@ -70,6 +71,8 @@ export interface Finished extends OutputStart {
   io: Io;
   /** `--quiet`: nothing on stdout but what a machine reads (annotations). */
   quiet: boolean;
+  /** How the summary is drawn for a person (the command line's). */
+  view: View;
   /** The run's own results, with what its report leaves out (login links for private files); a run or resume alone has them. */
   results?: ReadonlyMap<string, StepResult>;
   plan?: Plan;

@@ -4,7 +4,6 @@ import type { Playbook } from '../playbook/types.js';
 import { exitCodeOf, type Report } from '../report/report.js';
 import { reportFromJournal } from '../report/from-journal.js';
 import { journalRecorder } from './run-events/journal-recorder.js';
-import { progressLine } from './run-events/progress-line.js';
 import { ReportSnapshots } from './run-events/report-snapshots.js';
 import { stepLog } from './run-events/step-log.js';
 import { fanOut, type Subscriber } from './run-events/subscriber.js';
@@ -19,7 +18,7 @@ import { finishRun, type OutputFlags, type Started } from './finish-run.js';
 import { SiteProbe } from '../health/probe.js';
 import { siteUserAgent } from '../util/version.js';
 import { closingAt, type Deadline } from './window.js';
-import { formatDuration } from './progress.js';
+import { formatDuration } from '../util/duration.js';
 import { wallText } from '../util/time-window.js';
 
 export interface SessionArgs {
@@ -108,6 +107,7 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
     env: globals.io.env,
     io: globals.io,
     quiet: globals.quiet === true,
+    view: globals.view,
     playbook: args.playbook,
     plan: args.plan,
     results: outcome.results,
@@ -167,17 +167,11 @@ function watchers(args: SessionArgs, state: { look(): RunLook | undefined; close
   const { plan, runtime, globals } = args;
   const pending = plan.steps.filter((s) => !args.initial?.has(s.id)).length;
   return [
-    progressLine(
-      pending,
-      new Set(plan.tasks.filter((t) => t.wait).map((t) => t.index)),
-      !globals.quiet && globals.io.stderr.isTTY === true,
-      {
-        pausedForMs: () => Math.max(runtime.budget.pausedForMs(), runtime.shared?.pausedForMs() ?? 0),
-        nextLookMs: () => state.look()?.nextLookMs(),
-        closed: () => state.closed(),
-      },
-      globals.io.stderr,
-    ),
+    globals.view.runLine(pending, new Set(plan.tasks.filter((t) => t.wait).map((t) => t.index)), {
+      pausedForMs: () => Math.max(runtime.budget.pausedForMs(), runtime.shared?.pausedForMs() ?? 0),
+      nextLookMs: () => state.look()?.nextLookMs(),
+      closed: () => state.closed(),
+    }),
     stepLog(runtime.logger),
     journalRecorder(args.journal),
   ];

@@ -1,4 +1,3 @@
-import type { Command } from 'commander';
 import type { OutputFile } from '../util/output-file.js';
 import { forTerminal } from '../util/safe-text.js';
 import { github } from './outputs/github.js';
@@ -25,12 +24,6 @@ export const REPORT_OUTPUTS: readonly RunOutput[] = [reportFile, privateFiles, t
 
 /** What every run (run, resume) leaves behind: the report's outputs, then what tells someone: metrics, the ping, the webhooks. */
 export const RUN_OUTPUTS: readonly RunOutput[] = [...REPORT_OUTPUTS, metrics, ping, webhooks];
-
-/** The output flags (`--junit`, `--summary-md`, …) of a command that ends a run, as its outputs declare them. */
-export function addOutputOptions(command: Command, outputs: readonly RunOutput[] = RUN_OUTPUTS): Command {
-  for (const { option } of outputs) if (option) command.option(option.flags, option.description);
-  return command;
-}
 
 /** Every file the outputs will write, for the check when the command starts (see util/output-file.ts). */
 export async function outputFiles(start: OutputStart, outputs: readonly RunOutput[] = RUN_OUTPUTS): Promise<OutputFile[]> {

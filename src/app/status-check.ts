@@ -1,18 +1,17 @@
 import { existsSync } from 'node:fs';
-import { exitCodeOf, summarize, type Report, type ReportResult } from '../../report/report.js';
-import { Journal, journalPathFor } from '../../run/journal.js';
-import { readJournalBack } from '../../run/journal-read-back.js';
-import { lockScopeOf } from '../../coord/file-lock.js';
-import type { Coordination, LockScope } from '../../coord/types.js';
-import { DEFAULT_TRACKING, watcherFor, type Tracked } from '../../run/watcher.js';
-import { operationEnd } from '../../run/operation-end.js';
-import type { StepResult } from '../../run/types.js';
-import { forTerminal } from '../../util/safe-text.js';
-import { EXIT } from '../../errors.js';
-import { createRuntime, type GlobalOptions } from '../context.js';
-import { Progress } from '../progress.js';
-import { finishRun, REPORT_OUTPUTS, type OutputFlags } from '../finish-run.js';
-import { onInterrupt } from '../signals.js';
+import { exitCodeOf, summarize, type Report, type ReportResult } from '../report/report.js';
+import { Journal, journalPathFor } from '../run/journal.js';
+import { readJournalBack } from '../run/journal-read-back.js';
+import { lockScopeOf } from '../coord/file-lock.js';
+import type { Coordination, LockScope } from '../coord/types.js';
+import { DEFAULT_TRACKING, watcherFor, type Tracked } from '../run/watcher.js';
+import { operationEnd } from '../run/operation-end.js';
+import type { StepResult } from '../run/types.js';
+import { forTerminal } from '../util/safe-text.js';
+import { EXIT } from '../errors.js';
+import { createRuntime, type GlobalOptions } from './context.js';
+import { finishRun, REPORT_OUTPUTS, type OutputFlags } from './finish-run.js';
+import { onInterrupt } from './signals.js';
 
 /**
  * Looks at every accepted operation once at once, then (with a wait) through the same Watcher as a
@@ -30,7 +29,7 @@ export async function checkOperations(
   const journal = existsSync(journalPathFor(reportPath)) ? await Journal.open(journalPathFor(reportPath)) : undefined;
   const stop = new AbortController();
   const open = report.results.filter((r) => r.status === 'accepted' && r.operation_id);
-  const progress = new Progress(open.length, globals.io.stderr, !globals.quiet && globals.io.stderr.isTTY === true, 'operations ended');
+  const progress = globals.view.counter(open.length, 'operations ended');
   // The limit is the user's: polls still waiting for the rate budget when it passes are not sent.
   const deadline = waitMs > 0 ? setTimeout(() => stop.abort(), waitMs) : undefined;
   let interrupted = false;
@@ -74,6 +73,7 @@ export async function checkOperations(
       env: io.env,
       io,
       quiet: globals.quiet === true,
+      view: globals.view,
       after: still ? [`${still} operations still running: look again with \`sitefleet status ${reportPath} --wait\``] : [],
     },
     REPORT_OUTPUTS,

@@ -1,32 +1,30 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { buildReport } from '../../report/report.js';
-import { hasStartRecord, Journal, journalPathFor, type JournalRecord } from '../../run/journal.js';
-import type { Plan } from '../../plan/plan.js';
-import { confirmWrites } from '../confirm.js';
-import { readToken, UsageError, type GlobalOptions, type Runtime } from '../context.js';
-import { sealOf } from '../../util/seal.js';
-import { describeExpiring, keyFindings } from '../../run/api-keys.js';
-import type { Playbook } from '../../playbook/types.js';
-import { emptyTargetProblems, loadForRun, planFrom, type Prepared } from '../prepare.js';
-import { announceRun, finishRun, outputFiles, type Started } from '../finish-run.js';
-import { stateDirOf } from '../../coord/open.js';
-import { checkCommandOutputs, journalOf } from '../output-check.js';
-import { painter, renderPlan } from '../render.js';
-import { runSession, withRunLock } from '../session.js';
-import { openCoordination } from '../../coord/open.js';
-import type { Coordination } from '../../coord/types.js';
-import { lockScopeOf } from '../../coord/file-lock.js';
+import { buildReport } from '../report/report.js';
+import { hasStartRecord, Journal, journalPathFor, type JournalRecord } from '../run/journal.js';
+import type { Plan } from '../plan/plan.js';
+import { readToken, UsageError, type GlobalOptions, type Runtime } from './context.js';
+import { sealOf } from '../util/seal.js';
+import { describeExpiring, keyFindings } from '../run/api-keys.js';
+import type { Playbook } from '../playbook/types.js';
+import { emptyTargetProblems, loadForRun, planFrom, type Prepared } from './prepare.js';
+import { announceRun, finishRun, outputFiles, type Started } from './finish-run.js';
+import { stateDirOf } from '../coord/open.js';
+import { checkCommandOutputs, journalOf } from './output-check.js';
+import { runSession, withRunLock } from './session.js';
+import { openCoordination } from '../coord/open.js';
+import type { Coordination } from '../coord/types.js';
+import { lockScopeOf } from '../coord/file-lock.js';
 
 import { DEFAULT_MAX_PLAN_AGE, defaultReportPath, type RunOptions } from './run-options.js';
-import { forTerminal } from '../../util/safe-text.js';
-import { parseDuration } from '../../util/duration.js';
-import { checkSavedPlan, type SavedPlanCheck } from '../../plan/saved.js';
-import { changedPlanError, playbookNamedBy, readSavedPlan, refuseOtherText, refuseStalePlan, type SavedPlan } from '../saved-plan.js';
-import { targetLabel } from '../../report/report.js';
-import { formatDuration } from '../progress.js';
-import { enterWindow, type Deadline } from '../window.js';
-import { estimateLines } from '../estimate.js';
+import { forTerminal } from '../util/safe-text.js';
+import { parseDuration } from '../util/duration.js';
+import { checkSavedPlan, type SavedPlanCheck } from '../plan/saved.js';
+import { changedPlanError, playbookNamedBy, readSavedPlan, refuseOtherText, refuseStalePlan, type SavedPlan } from './saved-plan.js';
+import { targetLabel } from '../report/report.js';
+import { formatDuration } from '../util/duration.js';
+import { enterWindow, type Deadline } from './window.js';
+import { estimateLines } from './estimate.js';
 
 /** A start record as the run writes it, before its seal. */
 type JournalStart = Omit<Extract<JournalRecord, { t: 'start' }>, 'seal'>;
@@ -135,7 +133,7 @@ async function planAndRun(request: RunRequest, coordination: Coordination): Prom
     }
     const { plan, runtime } = prepared;
     if (opts.wait) for (const task of plan.tasks) task.wait = true;
-    out(renderPlan(plan, opts.verbose ?? false, painter(globals.io)));
+    out(globals.view.plan(plan, opts.verbose ?? false));
     const left = request.deadline ? { ms: request.deadline.at - Date.now(), name: `the time left before ${request.deadline.source}` } : undefined;
     for (const line of estimateLines(plan, runtime.pace, undefined, left)) out(line);
     const empty = emptyTargetProblems(prepared);
@@ -151,7 +149,14 @@ async function planAndRun(request: RunRequest, coordination: Coordination): Prom
 async function finishDryRun({ globals, opts, startedAt }: RunRequest, plan: Plan): Promise<{ exitCode: number; reportPath: string }> {
   const report = buildReport({ plan, mode: 'dry-run', startedAt, finishedAt: new Date() });
   const { io } = globals;
-  await finishRun({ report: { flag: '--report', path: opts.report!, value: report }, flags: opts, env: io.env, io, quiet: globals.quiet === true });
+  await finishRun({
+    report: { flag: '--report', path: opts.report!, value: report },
+    flags: opts,
+    env: io.env,
+    io,
+    quiet: globals.quiet === true,
+    view: globals.view,
+  });
   return { exitCode: 0, reportPath: opts.report! };
 }
 
@@ -164,8 +169,7 @@ async function send(
   const { globals, opts, startedAt, saved } = request;
   if (opts.preflight !== false) await warnOfExpiringKeys(runtime, plan.company, globals);
   if (plan.steps.length > 0)
-    await confirmWrites(
-      globals.io,
+    await globals.view.confirmWrites(
       'run',
       `Send ${plan.steps.length} calls to ${runtime.client.transport.location.origin} for company ${plan.company} (rate ${runtime.rate}, concurrency ${runtime.concurrency})?`,
       opts.yes,

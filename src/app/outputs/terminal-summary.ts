@@ -4,9 +4,8 @@ import type { RunOutput } from './output.js';
 export const terminalSummary: RunOutput = {
   name: 'summary',
   files: () => [],
-  async write({ report, io, quiet, before = [], after = [] }) {
+  write({ report, io, view, quiet, before = [], after = [] }) {
     if (quiet) return;
-    const { painter, renderSummary } = await import('../render.js');
-    io.stdout.write(`${[...before, renderSummary(report.value, report.path, painter(io)), ...after].join('\n')}\n`);
+    io.stdout.write(`${[...before, view.summary(report.value, report.path), ...after].join('\n')}\n`);
   },
 };

@@ -1,8 +1,6 @@
-import { EXIT_MEANING } from '../../errors.js';
-import type { Command } from 'commander';
-import type { WindowOptions } from '../window.js';
-import type { OutputFlags } from '../finish-run.js';
 import { join } from 'node:path';
+import type { WindowOptions } from './window.js';
+import type { OutputFlags } from './finish-run.js';
 
 export interface RunOptions extends WindowOptions, OutputFlags {
   dryRun?: boolean;
@@ -26,15 +24,4 @@ export const DEFAULT_MAX_PLAN_AGE = '24h';
 
 export function defaultReportPath(dir: string | undefined, now = new Date()): string {
   return join(dir ?? '.', `sitefleet-report-${now.toISOString().replace(/[:.]/g, '-')}.json`);
-}
-
-export const EXIT_CODES_HELP = `\nExit codes: ${Object.entries(EXIT_MEANING)
-  .map(([code, meaning]) => `${code} ${meaning}`)
-  .join(', ')}.\n`;
-
-/** `--not-after` and `--wait-window`, on the commands that send (run, resume). */
-export function addWindowOptions(command: Command): Command {
-  return command
-    .option('--not-after <time>', 'send no write after TIME: HH:MM (local zone, or TZ) or ISO 8601; steps not sent by then end skipped (exit 5)')
-    .option('--wait-window', 'outside settings.window, wait for it to open instead of exiting 5');
 }

@@ -12,11 +12,14 @@ import { DEFAULT_RETRY } from '../run/retry.js';
 import type { PlaybookSettings } from '../playbook/types.js';
 import { parseDuration } from '../util/duration.js';
 import type { Io } from './io.js';
+import type { View } from './view.js';
 
 /** Options every command understands (commander's globals). */
 export interface GlobalOptions {
   /** Not a flag: the streams, environment and signals the command runs with (io.ts; set by main). */
   io: Io;
+  /** Not a flag: how plans, summaries, prompts and status lines are shown (the terminal's, set by the program). */
+  view: View;
   baseUrl?: string;
   tokenFile?: string;
   company?: string;

@@ -1,17 +1,17 @@
-import { backupCreatedMs } from '../../api/backup-time.js';
-import type { Coordination } from '../../coord/types.js';
-import { SiteProbe } from '../../health/probe.js';
-import { stepHealthUrl, type Plan, type Step } from '../../plan/plan.js';
-import { HealthGate } from '../../run/health-gate.js';
-import { PRIORITY } from '../../run/rate-budget.js';
-import { followRestore, restoreBroken, type RestoreContext } from '../../run/restore.js';
-import { backupMismatch, type LeftAlone, type RestoreCandidate } from '../../run/restore-choice.js';
-import type { StepResult } from '../../run/types.js';
-import { taskWatch, watcherFor, type Watcher } from '../../run/watcher.js';
-import { systemClock } from '../../util/clock.js';
-import { siteUserAgent } from '../../util/version.js';
-import { createRuntime, type GlobalOptions, type Runtime } from '../context.js';
-import { onInterrupt } from '../signals.js';
+import { backupCreatedMs } from '../api/backup-time.js';
+import type { Coordination } from '../coord/types.js';
+import { SiteProbe } from '../health/probe.js';
+import { stepHealthUrl, type Plan, type Step } from '../plan/plan.js';
+import { HealthGate } from '../run/health-gate.js';
+import { PRIORITY } from '../run/rate-budget.js';
+import { followRestore, restoreBroken, type RestoreContext } from '../run/restore.js';
+import { backupMismatch, type LeftAlone, type RestoreCandidate } from '../run/restore-choice.js';
+import type { StepResult } from '../run/types.js';
+import { taskWatch, watcherFor, type Watcher } from '../run/watcher.js';
+import { systemClock } from '../util/clock.js';
+import { siteUserAgent } from '../util/version.js';
+import { createRuntime, type GlobalOptions, type Runtime } from './context.js';
+import { onInterrupt } from './signals.js';
 
 /** A candidate the service's backup list confirmed, with the backup's age. */
 export interface Confirmed extends RestoreCandidate {

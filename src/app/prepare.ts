@@ -8,7 +8,6 @@ import type { Playbook } from '../playbook/types.js';
 import { buildPlan, readsNeeded, type Plan } from '../plan/plan.js';
 import { closingToo, createRuntime, type GlobalOptions, type Runtime } from './context.js';
 import { openCoordination } from '../coord/open.js';
-import { warningLine } from './render.js';
 import { playbookSha256 } from './saved-plan.js';
 import type { Coordination } from '../coord/types.js';
 
@@ -31,7 +30,7 @@ export function loadForRun(file: string, opts: GlobalOptions): Playbook & { comp
     company: opts.company,
     allowOutside: opts.allowOutside,
     onWarning: (warnings) => {
-      if (!opts.quiet) for (const w of warnings) opts.io.stderr.write(`${warningLine(w)}\n`);
+      if (!opts.quiet) for (const w of warnings) opts.io.stderr.write(`${opts.view.warning(w)}\n`);
     },
   });
   if (!playbook.company) {

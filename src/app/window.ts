@@ -1,7 +1,7 @@
 import { OutsideWindowError, UsageError } from '../errors.js';
 import type { PlaybookSettings } from '../playbook/types.js';
 import { describeWindow, localZone, openingAt, parseNotAfter, wallText } from '../util/time-window.js';
-import { formatDuration } from './progress.js';
+import { formatDuration } from '../util/duration.js';
 import { onInterrupt } from './signals.js';
 import type { Io } from './io.js';
 

@@ -1,18 +1,17 @@
-import { restoreFrom } from '../../actions/index.js';
-import { lockScopeOf } from '../../coord/file-lock.js';
-import type { Plan } from '../../plan/plan.js';
-import { targetLabel } from '../../report/report.js';
-import { reportFromJournal } from '../../report/from-journal.js';
-import { Journal, journalPathFor, readJournal, type JournalState } from '../../run/journal.js';
-import { readJournalBack } from '../../run/journal-read-back.js';
-import { chooseRestores, type LeftAlone, type RestoreCandidate, type RestoreChoice } from '../../run/restore-choice.js';
-import type { StepResult } from '../../run/types.js';
-import { terminalMessage, terminalName } from '../../util/safe-text.js';
-import { confirmWrites } from '../confirm.js';
-import { UsageError, type GlobalOptions } from '../context.js';
-import { CoordinationError } from '../../errors.js';
-import { finishRun, REPORT_OUTPUTS, type OutputFlags } from '../finish-run.js';
-import { formatDuration } from '../progress.js';
+import { restoreFrom } from '../actions/index.js';
+import { lockScopeOf } from '../coord/file-lock.js';
+import type { Plan } from '../plan/plan.js';
+import { targetLabel } from '../report/report.js';
+import { reportFromJournal } from '../report/from-journal.js';
+import { Journal, journalPathFor, readJournal, type JournalState } from '../run/journal.js';
+import { readJournalBack } from '../run/journal-read-back.js';
+import { chooseRestores, type LeftAlone, type RestoreCandidate, type RestoreChoice } from '../run/restore-choice.js';
+import type { StepResult } from '../run/types.js';
+import { terminalMessage, terminalName } from '../util/safe-text.js';
+import { UsageError, type GlobalOptions } from './context.js';
+import { CoordinationError } from '../errors.js';
+import { finishRun, REPORT_OUTPUTS, type OutputFlags } from './finish-run.js';
+import { formatDuration } from '../util/duration.js';
 import { refuseUnsealed } from './resume-run.js';
 import { RestoreTools, type Confirmed } from './restore-tools.js';
 
@@ -35,7 +34,7 @@ export interface RestoreOptions extends OutputFlags {
 export async function restoreRun(reportPath: string, globals: GlobalOptions, opts: RestoreOptions): Promise<number> {
   const state = readRun(reportPath, globals);
   const { plan } = state.start;
-  const session = await import('../session.js');
+  const session = await import('./session.js');
   session.warnIfUncoordinated(state.start.coordination, globals);
   return session.withRunLock(globals, lockScopeOf(plan), `restore ${reportPath}`, opts.waitLock, async (coordination) => {
     const tools = new RestoreTools(globals, plan, coordination);
@@ -48,8 +47,7 @@ export async function restoreRun(reportPath: string, globals: GlobalOptions, opt
       const attention = left.some((l) => l.attention);
       if (opts.dryRun || todo.length + choice.follow.length + choice.inQuestion.length === 0) return attention ? 1 : 0;
       if (todo.length > 0)
-        await confirmWrites(
-          globals.io,
+        await globals.view.confirmWrites(
           'restore',
           `Restore ${todo.length} site${todo.length === 1 ? '' : 's'} through ${globals.baseUrl} for company ${plan.company}? ${restoreFrom.warning}.`,
           opts.yes,
@@ -124,6 +122,7 @@ async function finish(reportPath: string, globals: GlobalOptions, flags: OutputF
       env: globals.io.env,
       io: globals.io,
       quiet: globals.quiet === true,
+      view: globals.view,
       plan: state.start.plan,
     },
     REPORT_OUTPUTS,

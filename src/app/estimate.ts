@@ -5,7 +5,7 @@ import { learnFromJournal, type Learned } from '../run/history.js';
 import { journalPathFor } from '../run/journal.js';
 import { describeWindow, openingAt } from '../util/time-window.js';
 import type { Runtime } from './context.js';
-import { formatDuration } from './progress.js';
+import { formatDuration } from '../util/duration.js';
 import { terminalName } from '../util/safe-text.js';
 
 /** `--history REPORT`: operation durations from that run's journal (beside the report). */

@@ -1,6 +1,6 @@
-import type { RunEvent } from '../../run/types.js';
-import { isProblem } from '../../run/types.js';
-import { formatDuration } from '../progress.js';
+import type { RunEvent } from '../run/types.js';
+import { isProblem } from '../run/types.js';
+import { formatDuration } from '../util/duration.js';
 
 /**
  * Where a run stands, from its events: steps sent, operations still running (of tasks that wait

@@ -7,8 +7,8 @@ import { describeExpiring, keyFindings } from '../../run/api-keys.js';
 import { defaultStateDir } from '../../coord/file-lock.js';
 import { openRuntime, readToken, type GlobalOptions, type Runtime } from '../context.js';
 import { forTerminal, jsonText } from '../../util/safe-text.js';
-import { channelChecks, doctorPlaybook, type ChannelOptions } from './doctor-channels.js';
-import type { Check } from './doctor-check.js';
+import { channelChecks, doctorPlaybook, type ChannelOptions } from './channels.js';
+import type { Check } from './check.js';
 
 export interface DoctorOptions extends ChannelOptions {
   expiryWarning: string;
@@ -17,7 +17,7 @@ export interface DoctorOptions extends ChannelOptions {
   format: 'text' | 'json';
 }
 
-export type { Check } from './doctor-check.js';
+export type { Check } from './check.js';
 
 /** A folder a run writes to: created if missing, then a file written and removed in it. */
 function writable(check: string, dir: string): Check {

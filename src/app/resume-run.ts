@@ -1,29 +1,28 @@
-import { readToken, UsageError, type GlobalOptions } from '../context.js';
-import { hasSeal } from '../../util/seal.js';
-import { playbookSha256 } from '../saved-plan.js';
-import { Journal, journalPathFor, NoStartRecordError, type JournalState } from '../../run/journal.js';
-import { readJournalBack } from '../../run/journal-read-back.js';
-import { planResume, type ResumePlan } from '../../run/resume.js';
-import { InvalidInputError, SitefleetError } from '../../errors.js';
-import type { Plan } from '../../plan/plan.js';
-import { holdResumed, type ResumedPlan } from '../../plan/resumed.js';
-import type { PlanChange } from '../../plan/saved.js';
-import type { Playbook } from '../../playbook/types.js';
-import { MAX_PLAYBOOK_BYTES } from '../../playbook/load.js';
-import { targetLabel } from '../../report/report.js';
-import { InputFileError, readInputFile } from '../../util/input-file.js';
-import { loadForRun, planFrom } from '../prepare.js';
-import { confirmWrites } from '../confirm.js';
-import { exitCodeOf } from '../../report/report.js';
-import { reportFromJournal } from '../../report/from-journal.js';
-import { forTerminal } from '../../util/safe-text.js';
-import { runSession, warnIfUncoordinated, withRunLock } from '../session.js';
-import { lockScopeOf } from '../../coord/file-lock.js';
-import type { Coordination } from '../../coord/types.js';
-import { enterWindow, type Deadline, type WindowOptions } from '../window.js';
-import { announceRun, finishRun, outputFiles, type OutputFlags, type Started } from '../finish-run.js';
-import { stateDirOf } from '../../coord/open.js';
-import { checkCommandOutputs, journalOf } from '../output-check.js';
+import { readToken, UsageError, type GlobalOptions } from './context.js';
+import { hasSeal } from '../util/seal.js';
+import { playbookSha256 } from './saved-plan.js';
+import { Journal, journalPathFor, NoStartRecordError, type JournalState } from '../run/journal.js';
+import { readJournalBack } from '../run/journal-read-back.js';
+import { planResume, type ResumePlan } from '../run/resume.js';
+import { InvalidInputError, SitefleetError } from '../errors.js';
+import type { Plan } from '../plan/plan.js';
+import { holdResumed, type ResumedPlan } from '../plan/resumed.js';
+import type { PlanChange } from '../plan/saved.js';
+import type { Playbook } from '../playbook/types.js';
+import { MAX_PLAYBOOK_BYTES } from '../playbook/load.js';
+import { targetLabel } from '../report/report.js';
+import { InputFileError, readInputFile } from '../util/input-file.js';
+import { loadForRun, planFrom } from './prepare.js';
+import { exitCodeOf } from '../report/report.js';
+import { reportFromJournal } from '../report/from-journal.js';
+import { forTerminal } from '../util/safe-text.js';
+import { runSession, warnIfUncoordinated, withRunLock } from './session.js';
+import { lockScopeOf } from '../coord/file-lock.js';
+import type { Coordination } from '../coord/types.js';
+import { enterWindow, type Deadline, type WindowOptions } from './window.js';
+import { announceRun, finishRun, outputFiles, type OutputFlags, type Started } from './finish-run.js';
+import { stateDirOf } from '../coord/open.js';
+import { checkCommandOutputs, journalOf } from './output-check.js';
 
 export interface ResumeOptions extends WindowOptions, OutputFlags {
   yes?: boolean;
@@ -158,8 +157,7 @@ async function resume(reportPath: string, state: JournalState, ctx: ResumeContex
     const { plan } = held;
     if (opts.wait) for (const task of plan.tasks) task.wait = true;
     const sends = plan.steps.filter((s) => !todo.initial.has(s.id)).length;
-    await confirmWrites(
-      globals.io,
+    await globals.view.confirmWrites(
       'resume',
       `Send ${sends} calls${todo.toPoll.length ? ` and poll ${todo.toPoll.length} operations` : ''} to ${globals.baseUrl ?? '(no base URL)'} for company ${plan.company}?`,
       opts.yes,
@@ -213,6 +211,7 @@ async function upToDate(reportPath: string, state: JournalState, todo: ResumePla
     env: io.env,
     io,
     quiet: globals.quiet === true,
+    view: globals.view,
     before: ['nothing left to send: every step has ended.'],
     started,
   });

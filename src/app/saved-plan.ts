@@ -7,7 +7,7 @@ import { MAX_PLAYBOOK_BYTES, textLocator } from '../playbook/load.js';
 import { readJsonFile } from '../util/json-input.js';
 import { hasSeal } from '../util/seal.js';
 import { planReadBackProblems } from '../plan/read-back.js';
-import { formatDuration } from './progress.js';
+import { formatDuration } from '../util/duration.js';
 import { InputFileError, PlaybookFiles, readInputFile } from '../util/input-file.js';
 import { dirname } from 'node:path';
 import { targetLabel } from '../report/report.js';

@@ -1,22 +1,14 @@
-import type { Subscriber } from './subscriber.js';
-import type { Output } from '../io.js';
+import type { Subscriber } from '../app/run-events/subscriber.js';
+import type { RunLineSources } from '../app/view.js';
+import type { Output } from '../app/io.js';
 import { RunPhase } from './run-phase.js';
-
-export interface ProgressSources {
-  /** The service's pause (a 429's Retry-After), shown while it lasts. */
-  pausedForMs(): number;
-  /** When the run next looks at an operation (a poll or a listing read), once the executor says. */
-  nextLookMs(): number | undefined;
-  /** The run's window has closed: nothing more will be sent. */
-  closed(): boolean;
-}
 
 /**
  * The status line on an interactive stderr: the run's phase (sending, then waiting for operations),
  * its counts and ETA, the next poll, and the service's pause when there is one. Redrawn four times a
  * second, so a countdown moves; cron and CI draw nothing.
  */
-export function progressLine(steps: number, waits: ReadonlySet<number>, enabled: boolean, sources: ProgressSources, stream: Output): Subscriber {
+export function progressLine(steps: number, waits: ReadonlySet<number>, enabled: boolean, sources: RunLineSources, stream: Output): Subscriber {
   const phase = new RunPhase(steps, waits);
   const draw = () => {
     const paused = sources.pausedForMs();
