@@ -22,8 +22,13 @@ export interface CallResult {
 }
 
 /**
- * A typed function for each endpoint of the spec. Every body is checked against its schema in
- * `schemas/api/` first: an invalid request throws RequestValidationError and is never sent.
+ * The API by endpoint name: `call` sends any endpoint of the table in endpoints.ts, `getOperation`
+ * reads an operation's status. Every body is checked against its schema in `schemas/api/` first: an
+ * invalid request throws RequestValidationError and is never sent. An answer is checked as far as its
+ * endpoint's entry says, else MalformedResponseError: an asynchronous endpoint's answer that says the
+ * work is running must name its operation, and a read's must hold its `response` schema (so
+ * `Caller.read` can type it by the endpoint's name). The synchronous writes have no answer schema:
+ * their answers come back as sent, and their actions read them defensively.
  */
 export class HostingClient {
   readonly transport: Transport;
@@ -35,8 +40,8 @@ export class HostingClient {
   }
 
   /**
-   * The generic call the typed functions and the runner's steps go through. Every body is checked
-   * against its schema before it leaves, whoever built it (a plan, a saved plan, a journal).
+   * The one way an endpoint is called: the runner's steps and reads go through it (`Caller`). Every
+   * body is checked against its schema before it leaves, whoever built it (a plan, a saved plan, a journal).
    */
   async call(name: EndpointName, params: Record<string, string>, body?: unknown, options: CallOptions = {}): Promise<CallResult> {
     const { signal, query } = options;
@@ -48,85 +53,6 @@ export class HostingClient {
     if (endpoint.operation) assertAccepted(response, endpoint.method, path);
     if (endpoint.response) assertValidResponse(endpoint.response, endpoint.method, path, response.status, response.data);
     return response;
-  }
-
-  async #typed<R>(name: EndpointName, params: Record<string, string>, body?: unknown, check?: (data: unknown) => boolean): Promise<R> {
-    const { status, data } = await this.call(name, params, body);
-    if (check && !check(data)) {
-      const endpoint = ENDPOINTS[name];
-      throw new MalformedResponseError(status, endpoint.method, fillPath(endpoint.path, params), 'unexpected shape');
-    }
-    return data as R;
-  }
-
-  listApiKeys(companyId: string) {
-    return this.#typed<{ api_keys: T.ApiKey[] }>('listApiKeys', { id: companyId }, undefined, (d) => Array.isArray(obj(d).api_keys));
-  }
-  listThemes(companyId: string, query: T.ThemeListQuery = {}) {
-    return this.#typed<T.ThemeListResponse>('listThemes', { id: companyId }, query, (d) => {
-      const themes = obj(obj(obj(d).company).themes);
-      return typeof themes.total === 'number' && Array.isArray(themes.items);
-    });
-  }
-  createEnvironment(siteId: string, body: T.CreateEnvironmentBody) {
-    return this.#typed<T.Accepted>('createEnvironment', { site_id: siteId }, body);
-  }
-  addDomain(envId: string, body: T.AddDomainBody) {
-    return this.#typed<T.Accepted>('addDomain', { env_id: envId }, body);
-  }
-  createDnsRecord(domainId: string, body: T.DnsRecordBody) {
-    return this.#typed<T.Accepted>('createDnsRecord', { domain_id: domainId }, body);
-  }
-  cloneEnvironment(siteId: string, body: T.CloneEnvironmentBody) {
-    return this.#typed<T.Accepted>('cloneEnvironment', { site_id: siteId }, body);
-  }
-  getSshConfig(siteId: string, envId: string) {
-    return this.#typed<T.SshConfig>('getSshConfig', { site_id: siteId, env_id: envId }, undefined, (d) => typeof obj(d).ssh_command === 'string');
-  }
-  bulkUpdateThemes(envId: string, body: T.BulkUpdateThemesBody) {
-    return this.#typed<T.Accepted>('bulkUpdateThemes', { env_id: envId }, body);
-  }
-  modifyPhpVersion(body: T.ModifyPhpVersionBody) {
-    return this.#typed<T.Accepted>('modifyPhpVersion', {}, body);
-  }
-  createPlainEnvironment(siteId: string, body: T.CreatePlainEnvironmentBody) {
-    return this.#typed<T.Accepted>('createPlainEnvironment', { site_id: siteId }, body);
-  }
-  createPlainSite(body: T.CreatePlainSiteBody) {
-    return this.#typed<T.Accepted>('createPlainSite', {}, body);
-  }
-  addManualBackup(envId: string, body: T.ManualBackupBody) {
-    return this.#typed<T.Accepted>('addManualBackup', { env_id: envId }, body);
-  }
-  toggleSftpAccounts(envId: string, body: T.ToggleSftpAccountsBody) {
-    return this.#typed<T.Accepted>('toggleSftpAccounts', { env_id: envId }, body);
-  }
-  runWpCliCommand(envId: string, body: T.RunWpCliBody) {
-    return this.#typed<T.Accepted>('runWpCliCommand', { env_id: envId }, body);
-  }
-  listBackups(envId: string) {
-    return this.#typed<T.BackupListResponse>('listBackups', { env_id: envId }, undefined, (d) => Array.isArray(obj(obj(d).environment).backups));
-  }
-  createAdminUser(envId: string, body: T.CreateAdminUserBody) {
-    return this.#typed<{ create_wp_admin_user: boolean }>('createAdminUser', { env_id: envId }, body, (d) => typeof obj(d).create_wp_admin_user === 'boolean');
-  }
-  getLoginUrl(envId: string, body: T.LoginUrlBody) {
-    return this.#typed<{ login_link: string }>('getLoginUrl', { env_id: envId }, body, (d) => typeof obj(d).login_link === 'string');
-  }
-  setDeniedIps(body: T.DeniedIpsBody) {
-    return this.#typed<T.NullResult>('setDeniedIps', {}, body, isNullResult);
-  }
-  setSshExpiration(envId: string, body: T.SshExpirationBody) {
-    return this.#typed<T.NullResult>('setSshExpiration', { env_id: envId }, body, isNullResult);
-  }
-  listDomains(envId: string) {
-    return this.#typed<T.DomainListResponse>('listDomains', { env_id: envId }, undefined, (d) => Array.isArray(obj(obj(d).environment).site_domains));
-  }
-  setSshStatus(envId: string, body: T.SshStatusBody) {
-    return this.#typed<T.NullResult>('setSshStatus', { env_id: envId }, body, isNullResult);
-  }
-  pushEnvironment(siteId: string, body: T.PushEnvironmentBody) {
-    return this.#typed<T.Accepted>('pushEnvironment', { site_id: siteId }, body);
   }
 
   /**
@@ -165,10 +91,6 @@ export class HostingClient {
 
 function obj(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
-}
-
-function isNullResult(d: unknown): boolean {
-  return 'result' in obj(d);
 }
 
 /**

@@ -3,8 +3,8 @@ import type { ApiKeyListResponse, BackupListResponse, DomainListResponse, Operat
 /**
  * The 22 endpoints of the spec as data (and restore, which it names without showing: `evidence`): method, path template, the schema of the body (a file in
  * `schemas/api/`), for asynchronous ones the operation kind the 202 carries, and for the reads the
- * runner plans from, the schema their answers are checked against. The typed client
- * functions and the simulator's router are both built from this table, and a test checks it
+ * runner plans from, the schema their answers are checked against. The client's `call` and
+ * the simulator's router are both built from this table, and a test checks it
  * against the spec's literal paths, so the two cannot drift apart silently.
  */
 export interface Endpoint {
@@ -89,7 +89,7 @@ export type EndpointName = keyof typeof ENDPOINTS;
 
 /**
  * What each read answers, once its answer schema (`response`) has held it at arrival: a read is
- * typed by its endpoint's name, never by a type its caller picks (test/api/client.test.ts holds every
+ * typed by its endpoint's name, never by a type its caller picks (test/api/read-answers.test.ts holds every
  * GET of the table to a schema and an entry here).
  */
 export interface ReadAnswers {

@@ -247,10 +247,6 @@ export interface PushEnvironmentBody {
   file_list?: string[];
 }
 
-export interface NullResult {
-  result: null;
-}
-
 /** What `GET /operations/{id}` tells, folded from its status code (202 / 200 / 500 / 404). */
 export type OperationState = 'in_progress' | 'succeeded' | 'failed' | 'not_found';
 

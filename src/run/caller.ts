@@ -175,7 +175,7 @@ export class Caller implements CallPort {
       ...(options.priority === undefined ? {} : { priority: options.priority }),
     });
     if (!outcome.ok) throw outcome.error;
-    // Held to the endpoint's answer schema where it arrived (HostingClient.request), so it is what the type says.
+    // Held to the endpoint's answer schema where it arrived (HostingClient.call), so it is what the type says.
     return outcome.value!.data as ReadAnswers[N];
   }
 

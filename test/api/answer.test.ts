@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { operationState, writeAnswer } from '../../src/api/answer.js';
 import { readInventory } from '../../src/inventory/read.js';
 import { MalformedResponseError, RateLimitError } from '../../src/errors.js';
+import { operationOf, read } from '../helpers/calls.js';
 import { answering } from '../helpers/fixed-answer.js';
 import { useSimulator } from '../helpers/sim.js';
 
@@ -42,7 +43,7 @@ describe('asynchronous endpoints answered at once', () => {
     ] as const) {
       const server = await answering(status, { status, message: 'Too many requests, please try again later.' });
       try {
-        const error = await server.client.listBackups(env).catch((e: unknown) => e);
+        const error = await server.client.call('listBackups', { env_id: env }).catch((e: unknown) => e);
         expect(error instanceof RateLimitError, `HTTP ${status}`).toBe(limited);
       } finally {
         await server.close();
@@ -53,13 +54,16 @@ describe('asynchronous endpoints answered at once', () => {
   it('a 200 without an operation id is accepted (the work is done); a 202 without one is not what the API promises', async () => {
     const done = await answering(200, { status: 200, message: 'Successfully updated WP themes' });
     try {
-      await expect(done.client.bulkUpdateThemes(env, { themes: [{ name: 'x' }] })).resolves.toMatchObject({ status: 200 });
+      await expect(done.client.call('bulkUpdateThemes', { env_id: env }, { themes: [{ name: 'x' }] })).resolves.toMatchObject({
+        status: 200,
+        data: { status: 200 },
+      });
     } finally {
       await done.close();
     }
     const running = await answering(202, { status: 202, message: 'in progress' });
     try {
-      await expect(running.client.bulkUpdateThemes(env, { themes: [{ name: 'x' }] })).rejects.toBeInstanceOf(MalformedResponseError);
+      await expect(running.client.call('bulkUpdateThemes', { env_id: env }, { themes: [{ name: 'x' }] })).rejects.toBeInstanceOf(MalformedResponseError);
     } finally {
       await running.close();
     }
@@ -70,8 +74,8 @@ describe('the simulator with the real profile, read by the client', () => {
   it('terminal operation states come back as HTTP 200 with the outcome in the body, and are read by it', async () => {
     const { sim, client } = await start({ profile: 'real', failOperations: 1, operationVisibleAfterMs: 0, operationDelayMs: 0 });
     const env = [...sim.fleet.environments.values()][0]!;
-    const accepted = await client.modifyPhpVersion({ environment_id: env.id, php_version: '8.3' });
-    const status = await client.getOperation(accepted.operation_id);
+    const accepted = await client.call('modifyPhpVersion', {}, { environment_id: env.id, php_version: '8.3' });
+    const status = await client.getOperation(operationOf(accepted));
     expect(status.http_status).toBe(200);
     expect(status.state).toBe('failed');
     expect(status.message).toMatch(/failed/);
@@ -81,27 +85,31 @@ describe('the simulator with the real profile, read by the client', () => {
   it('the spec profile says the same failure with HTTP 500', async () => {
     const { sim, client } = await start({ failOperations: 1, operationDelayMs: 0 });
     const env = [...sim.fleet.environments.values()][0]!;
-    const accepted = await client.modifyPhpVersion({ environment_id: env.id, php_version: '8.3' });
-    expect(await client.getOperation(accepted.operation_id)).toMatchObject({ state: 'failed', http_status: 500 });
+    const accepted = await client.call('modifyPhpVersion', {}, { environment_id: env.id, php_version: '8.3' });
+    expect(await client.getOperation(operationOf(accepted))).toMatchObject({ state: 'failed', http_status: 500 });
   });
 
   it('theme bulk updates answered 200, null theme_update and the vendor’s DNS flag are all accepted', async () => {
     const { sim, client } = await start({ profile: 'real', createRate: '100/s' });
-    const listing = await client.listThemes(sim.companyId, { offset: 0, limit: 100 });
+    const listing = await read(client, 'listThemes', { id: sim.companyId }, { offset: 0, limit: 100 });
     const entries = listing.company.themes.items.flatMap((t) => t.environments.map((e) => ({ theme: t.name, e })));
     expect(entries.some(({ e }) => e.theme_update === null)).toBe(true);
     const inventory = await readInventory(
-      { listThemes: (c, q) => client.listThemes(c, q), listDomains: (id) => client.listDomains(id), listBackups: (id) => client.listBackups(id) },
+      {
+        listThemes: (c, q) => read(client, 'listThemes', { id: c }, q),
+        listDomains: (id) => read(client, 'listDomains', { env_id: id }),
+        listBackups: (id) => read(client, 'listBackups', { env_id: id }),
+      },
       sim.companyId,
     );
     const withUpdate = entries.filter(({ e }) => e.theme_update === 'available').length;
     expect(inventory.environments.flatMap((e) => e.themes).filter((t) => t.update_available)).toHaveLength(withUpdate);
     const pending = entries.find(({ e }) => e.theme_update === 'available')!;
-    const answer = await client.bulkUpdateThemes(pending.e.id, { themes: [{ name: pending.theme }] });
-    expect(answer.status).toBe(200);
-    expect(answer.operation_id).toMatch(/^wp-themes:bulk-update-/);
+    const answer = await client.call('bulkUpdateThemes', { env_id: pending.e.id }, { themes: [{ name: pending.theme }] });
+    expect(answer.data).toMatchObject({ status: 200 });
+    expect(operationOf(answer)).toMatch(/^wp-themes:bulk-update-/);
     const withDomains = [...sim.fleet.environments.values()].find((e) => e.domains.length > 0)!;
-    const domains = (await client.listDomains(withDomains.id)).environment.site_domains;
+    const domains = (await read(client, 'listDomains', { env_id: withDomains.id })).environment.site_domains;
     expect(domains[0]).toHaveProperty('uses_cloudflare_dns');
     expect(domains[0]).not.toHaveProperty('uses_provider_dns');
   });
@@ -109,8 +117,8 @@ describe('the simulator with the real profile, read by the client', () => {
   it('creating calls have a window of their own: the sixth backup in a period is refused while reads go through', async () => {
     const { sim, client } = await start({ profile: 'real', rate: '100/min' });
     const env = [...sim.fleet.environments.values()][0]!;
-    for (let i = 0; i < 5; i++) await client.addManualBackup(env.id, { tag: `t${i}` });
-    await expect(client.addManualBackup(env.id, { tag: 't5' })).rejects.toBeInstanceOf(RateLimitError);
-    await expect(client.listBackups(env.id)).resolves.toBeDefined();
+    for (let i = 0; i < 5; i++) await client.call('addManualBackup', { env_id: env.id }, { tag: `t${i}` });
+    await expect(client.call('addManualBackup', { env_id: env.id }, { tag: 't5' })).rejects.toBeInstanceOf(RateLimitError);
+    await expect(client.call('listBackups', { env_id: env.id })).resolves.toBeDefined();
   });
 });

@@ -15,6 +15,7 @@ import {
   SitefleetError,
   TimeoutError,
 } from '../../src/errors.js';
+import { operationOf } from '../helpers/calls.js';
 import { useSimulator } from '../helpers/sim.js';
 
 const start = useSimulator();
@@ -24,7 +25,7 @@ describe('every fault class surfaces as its typed error', () => {
   it('401 for a wrong token is an AuthenticationError without the token in its message', async () => {
     const { sim } = await start();
     const client = new HostingClient({ baseUrl: sim.baseUrl, token: 'wrong-token-value' });
-    const error = await client.listApiKeys(sim.companyId).catch((e: unknown) => e);
+    const error = await client.call('listApiKeys', { id: sim.companyId }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AuthenticationError);
     expect((error as AuthenticationError).status).toBe(401);
     expect(String((error as Error).message)).not.toContain('wrong-token-value');
@@ -34,7 +35,7 @@ describe('every fault class surfaces as its typed error', () => {
 
   it('404 for an unknown id is a NotFoundError carrying method, path and the server message', async () => {
     const { client } = await start();
-    const error = (await client.listBackups(ENV).catch((e: unknown) => e)) as NotFoundError;
+    const error = (await client.call('listBackups', { env_id: ENV }).catch((e: unknown) => e)) as NotFoundError;
     expect(error).toBeInstanceOf(NotFoundError);
     expect([error.status, error.method, error.path]).toEqual([404, 'GET', `/sites/environments/${ENV}/backups`]);
     expect(error.serverMessage).toContain(ENV);
@@ -43,7 +44,7 @@ describe('every fault class surfaces as its typed error', () => {
   it('400 from the server is an HttpError with its message (the server checks what the schema cannot)', async () => {
     const { sim, client } = await start();
     const env = [...sim.fleet.environments.values()][0]!;
-    const error = (await client.modifyPhpVersion({ environment_id: env.id, php_version: '5.6' }).catch((e: unknown) => e)) as HttpError;
+    const error = (await client.call('modifyPhpVersion', {}, { environment_id: env.id, php_version: '5.6' }).catch((e: unknown) => e)) as HttpError;
     expect(error).toBeInstanceOf(HttpError);
     expect(error.status).toBe(400);
     expect(error.serverMessage).toMatch(/php_version/);
@@ -55,15 +56,15 @@ describe('every fault class surfaces as its typed error', () => {
     ['503', ServerError],
   ] as const)('%s is a ServerError', async (fault, type) => {
     const { sim, client } = await start({ faults: `${fault}=1` });
-    const error = (await client.listApiKeys(sim.companyId).catch((e: unknown) => e)) as ServerError;
+    const error = (await client.call('listApiKeys', { id: sim.companyId }).catch((e: unknown) => e)) as ServerError;
     expect(error).toBeInstanceOf(type);
     expect(error.status).toBe(Number(fault));
   });
 
   it('429 is a RateLimitError with Retry-After parsed to ms, and the limit is a sliding window', async () => {
     const { sim, client } = await start({ rate: '3/min' });
-    for (let i = 0; i < 3; i++) await client.listApiKeys(sim.companyId);
-    const error = (await client.listApiKeys(sim.companyId).catch((e: unknown) => e)) as RateLimitError;
+    for (let i = 0; i < 3; i++) await client.call('listApiKeys', { id: sim.companyId });
+    const error = (await client.call('listApiKeys', { id: sim.companyId }).catch((e: unknown) => e)) as RateLimitError;
     expect(error).toBeInstanceOf(RateLimitError);
     expect(error.serverMessage).toBe('Too many requests, please try again later.');
     expect(error.retryAfterMs).toBeGreaterThan(50_000);
@@ -73,7 +74,7 @@ describe('every fault class surfaces as its typed error', () => {
 
   it('a connection reset is a NetworkError that may have reached the server', async () => {
     const { sim, client } = await start({ faults: 'reset=1' });
-    const error = (await client.listApiKeys(sim.companyId).catch((e: unknown) => e)) as NetworkError;
+    const error = (await client.call('listApiKeys', { id: sim.companyId }).catch((e: unknown) => e)) as NetworkError;
     expect(error).toBeInstanceOf(NetworkError);
     expect(error.mayHaveReached).toBe(true);
   });
@@ -81,7 +82,7 @@ describe('every fault class surfaces as its typed error', () => {
   it('an answer lost after the write was applied is a NetworkError, and the write did happen', async () => {
     const { sim, client } = await start({ faults: 'lost=1', operationDelayMs: 0 });
     const env = [...sim.fleet.environments.values()][0]!;
-    const error = await client.setSshStatus(env.id, { is_enabled: false }).catch((e: unknown) => e);
+    const error = await client.call('setSshStatus', { env_id: env.id }, { is_enabled: false }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NetworkError);
     expect(env.sshEnabled).toBe(false);
     expect(sim.log[0]).toMatchObject({ fault: 'lost', changed: true });
@@ -89,7 +90,7 @@ describe('every fault class surfaces as its typed error', () => {
 
   it('a truncated JSON body is a MalformedResponseError', async () => {
     const { sim, client } = await start({ faults: 'malformed=1' });
-    const error = (await client.listApiKeys(sim.companyId).catch((e: unknown) => e)) as MalformedResponseError;
+    const error = (await client.call('listApiKeys', { id: sim.companyId }).catch((e: unknown) => e)) as MalformedResponseError;
     expect(error).toBeInstanceOf(MalformedResponseError);
     expect(error.status).toBe(200);
   });
@@ -97,7 +98,7 @@ describe('every fault class surfaces as its typed error', () => {
   it('a slow answer past the headers timeout is a TimeoutError', async () => {
     const { sim } = await start({ faults: 'slow=1', slowMs: 1000 });
     const client = new HostingClient({ baseUrl: sim.baseUrl, token: sim.token, headersTimeoutMs: 200 });
-    const error = (await client.listApiKeys(sim.companyId).catch((e: unknown) => e)) as TimeoutError;
+    const error = (await client.call('listApiKeys', { id: sim.companyId }).catch((e: unknown) => e)) as TimeoutError;
     expect(error).toBeInstanceOf(TimeoutError);
     expect(error.phase).toBe('headers');
     expect(error.mayHaveReached).toBe(true);
@@ -109,7 +110,7 @@ describe('every fault class surfaces as its typed error', () => {
     const baseUrl = sim.baseUrl;
     await sim.stop();
     const client = new HostingClient({ baseUrl, token: 't' });
-    const error = (await client.listApiKeys(sim.companyId).catch((e: unknown) => e)) as NetworkError;
+    const error = (await client.call('listApiKeys', { id: sim.companyId }).catch((e: unknown) => e)) as NetworkError;
     expect(error).toBeInstanceOf(NetworkError);
     expect(error.mayHaveReached).toBe(false);
     await client.close();
@@ -121,7 +122,7 @@ describe('operation lifecycle', () => {
     let now = Date.now();
     const { sim, client } = await start({ operationDelayMs: 300, operationVisibleAfterMs: 100, now: () => now });
     const env = [...sim.fleet.environments.values()][0]!;
-    const { operation_id } = await client.addManualBackup(env.id, { tag: 'a' });
+    const operation_id = operationOf(await client.call('addManualBackup', { env_id: env.id }, { tag: 'a' }));
     expect((await client.getOperation(operation_id)).state).toBe('not_found');
     now += 150;
     expect(await client.getOperation(operation_id)).toMatchObject({ state: 'in_progress', http_status: 202 });
@@ -134,16 +135,16 @@ describe('operation lifecycle', () => {
     let now = Date.now();
     const { sim, client } = await start({ operationDelayMs: 300, now: () => now });
     const env = [...sim.fleet.environments.values()][0]!;
-    const first = await client.addManualBackup(env.id, { tag: 'first' });
-    const second = await client.runWpCliCommand(env.id, { wp_command: 'wp cache flush' });
-    expect(second.status).toBe(202);
-    expect(await client.getOperation(second.operation_id)).toMatchObject({
+    const first = operationOf(await client.call('addManualBackup', { env_id: env.id }, { tag: 'first' }));
+    const second = await client.call('runWpCliCommand', { env_id: env.id }, { wp_command: 'wp cache flush' });
+    expect(second.data).toMatchObject({ status: 202 });
+    expect(await client.getOperation(operationOf(second))).toMatchObject({
       state: 'failed',
       http_status: 500,
       message: 'The environment is blocked by another process',
     });
     now += 350;
-    expect((await client.getOperation(first.operation_id)).state).toBe('succeeded');
+    expect((await client.getOperation(first)).state).toBe('succeeded');
     expect(env.wpCommands).toEqual([]);
   });
 });

@@ -28,6 +28,40 @@ describe('typed reads: each answer is held to its schema where it arrives', () =
     }
   });
 
+  // An answer its readers could not use (a list or a count missing) is refused by `call` itself, by the
+  // endpoint's answer schema: the check holds for every way a read is made, not only through `Caller.read`.
+  it.each([
+    ['listThemes', { id: COMPANY }, { company: { themes: { items: [] } } }, /GET \/company\/.*\/wp-themes .*response\.company\.themes\.total: is required/],
+    [
+      'listThemes',
+      { id: COMPANY },
+      { company: { themes: { total: 0, items: {} } } },
+      /GET \/company\/.*\/wp-themes .*response\.company\.themes\.items: must be array/,
+    ],
+    [
+      'listBackups',
+      { env_id: COMPANY },
+      { environment: { display_name: 'live' } },
+      /GET \/sites\/environments\/.*\/backups .*response\.environment\.backups: is required/,
+    ],
+    [
+      'listDomains',
+      { env_id: COMPANY },
+      { environment: { site_domains: null } },
+      /GET \/sites\/environments\/.*\/domains .*response\.environment\.site_domains: must be array/,
+    ],
+    ['getSshConfig', { site_id: COMPANY, env_id: COMPANY }, {}, /GET \/sites\/.*\/ssh\/config .*response\.host: is required/],
+  ] as const)('%s: an answer without what the reads rely on is a MalformedResponseError from call', async (name, params, answer, names) => {
+    const server = await answering(200, answer);
+    try {
+      const error = await server.client.call(name, params).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(MalformedResponseError);
+      expect((error as Error).message).toMatch(names);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('a well-formed list is typed by the endpoint alone (no type argument, no cast)', async () => {
     const server = await answering(200, { api_keys: [{ id: 'k', name: null, status: 'active', expires_at: null }] });
     try {

@@ -119,7 +119,7 @@ describe('answers of the real service, read by the client', () => {
       data: { status: 400, message: 'ip_list: 10.0.0.300 is not an address', data: null },
     });
     try {
-      const error = (await refused.client.setDeniedIps({ environment_id: ENV, ip_list: ['10.0.0.1'] }).catch((e: unknown) => e)) as HttpError;
+      const error = (await refused.client.call('setDeniedIps', {}, { environment_id: ENV, ip_list: ['10.0.0.1'] }).catch((e: unknown) => e)) as HttpError;
       expect(error).toBeInstanceOf(HttpError);
       expect(error.message).toContain('ip_list: 10.0.0.300 is not an address');
       expect(error.message).toContain('Validation failed');
@@ -128,7 +128,7 @@ describe('answers of the real service, read by the client', () => {
     }
     const unauthenticated = await answering(401, { status: 401, message: 'Unauthenticated.', data: null });
     try {
-      const error = await unauthenticated.client.listBackups(ENV).catch((e: unknown) => e);
+      const error = await unauthenticated.client.call('listBackups', { env_id: ENV }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(AuthenticationError);
       expect((error as Error).message).toContain('Unauthenticated.');
     } finally {

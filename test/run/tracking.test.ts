@@ -24,7 +24,7 @@ describe('operation tracking', () => {
   it('an environment busy with someone else’s operation: the step is sent again once it is free', async () => {
     const { sim, client } = await start({ sites: 4, operationDelayMs: 300 });
     const busy = [...sim.fleet.environments.values()][0]!;
-    await client.addManualBackup(busy.id, { tag: 'someone else' }); // another actor keeps this environment busy
+    await client.call('addManualBackup', { env_id: busy.id }, { tag: 'someone else' }); // another actor keeps this environment busy
     const { results, plan } = await runInProcess(
       sim,
       'tasks:\n  - { name: p, action: php.set_version, target: all, wait: true, with: { php_version: "8.4" } }\n',
@@ -41,7 +41,7 @@ describe('operation tracking', () => {
   it('an environment that stays busy: the step ends failed with the service’s message', async () => {
     const { sim, client } = await start({ sites: 4, operationDelayMs: 60_000 });
     const busy = [...sim.fleet.environments.values()][0]!;
-    await client.addManualBackup(busy.id, { tag: 'someone else' });
+    await client.call('addManualBackup', { env_id: busy.id }, { tag: 'someone else' });
     const { results, plan } = await runInProcess(
       sim,
       'tasks:\n  - { name: p, action: php.set_version, target: { ids: ["' + busy.id + '"] }, wait: true, with: { php_version: "8.4" } }\n',
