@@ -4,7 +4,8 @@ import { InvalidInputError } from '../errors.js';
 import type { Environment } from '../inventory/inventory.js';
 import { inventoryReader, readBackups, readInventory } from '../inventory/read.js';
 import { matches } from '../plan/select.js';
-import { openRuntime, type GlobalOptions } from './context.js';
+import type { GlobalOptions } from './context.js';
+import { withRuntime } from './run-scope.js';
 import type { Selector } from '../playbook/types.js';
 
 export interface EnvironmentBackups {
@@ -42,10 +43,10 @@ export function summarizeBackups(env: Environment, backups: Backup[], now: numbe
  */
 export async function readBackupAges(globals: GlobalOptions, selector: Selector, maxAgeMs: number | undefined): Promise<EnvironmentBackups[]> {
   if (!globals.company) throw new InvalidInputError([{ path: 'company', message: 'no company: set SITEFLEET_COMPANY or pass --company' }]);
-  const runtime = await openRuntime(globals, globals.company);
-  try {
+  const company = globals.company;
+  return withRuntime(globals, company, async (runtime) => {
     const reader = inventoryReader(runtime.caller);
-    const inventory = await readInventory(reader, globals.company);
+    const inventory = await readInventory(reader, company);
     const envs = inventory.environments.filter((e) => matches(e, selector));
     const progress = globals.view.counter(envs.length, 'environments read');
     await readBackups(
@@ -57,7 +58,5 @@ export async function readBackupAges(globals: GlobalOptions, selector: Selector,
     progress.end();
     const now = Date.now();
     return envs.map((e) => summarizeBackups(e, inventory.backups?.[e.id] ?? [], now, maxAgeMs));
-  } finally {
-    await runtime.close();
-  }
+  });
 }

@@ -94,37 +94,10 @@ type RuntimeSettings = Pick<PlaybookSettings, 'rate_limit' | 'create_rate_limit'
 export interface RuntimeOptions {
   settings?: RuntimeSettings;
   logger?: Logger;
-  /** Opened by the caller, who closes it (the run lock lives in it); the runtime never does. */
+  /** The scope's (run-scope.ts), which closes it after the runtime; the runtime never does. */
   coordination: Coordination;
   /** The company whose budget is shared (with coordination). */
   company?: string;
-}
-
-/**
- * Opens the coordination the options name (loading Redis only if asked), then the runtime, which
- * closes it. For commands that take no run lock: they still draw from the company's shared budget.
- */
-export async function openRuntime(opts: GlobalOptions, company?: string): Promise<Runtime> {
-  const { openCoordination } = await import('../coord/open.js');
-  const coordination = await openCoordination(opts);
-  try {
-    return closingToo(createRuntime(opts, { coordination, company }), coordination);
-  } catch (error) {
-    await coordination.close();
-    throw error;
-  }
-}
-
-/** The runtime of a command that opened its coordination for it alone: closing it closes both, the runtime first. */
-export function closingToo(runtime: Runtime, coordination: Coordination): Runtime {
-  const close = runtime.close.bind(runtime);
-  return {
-    ...runtime,
-    async close() {
-      await close();
-      await coordination.close();
-    },
-  };
 }
 
 function usage<T>(parse: () => T): T {

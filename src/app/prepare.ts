@@ -6,10 +6,9 @@ import { attachSiteIds, loadSitesFile } from '../inventory/sites.js';
 import { loadChecked } from './load-playbook.js';
 import type { Playbook } from '../playbook/types.js';
 import { buildPlan, readsNeeded, type Plan } from '../plan/plan.js';
-import { closingToo, createRuntime, type GlobalOptions, type Runtime } from './context.js';
-import { openCoordination } from '../coord/open.js';
+import type { GlobalOptions, Runtime } from './context.js';
+import { RunScope } from './run-scope.js';
 import { playbookSha256 } from './saved-plan.js';
-import type { Coordination } from '../coord/types.js';
 
 export function today(now = new Date()): string {
   return now.toISOString().slice(0, 10);
@@ -52,67 +51,55 @@ function withHealthUrl(playbook: Playbook, url: string): void {
   for (const task of playbook.tasks) if (task.health) task.health = { ...task.health, url };
 }
 
-/** Load and validate the playbook, read the fleet (GETs only), and build the plan. */
-export async function preparePlan(file: string, opts: GlobalOptions): Promise<Prepared> {
-  const playbook = loadForRun(file, opts);
-  const coordination = await openCoordination(opts);
-  try {
-    const prepared = await planFrom(playbook, opts, coordination);
-    return { ...prepared, runtime: closingToo(prepared.runtime, coordination) };
-  } catch (error) {
-    await coordination.close();
-    throw error;
-  }
+/** Load and validate the playbook, read the fleet (GETs only) in a scope of its own, and build the plan. */
+export function preparePlan<T>(file: string, globals: GlobalOptions, work: (prepared: Prepared) => T | Promise<T>): Promise<T> {
+  const playbook = loadForRun(file, globals);
+  return RunScope.with(globals, undefined, async (scope) => work(await planFrom(playbook, scope)));
 }
 
 /**
  * Read the fleet (GETs only, through the company's budget, shared with coordination) and build the
- * plan of a loaded playbook. The coordination is the caller's, who closes it.
+ * plan of a loaded playbook, with the scope's runtime (made here, under the playbook's settings).
  */
 export async function planFrom(
   playbook: Playbook & { company: string },
-  opts: GlobalOptions,
-  coordination: Coordination,
+  scope: RunScope,
   /** `{{date}}`: today, or a saved plan's date (its tags and bodies are checked against a plan made for that day). */
   date = today(),
 ): Promise<Prepared> {
   const file = playbook.file;
-  const runtime = createRuntime(opts, { settings: playbook.settings, coordination, company: playbook.company });
-  try {
-    runtime.logger.info({ playbook: file, company: playbook.company }, 'reading the fleet');
-    const readStart = performance.now();
-    const reader = inventoryReader(runtime.caller);
-    const inventory = await readInventory(reader, playbook.company);
-    attachSiteIds(inventory, { ...playbook.sites, ...(opts.sites ? loadSitesFile(opts.sites) : {}) });
-    const domainEnvs = readsNeeded(playbook, inventory, 'domains');
-    if (domainEnvs.length > 0) await readDomains(reader, inventory, domainEnvs);
-    const backupEnvs = readsNeeded(playbook, inventory, 'backups');
-    if (backupEnvs.length > 0) await readBackups(reader, inventory, backupEnvs);
-    runtime.logger.info(
-      { environments: inventory.environments.length, themes: inventory.theme_count, wall_ms: Math.round(performance.now() - readStart) },
-      'fleet read',
-    );
-    const cpu = process.cpuUsage();
-    const planStart = performance.now();
-    const plan: Plan = {
-      ...buildPlan({ playbook, inventory, date, env: opts.io.env }),
-      made: { at: new Date().toISOString(), playbook_sha256: playbookSha256(file) },
-    };
-    const planCpu = process.cpuUsage(cpu);
-    runtime.logger.info(
-      {
-        steps: plan.steps.length,
-        skipped: plan.skipped.length,
-        cpu_ms: Math.round((planCpu.user + planCpu.system) / 1000),
-        wall_ms: Math.round(performance.now() - planStart),
-      },
-      'plan built',
-    );
-    return { playbook, inventory, plan, runtime };
-  } catch (error) {
-    await runtime.close();
-    throw error;
-  }
+  const opts = scope.globals;
+  const runtime = scope.runtime({ settings: playbook.settings, company: playbook.company });
+  runtime.logger.info({ playbook: file, company: playbook.company }, 'reading the fleet');
+  const readStart = performance.now();
+  const reader = inventoryReader(runtime.caller);
+  const inventory = await readInventory(reader, playbook.company);
+  attachSiteIds(inventory, { ...playbook.sites, ...(opts.sites ? loadSitesFile(opts.sites) : {}) });
+  const domainEnvs = readsNeeded(playbook, inventory, 'domains');
+  if (domainEnvs.length > 0) await readDomains(reader, inventory, domainEnvs);
+  const backupEnvs = readsNeeded(playbook, inventory, 'backups');
+  if (backupEnvs.length > 0) await readBackups(reader, inventory, backupEnvs);
+  runtime.logger.info(
+    { environments: inventory.environments.length, themes: inventory.theme_count, wall_ms: Math.round(performance.now() - readStart) },
+    'fleet read',
+  );
+  const cpu = process.cpuUsage();
+  const planStart = performance.now();
+  const plan: Plan = {
+    ...buildPlan({ playbook, inventory, date, env: opts.io.env }),
+    made: { at: new Date().toISOString(), playbook_sha256: playbookSha256(file) },
+  };
+  const planCpu = process.cpuUsage(cpu);
+  runtime.logger.info(
+    {
+      steps: plan.steps.length,
+      skipped: plan.skipped.length,
+      cpu_ms: Math.round((planCpu.user + planCpu.system) / 1000),
+      wall_ms: Math.round(performance.now() - planStart),
+    },
+    'plan built',
+  );
+  return { playbook, inventory, plan, runtime };
 }
 
 /** Tasks whose target selected nothing, without `allow_empty`: `run` refuses them before any write. */

@@ -34,10 +34,11 @@ export interface RestoreOptions extends OutputFlags {
 export async function restoreRun(reportPath: string, globals: GlobalOptions, opts: RestoreOptions): Promise<number> {
   const state = readRun(reportPath, globals);
   const { plan } = state.start;
-  const session = await import('./session.js');
-  session.warnIfUncoordinated(state.start.coordination, globals);
-  return session.withRunLock(globals, lockScopeOf(plan), `restore ${reportPath}`, opts.waitLock, async (coordination) => {
-    const tools = new RestoreTools(globals, plan, coordination);
+  const [{ warnIfUncoordinated }, { RunScope }] = await Promise.all([import('./session.js'), import('./run-scope.js')]);
+  warnIfUncoordinated(state.start.coordination, globals);
+  const lock = { scope: lockScopeOf(plan), command: `restore ${reportPath}`, wait: opts.waitLock };
+  return RunScope.with(globals, lock, async (scope) => {
+    const tools = new RestoreTools(scope, plan);
     try {
       // Read again under the lock: a resume or another restore may have moved the run on meanwhile.
       const fresh = readRun(reportPath, globals);

@@ -1,5 +1,4 @@
 import { backupCreatedMs } from '../api/backup-time.js';
-import type { Coordination } from '../coord/types.js';
 import { SiteProbe } from '../health/probe.js';
 import { stepHealthUrl, type Plan, type Step } from '../plan/plan.js';
 import { HealthGate } from '../run/health-gate.js';
@@ -7,11 +6,11 @@ import { PRIORITY } from '../run/rate-budget.js';
 import { followRestore, restoreBroken, type RestoreContext } from '../run/restore.js';
 import { backupMismatch, type LeftAlone, type RestoreCandidate } from '../run/restore-choice.js';
 import type { StepResult } from '../run/types.js';
-import { taskWatch, watcherFor, type Watcher } from '../run/watcher.js';
+import { taskWatch, type Watcher } from '../run/watcher.js';
 import { systemClock } from '../util/clock.js';
 import { siteUserAgent } from '../util/version.js';
-import { createRuntime, type GlobalOptions, type Runtime } from './context.js';
-import { onInterrupt } from './signals.js';
+import type { Runtime } from './context.js';
+import type { RunScope } from './run-scope.js';
 
 /** A candidate the service's backup list confirmed, with the backup's age. */
 export interface Confirmed extends RestoreCandidate {
@@ -29,26 +28,26 @@ type Update = (step: Step, result: StepResult) => Promise<void>;
 export class RestoreTools {
   readonly runtime: Runtime;
   readonly #interrupt = new AbortController();
-  readonly #restoreSignals: () => void;
   readonly #watcher: Watcher;
   readonly #sites: SiteProbe | undefined;
   readonly #gates = new Map<number, HealthGate>();
   #lost: Error | undefined;
 
+  /** The scope's runtime, signals and watcher are the tools'; the scope lets go of them, the tools of their own (the site probe). */
   constructor(
-    private readonly globals: GlobalOptions,
+    scope: RunScope,
     private readonly plan: Plan,
-    coordination: Coordination,
   ) {
-    this.runtime = createRuntime(globals, { coordination, company: plan.company, settings: plan.settings });
-    this.#restoreSignals = onInterrupt(globals.io, () => this.#interrupt.abort());
+    const { coordination, globals } = scope;
+    this.runtime = scope.runtime({ company: plan.company, settings: plan.settings });
+    scope.onInterrupt(() => this.#interrupt.abort());
     const stopLost = () => {
       this.#lost = coordination.lost.reason instanceof Error ? coordination.lost.reason : new Error(String(coordination.lost.reason));
       this.#interrupt.abort();
     };
     if (coordination.lost.aborted) stopLost();
     else coordination.lost.addEventListener('abort', stopLost, { once: true });
-    this.#watcher = watcherFor(this.runtime.caller, this.runtime.tracking, this.#interrupt.signal);
+    this.#watcher = scope.watcher(this.#interrupt.signal);
     this.#sites = plan.tasks.some((t) => t.health) ? new SiteProbe({ userAgent: siteUserAgent(), env: globals.io.env }) : undefined;
   }
 
@@ -95,9 +94,7 @@ export class RestoreTools {
   }
 
   async close(): Promise<void> {
-    this.#restoreSignals();
     await this.#sites?.close();
-    await this.runtime.close();
   }
 
   async #healthyNow(step: Step): Promise<string | undefined> {

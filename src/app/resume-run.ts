@@ -16,9 +16,9 @@ import { loadForRun, planFrom } from './prepare.js';
 import { exitCodeOf } from '../report/report.js';
 import { reportFromJournal } from '../report/from-journal.js';
 import { forTerminal } from '../util/safe-text.js';
-import { runSession, warnIfUncoordinated, withRunLock } from './session.js';
+import { runSession, warnIfUncoordinated } from './session.js';
+import { RunScope } from './run-scope.js';
 import { lockScopeOf } from '../coord/file-lock.js';
-import type { Coordination } from '../coord/types.js';
 import { enterWindow, type Deadline, type WindowOptions } from './window.js';
 import { announceRun, finishRun, outputFiles, type OutputFlags, type Started } from './finish-run.js';
 import { stateDirOf } from '../coord/open.js';
@@ -48,7 +48,7 @@ export async function resumeRun(reportPath: string, globals: GlobalOptions, opts
     ...(start.plan_file ? [{ what: "the run's saved plan", path: start.plan_file }] : []),
   ]);
   warnIfUncoordinated(start.coordination, globals);
-  const scope = lockScopeOf(playbook ?? start.plan);
+  const lockScope = lockScopeOf(playbook ?? start.plan);
   const { io } = globals;
   // A resume is told of as a run is (a ping's /start and /<exit code>); with nothing left to do it loads
   // no playbook, and only the flags (--ping, --metrics-file) name its channels.
@@ -64,9 +64,8 @@ export async function resumeRun(reportPath: string, globals: GlobalOptions, opts
   };
   return announceRun(begun, async (started) => {
     const deadline = playbook ? await enterWindow(io, playbook.settings, opts, (text) => void (!globals.quiet && io.stdout.write(`${text}\n`))) : undefined;
-    return withRunLock(globals, scope, `resume ${reportPath}`, opts.waitLock, (coordination) =>
-      resume(reportPath, readState(reportPath), { playbook, globals, opts, coordination, deadline, started }),
-    );
+    const lock = { scope: lockScope, command: `resume ${reportPath}`, wait: opts.waitLock };
+    return RunScope.with(globals, lock, (scope) => resume(reportPath, readState(reportPath), { playbook, globals, opts, scope, deadline, started }));
   });
 }
 
@@ -133,7 +132,7 @@ interface ResumeContext {
   playbook: (Playbook & { company: string }) | undefined;
   globals: GlobalOptions;
   opts: ResumeOptions;
-  coordination: Coordination;
+  scope: RunScope;
   deadline: Deadline | undefined;
   started: Started;
 }
@@ -149,43 +148,38 @@ async function resume(reportPath: string, state: JournalState, ctx: ResumeContex
   out(describeTodo(state, todo));
   if (todo.neverSent.length + todo.resend.length + todo.toPoll.length === 0) return upToDate(reportPath, state, todo, ctx);
   const playbook = ctx.playbook ?? playbookOfRun(reportPath, state.start, globals);
-  const prepared = await planFrom(playbook, globals, ctx.coordination, state.start.plan.date);
-  try {
-    const held = holdResumed(state.start.plan, [...todo.neverSent, ...todo.resend], prepared.plan, prepared.inventory);
-    if (held.refused.length > 0) throw refusal(journalPathFor(reportPath), state.start.plan, held.refused, playbook.file);
-    for (const line of describeChanged(held)) out(line);
-    const { plan } = held;
-    if (opts.wait) for (const task of plan.tasks) task.wait = true;
-    const sends = plan.steps.filter((s) => !todo.initial.has(s.id)).length;
-    await globals.view.confirmWrites(
-      'resume',
-      `Send ${sends} calls${todo.toPoll.length ? ` and poll ${todo.toPoll.length} operations` : ''} to ${globals.baseUrl ?? '(no base URL)'} for company ${plan.company}?`,
-      opts.yes,
-    );
-    const journal = await Journal.open(journalPathFor(reportPath));
-    await journal.append({ t: 'resume', at: Date.now() });
-    for (const step of todo.leftUnknown) await journal.append({ t: 'result', step: step.id, result: todo.initial.get(step.id)!, at: Date.now() });
-    for (const step of todo.restoresInQuestion) await journal.append({ t: 'update', step: step.id, result: todo.initial.get(step.id)!, at: Date.now() });
-    const { exitCode } = await runSession({
-      plan,
-      runtime: prepared.runtime,
-      journal,
-      reportPath,
-      runId: state.start.run_id,
-      startedAt: new Date(state.start.started_at),
-      globals,
-      playbook,
-      initial: todo.initial,
-      flags: opts,
-      deadline: ctx.deadline,
-      started: ctx.started,
-      overrideMaxFailures: opts.maxFailures === undefined ? undefined : /%$/.test(opts.maxFailures) ? opts.maxFailures : Number(opts.maxFailures),
-      out,
-    });
-    return exitCode;
-  } finally {
-    await prepared.runtime.close();
-  }
+  const prepared = await planFrom(playbook, ctx.scope, state.start.plan.date);
+  const held = holdResumed(state.start.plan, [...todo.neverSent, ...todo.resend], prepared.plan, prepared.inventory);
+  if (held.refused.length > 0) throw refusal(journalPathFor(reportPath), state.start.plan, held.refused, playbook.file);
+  for (const line of describeChanged(held)) out(line);
+  const { plan } = held;
+  if (opts.wait) for (const task of plan.tasks) task.wait = true;
+  const sends = plan.steps.filter((s) => !todo.initial.has(s.id)).length;
+  await globals.view.confirmWrites(
+    'resume',
+    `Send ${sends} calls${todo.toPoll.length ? ` and poll ${todo.toPoll.length} operations` : ''} to ${globals.baseUrl ?? '(no base URL)'} for company ${plan.company}?`,
+    opts.yes,
+  );
+  const journal = await Journal.open(journalPathFor(reportPath));
+  await journal.append({ t: 'resume', at: Date.now() });
+  for (const step of todo.leftUnknown) await journal.append({ t: 'result', step: step.id, result: todo.initial.get(step.id)!, at: Date.now() });
+  for (const step of todo.restoresInQuestion) await journal.append({ t: 'update', step: step.id, result: todo.initial.get(step.id)!, at: Date.now() });
+  const { exitCode } = await runSession({
+    plan,
+    scope: ctx.scope,
+    journal,
+    reportPath,
+    runId: state.start.run_id,
+    startedAt: new Date(state.start.started_at),
+    playbook,
+    initial: todo.initial,
+    flags: opts,
+    deadline: ctx.deadline,
+    started: ctx.started,
+    overrideMaxFailures: opts.maxFailures === undefined ? undefined : /%$/.test(opts.maxFailures) ? opts.maxFailures : Number(opts.maxFailures),
+    out,
+  });
+  return exitCode;
 }
 
 function describeTodo(state: JournalState, todo: ResumePlan): string {

@@ -11,9 +11,8 @@ import { emptyTargetProblems, loadForRun, planFrom, type Prepared } from './prep
 import { announceRun, finishRun, outputFiles, type Started } from './finish-run.js';
 import { stateDirOf } from '../coord/open.js';
 import { checkCommandOutputs, journalOf } from './output-check.js';
-import { runSession, withRunLock } from './session.js';
-import { openCoordination } from '../coord/open.js';
-import type { Coordination } from '../coord/types.js';
+import { runSession } from './session.js';
+import { RunScope } from './run-scope.js';
 import { lockScopeOf } from '../coord/file-lock.js';
 
 import { DEFAULT_MAX_PLAN_AGE, defaultReportPath, type RunOptions } from './run-options.js';
@@ -66,7 +65,8 @@ export async function runPlaybook(file: string | undefined, globals: GlobalOptio
     );
   }
   const request: RunRequest = { playbook, globals, opts, startedAt, saved };
-  if (opts.dryRun) return withCoordination(globals, (coordination) => planAndRun(request, coordination));
+  // A dry run takes no lock, but reads through the company's shared budget.
+  if (opts.dryRun) return RunScope.with(globals, undefined, (scope) => planAndRun(request, scope));
   const report = { flag: '--report', path: opts.report };
   const start = { report, flags: opts, env: globals.io.env, playbook, io: globals.io, name: playbook.name, startedAt, stateDir: stateDirOf(globals) };
   // Told before the window is waited for and the lock taken: a monitor hears of a run that cannot start (exit 4 or 5) too.
@@ -75,9 +75,8 @@ export async function runPlaybook(file: string | undefined, globals: GlobalOptio
     const deadline = await enterWindow(globals.io, playbook.settings, opts, (text) => void (!globals.quiet && globals.io.stdout.write(`${text}\n`)));
     // Hours spent waiting for the window count against the plan's age.
     refuseStale();
-    return withRunLock(globals, lockScopeOf(playbook), `run ${file}`, opts.waitLock, (coordination) =>
-      planAndRun({ ...request, deadline, started }, coordination),
-    );
+    const lock = { scope: lockScopeOf(playbook), command: `run ${file}`, wait: opts.waitLock };
+    return RunScope.with(globals, lock, (scope) => planAndRun({ ...request, deadline, started }, scope));
   });
 }
 
@@ -108,41 +107,27 @@ interface RunRequest {
   started?: Started;
 }
 
-/** A dry run takes no lock, but reads through the company's shared budget: its coordination is opened for it, and closed after. */
-async function withCoordination<T>(globals: GlobalOptions, work: (coordination: Coordination) => Promise<T>): Promise<T> {
-  const coordination = await openCoordination(globals);
-  try {
-    return await work(coordination);
-  } finally {
-    await coordination.close();
-  }
-}
-
 /** Reads the fleet, plans, shows the plan and its estimate; then writes the dry run's report, or sends. */
-async function planAndRun(request: RunRequest, coordination: Coordination): Promise<{ exitCode: number; reportPath: string }> {
+async function planAndRun(request: RunRequest, scope: RunScope): Promise<{ exitCode: number; reportPath: string }> {
   const { globals, opts, saved } = request;
   const out = (text: string) => void (!globals.quiet && globals.io.stdout.write(`${text}\n`));
-  const prepared = await planFrom(request.playbook, globals, coordination, saved?.plan.date);
-  try {
-    if (saved) {
-      // The fleet as it is now, against the plan as it was reviewed: only what still holds is sent.
-      const check = checkSavedPlan(saved.plan, prepared.plan, prepared.inventory);
-      if (opts.strictPlan && check.changed.length > 0) throw changedPlanError(saved, check.changed);
-      out(describeCheck(saved, check));
-      prepared.plan = check.plan;
-    }
-    const { plan, runtime } = prepared;
-    if (opts.wait) for (const task of plan.tasks) task.wait = true;
-    out(globals.view.plan(plan, opts.verbose ?? false));
-    const left = request.deadline ? { ms: request.deadline.at - Date.now(), name: `the time left before ${request.deadline.source}` } : undefined;
-    for (const line of estimateLines(plan, runtime.pace, undefined, left)) out(line);
-    const empty = emptyTargetProblems(prepared);
-    if (empty) throw empty;
-    if (opts.dryRun) return await finishDryRun(request, plan);
-    return await send(request, prepared, out);
-  } finally {
-    await prepared.runtime.close();
+  const prepared = await planFrom(request.playbook, scope, saved?.plan.date);
+  if (saved) {
+    // The fleet as it is now, against the plan as it was reviewed: only what still holds is sent.
+    const check = checkSavedPlan(saved.plan, prepared.plan, prepared.inventory);
+    if (opts.strictPlan && check.changed.length > 0) throw changedPlanError(saved, check.changed);
+    out(describeCheck(saved, check));
+    prepared.plan = check.plan;
   }
+  const { plan, runtime } = prepared;
+  if (opts.wait) for (const task of plan.tasks) task.wait = true;
+  out(globals.view.plan(plan, opts.verbose ?? false));
+  const left = request.deadline ? { ms: request.deadline.at - Date.now(), name: `the time left before ${request.deadline.source}` } : undefined;
+  for (const line of estimateLines(plan, runtime.pace, undefined, left)) out(line);
+  const empty = emptyTargetProblems(prepared);
+  if (empty) throw empty;
+  if (opts.dryRun) return await finishDryRun(request, plan);
+  return await send(request, { ...prepared, scope }, out);
 }
 
 /** A dry run's report: every step `planned`, through the outputs a report has. */
@@ -163,7 +148,7 @@ async function finishDryRun({ globals, opts, startedAt }: RunRequest, plan: Plan
 /** Confirms, opens the run's sealed journal, and runs the plan under it. */
 async function send(
   request: RunRequest,
-  { plan, runtime, playbook }: Prepared,
+  { plan, runtime, playbook, scope }: Prepared & { scope: RunScope },
   out: (text: string) => void,
 ): Promise<{ exitCode: number; reportPath: string }> {
   const { globals, opts, startedAt, saved } = request;
@@ -194,12 +179,11 @@ async function send(
   );
   const session = {
     plan,
-    runtime,
+    scope,
     journal,
     reportPath,
     runId,
     startedAt,
-    globals,
     playbook,
     out,
     flags: opts,

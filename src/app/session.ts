@@ -10,10 +10,8 @@ import { fanOut, type Subscriber } from './run-events/subscriber.js';
 import { execute, type RunLook } from '../run/executor.js';
 import type { ExecuteOutcome, StepResult } from '../run/types.js';
 import type { Journal } from '../run/journal.js';
-import { openCoordination } from '../coord/open.js';
-import type { Coordination, LockScope } from '../coord/types.js';
 import type { GlobalOptions, Runtime } from './context.js';
-import { onInterrupt } from './signals.js';
+import type { RunScope } from './run-scope.js';
 import { finishRun, type OutputFlags, type Started } from './finish-run.js';
 import { SiteProbe } from '../health/probe.js';
 import { siteUserAgent } from '../util/version.js';
@@ -23,12 +21,12 @@ import { wallText } from '../util/time-window.js';
 
 export interface SessionArgs {
   plan: Plan;
-  runtime: Runtime;
+  /** What the run holds (coordination, lock, runtime, signals): its runtime is the one the plan was read through. */
+  scope: RunScope;
   journal: Journal;
   reportPath: string;
   runId: string;
   startedAt: Date;
-  globals: GlobalOptions;
   /** Resume: results that stand. */
   initial?: Map<string, StepResult>;
   overrideMaxFailures?: number | string;
@@ -55,34 +53,6 @@ export function warnIfUncoordinated(recorded: string | undefined, globals: Globa
 }
 
 /**
- * Opens the coordination (this machine, or Redis with --coordination), holds the run lock of `scope`
- * (exit 4, or waiting with --wait-lock) while `work` runs under it, then lets both go.
- */
-export async function withRunLock<T>(
-  globals: GlobalOptions,
-  scope: LockScope,
-  command: string,
-  waitLock: boolean | undefined,
-  work: (coordination: Coordination) => Promise<T>,
-): Promise<T> {
-  const coordination = await openCoordination(globals);
-  try {
-    if (scope.kind === 'playbook' && !globals.coordination)
-      globals.io.stderr.write(
-        `sitefleet: warning: lock: playbook without --coordination: runs of other playbooks for this company may go at the same time, and each learns the rate limit from 429s on its own\n`,
-      );
-    const lock = await coordination.lock(scope, { command, wait: waitLock, onNote: (text) => globals.io.stderr.write(`sitefleet: ${forTerminal(text)}\n`) });
-    try {
-      return await work(coordination);
-    } finally {
-      await lock.release();
-    }
-  } finally {
-    await coordination.close();
-  }
-}
-
-/**
  * Executes a plan with everything a real run needs around it, each a subscriber of the executor's
  * events (run-events/): the journal (intent before each send, the answer as soon as it is in), report
  * snapshots, the progress line and the step log; then Ctrl-C handling, and at the end the report
@@ -100,7 +70,8 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   // The report is rebuilt from the journal: what it says is what a resume would see.
   const report = reportFromJournal(args.journal.path);
   await snapshots.settled(); // a snapshot must not land after the final report
-  const { runtime, globals } = args;
+  const { globals } = args.scope;
+  const runtime = args.scope.runtime();
   const took = await finishRun({
     report: { flag: 'report', path: args.reportPath, value: report },
     flags: args.flags,
@@ -124,9 +95,11 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
  * one of them is let go when it ends, however it ends.
  */
 async function executeWatched(args: SessionArgs): Promise<{ outcome: ExecuteOutcome; snapshots: ReportSnapshots }> {
-  const { plan, runtime, globals } = args;
+  const { plan, scope } = args;
+  const { globals } = scope;
+  const runtime = scope.runtime();
   const interrupt = new AbortController();
-  const restoreSignals = onInterrupt(globals.io, (signal) => {
+  const restoreSignals = scope.onInterrupt((signal) => {
     runtime.logger.warn({ signal }, 'interrupted: no new calls; waiting for those in flight (again to stop at once)');
     if (!globals.quiet) globals.io.stderr.write(`\n${signal}: finishing the calls in flight; press Ctrl-C again to stop at once\n`);
     interrupt.abort();
@@ -164,7 +137,9 @@ async function executeWatched(args: SessionArgs): Promise<{ outcome: ExecuteOutc
 
 /** The run's other subscribers: the progress line on a terminal, the step log, and the journal. */
 function watchers(args: SessionArgs, state: { look(): RunLook | undefined; closed(): boolean }): Subscriber[] {
-  const { plan, runtime, globals } = args;
+  const { plan, scope } = args;
+  const { globals } = scope;
+  const runtime = scope.runtime();
   const pending = plan.steps.filter((s) => !args.initial?.has(s.id)).length;
   return [
     globals.view.runLine(pending, new Set(plan.tasks.filter((t) => t.wait).map((t) => t.index)), {
@@ -179,7 +154,7 @@ function watchers(args: SessionArgs, state: { look(): RunLook | undefined; close
 
 /** One log line of what the run cost: time, CPU, memory, report writing, and the budgets as they ended. */
 function logRunFinished(args: SessionArgs, at: { cpu: NodeJS.CpuUsage; wall: number }, snapshots: ReportSnapshots, finalWriteMs: number): void {
-  const { runtime } = args;
+  const runtime = args.scope.runtime();
   const cpu = process.cpuUsage(at.cpu);
   runtime.logger.info(
     {

@@ -3,65 +3,61 @@ import { exitCodeOf, summarize, type Report, type ReportResult } from '../report
 import { Journal, journalPathFor } from '../run/journal.js';
 import { readJournalBack } from '../run/journal-read-back.js';
 import { lockScopeOf } from '../coord/file-lock.js';
-import type { Coordination, LockScope } from '../coord/types.js';
-import { DEFAULT_TRACKING, watcherFor, type Tracked } from '../run/watcher.js';
+import type { LockScope } from '../coord/types.js';
+import { DEFAULT_TRACKING, type Tracked } from '../run/watcher.js';
 import { operationEnd } from '../run/operation-end.js';
 import type { StepResult } from '../run/types.js';
 import { forTerminal } from '../util/safe-text.js';
+import { readJsonFile } from '../util/json-input.js';
 import { EXIT } from '../errors.js';
-import { createRuntime, type GlobalOptions } from './context.js';
-import { finishRun, REPORT_OUTPUTS, type OutputFlags } from './finish-run.js';
-import { onInterrupt } from './signals.js';
+import type { GlobalOptions } from './context.js';
+import { finishRun, outputFiles, REPORT_OUTPUTS, type OutputFlags } from './finish-run.js';
+import { checkCommandOutputs, journalOf } from './output-check.js';
+import { RunScope } from './run-scope.js';
+import { warnIfUncoordinated } from './session.js';
+
+/** A report of 50,000 steps is some 60 MB of JSON; past this it is not a report sitefleet wrote. */
+const MAX_REPORT_BYTES = 512 << 20;
+
+interface FollowOptions {
+  /** How long to keep polling (0: one look at each). */
+  waitMs: number;
+  flags: OutputFlags;
+}
+
+/**
+ * `sitefleet status REPORT`: under the run's own lock (status rewrites the run's report and appends
+ * to its journal, which a run still going, or a resume, must not have touched under it), looks at
+ * every operation the report shows accepted. Returns the exit code.
+ */
+export async function followOperations(reportPath: string, globals: GlobalOptions, options: FollowOptions): Promise<number> {
+  const report = readJsonFile(reportPath, { what: 'report', maxBytes: MAX_REPORT_BYTES, schema: 'report.schema.json' }).data as Report;
+  // The report is rewritten in place: it must be a report, and no link (see util/output-file.ts).
+  const start = { report: { flag: 'report', path: reportPath }, flags: options.flags, env: globals.io.env };
+  checkCommandOutputs(globals, await outputFiles(start, REPORT_OUTPUTS), [journalOf(reportPath)]);
+  const { scope, coordination } = runLockScope(reportPath, report);
+  warnIfUncoordinated(coordination, globals);
+  return RunScope.with(globals, { scope, command: `status ${reportPath}` }, (held) => checkOperations(held, reportPath, report, options));
+}
 
 /**
  * Looks at every accepted operation once at once, then (with a wait) through the same Watcher as a
  * run, until each ended or `waitMs` passed. Every answer goes to the journal as it arrives; the report
  * is rewritten at the end, also after Ctrl-C.
  */
-export async function checkOperations(
-  reportPath: string,
-  report: Report,
-  { waitMs, flags }: { waitMs: number; flags: OutputFlags },
-  globals: GlobalOptions,
-  coordination: Coordination,
-): Promise<number> {
-  const runtime = createRuntime(globals, { coordination, company: report.company });
+async function checkOperations(scope: RunScope, reportPath: string, report: Report, { waitMs, flags }: FollowOptions): Promise<number> {
+  const { globals, coordination } = scope;
   const journal = existsSync(journalPathFor(reportPath)) ? await Journal.open(journalPathFor(reportPath)) : undefined;
-  const stop = new AbortController();
-  const open = report.results.filter((r) => r.status === 'accepted' && r.operation_id);
-  const progress = globals.view.counter(open.length, 'operations ended');
-  // The limit is the user's: polls still waiting for the rate budget when it passes are not sent.
-  const deadline = waitMs > 0 ? setTimeout(() => stop.abort(), waitMs) : undefined;
   let interrupted = false;
-  const restore = onInterrupt(globals.io, () => {
-    interrupted = true;
-    stop.abort();
-  });
-  // Redis gone: the shared budget can't be kept, so no more polls; what was learned is written.
-  const onLost = () => stop.abort();
-  coordination.lost.addEventListener('abort', onLost, { once: true });
-  const watcher = watcherFor(runtime.caller, runtime.tracking, stop.signal);
-  // Every open operation was accepted before the report was finished: one that the service still does
-  // not show (404) may be new enough to be invisible yet, for what is left of the grace since then.
-  const sinceFinished = Date.now() - Date.parse(report.finished_at);
-  const notFoundGraceMs = Math.max(0, (runtime.tracking.notFoundGraceMs ?? DEFAULT_TRACKING.notFoundGraceMs) - (sinceFinished || 0));
   try {
-    await Promise.all(
-      open.map(async (r) => {
-        const tracked = await watcher.watch(r.operation_id!, r.action, { timeoutMs: waitMs, notFoundGraceMs, unknownAge: true }).done;
-        if (apply(r, tracked)) {
-          progress.step(r.status !== 'succeeded');
-          if (journal && r.step_id) await journal.append({ t: 'update', step: r.step_id, result: stepResultOf(r), at: Date.now() });
-        }
-      }),
+    interrupted = await pollOpen(
+      scope,
+      report,
+      waitMs,
+      (r) => journal && r.step_id && journal.append({ t: 'update', step: r.step_id, result: stepResultOf(r), at: Date.now() }),
     );
   } finally {
-    clearTimeout(deadline);
-    coordination.lost.removeEventListener('abort', onLost);
-    restore();
-    progress.end();
     await journal?.close();
-    await runtime.close();
   }
   report.summary = summarize(report.results);
   const still = report.results.filter((r) => r.status === 'accepted').length;
@@ -83,6 +79,51 @@ export async function checkOperations(
     return EXIT.stopped;
   }
   return interrupted ? 130 : exitCodeOf(report);
+}
+
+/**
+ * Polls the report's open operations through the scope's watcher until each ended, `waitMs` passed,
+ * Ctrl-C, or the coordination was lost; folds each ending into its result and hands it to `ended`.
+ * Returns whether Ctrl-C stopped it.
+ */
+async function pollOpen(scope: RunScope, report: Report, waitMs: number, ended: (r: ReportResult) => unknown): Promise<boolean> {
+  const stop = new AbortController();
+  const open = report.results.filter((r) => r.status === 'accepted' && r.operation_id);
+  const progress = scope.globals.view.counter(open.length, 'operations ended');
+  // The limit is the user's: polls still waiting for the rate budget when it passes are not sent.
+  const deadline = waitMs > 0 ? setTimeout(() => stop.abort(), waitMs) : undefined;
+  let interrupted = false;
+  const restore = scope.onInterrupt(() => {
+    interrupted = true;
+    stop.abort();
+  });
+  // Redis gone: the shared budget can't be kept, so no more polls; what was learned is written.
+  const { lost } = scope.coordination;
+  const onLost = () => stop.abort();
+  lost.addEventListener('abort', onLost, { once: true });
+  const runtime = scope.runtime({ company: report.company });
+  const watcher = scope.watcher(stop.signal);
+  // Every open operation was accepted before the report was finished: one that the service still does
+  // not show (404) may be new enough to be invisible yet, for what is left of the grace since then.
+  const sinceFinished = Date.now() - Date.parse(report.finished_at);
+  const notFoundGraceMs = Math.max(0, (runtime.tracking.notFoundGraceMs ?? DEFAULT_TRACKING.notFoundGraceMs) - (sinceFinished || 0));
+  try {
+    await Promise.all(
+      open.map(async (r) => {
+        const tracked = await watcher.watch(r.operation_id!, r.action, { timeoutMs: waitMs, notFoundGraceMs, unknownAge: true }).done;
+        if (apply(r, tracked)) {
+          progress.step(r.status !== 'succeeded');
+          await ended(r);
+        }
+      }),
+    );
+  } finally {
+    clearTimeout(deadline);
+    lost.removeEventListener('abort', onLost);
+    restore();
+    progress.end();
+  }
+  return interrupted;
 }
 
 /**

@@ -5,7 +5,8 @@ import { AuthenticationError, CoordinationError, EXIT, NetworkError, NotFoundErr
 import { inventoryReader, readInventory } from '../../inventory/read.js';
 import { describeExpiring, keyFindings } from '../../run/api-keys.js';
 import { defaultStateDir } from '../../coord/file-lock.js';
-import { openRuntime, readToken, type GlobalOptions, type Runtime } from '../context.js';
+import { readToken, type GlobalOptions, type Runtime } from '../context.js';
+import { withRuntime } from '../run-scope.js';
 import { forTerminal, jsonText } from '../../util/safe-text.js';
 import { channelChecks, doctorPlaybook, type ChannelOptions } from './channels.js';
 import type { Check } from './check.js';
@@ -89,6 +90,23 @@ function rateCheck(runtime: Runtime): Check {
   };
 }
 
+/** Redis (with --coordination), the service, the key and the rate: what doctor learns by asking. */
+async function reachChecks(globals: GlobalOptions, opts: DoctorOptions, warnMs: number): Promise<Check[]> {
+  const checks: Check[] = [];
+  try {
+    // A check should not wait ten minutes for a budget someone else holds: half a minute, then say so.
+    await withRuntime({ rateLimitWait: 30_000, ...globals }, globals.company, async (runtime) => {
+      if (runtime.coordination.address) checks.push({ check: 'coordination', status: 'ok', detail: `Redis at ${runtime.coordination.address} answers` });
+      checks.push(...(await serviceChecks(runtime, globals.company!, warnMs, opts.expiryWarning)));
+      checks.push(rateCheck(runtime));
+    });
+  } catch (error) {
+    if (!(error instanceof CoordinationError)) throw error;
+    checks.push({ check: 'coordination', status: 'fail', detail: error.message });
+  }
+  return checks;
+}
+
 /** `sitefleet doctor`: reads only. Returns the exit code: 3 on a failure, 1 on a warning with --strict, else 0. */
 export async function runDoctor(globals: GlobalOptions, opts: DoctorOptions, warnMs: number, file?: string): Promise<number> {
   const checks: Check[] = [writable('state dir', join(globals.stateDir ?? defaultStateDir(globals.io.env), 'locks')), writable('report dir', opts.reportDir)];
@@ -107,25 +125,7 @@ export async function runDoctor(globals: GlobalOptions, opts: DoctorOptions, war
     checks.push({ check: 'token', status: 'fail', detail: (error as Error).message });
   }
   if (missing) checks.push({ check: 'settings', status: 'fail', detail: missing });
-  else if (token) {
-    let runtime: Runtime | undefined;
-    try {
-      // A check should not wait ten minutes for a budget someone else holds: half a minute, then say so.
-      runtime = await openRuntime({ rateLimitWait: 30_000, ...globals }, globals.company);
-      if (runtime.coordination.address) checks.push({ check: 'coordination', status: 'ok', detail: `Redis at ${runtime.coordination.address} answers` });
-    } catch (error) {
-      if (!(error instanceof CoordinationError)) throw error;
-      checks.push({ check: 'coordination', status: 'fail', detail: error.message });
-    }
-    if (runtime) {
-      try {
-        checks.push(...(await serviceChecks(runtime, globals.company!, warnMs, opts.expiryWarning)));
-        checks.push(rateCheck(runtime));
-      } finally {
-        await runtime.close();
-      }
-    }
-  }
+  else if (token) checks.push(...(await reachChecks(globals, opts, warnMs)));
   if (opts.format === 'json') globals.io.stdout.write(`${jsonText(checks, 2)}\n`);
   else for (const c of checks) globals.io.stdout.write(`${c.status.padEnd(4)}  ${c.check.padEnd(12)}  ${forTerminal(c.detail)}\n`);
   if (checks.some((c) => c.status === 'fail')) return EXIT.stopped;

@@ -35,8 +35,7 @@ export async function runDemo(globals: GlobalOptions, size: number): Promise<num
   try {
     demo.say(`simulator: ${sim.fleet.environments.size} environments at ${sim.baseUrl}; reports go to ${demo.reports}\n`);
     demo.say(`== plan ${EXAMPLES[0]}`);
-    const { plan, runtime } = await preparePlan(example(EXAMPLES[0]!), demo.globals);
-    await runtime.close();
+    const plan = await preparePlan(example(EXAMPLES[0]!), demo.globals, (prepared) => prepared.plan);
     demo.say(`${globals.view.plan(plan, false)}\n`);
     let worst = await showSafeUpdates(demo);
     for (const name of EXAMPLES) worst = Math.max(worst, await runExample(demo, name));
@@ -117,8 +116,7 @@ async function showSafeUpdates(demo: Demo): Promise<number> {
   const { sim, say } = demo;
   // The sites are the simulator's; the run's own stop line is in its summary, so the log keeps to errors.
   const safeGlobals = { ...demo.globals, healthUrl: sim.siteUrl, logLevel: 'error', quiet: false };
-  const { plan, runtime } = await preparePlan(example(SAFE_EXAMPLE), safeGlobals);
-  await runtime.close();
+  const plan = await preparePlan(example(SAFE_EXAMPLE), safeGlobals, (prepared) => prepared.plan);
   const canary = plan.steps.find((s) => s.wave === 0 && s.role !== 'backup');
   const theme = (canary?.body as { themes?: { name: string }[] } | undefined)?.themes?.[0]?.name;
   if (!theme) {

@@ -25,16 +25,15 @@ export function registerInventory(program: Command): void {
       const globals = command.optsWithGlobals<GlobalOptions>();
       if (!globals.company) throw new InvalidInputError([{ path: 'company', message: 'no company: set SITEFLEET_COMPANY or pass --company' }]);
       if (opts.failOn && !opts.exposure) throw new InvalidInputError([{ path: '--fail-on', message: 'judges the exposure view: add --exposure' }]);
-      const [{ openRuntime }, { inventoryReader, readInventory }, { attachSiteIds, loadSitesFile }] = await Promise.all([
-        import('../../app/context.js'),
+      const [{ withRuntime }, { inventoryReader, readInventory }, { attachSiteIds, loadSitesFile }] = await Promise.all([
+        import('../../app/run-scope.js'),
         import('../../inventory/read.js'),
         import('../../inventory/sites.js'),
       ]);
       const sites = globals.sites ? loadSitesFile(globals.sites) : undefined;
-      const runtime = await openRuntime(globals, globals.company);
-      try {
-        const inventory = await readInventory(inventoryReader(runtime.caller), globals.company);
-        if (sites) attachSiteIds(inventory, sites);
+      const inventory = await withRuntime(globals, globals.company, (runtime) => readInventory(inventoryReader(runtime.caller), globals.company!));
+      if (sites) attachSiteIds(inventory, sites);
+      {
         if (!opts.exposure) {
           const { renderInventory } = await import('../render.js');
           globals.io.stdout.write(`${renderInventory(inventory, opts.format)}\n`);
@@ -44,8 +43,6 @@ export function registerInventory(program: Command): void {
         const exposure = exposureOf(inventory);
         globals.io.stdout.write(`${renderExposure(exposure, opts.format)}\n`);
         if (opts.failOn === 'vulnerable' && exposure.fixable_environments > 0) globals.io.exitCode = EXIT.someFailed;
-      } finally {
-        await runtime.close();
       }
     });
 }

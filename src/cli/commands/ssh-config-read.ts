@@ -4,7 +4,8 @@ import type { Environment } from '../../inventory/inventory.js';
 import { inventoryReader, readInventory } from '../../inventory/read.js';
 import { attachSiteIds, loadSitesFile } from '../../inventory/sites.js';
 import { matches } from '../../plan/select.js';
-import { openRuntime, type GlobalOptions } from '../../app/context.js';
+import type { GlobalOptions } from '../../app/context.js';
+import { withRuntime } from '../../app/run-scope.js';
 import { selectorFrom, type SelectorFlags } from '../selector-flags.js';
 import { forTerminal, jsonText, sshToken, terminalName } from '../../util/safe-text.js';
 
@@ -66,9 +67,9 @@ export async function printSshConfig(globals: GlobalOptions, opts: SshConfigOpti
   if (!globals.sites)
     throw new UsageError('ssh-config needs site ids, which the theme listing does not carry: pass --sites FILE (YAML or CSV of site name, site id)');
   const sites = loadSitesFile(globals.sites);
-  const runtime = await openRuntime(globals, globals.company);
-  try {
-    const inventory = await readInventory(inventoryReader(runtime.caller), globals.company);
+  const company = globals.company;
+  return withRuntime(globals, company, async (runtime) => {
+    const inventory = await readInventory(inventoryReader(runtime.caller), company);
     attachSiteIds(inventory, sites);
     const selected = inventory.environments.filter((e) => matches(e, selectorFrom(opts)));
     if (opts.site?.length && selected.length === 0) throw new UsageError(`no site in this fleet matches ${opts.site.map((s) => JSON.stringify(s)).join(', ')}`);
@@ -86,14 +87,12 @@ export async function printSshConfig(globals: GlobalOptions, opts: SshConfigOpti
       return 0;
     }
     const { blocks, warnings } = sshConfig(configs);
-    globals.io.stdout.write(`# sitefleet ssh-config: ${blocks.length} environments of company ${forTerminal(globals.company)}\n\n${blocks.join('\n')}`);
+    globals.io.stdout.write(`# sitefleet ssh-config: ${blocks.length} environments of company ${forTerminal(company)}\n\n${blocks.join('\n')}`);
     for (const w of warnings) globals.io.stderr.write(`sitefleet: warning: ${w}\n`);
     if (warnings.length)
       globals.io.stderr.write(
         `sitefleet: ${warnings.length} of ${configs.length} environments left out of the config; the rest is safe to use (--format json shows what the service sent)\n`,
       );
     return warnings.length ? 1 : 0;
-  } finally {
-    await runtime.close();
-  }
+  });
 }
