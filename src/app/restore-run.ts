@@ -44,7 +44,7 @@ export async function restoreRun(reportPath: string, globals: GlobalOptions, opt
       const fresh = readRun(reportPath, globals);
       const choice = chooseRestores(fresh, opts.steps);
       const { todo, left } = await tools.confirm(choice.todo, choice.left, fresh.start.started_at);
-      describe(globals, todo, left, choice.follow, opts.dryRun === true);
+      describe(globals, { todo, left, follow: choice.follow }, opts.dryRun === true);
       const attention = left.some((l) => l.attention);
       if (opts.dryRun || todo.length + choice.follow.length + choice.inQuestion.length === 0) return attention ? 1 : 0;
       if (todo.length > 0)
@@ -78,7 +78,8 @@ function readRun(reportPath: string, globals: GlobalOptions): JournalState {
   return state;
 }
 
-function describe(globals: GlobalOptions, todo: Confirmed[], left: LeftAlone[], follow: RestoreCandidate[], dryRun: boolean): void {
+/** What the restore will do, and what it leaves alone and why, before it asks. */
+function describe(globals: GlobalOptions, { todo, left, follow }: { todo: Confirmed[]; left: LeftAlone[]; follow: RestoreCandidate[] }, dryRun: boolean): void {
   const out = (line: string) => void (!globals.quiet && globals.io.stdout.write(`${line}\n`));
   if (todo.length > 0)
     out(`${dryRun ? 'would restore' : 'to restore'}: ${todo.length} site${todo.length === 1 ? '' : 's'}${dryRun ? ' (dry run: nothing is sent)' : ''}`);

@@ -63,7 +63,9 @@ export async function resumeRun(reportPath: string, globals: GlobalOptions, opts
     stateDir: stateDirOf(globals),
   };
   return announceRun(begun, async (started) => {
-    const deadline = playbook ? await enterWindow(io, playbook.settings, opts, (text) => void (!globals.quiet && io.stdout.write(`${text}\n`))) : undefined;
+    const deadline = playbook
+      ? await enterWindow(io, playbook.settings, opts, { say: (text) => void (!globals.quiet && io.stdout.write(`${text}\n`)) })
+      : undefined;
     const lock = { scope: lockScope, command: `resume ${reportPath}`, wait: opts.waitLock };
     return RunScope.with(globals, lock, (scope) => resume(reportPath, readState(reportPath), { playbook, globals, opts, scope, deadline, started }));
   });

@@ -72,7 +72,9 @@ export async function runPlaybook(file: string | undefined, globals: GlobalOptio
   // Told before the window is waited for and the lock taken: a monitor hears of a run that cannot start (exit 4 or 5) too.
   return announceRun(start, async (started) => {
     // The window is waited for before the lock and the fleet's read: the plan is made from the fleet as the window opens.
-    const deadline = await enterWindow(globals.io, playbook.settings, opts, (text) => void (!globals.quiet && globals.io.stdout.write(`${text}\n`)));
+    const deadline = await enterWindow(globals.io, playbook.settings, opts, {
+      say: (text) => void (!globals.quiet && globals.io.stdout.write(`${text}\n`)),
+    });
     // Hours spent waiting for the window count against the plan's age.
     refuseStale();
     const lock = { scope: lockScopeOf(playbook), command: `run ${file}`, wait: opts.waitLock };

@@ -21,6 +21,12 @@ export interface Deadline {
   reason: string;
 }
 
+/** Where a wait for the window is said (a line for the person), and the clock it is judged by (a test's own). */
+export interface WindowTell {
+  say(text: string): void;
+  now?: () => number;
+}
+
 /**
  * Where the run stands against its window (`settings.window`) and `--not-after`: inside, the moment
  * it must stop sending; outside, exit 5 naming the window and when it opens next, or (with
@@ -30,13 +36,12 @@ export async function enterWindow(
   io: Pick<Io, 'signals' | 'exitNow'>,
   settings: PlaybookSettings,
   opts: WindowOptions,
-  say: (text: string) => void,
-  now = Date.now,
+  tell: WindowTell,
 ): Promise<Deadline | undefined> {
   const interrupt = new AbortController();
   const restore = onInterrupt(io, () => interrupt.abort());
   try {
-    return await windowOf(settings, opts, say, interrupt.signal, now);
+    return await windowOf(settings, opts, { now: Date.now, ...tell }, interrupt.signal);
   } finally {
     restore();
   }
@@ -45,9 +50,8 @@ export async function enterWindow(
 async function windowOf(
   settings: PlaybookSettings,
   opts: WindowOptions,
-  say: (text: string) => void,
+  { say, now }: Required<WindowTell>,
   signal: AbortSignal,
-  now: () => number,
 ): Promise<Deadline | undefined> {
   const notAfter = opts.notAfter === undefined ? undefined : parseNotAfter(opts.notAfter, now());
   if (typeof notAfter === 'object') throw new UsageError(notAfter.problem);

@@ -33,11 +33,18 @@ export function shareOption(flag: string) {
   };
 }
 
+/** What a duration flag takes: at most `max`, said as `example`; an `age` may be longer than a timer can wait. */
+export interface DurationLimit {
+  max: string;
+  example: string;
+  kind?: 'timer' | 'age';
+}
+
 /**
  * A flag's duration in milliseconds: one such as `example`, and at most `max` (a limit from LONGEST
  * or LONGEST_AGE in util/duration.ts). Anything else is exit 2, one line naming the flag.
  */
-export function durationFlag(flag: string, text: string, max: string, example: string, kind: 'timer' | 'age' = 'timer'): number {
+export function durationFlag(flag: string, text: string, { max, example, kind = 'timer' }: DurationLimit): number {
   const ms = parseDuration(text);
   if (ms === undefined) throw new UsageError(`${flag} ${JSON.stringify(text)} is not a duration such as ${example}`);
   const problem = tooLong(text, max, kind);
@@ -47,5 +54,5 @@ export function durationFlag(flag: string, text: string, max: string, example: s
 
 /** `durationFlag` as a commander argument parser: checked as the command line is read, before anything else. */
 export function durationOption(flag: string, max: string, example: string) {
-  return (text: string): number => durationFlag(flag, text, max, example);
+  return (text: string): number => durationFlag(flag, text, { max, example });
 }

@@ -8,7 +8,12 @@ import { RunPhase } from './run-phase.js';
  * its counts and ETA, the next poll, and the service's pause when there is one. Redrawn four times a
  * second, so a countdown moves; cron and CI draw nothing.
  */
-export function progressLine(steps: number, waits: ReadonlySet<number>, enabled: boolean, sources: RunLineSources, stream: Output): Subscriber {
+export function progressLine(
+  { steps, waits }: { steps: number; waits: ReadonlySet<number> },
+  sources: RunLineSources,
+  stream: Output,
+  enabled: boolean,
+): Subscriber {
   const phase = new RunPhase(steps, waits);
   const draw = () => {
     const paused = sources.pausedForMs();

@@ -18,6 +18,6 @@ export function terminalView(io: Io, quiet: () => boolean): View {
     warning: warningLine,
     confirmWrites: (command, question, yes) => confirmWrites(io, command, question, yes),
     counter: (total, label) => new Progress(total, io.stderr, lines(), label),
-    runLine: (steps, waits, sources) => progressLine(steps, waits, lines(), sources, io.stderr),
+    runLine: (steps, waits, sources) => progressLine({ steps, waits }, sources, io.stderr, lines()),
   };
 }

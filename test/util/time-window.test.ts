@@ -59,27 +59,13 @@ describe('entering a window', () => {
 
   it('outside: exit 5 naming the window and its next opening; --wait-window waits for it and gives its end', async () => {
     const before = at('2026-11-23T01:59:59.900Z');
-    await expect(
-      enterWindow(
-        io,
-        settings,
-        {},
-        () => undefined,
-        () => before,
-      ),
-    ).rejects.toMatchObject({
+    await expect(enterWindow(io, settings, {}, { say: () => undefined, now: () => before })).rejects.toMatchObject({
       exitCode: 5,
       message: 'outside settings.window 02:00–05:00 UTC: the next opens at 2026-11-23 02:00 UTC (in 0s); start then, or add --wait-window to wait for it',
     });
     const said: string[] = [];
     const t0 = Date.now();
-    const deadline = await enterWindow(
-      io,
-      settings,
-      { waitWindow: true },
-      (text) => said.push(text),
-      () => before + (Date.now() - t0),
-    );
+    const deadline = await enterWindow(io, settings, { waitWindow: true }, { say: (text) => said.push(text), now: () => before + (Date.now() - t0) });
     expect(Date.now() - t0).toBeGreaterThanOrEqual(90);
     expect(said).toEqual(['waiting for settings.window 02:00–05:00 UTC: it opens at 2026-11-23 02:00 UTC (in 0s)']);
     expect(deadline).toEqual({
@@ -91,8 +77,10 @@ describe('entering a window', () => {
 
   it('inside: the earlier of the window’s end and --not-after', async () => {
     const now = () => at('2026-11-23T03:00:00Z');
-    expect((await enterWindow(io, settings, { notAfter: '2026-11-23T04:00:00Z' }, () => undefined, now))?.source).toBe('--not-after 2026-11-23T04:00:00Z');
-    expect((await enterWindow(io, settings, { notAfter: '2026-11-23T06:00:00Z' }, () => undefined, now))?.at).toBe(at('2026-11-23T05:00:00Z'));
-    await expect(enterWindow(io, {}, { waitWindow: true }, () => undefined, now)).rejects.toMatchObject({ exitCode: 2 });
+    expect((await enterWindow(io, settings, { notAfter: '2026-11-23T04:00:00Z' }, { say: () => undefined, now }))?.source).toBe(
+      '--not-after 2026-11-23T04:00:00Z',
+    );
+    expect((await enterWindow(io, settings, { notAfter: '2026-11-23T06:00:00Z' }, { say: () => undefined, now }))?.at).toBe(at('2026-11-23T05:00:00Z'));
+    await expect(enterWindow(io, {}, { waitWindow: true }, { say: () => undefined, now })).rejects.toMatchObject({ exitCode: 2 });
   });
 });

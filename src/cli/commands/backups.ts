@@ -18,7 +18,8 @@ export function registerBackups(program: Command): void {
       '\nThe morning check after a nightly backup job, usable from monitoring: exit 0 when every selected environment\nhas a backup younger than --max-age, 1 when some have none (they are listed), 2 for bad input.\n\nExample:\n  sitefleet backups --environment live --max-age 26h\n',
     )
     .action(async (opts: BackupsOptions, command: Command) => {
-      const maxAgeMs = opts.maxAge === undefined ? undefined : durationFlag('--max-age', opts.maxAge, LONGEST_AGE.backupAge, '26h or 2d', 'age');
+      const maxAgeMs =
+        opts.maxAge === undefined ? undefined : durationFlag('--max-age', opts.maxAge, { max: LONGEST_AGE.backupAge, example: '26h or 2d', kind: 'age' });
       const { showBackups } = await import('./backups-table.js');
       const globals = command.optsWithGlobals<GlobalOptions>();
       globals.io.exitCode = await showBackups(globals, opts, maxAgeMs);

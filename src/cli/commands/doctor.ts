@@ -22,7 +22,7 @@ export function registerDoctor(program: Command): void {
       '\nOne line per check: ok, warn or fail. Exit 0; 1 on a warning with --strict; 3 on a failure.\n\nExample:\n  sitefleet doctor playbooks/nightly-backups.yaml --expiry-warning 30d --strict\n',
     )
     .action(async (file: string | undefined, opts: DoctorOptions, command: Command) => {
-      const warnMs = durationFlag('--expiry-warning', opts.expiryWarning, LONGEST_AGE.expiryWarning, '14d', 'age');
+      const warnMs = durationFlag('--expiry-warning', opts.expiryWarning, { max: LONGEST_AGE.expiryWarning, example: '14d', kind: 'age' });
       const { runDoctor } = await import('../../app/doctor/checks.js');
       const globals = command.optsWithGlobals<GlobalOptions>();
       globals.io.exitCode = await runDoctor(globals, opts, warnMs, file);
