@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline/promises';
-import { UsageError } from '../app/context.js';
+import { UsageError } from '../errors.js';
 import type { Io } from '../app/io.js';
 
 /** Asks a yes/no question on the terminal; anything but y/yes is a no. */

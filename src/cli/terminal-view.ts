@@ -1,6 +1,5 @@
 import type { Io } from '../app/io.js';
 import type { View } from '../app/view.js';
-import { confirmWrites } from './confirm.js';
 import { Progress } from './progress.js';
 import { painter, renderPlan, renderSummary, warningLine } from './render.js';
 import { progressLine } from './run-line.js';
@@ -16,7 +15,8 @@ export function terminalView(io: Io, quiet: () => boolean): View {
     plan: (plan, verbose) => renderPlan(plan, verbose, painter(io)),
     summary: (report, reportPath) => renderSummary(report, reportPath, painter(io)),
     warning: warningLine,
-    confirmWrites: (command, question, yes) => confirmWrites(io, command, question, yes),
+    // The prompt (readline) loads only when a command is about to write.
+    confirmWrites: async (command, question, yes) => (await import('./confirm.js')).confirmWrites(io, command, question, yes),
     counter: (total, label) => new Progress(total, io.stderr, lines(), label),
     runLine: (steps, waits, sources) => progressLine({ steps, waits }, sources, io.stderr, lines()),
   };
