@@ -5,9 +5,10 @@ import { inventoryReader, readBackups, readDomains, readInventory } from '../inv
 import { attachSiteIds, loadSitesFile } from '../inventory/sites.js';
 import { loadChecked } from './load-playbook.js';
 import type { Playbook } from '../playbook/types.js';
-import { buildPlan, readsNeeded, type Plan } from '../plan/plan.js';
+import { buildPlan, readsNeeded, releasesNeeded, type Plan } from '../plan/plan.js';
 import { closingToo, createRuntime, type GlobalOptions, type Runtime } from './context.js';
 import { openCoordination } from '../coord/open.js';
+import { releaseClock } from '../coord/release-clock.js';
 import { warningLine } from './render.js';
 import { playbookSha256 } from './saved-plan.js';
 import type { Coordination } from '../coord/types.js';
@@ -93,10 +94,11 @@ export async function planFrom(
       { environments: inventory.environments.length, themes: inventory.theme_count, wall_ms: Math.round(performance.now() - readStart) },
       'fleet read',
     );
+    const releases = releasesNeeded(playbook, inventory) ? await releaseClock(coordination, inventory, opts.io.now()) : undefined;
     const cpu = process.cpuUsage();
     const planStart = performance.now();
     const plan: Plan = {
-      ...buildPlan({ playbook, inventory, date, env: opts.io.env }),
+      ...buildPlan({ playbook, inventory, date, env: opts.io.env, ...(releases ? { releases } : {}) }),
       made: { at: new Date().toISOString(), playbook_sha256: playbookSha256(file) },
     };
     const planCpu = process.cpuUsage(cpu);
