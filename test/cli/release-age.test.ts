@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ReleaseAgeDecision } from '../../src/inventory/release-age.js';
+import { jsonSummary } from '../../src/notify/run-end.js';
 import type { Report } from '../../src/report/report.js';
 import type { Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
@@ -33,11 +34,11 @@ function playbook(withBlock: string, dir = tempDir()): string {
 }
 
 /** One night's run at `at`, with the state (first-seen store) of `env`; what it sent is read from the simulator. */
-async function night(sim: Simulator, env: Record<string, string>, at: number, withBlock = AGED, flags: string[] = []) {
+async function night(sim: Simulator, env: Record<string, string>, at: number, withBlock = AGED, flags: string[] = [], runFlags: string[] = []) {
   const dir = tempDir();
   const reportPath = join(dir, 'r.json');
   const before = installed(sim);
-  const result = await runCli([...flags, 'run', playbook(withBlock, dir), '--yes', '--report', reportPath], env, { now: () => at });
+  const result = await runCli([...flags, 'run', playbook(withBlock, dir), '--yes', '--report', reportPath, ...runFlags], env, { now: () => at });
   expect(result.code, result.stderr).toBe(0);
   const after = installed(sim);
   const moved = [...new Set([...before].filter(([key, v]) => after.get(key) !== v).map(([key]) => key.split(' ')[1]!))].sort();
@@ -57,7 +58,8 @@ describe('with.min_release_age: new versions age before they are sent', () => {
     const { sim } = await start({ sites: 4, seed: 3 });
     shapeFleet(sim, CATALOG);
     const env = simEnv(sim);
-    const first = await night(sim, env, T0);
+    const page = join(tempDir(), 'run.html');
+    const first = await night(sim, env, T0, AGED, [], ['--html', page]);
     expect(first.moved).toEqual(['patch-sec']);
     const held = decisions(first.report);
     expect(held.get('patch-plain')).toMatchObject({ code: 'age_pending', held: true, first_seen: iso(T0), eligible_at: iso(T0 + 3 * DAY) });
@@ -73,6 +75,17 @@ describe('with.min_release_age: new versions age before they are sent', () => {
       `why (themes), ${envs} environments: left alone: patch-plain: age_pending: 4.1.0 → 4.1.1 first seen ${iso(T0)}, eligible ${iso(T0 + 3 * DAY)} (lower with.min_release_age to take it sooner)\n`,
     );
     expect(first.stdout).toMatch(/why \(themes\), \d+ environments: sent before its age: patch-sec: security_bypass: 2\.0 → 2\.0\.1 fixes vulnerable 2\.0/);
+    // The run's page and a webhook's JSON list them too, each theme version once.
+    const html = readFileSync(page, 'utf8');
+    expect(html).toContain('<h2>Release age (3)</h2>');
+    expect(html).toMatch(
+      new RegExp(`data-code="age_pending">[^]*?patch-plain 4\\.1\\.0 → 4\\.1\\.1</td>\\s*<td class="n">${envs}</td>[^]*?${iso(T0 + 3 * DAY)}`),
+    );
+    const webhook = jsonSummary(
+      { name: 'aged', exitCode: 0, startedAt: new Date(T0), finishedAt: new Date(T0), report: { value: first.report, path: 'r.json' } },
+      new Date(T0),
+    );
+    expect(webhook.release_age).toContainEqual({ task: 'themes', ...held.get('patch-plain'), environments: envs });
     const file = join(env.SITEFLEET_STATE_DIR!, 'first-seen', `${sim.companyId}.jsonl`);
     expect(readFileSync(file, 'utf8')).toContain(JSON.stringify({ theme: 'patch-plain', version: '4.1.1', first_seen: iso(T0) }));
 
