@@ -200,6 +200,16 @@ export class CoordinationError extends SitefleetError {
   override readonly exitCode = EXIT.stopped;
 }
 
+/**
+ * The first-seen times of theme versions (release ages) cannot be recorded or read from the state
+ * folder: nothing is planned or sent, since ages judged without them would be wrong. Exit 2: the fix
+ * is the folder (`--state-dir`) or its file, named in the message.
+ */
+export class StateFolderError extends SitefleetError {
+  override name = 'StateFolderError';
+  override readonly exitCode = EXIT.invalid;
+}
+
 /** Who holds a run lock, as its holder wrote it (see coord/types.ts). */
 interface Holder {
   pid: number;

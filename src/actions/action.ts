@@ -1,6 +1,7 @@
 import type { EndpointName } from '../api/endpoints.js';
 import type { InputProblem } from '../errors.js';
 import type { Environment, Inventory } from '../inventory/inventory.js';
+import type { ReleaseAgeDecision, ReleaseClock } from '../inventory/release-age.js';
 import type { PlaybookFiles } from '../util/input-file.js';
 import type { OutputKind } from '../util/output-file.js';
 
@@ -32,9 +33,11 @@ export interface RequestSpec {
 
 /**
  * `precondition`: what the listing showed that the call depends on, in words (`astra 2.1 → 2.2`). A
- * saved plan is applied only while a fresh read of the fleet gives the same words.
+ * saved plan is applied only while a fresh read of the fleet gives the same words. `release_age`:
+ * the themes the release age held back or sent early here, with their dates (the note says the same in words).
  */
-export type Expansion = { request: RequestSpec; note?: string; precondition?: string } | { skip: string };
+export type Expansion =
+  { request: RequestSpec; note?: string; precondition?: string; release_age?: ReleaseAgeDecision[] } | { skip: string; release_age?: ReleaseAgeDecision[] };
 
 /** A site, for actions that act once per site: its id (from a sites map) and its environments in the listing. */
 export interface SiteTarget {
@@ -53,6 +56,11 @@ export interface ExpandContext<W extends object = WithBlock> {
   /** `{{date}}` in templates: the run's date, YYYY-MM-DD, given to the planner (it reads no clock). */
   date: string;
   inventory: Inventory;
+  /**
+   * The time to judge release ages at and when each theme version was first seen, for a task whose
+   * action `reads` `first_seen`; undefined where no age is judged (validate's stand-in expansion).
+   */
+  releases?: ReleaseClock;
 }
 
 /** A domain of an environment, as the domain list gives it (domain-scoped actions expand on each). */
@@ -62,8 +70,11 @@ export interface DomainTarget {
   uses_provider_dns: boolean;
 }
 
-/** What the plan must read before it can expand a task (beyond the theme listing). */
-export type InventoryRead = 'domains' | 'backups';
+/**
+ * What the plan must read before it can expand a task (beyond the theme listing). `first_seen`: when
+ * each theme version was first seen, which the command records from the listing before it plans.
+ */
+export type InventoryRead = 'domains' | 'backups' | 'first_seen';
 
 /** One step of a task, as the hooks of its action see it after the run: what was sent and what came back. */
 export interface StepOutcome {

@@ -1,22 +1,18 @@
 import { matchesAny } from '../util/glob.js';
-import { BUMPS, versionJump, withinBump, type Bump } from '../util/theme-version.js';
+import { describeDecision, usesReleaseAge } from '../inventory/release-age.js';
 import type { Action, Expansion, StepOutcome } from './action.js';
 import type { Inventory, InstalledTheme } from '../inventory/inventory.js';
-import { globs, withBlock } from './schema-parts.js';
-
-type ThemesUpdateWith = {
-  themes?: string | string[];
-  skip_vulnerable_updates?: boolean;
-  only_vulnerable?: boolean;
-  max_bump?: Bump;
-};
+import { withBlock } from './schema-parts.js';
+import { checkPolicy, judgeUpdate, POLICY_FIELDS, type ThemesUpdateWith } from './theme-update-policy.js';
 
 /**
  * One bulk update per environment, of the themes the listing shows an update `available` for, as the
- * task's update policy allows. An update whose target version is itself flagged vulnerable is left
- * alone by default: moving from one vulnerable version to another is not a fix, and a person should
- * choose. `only_vulnerable` keeps to installed versions flagged vulnerable (security-only nights);
- * `max_bump` leaves updates that jump further than a patch or minor release (see util/theme-version.ts).
+ * task's update policy allows (theme-update-policy.ts). An update whose target version is itself
+ * flagged vulnerable is left alone by default: moving from one vulnerable version to another is not a
+ * fix, and a person should choose. `only_vulnerable` keeps to installed versions flagged vulnerable
+ * (security-only nights); `max_bump` leaves updates that jump further than a patch or minor release
+ * (see util/theme-version.ts); `min_release_age` and `by_bump` let new versions age first
+ * (inventory/release-age.ts), which needs the first-seen table the plan is given (`reads`).
  */
 export const themesUpdate: Action<ThemesUpdateWith> = {
   name: 'themes.update',
@@ -25,16 +21,9 @@ export const themesUpdate: Action<ThemesUpdateWith> = {
   endpoint: 'bulkUpdateThemes',
   creates: false,
   example: { themes: ['twenty*'], max_bump: 'minor' },
-  withSchema: withBlock({
-    themes: { ...globs, description: 'only these theme slugs (globs); default all' },
-    skip_vulnerable_updates: { type: 'boolean', default: true, description: 'leave alone updates whose version is flagged vulnerable' },
-    only_vulnerable: { type: 'boolean', default: false, description: 'update only themes whose installed version is flagged vulnerable' },
-    max_bump: {
-      enum: [...BUMPS],
-      default: 'major',
-      description: 'the largest version jump to take (4.1.0 → 4.2.0 is minor); a version not numbered as 1.2 or 1.2.3 passes only major',
-    },
-  }),
+  withSchema: withBlock(POLICY_FIELDS),
+  check: (w) => checkPolicy(w),
+  reads: (w) => (usesReleaseAge(w) ? ['first_seen'] : []),
   // `verify: true`: a theme this step updated still shows an update available in a fresh listing.
   verify(step, listing) {
     const still = stillAvailable(step, listing);
@@ -55,42 +44,29 @@ export const themesUpdate: Action<ThemesUpdateWith> = {
   },
   // The versions the policy judged are the ones the update moved between.
   record: (step) => ({ heading: 'Theme updates', text: step.precondition ?? `${themesOf(step).join(', ')} updated` }),
-  // A note or skip lists the themes left alone: each counts apart in the summary.
+  // A note or skip lists the themes left alone, then those sent before their age: each counts apart in the summary.
   reasonParts(reason) {
-    return reason.startsWith(LEFT_ALONE)
-      ? reason
-          .slice(LEFT_ALONE.length)
-          .split(HELD_SEPARATOR)
-          .map((part) => `${LEFT_ALONE}${part}`)
-      : [reason];
+    let prefix = NOTE_PREFIXES.find((p) => reason.startsWith(p));
+    if (prefix === undefined) return [reason];
+    return reason.split(THEME_SEPARATOR).map((part) => {
+      const own = NOTE_PREFIXES.find((p) => part.startsWith(p));
+      prefix = own ?? prefix!;
+      return own === undefined ? `${prefix}${part}` : part;
+    });
   },
   expandEnvironment(env, ctx) {
     const available = env.themes.filter((t) => t.update_available && matchesAny(t.name, ctx.with.themes));
-    const judged = available.map((t) => ({ theme: t, held: heldBack(t, ctx.with) }));
-    const update = judged.filter((j) => j.held === undefined).map((j) => j.theme);
-    const held = judged.filter((j) => j.held !== undefined).map((j) => `${j.theme.name}: ${j.held!}`);
-    const note = held.length > 0 ? `${LEFT_ALONE}${held.join(HELD_SEPARATOR)}` : undefined;
-    if (update.length === 0) return [{ skip: note ?? 'no theme update available' }];
-    return [updateOf(env.id, update, note)];
+    const judged = available.map((theme) => ({ theme, judgement: judgeUpdate(theme, ctx.with, ctx.releases) }));
+    const update = judged.flatMap(({ theme, judgement }) => (judgement.send ? [theme] : []));
+    const held = judged.flatMap(({ theme, judgement }) => (judgement.send ? [] : [`${theme.name}: ${judgement.reason}`]));
+    const decisions = judged.flatMap(({ judgement: j }) => (j.send ? (j.early ?? []) : (j.decision ?? [])));
+    const early = decisions.filter((d) => !d.held).map((d) => `${d.theme}: ${describeDecision(d)}`);
+    const note = [listed(LEFT_ALONE, held), listed(SENT_EARLY, early)].filter(Boolean).join(THEME_SEPARATOR) || undefined;
+    const ages = decisions.length > 0 ? { release_age: decisions } : {};
+    if (update.length === 0) return [{ skip: note ?? 'no theme update available', ...ages }];
+    return [{ ...updateOf(env.id, update, note), ...ages }];
   },
 };
-
-/**
- * Why the policy leaves this update alone, in words that name the versions it judged; undefined
- * when it may go. One reason each, the most basic first: a night that updates only vulnerable
- * installs says so before it weighs the update itself.
- */
-function heldBack(t: InstalledTheme, policy: ThemesUpdateWith): string | undefined {
-  if (policy.only_vulnerable === true && !t.version_vulnerable) return `installed version ${t.version} not vulnerable`;
-  if ((policy.skip_vulnerable_updates ?? true) && t.update_vulnerable) return `update ${t.version} → ${t.update_version} flagged vulnerable`;
-  const max = policy.max_bump ?? 'major';
-  const jump = versionJump(t.version, t.update_version);
-  if (withinBump(jump, max)) return undefined;
-  const versions = `${t.version} → ${t.update_version}`;
-  return jump === 'unnumbered'
-    ? `update ${versions} not numbered as 1.2 or 1.2.3, beyond max_bump: ${max}`
-    : `${jump} update ${versions} beyond max_bump: ${max}`;
-}
 
 function updateOf(envId: string, update: InstalledTheme[], note: string | undefined): Expansion {
   return {
@@ -103,7 +79,15 @@ function updateOf(envId: string, update: InstalledTheme[], note: string | undefi
 }
 
 const LEFT_ALONE = 'left alone: ';
-const HELD_SEPARATOR = '; ';
+/** Updates sent though younger than their age (release age: security_bypass, max_hold). */
+const SENT_EARLY = 'sent before its age: ';
+const NOTE_PREFIXES = [LEFT_ALONE, SENT_EARLY];
+const THEME_SEPARATOR = '; ';
+
+/** `left alone: a: why; b: why`, or nothing for an empty list. */
+function listed(prefix: string, parts: string[]): string {
+  return parts.length > 0 ? `${prefix}${parts.join(THEME_SEPARATOR)}` : '';
+}
 
 /** Past this many themes in a batch, one read of the whole listing costs less than a search each. */
 const MAX_SEARCHES = 3;

@@ -29,6 +29,8 @@ export interface Io {
   exitCode: number;
   /** A second Ctrl-C: stop at once (the journal holds everything); a test's io throws instead. */
   exitNow(code: number): never;
+  /** The wall clock release ages are judged by (ms since the epoch); a test passes its own, nothing else can. */
+  now(): number;
 }
 
 /** The process's own streams, environment and signals: what `bin` runs with. */
@@ -46,6 +48,7 @@ export function processIo(): Io {
       process.exitCode = code;
     },
     exitNow: (code) => process.exit(code),
+    now: () => Date.now(),
   };
 }
 
@@ -66,8 +69,8 @@ export interface CapturedIo extends Io {
   signals: Signals & { emit(signal: 'SIGINT' | 'SIGTERM', name: string): boolean };
 }
 
-/** An io for running a command in-process: captured output, the given environment and input, no process signals. */
-export function capturedIo(options: { env?: Record<string, string | undefined>; input?: string; tty?: boolean } = {}): CapturedIo {
+/** An io for running a command in-process: captured output, the given environment, input and clock, no process signals. */
+export function capturedIo(options: { env?: Record<string, string | undefined>; input?: string; tty?: boolean; now?: () => number } = {}): CapturedIo {
   const stdin = Object.assign(new PassThrough(), { isTTY: options.tty === true });
   stdin.end(options.input ?? '');
   return {
@@ -80,6 +83,7 @@ export function capturedIo(options: { env?: Record<string, string | undefined>; 
     exitNow(code) {
       throw new ExitNow(code);
     },
+    now: options.now ?? (() => Date.now()),
   };
 }
 

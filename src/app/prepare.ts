@@ -5,7 +5,9 @@ import { inventoryReader, readBackups, readDomains, readInventory } from '../inv
 import { attachSiteIds, loadSitesFile } from '../inventory/sites.js';
 import { loadChecked } from './load-playbook.js';
 import type { Playbook } from '../playbook/types.js';
-import { buildPlan, readsNeeded, type Plan } from '../plan/plan.js';
+import { buildPlan, readsNeeded, releasesNeeded, type Plan } from '../plan/plan.js';
+import { releaseClock } from '../coord/release-clock.js';
+import type { Inventory as Fleet } from '../inventory/inventory.js';
 import type { GlobalOptions, Runtime } from './context.js';
 import { RunScope } from './run-scope.js';
 import { playbookSha256 } from './saved-plan.js';
@@ -70,23 +72,13 @@ export async function planFrom(
   const file = playbook.file;
   const opts = scope.globals;
   const runtime = scope.runtime({ settings: playbook.settings, company: playbook.company });
-  runtime.logger.info({ playbook: file, company: playbook.company }, 'reading the fleet');
-  const readStart = performance.now();
-  const reader = inventoryReader(runtime.caller);
-  const inventory = await readInventory(reader, playbook.company);
-  attachSiteIds(inventory, { ...playbook.sites, ...(opts.sites ? loadSitesFile(opts.sites) : {}) });
-  const domainEnvs = readsNeeded(playbook, inventory, 'domains');
-  if (domainEnvs.length > 0) await readDomains(reader, inventory, domainEnvs);
-  const backupEnvs = readsNeeded(playbook, inventory, 'backups');
-  if (backupEnvs.length > 0) await readBackups(reader, inventory, backupEnvs);
-  runtime.logger.info(
-    { environments: inventory.environments.length, themes: inventory.theme_count, wall_ms: Math.round(performance.now() - readStart) },
-    'fleet read',
-  );
+  const inventory = await readFleet(runtime, playbook, opts);
+  // First-seen times are recorded before the plan, so before any write (coord/release-clock.ts).
+  const releases = releasesNeeded(playbook, inventory) ? await releaseClock(scope.coordination, inventory, opts.io.now()) : undefined;
   const cpu = process.cpuUsage();
   const planStart = performance.now();
   const plan: Plan = {
-    ...buildPlan({ playbook, inventory, date, env: opts.io.env }),
+    ...buildPlan({ playbook, inventory, date, env: opts.io.env, ...(releases ? { releases } : {}) }),
     made: { at: new Date().toISOString(), playbook_sha256: playbookSha256(file) },
   };
   const planCpu = process.cpuUsage(cpu);
@@ -100,6 +92,24 @@ export async function planFrom(
     'plan built',
   );
   return { playbook, inventory, plan, runtime };
+}
+
+/** The theme listing, the site ids, and the domains and backups the playbook's tasks read first (GETs only). */
+async function readFleet(runtime: Runtime, playbook: Playbook & { company: string }, opts: GlobalOptions): Promise<Fleet> {
+  runtime.logger.info({ playbook: playbook.file, company: playbook.company }, 'reading the fleet');
+  const readStart = performance.now();
+  const reader = inventoryReader(runtime.caller);
+  const inventory = await readInventory(reader, playbook.company);
+  attachSiteIds(inventory, { ...playbook.sites, ...(opts.sites ? loadSitesFile(opts.sites) : {}) });
+  const domainEnvs = readsNeeded(playbook, inventory, 'domains');
+  if (domainEnvs.length > 0) await readDomains(reader, inventory, domainEnvs);
+  const backupEnvs = readsNeeded(playbook, inventory, 'backups');
+  if (backupEnvs.length > 0) await readBackups(reader, inventory, backupEnvs);
+  runtime.logger.info(
+    { environments: inventory.environments.length, themes: inventory.theme_count, wall_ms: Math.round(performance.now() - readStart) },
+    'fleet read',
+  );
+  return inventory;
 }
 
 /** Tasks whose target selected nothing, without `allow_empty`: `run` refuses them before any write. */

@@ -1,4 +1,4 @@
-import type { Exposure } from '../inventory/exposure.js';
+import type { Exposure, UpdateAge } from '../inventory/exposure.js';
 import { forCsv, jsonText } from '../util/safe-text.js';
 import { table } from './render.js';
 
@@ -10,7 +10,19 @@ import { table } from './render.js';
 export function renderExposure(exposure: Exposure, format: 'table' | 'json' | 'csv'): string {
   if (format === 'json') return jsonText(exposure, 2);
   const withSiteIds = exposure.themes.some((t) => t.environments.some((e) => e.site_id !== undefined));
-  const header = ['theme', 'site', ...(withSiteIds ? ['site_id'] : []), 'environment', 'env_id', 'version', 'update', 'update_vulnerable', 'safe_update'];
+  const withAges = exposure.themes.some((t) => t.environments.some((e) => e.release_age !== undefined));
+  const header = [
+    'theme',
+    'site',
+    ...(withSiteIds ? ['site_id'] : []),
+    'environment',
+    'env_id',
+    'version',
+    'update',
+    'update_vulnerable',
+    'safe_update',
+    ...(withAges ? ['first_seen', 'eligible'] : []),
+  ];
   const rows = exposure.themes.flatMap((t) =>
     t.environments.map((e) => [
       t.theme,
@@ -22,10 +34,18 @@ export function renderExposure(exposure: Exposure, format: 'table' | 'json' | 'c
       e.update ?? '',
       e.update_vulnerable ? 'yes' : '',
       e.safe_update ? 'yes' : 'no',
+      ...(withAges ? ageCells(e.release_age) : []),
     ]),
   );
   if (format === 'csv') return [header, ...rows].map((r) => r.map(forCsv).join(',')).join('\n');
   const fixable = exposure.fixable_environments;
   const counts = `${exposure.installs} vulnerable installs of ${exposure.themes.length} themes on ${exposure.environments} environments; ${fixable} ${fixable === 1 ? 'environment has' : 'environments have'} a safe update available`;
   return rows.length === 0 ? 'no environment runs a theme version flagged vulnerable' : `${table(header, rows)}\n\n${counts}`;
+}
+
+/** First seen, and `yes`, `yes (security_bypass)` or the date a held update becomes eligible and why. */
+function ageCells(age: UpdateAge | null | undefined): string[] {
+  if (!age) return ['', ''];
+  const code = age.code ? ` (${age.code})` : '';
+  return [age.first_seen, age.eligible ? `yes${code}` : `${age.eligible_at}${code}`];
 }

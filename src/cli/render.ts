@@ -10,6 +10,7 @@ import { answerLines } from '../report/answer-lines.js';
 import type { Inventory } from '../inventory/inventory.js';
 import type { Plan } from '../plan/plan.js';
 import { planReasons } from '../report/reasons.js';
+import { releaseAgeLines } from '../report/release-age-lines.js';
 import { healthCounts, restoreLine, restorePointsOfFailures, targetLabel, unhealthyBefore, type Report } from '../report/report.js';
 import { forCsv, forTerminal, jsonText, terminalMessage, terminalName } from '../util/safe-text.js';
 
@@ -86,6 +87,7 @@ export function renderPlan(plan: Plan, verbose: boolean, paint: Painter = plain)
   lines.push(
     `${total} call${total === 1 ? '' : 's'} would be sent (${plan.steps.filter((s) => !s.idempotent).length} of them create something and are never sent twice), ${plan.skipped.length} target${plan.skipped.length === 1 ? '' : 's'} skipped.`,
   );
+  lines.push(...releaseAgeLines([...plan.steps, ...plan.skipped]).map(terminalMessage));
   if (verbose) {
     lines.push('');
     for (const s of plan.steps) {

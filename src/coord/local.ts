@@ -1,10 +1,11 @@
 import { acquireLock } from './file-lock.js';
+import { firstSeenFile } from './first-seen-file.js';
 import type { Coordination } from './types.js';
 
 /**
  * Nothing shared beyond this machine: the lock is a file under the state directory, the budget is the
- * process's own (it learns the limit from 429s by itself) and the run's own environment turns order
- * its writes.
+ * process's own (it learns the limit from 429s by itself), the run's own environment turns order
+ * its writes, and first-seen times of theme versions are a file under the state directory.
  */
 export function localCoordination(stateDir: string): Coordination {
   return {
@@ -12,6 +13,7 @@ export function localCoordination(stateDir: string): Coordination {
     lock: (scope, options) => acquireLock(stateDir, scope, options),
     sharedWindow: () => undefined,
     busy: () => undefined,
+    firstSeen: (company) => firstSeenFile(stateDir, company),
     close: () => Promise.resolve(),
   };
 }

@@ -1,6 +1,8 @@
+import type { FirstSeen, Sighting } from '../inventory/first-seen.js';
+
 /**
- * What runs of one company share, whichever machine they run on: the run lock, the API's rate budget
- * and the environments busy with an operation. Without `--coordination` each is the process's own
+ * What runs of one company share, whichever machine they run on: the run lock, the API's rate budget,
+ * the environments busy with an operation, and when each theme version was first seen. Without `--coordination` each is the process's own
  * (a lock file, the in-process budget, the run's own environment turns); with Redis they are shared
  * by every process that names the same Redis. The run itself only sees these interfaces.
  */
@@ -88,6 +90,21 @@ export interface BusyRegister {
 /** The service's rules a call may count against: every call, and creating calls apart. */
 export type WindowLane = 'general' | 'create';
 
+/**
+ * When each theme version of a company was first seen (inventory/first-seen.ts): in the state folder,
+ * or in Redis, shared by every machine that names it. Written before a plan is made, so before any
+ * write is sent: a run that crashes later has still started its versions' clocks.
+ */
+export interface FirstSeenStore {
+  /** Where it lives, for messages: a file path or a Redis key. */
+  readonly where: string;
+  /**
+   * Adds the sightings not known yet, at `at`, durably, and never moves a known time later (of two
+   * times the earlier stays). Returns the company's whole table as it stands after.
+   */
+  record(sightings: readonly Sighting[], at: number): Promise<FirstSeen>;
+}
+
 export interface Coordination {
   /** The Redis address, without a password; undefined when nothing is shared beyond this machine. */
   readonly address?: string;
@@ -101,5 +118,7 @@ export interface Coordination {
   sharedWindow(company: string, limit: number, periodMs: number, lane?: WindowLane): SharedWindow | undefined;
   /** The busy register of one run (its claims are recognised as its own), or undefined when the run's own turns are the whole of it. */
   busy(company: string, runId: string): BusyRegister | undefined;
+  /** The company's first-seen times of theme versions (release ages). */
+  firstSeen(company: string): FirstSeenStore;
   close(): Promise<void>;
 }

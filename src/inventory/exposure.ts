@@ -1,4 +1,6 @@
-import type { Environment, Inventory } from './inventory.js';
+import { versionJump } from '../util/theme-version.js';
+import type { Environment, InstalledTheme, Inventory } from './inventory.js';
+import { ageOf, judgeReleaseAge, type ReleaseAgeCode, type ReleaseAgePolicy, type ReleaseClock } from './release-age.js';
 
 /** One environment running a theme version the listing flags vulnerable. */
 export interface ExposedEnvironment {
@@ -12,6 +14,25 @@ export interface ExposedEnvironment {
   update_vulnerable: boolean;
   /** An update is offered and is not itself flagged vulnerable: taking it ends the exposure. */
   safe_update: boolean;
+  /** The offered update's age, when the command judged release ages; null when no update is offered. */
+  release_age?: UpdateAge | null;
+}
+
+/** When an offered update was first seen and whether a policy lets it go now (see release-age.ts). */
+export interface UpdateAge {
+  first_seen: string;
+  /** Sent tonight under the policy: old enough, or sent early (`code`). */
+  eligible: boolean;
+  /** When its age passes (or max_hold runs out): the date a held update goes. */
+  eligible_at: string;
+  /** What the release age decided, when more than "old enough". */
+  code?: ReleaseAgeCode;
+}
+
+/** The clock and the policy to judge offered updates' ages with (`inventory --exposure --min-release-age`). */
+export interface ExposureReleases {
+  clock: ReleaseClock;
+  policy: ReleaseAgePolicy;
 }
 
 export interface ThemeExposure {
@@ -30,15 +51,15 @@ export interface Exposure {
   themes: ThemeExposure[];
 }
 
-/** Pure: the listing's flags folded per theme, themes by name, environments in inventory order. */
-export function exposureOf(inventory: Inventory): Exposure {
+/** Pure: the listing's flags folded per theme, themes by name, environments in inventory order; with `releases`, each update's age. */
+export function exposureOf(inventory: Inventory, releases?: ExposureReleases): Exposure {
   const byTheme = new Map<string, ExposedEnvironment[]>();
   const exposed = new Set<string>();
   const fixable = new Set<string>();
   for (const env of inventory.environments) {
     for (const t of env.themes) {
       if (!t.version_vulnerable) continue;
-      const row = exposedRow(env, t);
+      const row = { ...exposedRow(env, t), ...(releases ? { release_age: t.update_available ? updateAge(t, releases) : null } : {}) };
       exposed.add(env.id);
       if (row.safe_update) fixable.add(env.id);
       byTheme.set(t.name, [...(byTheme.get(t.name) ?? []), row]);
@@ -65,4 +86,12 @@ function exposedRow(env: Environment, t: Environment['themes'][number]): Exposed
     update_vulnerable: update !== null && t.update_vulnerable,
     safe_update: update !== null && !t.update_vulnerable,
   };
+}
+
+function updateAge(t: InstalledTheme, { clock, policy }: ExposureReleases): UpdateAge {
+  const firstSeen = clock.firstSeen.at(t.name, t.update_version) ?? clock.now;
+  const decision = judgeReleaseAge(t, policy, clock);
+  if (decision) return { first_seen: decision.first_seen, eligible: !decision.held, eligible_at: decision.eligible_at, code: decision.code };
+  const agedAt = firstSeen + ageOf(policy, versionJump(t.version, t.update_version)).ms;
+  return { first_seen: new Date(firstSeen).toISOString(), eligible: true, eligible_at: new Date(agedAt).toISOString() };
 }

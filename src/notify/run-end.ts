@@ -1,3 +1,4 @@
+import { releaseAgeGroups } from '../report/release-age-lines.js';
 import { exitMeaning } from '../errors.js';
 import { taskCounts } from '../report/task-counts.js';
 import { isProblem } from '../run/types.js';
@@ -68,6 +69,12 @@ export function jsonSummary(end: RunEnd, sentAt: Date): Record<string, unknown> 
     tasks: report ? taskCounts(report.results) : [],
     problems: problems.slice(0, LISTED).map(problemEntry),
     problems_not_listed: Math.max(0, problems.length - LISTED),
+    // Held updates are not problems: listed apart, each theme version once with its code and dates.
+    release_age: report
+      ? releaseAgeGroups(report.results)
+          .slice(0, LISTED)
+          .map(({ task, decision, environments }) => ({ task, ...decision, environments }))
+      : [],
     continue_with: (next && commandText(next)) ?? null,
     next_command: next ?? null,
     report: end.report?.path ?? null,

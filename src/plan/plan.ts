@@ -16,6 +16,7 @@ import { ENDPOINTS, fillPath, type EndpointName } from '../api/endpoints.js';
 import { bodyProblems } from '../api/request-schemas.js';
 import { InvalidInputError, type InputProblem } from '../errors.js';
 import type { Environment, Inventory } from '../inventory/inventory.js';
+import type { ReleaseAgeDecision, ReleaseClock } from '../inventory/release-age.js';
 import type { Playbook, Task } from '../playbook/types.js';
 import { parseDuration } from '../util/duration.js';
 import { selectEnvironments } from './select.js';
@@ -49,6 +50,8 @@ export interface Step {
   health?: { url: string } | { missing: string };
   /** What the listing showed that this call depends on (the action's words); a saved plan checks it again. */
   precondition?: string;
+  /** Themes the release age held back on this environment (named in the note too) or sent early, with their dates. */
+  release_age?: ReleaseAgeDecision[];
 }
 
 /** The page a guarded write's site is checked at, if it has one. */
@@ -62,6 +65,7 @@ export interface SkippedTarget {
   action: string;
   target: Target;
   reason: string;
+  release_age?: ReleaseAgeDecision[];
 }
 
 export interface TaskSummary {
@@ -110,6 +114,11 @@ export interface PlanInput {
   date: string;
   /** Used only to check bodies whose secret fields hold `${VAR}` references; never copied into the plan. */
   env?: Record<string, string | undefined>;
+  /**
+   * The time release ages are judged at, and the first-seen table: needed when a task reads
+   * `first_seen` (see releasesNeeded). Inputs, like `date`: the planner reads no clock and no store.
+   */
+  releases?: ReleaseClock;
 }
 
 /** Environments whose `read` (domain lists, backups) the plan needs first, as the tasks' actions say. */
@@ -123,6 +132,11 @@ export function readsNeeded(playbook: Playbook, inventory: Inventory, read: Inve
   return [...ids];
 }
 
+/** Whether some task judges release ages on environments it selected: the command records and reads the first-seen table first. */
+export function releasesNeeded(playbook: Playbook, inventory: Inventory): boolean {
+  return readsNeeded(playbook, inventory, 'first_seen').length > 0;
+}
+
 /**
  * A pure function of (playbook, inventory, date): no I/O, no clock, no randomness, so the same
  * inputs give the same plan byte for byte. Throws InvalidInputError when an expanded body breaks
@@ -130,6 +144,8 @@ export function readsNeeded(playbook: Playbook, inventory: Inventory, read: Inve
  */
 export function buildPlan(input: PlanInput): Plan {
   const { playbook, inventory, date } = input;
+  // Planned without it, a task would send every update whatever its age: a caller's mistake, said at once.
+  if (input.releases === undefined && releasesNeeded(playbook, inventory)) throw new Error('a task judges release ages: the plan needs `releases`');
   const company = playbook.company ?? inventory.company;
   const plan = new PlanParts(input, company);
   const tasks = playbook.tasks.map((task) => plan.task(task));
@@ -178,7 +194,7 @@ class PlanParts {
     const t: TaskInPlan = {
       task,
       action,
-      ctx: { with: task.with, company: this.company, date, inventory },
+      ctx: { with: task.with, company: this.company, date, inventory, ...(this.input.releases ? { releases: this.input.releases } : {}) },
       ...(task.backup_first ? { backupTag: restorePoint.tag(task.name, date) } : {}),
     };
     const before = { steps: this.steps.length, skipped: this.skipped.length };
@@ -248,7 +264,7 @@ class PlanParts {
     for (const [i, e] of expansions.entries()) {
       const id = `${task.index}:${key}${expansions.length > 1 ? `:${i}` : ''}`;
       if ('skip' in e) {
-        this.skipped.push({ task: task.name, task_index: task.index, action: action.name, target, reason: e.skip });
+        this.skipped.push({ task: task.name, task_index: task.index, action: action.name, target, reason: e.skip, ...releaseAgeOf(e) });
         continue;
       }
       // The restore point goes just before the environment's first write, and every write waits for it.
@@ -267,6 +283,7 @@ class PlanParts {
         ...(e.precondition ? { precondition: e.precondition } : {}),
         ...(backupStep ? { backup_step: backupStep } : {}),
         ...(guard.health ? { health: guard.health } : {}),
+        ...releaseAgeOf(e),
       });
     }
   }
@@ -364,6 +381,10 @@ function stepOf(id: string, task: Task, action: string, target: Target, request:
     idempotent,
     ...lockOf(target, request),
   };
+}
+
+function releaseAgeOf(e: Expansion): Pick<Step, 'release_age'> {
+  return e.release_age ? { release_age: e.release_age } : {};
 }
 
 function envTarget(env: Environment): Target {

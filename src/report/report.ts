@@ -4,6 +4,7 @@ import { jsonText } from '../util/safe-text.js';
 import { EXIT, type ExitCode } from '../errors.js';
 import type { Target } from '../actions/action.js';
 import type { Plan } from '../plan/plan.js';
+import type { ReleaseAgeDecision } from '../inventory/release-age.js';
 import { problemCount, type ExecuteOutcome, type RestorePoint, type StepResult, type StepStatus } from '../run/types.js';
 
 /** A step's result as the report shows it: with its task, target and request, without its private output (login links). */
@@ -20,6 +21,8 @@ export interface ReportResult extends Omit<StepResult, 'step_id' | 'private_outp
   wave?: number;
   /** What the listing showed the call depended on (`astra 4.1.0 → 4.1.1`): what the maintenance record says was done. */
   precondition?: string;
+  /** Themes the release age held back here, or sent before their age, each with its reason code and dates. */
+  release_age?: ReleaseAgeDecision[];
 }
 
 export type Summary = Record<'total' | StepStatus, number>;
@@ -103,6 +106,7 @@ export function buildReport(args: {
       ...(step.role ? { role: step.role } : {}),
       ...(step.wave !== undefined ? { wave: step.wave } : {}),
       ...(step.precondition !== undefined ? { precondition: step.precondition } : {}),
+      ...(step.release_age ? { release_age: step.release_age } : {}),
     });
   }
   for (const s of args.plan.skipped) results.push(skippedTarget(s));
@@ -189,6 +193,7 @@ function skippedTarget(s: Plan['skipped'][number]): ReportResult {
     attempts: 0,
     error: null,
     reason: s.reason,
+    ...(s.release_age ? { release_age: s.release_age } : {}),
   };
 }
 

@@ -21,6 +21,11 @@ export function pastMaxDuration(data: string, max: string): boolean {
   return tooLong(data, max) !== undefined;
 }
 
+/** `maxAge`: whether an age (days allowed) is past its limit (see LONGEST_AGE in util/duration.ts). */
+export function pastMaxAge(data: string, max: string): boolean {
+  return tooLong(data, max, 'age') !== undefined;
+}
+
 type Format = ((value: string) => boolean) | RegExp | { validate: unknown; [key: string]: unknown };
 
 // ajv-formats' table is CommonJS and loads nothing of ajv itself.

@@ -3,7 +3,7 @@ import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, KeywordCxt } from 'ajv';
 import type { InputProblem } from '../errors.js';
 import { tooLong } from './duration.js';
-import { formats, isDeniedIp, pastMaxDuration } from './ajv-runtime.js';
+import { formats, isDeniedIp, pastMaxAge, pastMaxDuration } from './ajv-runtime.js';
 
 export { isDeniedIp };
 
@@ -32,16 +32,22 @@ export function createAjv(options: { standalone?: boolean } = {}): Ajv2020 {
   for (const [name, format] of Object.entries(formats)) ajv.addFormat(name, format as never);
   // Draft 2020 annotation keywords that editors read but ajv has no use for.
   ajv.addKeyword({ keyword: 'x-secret', schemaType: 'boolean' });
-  // A duration past its limit (see LONGEST in util/duration.ts); one that is no duration at all is the pattern's to say.
-  ajv.addKeyword({
-    keyword: 'maxDuration',
-    type: 'string',
-    schemaType: 'string',
-    code(cxt: KeywordCxt) {
-      const past = cxt.gen.scopeValue('func', { ref: pastMaxDuration, code: _`sitefleet.pastMaxDuration` });
-      cxt.fail(_`${past}(${cxt.data}, ${cxt.schemaCode})`);
-    },
-  });
+  // A duration past its limit (see LONGEST in util/duration.ts), or an age past its own (LONGEST_AGE,
+  // which may pass a timer's); one that is no duration at all is the pattern's to say.
+  const limits = [
+    { keyword: 'maxDuration', ref: pastMaxDuration, code: _`sitefleet.pastMaxDuration` },
+    { keyword: 'maxAge', ref: pastMaxAge, code: _`sitefleet.pastMaxAge` },
+  ];
+  for (const { keyword, ref, code } of limits)
+    ajv.addKeyword({
+      keyword,
+      type: 'string',
+      schemaType: 'string',
+      code(cxt: KeywordCxt) {
+        const past = cxt.gen.scopeValue('func', { ref, code });
+        cxt.fail(_`${past}(${cxt.data}, ${cxt.schemaCode})`);
+      },
+    });
   return ajv;
 }
 
@@ -78,6 +84,10 @@ export function ajvProblems(errors: ErrorObject[] | null | undefined, prefix = '
       message = `must be ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}`;
     } else if (e.keyword === 'maxDuration') {
       message = tooLong(String(e.data), String(e.schema)) ?? message;
+    } else if (e.keyword === 'maxAge') {
+      message = tooLong(String(e.data), String(e.schema), 'age') ?? message;
+    } else if (e.keyword === 'pattern' && (e.parentSchema as { maxAge?: string })?.maxAge) {
+      message = `${truncate(JSON.stringify(e.data))} is not an age such as 12h, 3d or 1d12h`;
     } else if (e.keyword === 'pattern' && (e.parentSchema as { maxDuration?: string })?.maxDuration) {
       message = `${truncate(JSON.stringify(e.data))} is not a duration such as 500ms, 30s, 5m or 1h30m`;
     } else if (e.keyword === 'pattern' && (e.parentSchema as { 'x-secret'?: boolean })?.['x-secret']) {

@@ -53,6 +53,13 @@ export const LONGEST_AGE = {
   backupAge: '366d',
   /** --expiry-warning of `doctor`: a month ahead is common; a year ahead is as far as a warning helps. */
   expiryWarning: '366d',
+  /**
+   * with.min_release_age, with.by_bump: the common waits are 3 to 14 days; a release nobody should
+   * install for more than a quarter is one to leave out with `themes` globs, not to wait for.
+   */
+  releaseAge: '90d',
+  /** with.max_hold: at least the longest age; a fleet half a year behind a theme is not being maintained. */
+  maxHold: '180d',
 } as const;
 
 /**
@@ -65,6 +72,16 @@ export function tooLong(text: string, max: string, kind: 'timer' | 'age' = 'time
   if (limit === undefined || (kind === 'timer' && limit > MAX_TIMER_MS)) throw new Error(`${max} is not a limit a timer holds`);
   const ms = parseDuration(text);
   return ms !== undefined && ms > limit ? `${JSON.stringify(text)} is longer than ${max}, the most it takes` : undefined;
+}
+
+const AGE_PATTERN = '^([0-9]+(\\.[0-9]+)?(ms|s|m|h|d))+$';
+
+/**
+ * An age field of a schema (days allowed: `3d`), at most `max` from LONGEST_AGE (the ajv keyword
+ * `maxAge`, see util/ajv.ts). Ages are compared with dates, never put in a timer.
+ */
+export function ageSchema(max: string, description: string): Record<string, unknown> {
+  return { type: 'string', pattern: AGE_PATTERN, maxAge: max, description: `${description}; at most ${max}` };
 }
 
 /** A duration field of a schema, at most `max` (the ajv keyword `maxDuration`, see util/ajv.ts). */

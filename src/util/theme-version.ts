@@ -35,3 +35,14 @@ export function versionJump(from: string, to: string): Jump {
 export function withinBump(jump: Jump, max: Bump): boolean {
   return JUMPS.indexOf(jump) <= JUMPS.indexOf(max) || (max === 'major' && jump === 'unnumbered');
 }
+
+/**
+ * Orders two numbered versions (negative: `a` is older); undefined when either is not numbered, since
+ * no order can be trusted between releases we cannot read.
+ */
+export function compareVersions(a: string, b: string): number | undefined {
+  const x = versionParts(a);
+  const y = versionParts(b);
+  if (!x || !y) return undefined;
+  return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+}

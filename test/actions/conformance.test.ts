@@ -128,7 +128,7 @@ describe('action knowledge stays in src/actions/', () => {
       'environments.clone',
       'sites.create_plain',
     ]);
-    expect(all.filter((a) => a.reads !== undefined).map((a) => a.name)).toEqual(['backups.create']);
+    expect(all.filter((a) => a.reads !== undefined).map((a) => a.name)).toEqual(['themes.update', 'backups.create']);
     expect(all.filter((a) => a.confirmBatch !== undefined).map((a) => a.name)).toEqual(['themes.update']);
     expect(all.filter((a) => a.scope === 'environment' && a.readOnly).map((a) => a.name)).toEqual(['admin_users.login_link']);
   });

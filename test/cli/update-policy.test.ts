@@ -10,6 +10,7 @@ import { useSimulator } from '../helpers/sim.js';
 import { expectSafeTerminal } from '../helpers/sinks.js';
 import { parse as parseCsv } from '../../src/inventory/csv.js';
 import { HOSTILE_NAMES } from '../../src/sim/hostile-names.js';
+import { installed, shapeFleet, type Catalog } from '../helpers/themes.js';
 
 const start = useSimulator();
 
@@ -17,7 +18,7 @@ const start = useSimulator();
  * A catalogue with one theme for each case a policy judges; every install starts at the oldest
  * version, so the update offered is the newest. `current` is vulnerable with nothing to update to.
  */
-const CATALOG: Record<string, { versions: string[]; vulnerable: string[] }> = {
+const CATALOG: Catalog = {
   'patch-plain': { versions: ['4.1.0', '4.1.1'], vulnerable: [] },
   'patch-sec': { versions: ['2.0', '2.0.1'], vulnerable: ['2.0'] },
   'minor-sec': { versions: ['4.1.0', '4.2.0'], vulnerable: ['4.1.0'] },
@@ -27,26 +28,6 @@ const CATALOG: Record<string, { versions: string[]; vulnerable: string[] }> = {
   current: { versions: ['5.0.0'], vulnerable: ['5.0.0'] },
 };
 const NAMES = Object.keys(CATALOG);
-
-/** Replaces the simulator's themes: environment i gets three catalogue themes in turn, each at its oldest version. */
-function shapeFleet(sim: Simulator, catalog = CATALOG): void {
-  sim.fleet.catalog.clear();
-  for (const [name, { versions, vulnerable }] of Object.entries(catalog))
-    sim.fleet.catalog.set(name, { name, title: name, description: `${name} theme`, versions: [...versions], vulnerable: new Set(vulnerable) });
-  const names = Object.keys(catalog);
-  [...sim.fleet.environments.values()].forEach((env, i) => {
-    env.themes.clear();
-    for (let k = 0; k < 3; k++) {
-      const name = names[(i + k) % names.length]!;
-      env.themes.set(name, { version: catalog[name]!.versions[0]!, status: k === 0 ? 'active' : 'inactive', updateStatus: 'none', autoUpdateType: 'none' });
-    }
-  });
-}
-
-/** `envId theme` → installed version, as the simulator holds it. */
-function installed(sim: Simulator): Map<string, string> {
-  return new Map([...sim.fleet.environments.values()].flatMap((env) => [...env.themes].map(([name, t]) => [`${env.id} ${name}`, t.version] as const)));
-}
 
 function playbook(withBlock: string, dir = tempDir()): string {
   return writePlaybook(
@@ -124,7 +105,7 @@ const POLICIES: Record<string, Policy> = {
 describe('themes.update policies against the simulator', () => {
   it.each(Object.entries(POLICIES))('%s sends exactly the updates it allows and says why for the rest', async (_name, policy) => {
     const { sim } = await start({ sites: 8, seed: 3 });
-    shapeFleet(sim);
+    shapeFleet(sim, CATALOG);
     const before = installed(sim);
     const { code, stdout, report } = await run(sim, policy.with);
     expect(code).toBe(0);
@@ -157,7 +138,7 @@ describe('themes.update policies against the simulator', () => {
 
   it('plan -v shows each held theme with its reason, and the saved plan holds the versions the policy judged', async () => {
     const { sim } = await start({ sites: 8, seed: 3 });
-    shapeFleet(sim);
+    shapeFleet(sim, CATALOG);
     const dir = tempDir();
     const file = playbook('{ max_bump: patch }', dir);
     const planFile = join(dir, 'plan.json');
@@ -208,7 +189,7 @@ describe('inventory --exposure', () => {
 
   it('--fail-on vulnerable exits 1 while an environment runs a vulnerable version with a safe update, and 0 once the security night took them', async () => {
     const { sim } = await start({ sites: 8, seed: 3 });
-    shapeFleet(sim);
+    shapeFleet(sim, CATALOG);
     expect(fixable(sim)).toBeGreaterThan(0);
     const json = await runCli(['inventory', '--exposure', '--format', 'json'], simEnv(sim));
     expect(json.code).toBe(0);
@@ -228,7 +209,8 @@ describe('inventory --exposure', () => {
     const csv = await runCli(['inventory', '--exposure', '--fail-on', 'vulnerable', '--format', 'csv'], simEnv(sim));
     expect(csv.code).toBe(1);
     expect(csv.stdout.trimEnd().split('\n')).toHaveLength(1 + exposure.installs);
-    expect(csv.stdout).toMatch(/^bad-update,[^,\n]+,[^,\n]+,[0-9a-f-]{36},3\.0\.0,3\.0\.1,yes,no$/m);
+    // Then when the update was first seen, and whether it may go (no min_release_age asked: at once).
+    expect(csv.stdout).toMatch(/^bad-update,[^,\n]+,[^,\n]+,[0-9a-f-]{36},3\.0\.0,3\.0\.1,yes,no,\d{4}-\d\d-\d\dT[\d:.]+Z,yes$/m);
 
     // The security night takes exactly the safe updates of vulnerable versions: monitoring is quiet after it.
     const night = await run(sim, '{ only_vulnerable: true }');
@@ -268,7 +250,7 @@ describe('inventory --exposure', () => {
 
   it('hostile site names reach the table and the CSV made safe, and JSON exactly', async () => {
     const { sim } = await start({ sites: 8, seed: 3, names: 'hostile' });
-    shapeFleet(sim);
+    shapeFleet(sim, CATALOG);
     const table = await runCli(['inventory', '--exposure'], simEnv(sim));
     expect(table.code).toBe(0);
     expectSafeTerminal(table.stdout, 'exposure table');

@@ -11,3 +11,29 @@ export function busiestTheme(sim: Simulator): { theme: string; envs: string[] } 
   }
   return best;
 }
+
+/** A theme catalogue for a test: each theme's versions, oldest first, and those flagged vulnerable. */
+export type Catalog = Record<string, { versions: string[]; vulnerable: string[] }>;
+
+/**
+ * Replaces the simulator's themes: environment i gets three catalogue themes in turn (all of them when
+ * there are three or fewer), each at its oldest version.
+ */
+export function shapeFleet(sim: Simulator, catalog: Catalog): void {
+  sim.fleet.catalog.clear();
+  for (const [name, { versions, vulnerable }] of Object.entries(catalog))
+    sim.fleet.catalog.set(name, { name, title: name, description: `${name} theme`, versions: [...versions], vulnerable: new Set(vulnerable) });
+  const names = Object.keys(catalog);
+  [...sim.fleet.environments.values()].forEach((env, i) => {
+    env.themes.clear();
+    for (let k = 0; k < Math.min(3, names.length); k++) {
+      const name = names[(i + k) % names.length]!;
+      env.themes.set(name, { version: catalog[name]!.versions[0]!, status: k === 0 ? 'active' : 'inactive', updateStatus: 'none', autoUpdateType: 'none' });
+    }
+  });
+}
+
+/** `envId theme` → installed version, as the simulator holds it. */
+export function installed(sim: Simulator): Map<string, string> {
+  return new Map([...sim.fleet.environments.values()].flatMap((env) => [...env.themes].map(([name, t]) => [`${env.id} ${name}`, t.version] as const)));
+}

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../src/errors.js';
 import type { Environment, InstalledTheme, Inventory } from '../../src/inventory/inventory.js';
 import { foldThemes } from '../../src/inventory/inventory.js';
+import { FirstSeen } from '../../src/inventory/first-seen.js';
 import { readInventory } from '../../src/inventory/read.js';
 import { parsePlaybook } from '../../src/playbook/load.js';
 import { buildPlan } from '../../src/plan/plan.js';
@@ -118,6 +119,38 @@ describe('planner', () => {
     expect(none.skipped.map((s) => s.reason)).toEqual([
       'left alone: kadence: installed version 4.1.0 not vulnerable; neve: update 1.0-beta → 1.0 not numbered as 1.2 or 1.2.3, beyond max_bump: patch',
     ]);
+  });
+
+  it('themes.update with a release age: judged at the time and table given, each decision on its step or skip; never planned without them', () => {
+    const yaml = 'tasks:\n  - name: t\n    action: themes.update\n    target: all\n    with: { min_release_age: 3d, skip_vulnerable_updates: false }\n';
+    const playbook = parsePlaybook(`version: 1\nname: t\ncompany: ${COMPANY}\n${yaml}`, 'pb.yaml', { env: {} });
+    const T0 = Date.parse('2026-11-20T02:00:00.000Z');
+    const firstSeen = FirstSeen.of([
+      { theme: 'astra', version: '1.2.0', at: T0 - 5 * 86_400_000 },
+      { theme: 'neve', version: '3.0.0', at: T0 },
+    ]);
+    const p = buildPlan({ playbook, inventory, date: '2026-11-20', releases: { now: T0, firstSeen } });
+    // astra aged: sent; neve is a day old: held, with its date, on the step that sends astra and on the skip.
+    expect(p.steps.map((s) => [s.target.site, s.body])).toEqual([
+      ['acme-001', { themes: [{ name: 'astra' }] }],
+      ['legacy-003', { themes: [{ name: 'astra' }] }],
+    ]);
+    expect(p.steps[1]!.release_age).toBeUndefined();
+    const held = p.skipped.find((s) => s.target.site === 'blue-002')!.release_age;
+    expect(p.steps[0]!.release_age).toEqual(held);
+    expect(held).toEqual([
+      {
+        theme: 'neve',
+        code: 'age_pending',
+        held: true,
+        installed: '1.0.0',
+        version: '3.0.0',
+        first_seen: '2026-11-20T02:00:00.000Z',
+        eligible_at: '2026-11-23T02:00:00.000Z',
+        override: 'lower with.min_release_age to take it sooner',
+      },
+    ]);
+    expect(() => buildPlan({ playbook, inventory, date: '2026-11-20' })).toThrow('the plan needs `releases`');
   });
 
   it('refuses a templated body that breaks the API rules, naming the field and target', () => {

@@ -1,11 +1,14 @@
 import { Option, type Command } from 'commander';
 import { EXIT, InvalidInputError } from '../../errors.js';
 import type { GlobalOptions } from '../../app/context.js';
+import { durationFlag } from '../parse.js';
+import { LONGEST_AGE } from '../../util/duration.js';
 
 interface InventoryOptions {
   format: 'table' | 'json' | 'csv';
   exposure?: boolean;
   failOn?: 'vulnerable';
+  minReleaseAge?: string;
 }
 
 export function registerInventory(program: Command): void {
@@ -17,6 +20,11 @@ export function registerInventory(program: Command): void {
     .addOption(
       new Option('--fail-on <what>', 'with --exposure: exit 1 when an environment runs a vulnerable version that has a safe update').choices(['vulnerable']),
     )
+    .option(
+      '--min-release-age <age>',
+      'with --exposure: when each update becomes eligible under this min_release_age (3d); fixes of vulnerable versions go at once, as release_age_bypass: vulnerable',
+      (text: string) => (durationFlag('--min-release-age', text, { max: LONGEST_AGE.releaseAge, example: '3d', kind: 'age' }), text),
+    )
     .addHelpText(
       'after',
       '\nWith --exposure --fail-on vulnerable, for monitoring: exit 0 when no environment runs a vulnerable theme version\nthat a safe update (one not flagged vulnerable itself) would fix, 1 when some do, 2 for bad input.\n\nExamples:\n  sitefleet inventory --company 0f1e2d3c-… --format csv > fleet.csv\n  sitefleet inventory --exposure --fail-on vulnerable\n',
@@ -24,25 +32,20 @@ export function registerInventory(program: Command): void {
     .action(async (opts: InventoryOptions, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
       if (!globals.company) throw new InvalidInputError([{ path: 'company', message: 'no company: set SITEFLEET_COMPANY or pass --company' }]);
-      if (opts.failOn && !opts.exposure) throw new InvalidInputError([{ path: '--fail-on', message: 'judges the exposure view: add --exposure' }]);
-      const [{ withRuntime }, { inventoryReader, readInventory }, { attachSiteIds, loadSitesFile }] = await Promise.all([
-        import('../../app/run-scope.js'),
-        import('../../inventory/read.js'),
-        import('../../inventory/sites.js'),
-      ]);
-      const sites = globals.sites ? loadSitesFile(globals.sites) : undefined;
-      const inventory = await withRuntime(globals, globals.company, (runtime) => readInventory(inventoryReader(runtime.caller), globals.company!));
-      if (sites) attachSiteIds(inventory, sites);
-      {
-        if (!opts.exposure) {
-          const { renderInventory } = await import('../render.js');
-          globals.io.stdout.write(`${renderInventory(inventory, opts.format)}\n`);
-          return;
-        }
-        const [{ exposureOf }, { renderExposure }] = await Promise.all([import('../../inventory/exposure.js'), import('../render-exposure.js')]);
-        const exposure = exposureOf(inventory);
-        globals.io.stdout.write(`${renderExposure(exposure, opts.format)}\n`);
-        if (opts.failOn === 'vulnerable' && exposure.fixable_environments > 0) globals.io.exitCode = EXIT.someFailed;
+      for (const [flag, given] of [
+        ['--fail-on', opts.failOn],
+        ['--min-release-age', opts.minReleaseAge],
+      ] as const)
+        if (given !== undefined && !opts.exposure) throw new InvalidInputError([{ path: flag, message: 'judges the exposure view: add --exposure' }]);
+      const { readFleetView } = await import('../../app/fleet-view.js');
+      const view = await readFleetView({ ...globals, company: globals.company }, opts.exposure ? { minReleaseAge: opts.minReleaseAge } : undefined);
+      if (!view.exposure) {
+        const { renderInventory } = await import('../render.js');
+        globals.io.stdout.write(`${renderInventory(view.inventory, opts.format)}\n`);
+        return;
       }
+      const { renderExposure } = await import('../render-exposure.js');
+      globals.io.stdout.write(`${renderExposure(view.exposure, opts.format)}\n`);
+      if (opts.failOn === 'vulnerable' && view.exposure.fixable_environments > 0) globals.io.exitCode = EXIT.someFailed;
     });
 }

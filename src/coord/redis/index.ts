@@ -1,10 +1,11 @@
 import type { Coordination } from '../types.js';
 import { RedisBusy } from './busy.js';
+import { redisFirstSeen } from './first-seen.js';
 import { parseRedisUrl, RedisLink } from './link.js';
 import { takeRedisLock } from './lock.js';
 import { RedisWindow } from './window.js';
 
-/** Lock, rate window and busy register in the Redis at `url`, shared with every process that names it. */
+/** Lock, rate window, busy register and first-seen times in the Redis at `url`, shared with every process that names it. */
 export async function redisCoordination(url: string): Promise<Coordination> {
   const link = await RedisLink.connect(parseRedisUrl(url));
   return {
@@ -13,6 +14,7 @@ export async function redisCoordination(url: string): Promise<Coordination> {
     lock: (scope, options) => takeRedisLock(link, scope, options),
     sharedWindow: (company, limit, periodMs, lane = 'general') => new RedisWindow(link, company, limit, periodMs, lane),
     busy: (company, runId) => new RedisBusy(link, company, runId),
+    firstSeen: (company) => redisFirstSeen(link, company),
     close: () => link.close(),
   };
 }

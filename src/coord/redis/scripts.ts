@@ -194,3 +194,20 @@ export const BUSY_CLEAR = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 `;
+
+/**
+ * Records first-seen times of theme versions: a field is set when it is new, or when the time given is
+ * earlier than the one kept (a time never moves later). The time is the caller's, not Redis's: it is
+ * the clock the same process judges the ages with.
+ *
+ * KEYS: the company's first-seen hash. ARGV: the time in ms, then one field per sighting.
+ * Returns the whole hash as HGETALL does (field, time, field, time, …).
+ */
+export const FIRST_SEEN_RECORD = `
+local at = tonumber(ARGV[1])
+for i = 2, #ARGV do
+  local known = redis.call('HGET', KEYS[1], ARGV[i])
+  if not known or tonumber(known) > at then redis.call('HSET', KEYS[1], ARGV[i], ARGV[1]) end
+end
+return redis.call('HGETALL', KEYS[1])
+`;

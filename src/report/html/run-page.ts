@@ -5,6 +5,7 @@ import { exitMeaning } from '../../errors.js';
 import { continueCommand } from '../ci-formats.js';
 import { exitCodeOf, restoreLine, type Report, type ReportResult } from '../report.js';
 import type { StepStatus } from '../../run/types.js';
+import { releaseAgeGroups } from '../release-age-lines.js';
 import { htmlDocument } from './document.js';
 import { h, type Markup } from './markup.js';
 import type { RunTimes } from './spans.js';
@@ -31,7 +32,7 @@ export function runPage(input: RunPageInput): string {
     ${taskFigures(report)}
     <h2>Timeline</h2>
     ${'missing' in input.times ? h`<p class="note timeline-missing">No timeline: ${input.times.missing}.</p>` : timelineSection(report, input.times)}
-    ${problemSection(report)} ${restoredSection(report)} ${nextSection(report, input.reportPath)}`;
+    ${problemSection(report)} ${releaseAgeSection(report)} ${restoredSection(report)} ${nextSection(report, input.reportPath)}`;
   return htmlDocument({
     title: input.title ?? `sitefleet: ${report.name}${report.mode === 'dry-run' ? ' (dry run)' : ''}`,
     ...(input.logo && { logo: input.logo }),
@@ -128,6 +129,26 @@ function problemSection(report: Report): Markup {
   );
   return h`<h2>Failed and unknown steps (${problems.length})</h2>
     ${table(['status', 'site', 'environment', 'task', 'reason', 'restore point'], rows, 'problems')}`;
+}
+
+/** Theme updates the release age held back or sent before their age, once per version, with their dates; nothing when there are none. */
+function releaseAgeSection(report: Report): Markup {
+  const groups = releaseAgeGroups(report.results);
+  if (groups.length === 0) return h``;
+  const rows = groups.map(
+    ({ task, decision: d, environments }) =>
+      h`<tr class="release-age" data-code="${d.code}">
+        <td>${d.code}</td>
+        <td>${task}</td>
+        <td>${d.theme} ${d.installed} → ${d.version}</td>
+        <td class="n">${environments}</td>
+        <td>${d.first_seen}</td>
+        <td>${d.held ? d.eligible_at : 'sent'}</td>
+        <td>${d.override}</td>
+      </tr>`,
+  );
+  return h`<h2>Release age (${groups.length})</h2>
+    ${table(['code', 'task', 'theme', 'environments', 'first seen', 'eligible', 'override'], rows, 'release-age')}`;
 }
 
 /** A table that scrolls sideways on a phone rather than squeezing its columns. */
