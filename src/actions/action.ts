@@ -151,6 +151,11 @@ interface ActionBase<W extends object> {
    * Such calls are never re-sent once they may have reached the server.
    */
   creates: boolean;
+  /**
+   * `rollout.staging_first` may rerun this action's update on each site's staging environment first:
+   * an environment-scoped update whose effect the listing shows per version (plan/staging-first.ts).
+   */
+  stagesFirst?: boolean;
   /** Fields of `with` that hold secrets: they must be `${ENV_VAR}` references and are resolved only when sent. */
   secretFields?: string[];
   /** Checks a schema cannot express; `path` is relative to the `with` block. */

@@ -20,6 +20,7 @@ export const themesUpdate: Action<ThemesUpdateWith> = {
   scope: 'environment',
   endpoint: 'bulkUpdateThemes',
   creates: false,
+  stagesFirst: true,
   example: { themes: ['twenty*'], max_bump: 'minor' },
   withSchema: withBlock(POLICY_FIELDS),
   check: (w) => checkPolicy(w),

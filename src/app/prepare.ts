@@ -5,7 +5,8 @@ import { inventoryReader, readBackups, readDomains, readInventory } from '../inv
 import { attachSiteIds, loadSitesFile } from '../inventory/sites.js';
 import { loadChecked } from './load-playbook.js';
 import type { Playbook } from '../playbook/types.js';
-import { buildPlan, readsNeeded, releasesNeeded, type Plan } from '../plan/plan.js';
+import { buildPlan, readsNeeded, releasesNeeded, stagingNeeded, type Plan } from '../plan/plan.js';
+import { stagingClock } from '../coord/staging-clock.js';
 import { releaseClock } from '../coord/release-clock.js';
 import type { Inventory as Fleet } from '../inventory/inventory.js';
 import type { GlobalOptions, Runtime } from './context.js';
@@ -75,10 +76,11 @@ export async function planFrom(
   const inventory = await readFleet(runtime, playbook, opts);
   // First-seen times are recorded before the plan, so before any write (coord/release-clock.ts).
   const releases = releasesNeeded(playbook, inventory) ? await releaseClock(scope.coordination, inventory, opts.io.now()) : undefined;
+  const staging = stagingNeeded(playbook) ? await stagingClock(scope.coordination, playbook, inventory, opts.io.now()) : undefined;
   const cpu = process.cpuUsage();
   const planStart = performance.now();
   const plan: Plan = {
-    ...buildPlan({ playbook, inventory, date, env: opts.io.env, ...(releases ? { releases } : {}) }),
+    ...buildPlan({ playbook, inventory, date, env: opts.io.env, ...(releases ? { releases } : {}), ...(staging ? { staging } : {}) }),
     made: { at: new Date().toISOString(), playbook_sha256: playbookSha256(file) },
   };
   const planCpu = process.cpuUsage(cpu);

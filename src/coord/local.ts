@@ -1,5 +1,6 @@
 import { acquireLock } from './file-lock.js';
 import { firstSeenFile } from './first-seen-file.js';
+import { stagingFile } from './staging-file.js';
 import type { Coordination } from './types.js';
 
 /**
@@ -14,6 +15,7 @@ export function localCoordination(stateDir: string): Coordination {
     sharedWindow: () => undefined,
     busy: () => undefined,
     firstSeen: (company) => firstSeenFile(stateDir, company),
+    staging: (company) => stagingFile(stateDir, company),
     close: () => Promise.resolve(),
   };
 }

@@ -1,4 +1,5 @@
 import type { FirstSeen, Sighting } from '../inventory/first-seen.js';
+import type { StagingEntry, StagingTable } from '../plan/staging-first.js';
 
 /**
  * What runs of one company share, whichever machine they run on: the run lock, the API's rate budget,
@@ -91,6 +92,17 @@ export interface BusyRegister {
 export type WindowLane = 'general' | 'create';
 
 /**
+ * What staging environments ran of each theme version (plan/staging-first.ts): in the state folder, or
+ * in Redis. Sightings are recorded before a plan is made; each staging step's end after it ran.
+ */
+export interface StagingStore {
+  /** Where it lives, for messages: a file path or a Redis key. */
+  readonly where: string;
+  /** Adds `entries`, durably (none: only reads), and returns the company's whole table as it stands after. */
+  record(entries: readonly StagingEntry[]): Promise<StagingTable>;
+}
+
+/**
  * When each theme version of a company was first seen (inventory/first-seen.ts): in the state folder,
  * or in Redis, shared by every machine that names it. Written before a plan is made, so before any
  * write is sent: a run that crashes later has still started its versions' clocks.
@@ -120,5 +132,7 @@ export interface Coordination {
   busy(company: string, runId: string): BusyRegister | undefined;
   /** The company's first-seen times of theme versions (release ages). */
   firstSeen(company: string): FirstSeenStore;
+  /** What the company's staging environments ran of each theme version, and which failed (rollout.staging_first). */
+  staging(company: string): StagingStore;
   close(): Promise<void>;
 }

@@ -2,6 +2,7 @@ import {
   fillSecrets,
   readsOf,
   type Action,
+  type EnvironmentAction,
   type ExpandContext,
   type Expansion,
   type InventoryRead,
@@ -20,6 +21,16 @@ import type { ReleaseAgeDecision, ReleaseClock } from '../inventory/release-age.
 import type { Playbook, Task } from '../playbook/types.js';
 import { parseDuration } from '../util/duration.js';
 import { selectEnvironments } from './select.js';
+import {
+  isStagingEnvironment,
+  judgeStaged,
+  offering,
+  stagingEnvironments,
+  stagingOf,
+  stagingWords,
+  type StagingClock,
+  type StagingDecision,
+} from './staging-first.js';
 import { assignWaves } from './waves.js';
 
 /** One API call the run will make. */
@@ -43,7 +54,8 @@ export interface Step {
   /** Rollout wave (0 = canary or first wave), for tasks with a rollout. */
   wave?: number;
   /** `backup`: the restore point a `backup_first` task takes before its write to this environment. */
-  role?: 'backup';
+  /** `backup`: a restore point; `staging`: a staging environment's run of the update live takes later (rollout.staging_first). */
+  role?: 'backup' | 'staging';
   /** The write's restore point: the id of the backup step it waits for. */
   backup_step?: string;
   /** `health:`: the page checked before the write and after its operation, or why there is none (`on_missing_domain: fail`). */
@@ -52,6 +64,8 @@ export interface Step {
   precondition?: string;
   /** Themes the release age held back on this environment (named in the note too) or sent early, with their dates. */
   release_age?: ReleaseAgeDecision[];
+  /** rollout.staging_first: what this step does of each theme's way through staging (staged, promoted). */
+  staging?: StagingDecision[];
 }
 
 /** The page a guarded write's site is checked at, if it has one. */
@@ -66,6 +80,8 @@ export interface SkippedTarget {
   target: Target;
   reason: string;
   release_age?: ReleaseAgeDecision[];
+  /** rollout.staging_first: why live waits (staged tonight, soaking, staging failed, no staging), with dates and override. */
+  staging?: StagingDecision[];
 }
 
 export interface TaskSummary {
@@ -119,6 +135,8 @@ export interface PlanInput {
    * `first_seen` (see releasesNeeded). Inputs, like `date`: the planner reads no clock and no store.
    */
   releases?: ReleaseClock;
+  /** rollout.staging_first: the time staging is judged at and what the staging store holds (see stagingNeeded). */
+  staging?: StagingClock;
 }
 
 /** Environments whose `read` (domain lists, backups) the plan needs first, as the tasks' actions say. */
@@ -126,10 +144,24 @@ export function readsNeeded(playbook: Playbook, inventory: Inventory, read: Inve
   const ids = new Set<string>();
   for (const task of playbook.tasks) {
     const healthReads = task.health !== undefined && usesDomain(task.health) ? ['domains'] : [];
-    if ([...readsOf(ACTIONS.get(task.action)!, task.with), ...healthReads].includes(read))
-      for (const env of selectEnvironments(playbook, task, inventory)) ids.add(env.id);
+    if ([...readsOf(ACTIONS.get(task.action)!, task.with), ...healthReads].includes(read)) {
+      const selected = selectEnvironments(playbook, task, inventory);
+      // Staging first also writes to (and checks) the sites' staging environments.
+      const staging = task.rollout?.staging_first ? stagingEnvironments(selected, inventory, task.rollout) : [];
+      for (const env of [...selected, ...staging]) ids.add(env.id);
+    }
   }
   return [...ids];
+}
+
+/** Whether some task goes through staging first: the command records what staging runs and reads the staging store first. */
+export function stagingNeeded(playbook: Playbook): boolean {
+  return playbook.tasks.some((t) => t.rollout?.staging_first === true);
+}
+
+/** The staging environments of the sites a staging-first task selected: what the command records sightings of before planning. */
+export function stagingTargets(playbook: Playbook, inventory: Inventory): Environment[] {
+  return playbook.tasks.flatMap((t) => (t.rollout?.staging_first ? stagingEnvironments(selectEnvironments(playbook, t, inventory), inventory, t.rollout) : []));
 }
 
 /** Whether some task judges release ages on environments it selected: the command records and reads the first-seen table first. */
@@ -146,6 +178,7 @@ export function buildPlan(input: PlanInput): Plan {
   const { playbook, inventory, date } = input;
   // Planned without it, a task would send every update whatever its age: a caller's mistake, said at once.
   if (input.releases === undefined && releasesNeeded(playbook, inventory)) throw new Error('a task judges release ages: the plan needs `releases`');
+  if (input.staging === undefined && stagingNeeded(playbook)) throw new Error('a task goes through staging first: the plan needs `staging`');
   const company = playbook.company ?? inventory.company;
   const plan = new PlanParts(input, company);
   const tasks = playbook.tasks.map((task) => plan.task(task));
@@ -167,6 +200,9 @@ export function buildPlan(input: PlanInput): Plan {
     skipped: plan.skipped,
   };
 }
+
+/** What staging first adds to an environment's steps: the staging step's role, and the decisions each carries out. */
+type Mark = Pick<Step, 'role' | 'staging'>;
 
 /** One task being planned: the task, its action, what it expands with, and its restore points' tag. */
 interface TaskInPlan {
@@ -213,7 +249,7 @@ class PlanParts {
     const { task, action, ctx } = t;
     if (action.scope === 'once' || (action.scope === 'site' && task.target === undefined)) {
       const expansions = action.expandOnce(ctx);
-      this.add(t, onceTarget(task, this.company, expansions), expansions, 'once');
+      this.add(t, onceTarget(task, this.company, expansions), expansions, { key: 'once' });
       return 1;
     }
     const envs = selectEnvironments(playbook, task, inventory);
@@ -225,18 +261,62 @@ class PlanParts {
           const expansions = action.expandDomain(domain, env, ctx);
           if (expansions.length === 0) continue;
           matched++;
-          this.add(t, { ...envTarget(env), domain_id: domain.id, domain: domain.name }, expansions, domain.id);
+          this.add(t, { ...envTarget(env), domain_id: domain.id, domain: domain.name }, expansions, { key: domain.id });
         }
       return matched;
     }
-    for (const env of envs) {
-      const expansions = action.expandEnvironment(env, ctx);
-      // Only an environment with something to send needs a page to check.
-      const guard = task.health && expansions.some((e) => 'request' in e) ? healthGuard(task.health, env, inventory) : {};
-      if (guard.skip) this.skipped.push({ task: task.name, task_index: task.index, action: action.name, target: envTarget(env), reason: guard.skip });
-      else this.add(t, envTarget(env), expansions, env.id, guard);
-    }
+    if (task.rollout?.staging_first) return this.expandStaged(t, action, envs);
+    for (const env of envs) this.onEnvironment(t, env, action.expandEnvironment(env, ctx));
     return envs.length;
+  }
+
+  /** One environment's expansions, behind the task's health guard (only an environment with something to send needs a page to check). */
+  private onEnvironment(t: TaskInPlan, env: Environment, expansions: Expansion[], mark: Mark = {}): void {
+    const { task, action } = t;
+    const guard = task.health && expansions.some((e) => 'request' in e) ? healthGuard(task.health, env, this.input.inventory) : {};
+    if (guard.skip) this.skipped.push({ task: task.name, task_index: task.index, action: action.name, target: envTarget(env), reason: guard.skip });
+    else this.add(t, envTarget(env), expansions, { key: env.id, guard, mark });
+  }
+
+  /**
+   * `rollout.staging_first`: each selected (non-staging) environment's updates, as the task's own
+   * policy allows them, judged against its site's staging environment (staging-first.ts): staged there
+   * tonight, taken by live once staging has soaked, or held with the reason. A staging environment
+   * the task selects is staged through its live sibling, never updated as a live one.
+   */
+  private expandStaged(t: TaskInPlan, action: EnvironmentAction, envs: Environment[]): number {
+    const { task, ctx } = t;
+    const rollout = task.rollout!;
+    const staged = new Set<string>();
+    const live = envs.filter((env) => !isStagingEnvironment(env, rollout));
+    for (const env of live) {
+      // What the task's own policy sends here, one theme at a time: the action decides, the planner reads no body.
+      const offered = env.themes.filter((th) => th.update_available);
+      const wanted = offered.filter((th) => action.expandEnvironment(offering(env, [th]), ctx).some((e) => 'request' in e));
+      const rest = offered.filter((th) => !wanted.includes(th));
+      if (wanted.length === 0 || rest.length > 0) this.onEnvironment(t, env, action.expandEnvironment(offering(env, rest), ctx));
+      if (wanted.length === 0) continue;
+      const staging = stagingOf(env, this.input.inventory, rollout);
+      const judged = judgeStaged({ live: env, staging }, wanted, rollout, this.input.staging!);
+      if (judged.stage.length > 0 && staging && !staged.has(staging.id)) {
+        staged.add(staging.id);
+        const decisions = judged.decisions.filter((d) => d.code === 'staged');
+        this.onEnvironment(t, staging, action.expandEnvironment(offering(staging, judged.stage), ctx), { role: 'staging', staging: decisions });
+      }
+      const promoted = judged.decisions.filter((d) => judged.promote.some((th) => th.name === d.theme));
+      if (judged.promote.length > 0) this.onEnvironment(t, env, action.expandEnvironment(offering(env, judged.promote), ctx), { staging: promoted });
+      const held = judged.decisions.filter((d) => !promoted.includes(d));
+      if (held.length > 0)
+        this.skipped.push({
+          task: task.name,
+          task_index: task.index,
+          action: action.name,
+          target: envTarget(env),
+          reason: held.map(stagingWords).join('; '),
+          staging: held,
+        });
+    }
+    return live.length;
   }
 
   /** Once per site of the selected environments; a site without an id is a problem of the playbook. */
@@ -252,13 +332,13 @@ class PlanParts {
       }
       matched++;
       const expansions = action.expandSite({ id: site.id, name: site.name, environments: site.environments }, t.ctx);
-      this.add(t, siteTarget({ site_id: site.id, site: site.name }, expansions), expansions, site.id);
+      this.add(t, siteTarget({ site_id: site.id, site: site.name }, expansions), expansions, { key: site.id });
     }
     return matched;
   }
 
   /** A target's expansions as steps (or skips), its restore point just before its first write. */
-  private add(t: TaskInPlan, target: Target, expansions: Expansion[], key: string, guard: Guard = {}): void {
+  private add(t: TaskInPlan, target: Target, expansions: Expansion[], { key, guard = {}, mark = {} }: { key: string; guard?: Guard; mark?: Mark }): void {
     const { task, action, backupTag } = t;
     let backupStep: string | undefined;
     for (const [i, e] of expansions.entries()) {
@@ -277,9 +357,12 @@ class PlanParts {
       }
       const endpoint = ENDPOINTS[e.request.endpoint];
       if ('body' in endpoint) this.problems.push(...checkBody(task, endpoint.body, e.request.body, target, this.input.env ?? {}));
+      const note = [e.note, ...(mark.staging ?? []).map(stagingWords)].filter(Boolean).join('; ');
       this.steps.push({
         ...stepOf(id, task, action.name, target, e.request, !action.creates),
-        ...(e.note ? { note: e.note } : {}),
+        ...(note ? { note } : {}),
+        ...(mark.role ? { role: mark.role } : {}),
+        ...(mark.staging ? { staging: mark.staging } : {}),
         ...(e.precondition ? { precondition: e.precondition } : {}),
         ...(backupStep ? { backup_step: backupStep } : {}),
         ...(guard.health ? { health: guard.health } : {}),

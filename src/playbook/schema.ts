@@ -4,7 +4,7 @@ import { ACTIONS, guardable, verifiable } from '../actions/index.js';
 import type { Action } from '../actions/action.js';
 import { healthSchema } from '../health/spec.js';
 import { commonDef, globs, secretRef } from '../actions/schema-parts.js';
-import { durationSchema, LONGEST } from '../util/duration.js';
+import { ageSchema, durationSchema, LONGEST, LONGEST_AGE } from '../util/duration.js';
 
 export const PLAYBOOK_SCHEMA_ID = 'https://sitefleet.dev/schemas/playbook.schema.json';
 
@@ -194,6 +194,10 @@ function taskSchema(actions: Action[]): Record<string, unknown> {
           canary: { type: 'integer', minimum: 0 },
           waves: { type: 'array', minItems: 1, items: share },
           pause: durationSchema(LONGEST.rolloutPause, 'the wait between one wave and the next'),
+          staging_first: { type: 'boolean', description: "each site's update runs on its staging environment first; live is updated on a later run" },
+          soak: ageSchema(LONGEST_AGE.stagingSoak, 'with staging_first: how long staging runs a version before live takes it (default 0s: the next run)'),
+          no_staging: { enum: ['hold', 'live'], description: 'with staging_first: a site without staging is held (default) or updated on live' },
+          staging: { type: 'string', minLength: 1, description: 'with staging_first: the name (glob) of the staging environment (default staging)' },
         },
       },
     },

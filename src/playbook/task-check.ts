@@ -74,7 +74,7 @@ export function checkTask(t: RawTask, index: number, ctx: TaskCheckContext): Tas
   const withBlock = checkedWith(action, t, path, ctx);
   if (t.verify && !action.verify) problems.push({ path: `${path}.verify`, message: `verify is offered for ${verifiable().join(', ')} only` });
   const health = guardOf(action, t, path, problems);
-  problems.push(...waveProblems(t, path));
+  problems.push(...waveProblems(t, path), ...stagingProblems(t, path));
   return {
     index,
     name: t.name,
@@ -151,6 +151,26 @@ function guardOf(action: Action, t: RawTask, path: string, problems: InputProble
       message: 'restore needs backup_first: true (a site is restored only from the backup this run took before its write)',
     });
   return health?.spec;
+}
+
+/** Staging first reruns a theme update on staging; its settings mean nothing without it. */
+function stagingProblems(t: RawTask, path: string): InputProblem[] {
+  const r = t.rollout ?? {};
+  if (!r.staging_first) {
+    const stray = (['soak', 'no_staging', 'staging'] as const).find((k) => r[k] !== undefined);
+    return stray ? [{ path: `${path}.rollout.${stray}`, message: `goes with rollout.staging_first: true` }] : [];
+  }
+  if (!ACTIONS.get(t.action)?.stagesFirst)
+    return [{ path: `${path}.rollout.staging_first`, message: `staging first reruns an update on staging, then on live: ${stagers()} take it` }];
+  return [];
+}
+
+/** The actions staging first may rerun on staging: the playbook names them, this module does not. */
+function stagers(): string {
+  return [...ACTIONS.values()]
+    .filter((a) => a.stagesFirst)
+    .map((a) => a.name)
+    .join(', ');
 }
 
 /** A rollout's wave shares grow, and the last reaches every target. */

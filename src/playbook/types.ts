@@ -23,6 +23,14 @@ export interface Rollout {
   waves?: string[];
   /** Wait between waves, e.g. `5m`. */
   pause?: string;
+  /** Each site's update runs on its staging environment first; live is updated (rerun, never pushed) on a later run. */
+  staging_first?: boolean;
+  /** With staging_first: how long staging runs a version, no failure recorded, before live takes it. @default "0s" */
+  soak?: string;
+  /** With staging_first: a site without a staging environment is held (`hold`) or updated on live directly (`live`). @default "hold" */
+  no_staging?: 'hold' | 'live';
+  /** With staging_first: the name (a glob) of a site's staging environment. @default "staging" */
+  staging?: string;
 }
 
 export interface Task {

@@ -1,3 +1,4 @@
+import type { StagingDecision } from '../plan/staging-first.js';
 import { randomUUID } from 'node:crypto';
 import { writeOutput, type OutputFile } from '../util/output-file.js';
 import { jsonText } from '../util/safe-text.js';
@@ -15,14 +16,19 @@ export interface ReportResult extends Omit<StepResult, 'step_id' | 'private_outp
   action: string;
   target: Target;
   request: { method: string; path: string; body?: unknown } | null;
-  /** `backup`: the restore point a `backup_first` task took before this environment's write. */
-  role?: 'backup';
+  /**
+   * `backup`: the restore point a `backup_first` task took before this environment's write;
+   * `staging`: a staging environment's run of the update live takes later (rollout.staging_first).
+   */
+  role?: 'backup' | 'staging';
   /** The step's rollout wave, for a task with a rollout (the run's page groups its timeline by it). */
   wave?: number;
   /** What the listing showed the call depended on (`astra 4.1.0 → 4.1.1`): what the maintenance record says was done. */
   precondition?: string;
   /** Themes the release age held back here, or sent before their age, each with its reason code and dates. */
   release_age?: ReleaseAgeDecision[];
+  /** rollout.staging_first: staged, promoted, or why live waits (staging_soaking, staging_failed, no_staging), with dates and override. */
+  staging?: StagingDecision[];
 }
 
 export type Summary = Record<'total' | StepStatus, number>;
@@ -107,6 +113,7 @@ export function buildReport(args: {
       ...(step.wave !== undefined ? { wave: step.wave } : {}),
       ...(step.precondition !== undefined ? { precondition: step.precondition } : {}),
       ...(step.release_age ? { release_age: step.release_age } : {}),
+      ...(step.staging ? { staging: step.staging } : {}),
     });
   }
   for (const s of args.plan.skipped) results.push(skippedTarget(s));
@@ -194,6 +201,7 @@ function skippedTarget(s: Plan['skipped'][number]): ReportResult {
     error: null,
     reason: s.reason,
     ...(s.release_age ? { release_age: s.release_age } : {}),
+    ...(s.staging ? { staging: s.staging } : {}),
   };
 }
 

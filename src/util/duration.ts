@@ -60,6 +60,8 @@ export const LONGEST_AGE = {
   releaseAge: '90d',
   /** with.max_hold: at least the longest age; a fleet half a year behind a theme is not being maintained. */
   maxHold: '180d',
+  /** rollout.soak: a day or a week on staging is common; a month is as long as a fix should wait for live. */
+  stagingSoak: '30d',
 } as const;
 
 /**

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { ENDPOINTS } from '../../src/api/endpoints.js';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Report, ReportResult } from '../../src/report/report.js';
@@ -271,7 +272,10 @@ describe('a restore cut off by SIGKILL', () => {
     const path = join(dir, 'r.json');
     const journal = join(dir, 'r.journal.jsonl');
     const running = startCli(['run', playbook(sim, theme), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim), { timeoutMs: 30_000 });
-    await waitFor(() => existsSync(journal) && readFileSync(journal, 'utf8').includes('"status":"sending"'), 20_000);
+    // The event is the service taking the restore (its answer is 5 s away), not the journal's line
+    // written just before it is sent: a process killed between the two has sent nothing at all.
+    await waitFor(() => [...sim.operations.all.values()].some((op) => op.kind === ENDPOINTS.restoreBackup.operation), 20_000);
+    expect(readFileSync(journal, 'utf8')).toContain('"status":"sending"');
     running.child.kill('SIGKILL');
     expect((await running.done).signal).toBe('SIGKILL');
     sim.setFaults({});

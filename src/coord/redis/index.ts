@@ -1,5 +1,6 @@
 import type { Coordination } from '../types.js';
 import { RedisBusy } from './busy.js';
+import { redisStaging } from './staging.js';
 import { redisFirstSeen } from './first-seen.js';
 import { parseRedisUrl, RedisLink } from './link.js';
 import { takeRedisLock } from './lock.js';
@@ -15,6 +16,7 @@ export async function redisCoordination(url: string): Promise<Coordination> {
     sharedWindow: (company, limit, periodMs, lane = 'general') => new RedisWindow(link, company, limit, periodMs, lane),
     busy: (company, runId) => new RedisBusy(link, company, runId),
     firstSeen: (company) => redisFirstSeen(link, company),
+    staging: (company) => redisStaging(link, company),
     close: () => link.close(),
   };
 }

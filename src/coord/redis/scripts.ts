@@ -211,3 +211,14 @@ for i = 2, #ARGV do
 end
 return redis.call('HGETALL', KEYS[1])
 `;
+
+/**
+ * Appends staging entries (one JSON line each) to the company's list and returns the whole list:
+ * appending needs no read first, and the table read from it keeps the earliest time of each kind.
+ *
+ * KEYS: the company's staging list. ARGV: the lines to append.
+ */
+export const STAGING_RECORD = `
+for i = 1, #ARGV do redis.call('RPUSH', KEYS[1], ARGV[i]) end
+return redis.call('LRANGE', KEYS[1], 0, -1)
+`;

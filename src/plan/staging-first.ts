@@ -1,0 +1,201 @@
+import type { Environment, InstalledTheme, Inventory } from '../inventory/inventory.js';
+import type { Rollout } from '../playbook/types.js';
+import { parseDuration } from '../util/duration.js';
+import { globMatcher } from '../util/glob.js';
+
+/**
+ * `rollout.staging_first`: each site's update runs on its staging environment first; the live
+ * environment gets the same update (rerun, never pushed from staging) once staging has run that very
+ * version, with no failure recorded, for `soak`. What the run records after each staging step, and
+ * what it saw before planning, is the store's (coord/staging-*.ts); this module judges, and reads no
+ * clock and no store: both are inputs.
+ */
+
+/** What became of one theme update of one site under staging first. */
+export type StagingCode = 'staged' | 'promoted' | 'staging_soaking' | 'staging_failed' | 'no_staging';
+
+export interface StagingDecision {
+  code: StagingCode;
+  theme: string;
+  /** The version the update moves to, on staging and then live. */
+  version: string;
+  /** The site's staging environment, where it has one. */
+  staging?: { env_id: string; environment: string };
+  /** Since when staging has run this version with no failure recorded (ISO 8601). */
+  since?: string;
+  /** When the soak ends and live may follow (ISO 8601). */
+  until?: string;
+  /** When its staging update failed (staging_failed). */
+  failed_at?: string;
+  /** Why the version is held: what failed on staging, or why it cannot be staged. */
+  why?: string;
+  /** What lets it through: the setting, or what a person does. */
+  override?: string;
+}
+
+/** One line of the store: staging ran `version` from `at` (`since`), or a staging step of it failed (`failed`). */
+export interface StagingEntry {
+  env_id: string;
+  theme: string;
+  version: string;
+  kind: 'since' | 'failed';
+  at: number;
+  why?: string;
+}
+
+/** What the store says of one (staging environment, theme, version): the earliest of each kind. */
+export interface StagingRecord {
+  since?: number;
+  failed?: { at: number; why: string };
+}
+
+/** The store's entries folded: of two times of a kind the earlier stands, so a soak never restarts and a failure never ages out. */
+export class StagingTable {
+  readonly #records = new Map<string, StagingRecord>();
+
+  static of(entries: readonly StagingEntry[]): StagingTable {
+    const table = new StagingTable();
+    for (const e of entries) table.#add(e);
+    return table;
+  }
+
+  get(envId: string, theme: string, version: string): StagingRecord | undefined {
+    return this.#records.get(keyOf(envId, theme, version));
+  }
+
+  #add(e: StagingEntry): void {
+    const key = keyOf(e.env_id, e.theme, e.version);
+    const record = this.#records.get(key) ?? {};
+    if (e.kind === 'since' && (record.since === undefined || e.at < record.since)) record.since = e.at;
+    if (e.kind === 'failed' && (record.failed === undefined || e.at < record.failed.at))
+      record.failed = { at: e.at, why: e.why ?? 'its staging update failed' };
+    this.#records.set(key, record);
+  }
+}
+
+const keyOf = (envId: string, theme: string, version: string) => JSON.stringify([envId, theme, version]);
+
+/** The time staging is judged at and the store's table: inputs, like the plan's date. */
+export interface StagingClock {
+  now: number;
+  table: StagingTable;
+}
+
+/** @default for `rollout.staging`: the environment of a site that is its staging copy, by name. */
+export const DEFAULT_STAGING_NAME = 'staging';
+
+/** The site's staging environment: another environment of the same site whose name matches `rollout.staging`. */
+export function stagingOf(live: Environment, inventory: Inventory, rollout: Rollout): Environment | undefined {
+  const isStaging = globMatcher(rollout.staging ?? DEFAULT_STAGING_NAME);
+  return inventory.environments.find((e) => e.site === live.site && e.id !== live.id && isStaging(e.name));
+}
+
+/** Whether an environment is a staging environment by the task's rule (a selected one is staged through its live sibling). */
+export function isStagingEnvironment(env: Environment, rollout: Rollout): boolean {
+  return globMatcher(rollout.staging ?? DEFAULT_STAGING_NAME)(env.name);
+}
+
+/** Every staging environment of the sites whose environments a task selected: what the command records sightings of. */
+export function stagingEnvironments(selected: readonly Environment[], inventory: Inventory, rollout: Rollout): Environment[] {
+  const found = new Map<string, Environment>();
+  for (const env of selected) {
+    const staging = isStagingEnvironment(env, rollout) ? undefined : stagingOf(env, inventory, rollout);
+    if (staging) found.set(staging.id, staging);
+  }
+  return [...found.values()];
+}
+
+/** What one site's update comes to tonight: the themes to stage, those live may take, and a decision for each. */
+export interface StagingJudgement {
+  stage: InstalledTheme[];
+  promote: InstalledTheme[];
+  decisions: StagingDecision[];
+}
+
+/**
+ * Judges each update `live` would take (`wanted`, as the task's own policy allows it) against the
+ * site's staging environment and the store. One rule per theme, the most basic first: no staging
+ * (rollout.no_staging), a failure recorded for this version on staging, staging not running it yet
+ * (stage it, if staging is offered that very version), running it for less than the soak, or promote.
+ */
+export function judgeStaged(
+  site: { live: Environment; staging: Environment | undefined },
+  wanted: readonly InstalledTheme[],
+  rollout: Rollout,
+  clock: StagingClock,
+): StagingJudgement {
+  const out: StagingJudgement = { stage: [], promote: [], decisions: [] };
+  const { staging } = site;
+  for (const theme of wanted) {
+    const decision = staging ? judgeTheme(theme, staging, rollout, clock) : noStaging(theme, site.live, rollout);
+    out.decisions.push(decision);
+    if (decision.code === 'staged') out.stage.push(staging!.themes.find((t) => t.name === theme.name)!);
+    if (decision.code === 'promoted' || (decision.code === 'no_staging' && rollout.no_staging === 'live')) out.promote.push(theme);
+  }
+  return out;
+}
+
+function noStaging(theme: InstalledTheme, live: Environment, rollout: Rollout): StagingDecision {
+  const live_ = rollout.no_staging === 'live';
+  return {
+    code: 'no_staging',
+    theme: theme.name,
+    version: theme.update_version,
+    why: `the site has no environment named ${rollout.staging ?? DEFAULT_STAGING_NAME}${live_ ? ': updated on live directly (rollout.no_staging: live)' : ''}`,
+    ...(live_ ? {} : { override: 'rollout.no_staging: live updates such sites directly' }),
+  };
+}
+
+function judgeTheme(theme: InstalledTheme, staging: Environment, rollout: Rollout, { now, table }: StagingClock): StagingDecision {
+  const version = theme.update_version;
+  const base = { theme: theme.name, version, staging: { env_id: staging.id, environment: staging.name } };
+  const record = table.get(staging.id, theme.name, version);
+  if (record?.failed)
+    return {
+      ...base,
+      code: 'staging_failed',
+      failed_at: iso(record.failed.at),
+      why: record.failed.why,
+      override: 'none by this rule: a newer version is staged afresh; a person who mended staging can update live by hand',
+    };
+  const onStaging = staging.themes.find((t) => t.name === theme.name);
+  if (onStaging?.version !== version) {
+    if (onStaging?.update_available && onStaging.update_version === version)
+      return { ...base, code: 'staged', override: 'rollout.staging_first: false sends it to live at once' };
+    return {
+      ...base,
+      code: 'no_staging',
+      why: `${staging.name} runs ${theme.name} ${onStaging?.version ?? '(not installed)'} and is not offered ${version}, so it cannot be staged`,
+      override: 'bring staging to the same theme and version as live',
+    };
+  }
+  const soakMs = parseDuration(rollout.soak ?? '0s') ?? 0;
+  const since = record?.since ?? now;
+  if (now - since < soakMs) return { ...base, code: 'staging_soaking', since: iso(since), until: iso(since + soakMs), override: 'a shorter rollout.soak' };
+  return { ...base, code: 'promoted', since: iso(since) };
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The decision in words, for a step's note or a skip's reason: code first, so a reader and a grep find it. */
+export function stagingWords(d: StagingDecision): string {
+  const what = `${d.theme} ${d.version}`;
+  switch (d.code) {
+    case 'staged':
+      return `staged: ${what} goes to ${d.staging!.environment} first; live follows on a run after the soak`;
+    case 'promoted':
+      return `promoted: ${what} has run on ${d.staging?.environment ?? 'staging'} since ${d.since}`;
+    case 'staging_soaking':
+      return `staging_soaking: ${what} on ${d.staging!.environment} since ${d.since}; live after ${d.until} (${d.override})`;
+    case 'staging_failed':
+      return `staging_failed: ${what} failed on ${d.staging!.environment} at ${d.failed_at}; live keeps its version (${d.override})`;
+    case 'no_staging':
+      return `no_staging: ${what}: ${d.why}${d.override ? ` (${d.override})` : ''}`;
+  }
+}
+
+/** An environment as one of its updates' judgements lets the action see it: only `themes` still offered. */
+export function offering(env: Environment, themes: readonly InstalledTheme[]): Environment {
+  const names = new Set(themes.map((t) => t.name));
+  return { ...env, themes: env.themes.map((t) => (names.has(t.name) ? t : { ...t, update_available: false })) };
+}

@@ -1,0 +1,141 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { StagingDecision } from '../../src/plan/staging-first.js';
+import type { Report } from '../../src/report/report.js';
+import type { Simulator } from '../../src/sim/server.js';
+import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
+import { useRedis } from '../helpers/redis.js';
+import { useSimulator } from '../helpers/sim.js';
+import { installed, shapeFleet } from '../helpers/themes.js';
+
+const start = useSimulator();
+const redis = useRedis();
+
+/** Nights of a fleet's life, given to the CLI as its clock: no test waits for the soak to pass. */
+const T0 = Date.parse('2026-03-02T02:00:00.000Z');
+const HOUR = 3_600_000;
+const iso = (at: number) => new Date(at).toISOString();
+
+function playbook(sim: Simulator, rollout = '{ staging_first: true, soak: 20h }'): string {
+  return writePlaybook(
+    `version: 1
+name: staged
+settings: { rate_limit: 50/s }
+tasks:
+  - name: themes
+    action: themes.update
+    target: { environment: live }
+    allow_empty: true
+    backup_first: true
+    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: restore }
+    rollout: ${rollout}
+`,
+  );
+}
+
+/** One night's run at `at`: what it changed on the simulator, by environment name, and its report. */
+async function night(sim: Simulator, env: Record<string, string>, at: number, flags: string[] = [], rollout?: string) {
+  const reportPath = join(tempDir(), 'r.json');
+  const before = installed(sim);
+  const result = await runCli([...flags, 'run', playbook(sim, rollout), '--yes', '--report', reportPath], env, { now: () => at });
+  const after = installed(sim);
+  const names = new Map([...sim.fleet.environments.values()].map((e) => [e.id, e.displayName]));
+  const moved = [...before].filter(([key, v]) => after.get(key) !== v).map(([key]) => names.get(key.split(' ')[0]!)!);
+  return { ...result, moved, report: JSON.parse(readFileSync(reportPath, 'utf8')) as Report };
+}
+
+const decisionsOf = (report: Report): StagingDecision[] => report.results.flatMap((r) => r.staging ?? []);
+const codes = (report: Report) => [...new Set(decisionsOf(report).map((d) => d.code))].sort();
+
+/** Sites with a staging environment, and those without (the first site's staging renamed away, so there is one). */
+function sitesOf(sim: Simulator): { staged: number; alone: number } {
+  const first = [...sim.fleet.sites.values()].find((s) => s.envIds.some((id) => sim.fleet.environments.get(id)!.displayName === 'staging'))!;
+  sim.rename('environment', `${first.displayName}/staging`, 'preview');
+  const sites = [...sim.fleet.sites.values()].map((s) => s.envIds.map((id) => sim.fleet.environments.get(id)!.displayName));
+  return { staged: sites.filter((n) => n.includes('staging')).length, alone: sites.filter((n) => !n.includes('staging')).length };
+}
+
+describe('rollout.staging_first: staging takes the update first, live on a later run', () => {
+  it('a theme that keeps staging healthy reaches live on the run after the soak; nothing is pushed between environments', async () => {
+    const { sim } = await start({ sites: 6, seed: 5 });
+    shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
+    const { staged, alone } = sitesOf(sim);
+    expect(staged).toBeGreaterThan(0);
+    expect(alone).toBeGreaterThan(0);
+    const env = simEnv(sim);
+    const first = await night(sim, env, T0);
+    expect(first.code, first.stderr).toBe(0);
+    // Tonight staging alone: every staging environment of a site whose live is offered the update.
+    expect(first.moved.sort()).toEqual(Array(staged).fill('staging'));
+    expect(first.report.results.filter((r) => r.role === 'staging' && r.status === 'succeeded')).toHaveLength(staged);
+    expect(codes(first.report)).toEqual(['no_staging', 'staged']);
+    expect(first.stdout).toContain('staged: calm 1.0.1 goes to staging first; live follows on a run after the soak');
+    expect(first.stdout).toContain('no_staging: calm 1.0.1: the site has no environment named staging (rollout.no_staging: live updates such sites directly)');
+    // Ten hours on: staging has run it since last night, live waits for the rest of the soak.
+    const second = await night(sim, env, T0 + 10 * HOUR);
+    expect(second.moved).toEqual([]);
+    const soaking = decisionsOf(second.report).filter((d) => d.code === 'staging_soaking');
+    expect(soaking).toHaveLength(staged);
+    expect(soaking[0]).toMatchObject({ version: '1.0.1', since: iso(T0), until: iso(T0 + 20 * HOUR) });
+    // The next night: live takes the same update, rerun on live; the sites without staging are still held.
+    const third = await night(sim, env, T0 + 24 * HOUR);
+    expect(third.moved.sort()).toEqual(Array(staged).fill('live'));
+    expect(decisionsOf(third.report).filter((d) => d.code === 'promoted')).toHaveLength(staged);
+    expect(codes(third.report)).toEqual(['no_staging', 'promoted']);
+    expect(sim.log.filter((e) => e.endpoint === 'pushEnvironment' || e.endpoint === 'cloneEnvironment')).toEqual([]);
+  });
+
+  it('a theme that breaks staging never reaches live, and staging is not broken again night after night', async () => {
+    const { sim } = await start({ sites: 6, seed: 5 });
+    shapeFleet(sim, { risky: { versions: ['2.0.0', '2.1.0'], vulnerable: [] } });
+    sim.breakTheme('risky@2.1.0');
+    const { staged } = sitesOf(sim);
+    const env = simEnv(sim);
+    const first = await night(sim, env, T0, [], '{ staging_first: true }');
+    // Staging broke and was put back from its restore point: the run fails (exit 1), live untouched.
+    expect(first.code).toBe(1);
+    expect(first.moved).toEqual([]);
+    expect(first.report.results.filter((r) => r.role === 'staging' && r.status === 'failed' && r.restored?.status === 'succeeded')).toHaveLength(staged);
+    const writesBefore = sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes').length;
+    const second = await night(sim, env, T0 + 24 * HOUR, [], '{ staging_first: true }');
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.moved).toEqual([]);
+    expect(sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes').length).toBe(writesBefore);
+    const failed = decisionsOf(second.report).filter((d) => d.code === 'staging_failed');
+    expect(failed).toHaveLength(staged);
+    expect(failed[0]).toMatchObject({ failed_at: iso(T0), why: expect.stringMatching(/^its staging update ended failed: /) as unknown });
+    expect(second.stdout).toContain(`staging_failed: risky 2.1.0 failed on staging at ${iso(T0)}; live keeps its version`);
+  });
+
+  it('no_staging: live updates the sites without staging at once; --coordination keeps the record in Redis for every machine', async () => {
+    const { sim } = await start({ sites: 6, seed: 5 });
+    shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
+    const { staged, alone } = sitesOf(sim);
+    const url = (await redis()).url;
+    const rollout = '{ staging_first: true, no_staging: live }';
+    const first = await night(sim, simEnv(sim), T0, ['--coordination', url], rollout);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.moved.filter((n) => n === 'live')).toHaveLength(alone);
+    expect(first.moved.filter((n) => n === 'staging')).toHaveLength(staged);
+    // Another machine, with a state folder of its own, promotes from what Redis holds.
+    const second = await night(sim, simEnv(sim), T0 + HOUR, ['--coordination', url], rollout);
+    expect(second.moved.sort()).toEqual(Array(staged).fill('live'));
+  });
+
+  it('validate: staging first goes with themes.update, and its settings with staging_first', async () => {
+    const base = 'version: 1\nname: v\ncompany: 0f1e2d3c-4b5a-4697-8877-665544332211\ntasks:\n';
+    const wrong = writePlaybook(
+      `${base}  - name: b\n    action: php.set_version\n    target: all\n    with: { php_version: "8.2" }\n    rollout: { staging_first: true }\n`,
+    );
+    const res = await runCli(['validate', wrong]);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(
+      /playbook\.yaml:\d+:\d+: tasks\.0\.rollout\.staging_first: staging first reruns an update on staging, then on live: themes\.update take it/,
+    );
+    const stray = writePlaybook(`${base}  - name: t\n    action: themes.update\n    target: all\n    rollout: { soak: 20h }\n`);
+    const res2 = await runCli(['validate', stray]);
+    expect(res2.code).toBe(2);
+    expect(res2.stderr).toMatch(/tasks\.0\.rollout\.soak: goes with rollout\.staging_first: true/);
+  });
+});

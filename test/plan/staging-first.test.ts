@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import type { Environment, InstalledTheme } from '../../src/inventory/inventory.js';
+import { judgeStaged, StagingTable, type StagingEntry } from '../../src/plan/staging-first.js';
+
+const HOUR = 3_600_000;
+const NOW = Date.parse('2026-03-03T02:00:00.000Z');
+
+function theme(version: string, update?: string): InstalledTheme {
+  return {
+    name: 'calm',
+    status: 'active',
+    version,
+    version_vulnerable: false,
+    update_available: update !== undefined,
+    update_version: update ?? '',
+    update_vulnerable: false,
+    update_status: '',
+    auto_update_type: '',
+  };
+}
+
+const env = (id: string, name: string, t: InstalledTheme): Environment => ({ id, site: 'acme', name, themes: [t] });
+const live = env('L', 'live', theme('1.0.0', '1.0.1'));
+const entry = (kind: StagingEntry['kind'], at: number, version = '1.0.1'): StagingEntry => ({ env_id: 'S', theme: 'calm', version, kind, at });
+
+function judge(staging: Environment | undefined, entries: StagingEntry[], soak = '20h') {
+  return judgeStaged({ live, staging }, live.themes, { staging_first: true, soak }, { now: NOW, table: StagingTable.of(entries) });
+}
+
+describe('staging first, judged', () => {
+  it('keeps the earliest time of each kind, whatever order the lines came in', () => {
+    const table = StagingTable.of([entry('since', 5), entry('since', 3), entry('failed', 9), entry('failed', 7)]);
+    expect(table.get('S', 'calm', '1.0.1')).toEqual({ since: 3, failed: { at: 7, why: 'its staging update failed' } });
+    expect(table.get('S', 'calm', '1.0.2')).toBeUndefined();
+  });
+
+  it('stages where staging is offered the same version, soaks, then promotes; a failure holds for good', () => {
+    expect(judge(env('S', 'staging', theme('1.0.0', '1.0.1')), []).decisions[0]).toMatchObject({ code: 'staged' });
+    expect(judge(env('S', 'staging', theme('1.0.1')), [entry('since', NOW - 19 * HOUR)]).decisions[0]).toMatchObject({
+      code: 'staging_soaking',
+      until: new Date(NOW + HOUR).toISOString(),
+    });
+    const promoted = judge(env('S', 'staging', theme('1.0.1')), [entry('since', NOW - 20 * HOUR)]);
+    expect(promoted.decisions[0]).toMatchObject({ code: 'promoted' });
+    expect(promoted.promote.map((t) => t.name)).toEqual(['calm']);
+    const failed = judge(env('S', 'staging', theme('1.0.1')), [entry('since', NOW - 48 * HOUR), entry('failed', NOW - 30 * HOUR)]);
+    expect(failed.decisions[0]).toMatchObject({ code: 'staging_failed' });
+    expect(failed.promote).toEqual([]);
+  });
+
+  it('a staging version seen only now soaks from now; staging on another version is not staged; no staging holds', () => {
+    expect(judge(env('S', 'staging', theme('1.0.1')), []).decisions[0]).toMatchObject({ code: 'staging_soaking', since: new Date(NOW).toISOString() });
+    expect(judge(env('S', 'staging', theme('0.9.0', '0.9.5')), []).decisions[0]).toMatchObject({
+      code: 'no_staging',
+      why: expect.stringContaining('cannot be staged') as unknown,
+    });
+    const alone = judge(undefined, []);
+    expect(alone.decisions[0]).toMatchObject({ code: 'no_staging', override: 'rollout.no_staging: live updates such sites directly' });
+    expect(alone.promote).toEqual([]);
+  });
+});
