@@ -14,6 +14,7 @@ import type { GlobalOptions, Runtime } from './context.js';
 import type { RunScope } from './run-scope.js';
 import { finishRun, type OutputFlags, type Started } from './finish-run.js';
 import { SiteProbe } from '../health/probe.js';
+import { openVisual } from './visual.js';
 import { siteUserAgent } from '../util/version.js';
 import { closingAt, type Deadline } from './window.js';
 import { formatDuration } from '../util/duration.js';
@@ -110,9 +111,12 @@ async function executeWatched(args: SessionArgs): Promise<{ outcome: ExecuteOutc
   const subscribers = [snapshots, ...watchers(args, { look: () => look, closed: () => closing.signal?.aborted === true })];
   // Sites are fetched only for tasks with health: checks, through their own agent (and proxy), never the API's.
   const sites = plan.tasks.some((t) => t.health) ? new SiteProbe({ userAgent: siteUserAgent(), env: globals.io.env }) : undefined;
+  let visual: Awaited<ReturnType<typeof openVisual>>;
   try {
+    visual = await openVisual(plan, globals.io.env, args.reportPath, { logger: runtime.logger, signal: interrupt.signal });
     const outcome = await execute(plan, {
       sites,
+      visual: visual?.port,
       caller: runtime.caller,
       logger: runtime.logger,
       overrideMaxFailures: args.overrideMaxFailures,
@@ -132,6 +136,7 @@ async function executeWatched(args: SessionArgs): Promise<{ outcome: ExecuteOutc
     restoreSignals();
     closing.dispose();
     await sites?.close();
+    await visual?.close();
   }
 }
 

@@ -54,7 +54,7 @@ let built: Promise<[typeof Program, typeof IoModule]> | undefined;
 function builtCli(): Promise<[typeof Program, typeof IoModule]> {
   built ??= Promise.all([
     import(pathToFileURL(join(CLI, '../program.js')).href) as Promise<typeof Program>,
-    import(pathToFileURL(join(CLI, '../io.js')).href) as Promise<typeof IoModule>,
+    import(pathToFileURL(join(CLI, '../../app/io.js')).href) as Promise<typeof IoModule>,
   ]);
   return built;
 }
