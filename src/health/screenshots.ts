@@ -6,10 +6,11 @@ import { addressRefusal, nameRefusal } from './address.js';
 import { systemResolver, type Resolver } from './lookup.js';
 import { PAGE_TIMEOUT_MS } from './visual-spec.js';
 
-/** One screenshot: the PNG of the top of the page, and the page's whole height in CSS pixels. */
+/** One screenshot: the PNG of the top of the page, the page's whole height in CSS pixels, and the ms it took (waiting for a turn not counted). */
 export interface Shot {
   png: Buffer;
   height: number;
+  ms?: number;
 }
 
 /** How a page is shot: the window, how much of the page, what to hide, and where its resources may come from. */
@@ -116,6 +117,7 @@ function closeOnce(context: BrowserContext): () => Promise<void> {
 
 /** Loads the page, hides what is to be hidden, and shoots its top; the page is closed after, and given PAGE_TIMEOUT_MS in all. */
 async function shootPage(context: BrowserContext, url: string, options: ShotOptions): Promise<Shot> {
+  const started = performance.now();
   const page = await context.newPage();
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
@@ -128,7 +130,7 @@ async function shootPage(context: BrowserContext, url: string, options: ShotOpti
     const height = await page.evaluate<number>('Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0)');
     const clip = { x: 0, y: 0, width: options.width, height: Math.max(1, Math.min(options.max_height, height)) };
     const png = await page.screenshot({ fullPage: true, clip, animations: 'disabled', caret: 'hide' });
-    return { png, height };
+    return { png, height, ms: Math.round(performance.now() - started) };
   };
   try {
     return await Promise.race([work(), deadline]);

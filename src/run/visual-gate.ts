@@ -38,6 +38,9 @@ export interface VisualPort {
  * is not as it was are kept beside the report.
  */
 export class VisualGate implements VisualPort {
+  /** Per step: screenshots taken, the time they took, and the time spent comparing (logged once the step is judged). */
+  readonly #cost = new Map<string, { shots: number; shoot_ms: number; compare_ms: number }>();
+
   constructor(
     private readonly camera: CameraPort,
     private readonly images: ImageStore,
@@ -47,7 +50,7 @@ export class VisualGate implements VisualPort {
     private readonly signal?: AbortSignal,
   ) {}
 
-  async before(_stepId: string, url: string, spec: HealthSpec): Promise<VisualBaseline> {
+  async before(stepId: string, url: string, spec: HealthSpec): Promise<VisualBaseline> {
     const visual = spec.visual!;
     const site = { width: visual.width, height: visual.height, host: new URL(url).host, ...(spec.allow_private ? { allow_private: true as const } : {}) };
     let camera: SiteCamera;
@@ -57,17 +60,17 @@ export class VisualGate implements VisualPort {
       const why = `the browser could not open a page: ${(error as Error).message}`;
       return { pages: visualPages(visual, url).map((u) => ({ url: u, error: why })), close: () => Promise.resolve() };
     }
-    const pages = await Promise.all(visualPages(visual, url).map((u) => this.#pageBefore(camera, u, visual)));
+    const pages = await Promise.all(visualPages(visual, url).map((u) => this.#pageBefore(stepId, camera, u, visual)));
     return { pages, camera, close: () => camera.close() };
   }
 
-  async #pageBefore(camera: SiteCamera, url: string, visual: VisualSpec): Promise<PageBefore> {
+  async #pageBefore(stepId: string, camera: SiteCamera, url: string, visual: VisualSpec): Promise<PageBefore> {
     try {
-      const first = await camera.shoot(url, visual);
+      const first = await this.#shoot(stepId, camera, url, visual);
       await sleepOn(this.clock, visual.gap_ms, this.signal);
       if (this.signal?.aborted) return { url, error: 'not shot: the run stopped' };
-      const second = await camera.shoot(url, visual);
-      return { url, shot: first, noise: noiseMask(decodePng(first.png), decodePng(second.png)) };
+      const second = await this.#shoot(stepId, camera, url, visual);
+      return { url, shot: first, noise: this.#timed(stepId, () => noiseMask(decodePng(first.png), decodePng(second.png))) };
     } catch (error) {
       return { url, error: (error as Error).message };
     }
@@ -78,10 +81,34 @@ export class VisualGate implements VisualPort {
     const { camera } = baseline;
     try {
       const pages = await Promise.all(baseline.pages.map((page, i) => this.#pageAfter(stepId, i, page, camera, visual)));
-      return stepOutcome(pages, visual);
+      const seen = stepOutcome(pages, visual);
+      this.logger.info({ step: stepId, outcome: seen.record.outcome, pages: pages.length, ...this.#cost.get(stepId) }, 'visual check');
+      return seen;
     } finally {
+      this.#cost.delete(stepId);
       await baseline.close();
     }
+  }
+
+  async #shoot(stepId: string, camera: SiteCamera, url: string, visual: VisualSpec): Promise<Shot> {
+    const shot = await camera.shoot(url, visual);
+    const cost = this.#costOf(stepId);
+    cost.shots++;
+    cost.shoot_ms += shot.ms ?? 0;
+    return shot;
+  }
+
+  #timed<T>(stepId: string, work: () => T): T {
+    const started = performance.now();
+    const result = work();
+    this.#costOf(stepId).compare_ms += Math.round(performance.now() - started);
+    return result;
+  }
+
+  #costOf(stepId: string): { shots: number; shoot_ms: number; compare_ms: number } {
+    let cost = this.#cost.get(stepId);
+    if (!cost) this.#cost.set(stepId, (cost = { shots: 0, shoot_ms: 0, compare_ms: 0 }));
+    return cost;
   }
 
   async #pageAfter(stepId: string, index: number, before: PageBefore, camera: SiteCamera | undefined, visual: VisualSpec): Promise<VisualPage> {
@@ -91,11 +118,15 @@ export class VisualGate implements VisualPort {
     const unstable = before.noise.share > visual.hold_over ? { unstable: true as const } : {};
     let seen: Judged;
     try {
-      seen = judge(before.shot, before.noise.cells, await camera.shoot(url, visual), visual);
+      const look = async () => {
+        const after = await this.#shoot(stepId, camera, url, visual);
+        return this.#timed(stepId, () => judge(before.shot!, before.noise!.cells, after, visual));
+      };
+      seen = await look();
       if (seen.page.verdict !== 'same') {
         // A page still settling (a late font, an image) is given one more look before it is held or restored.
         await sleepOn(this.clock, visual.gap_ms, this.signal);
-        seen = judge(before.shot, before.noise.cells, await camera.shoot(url, visual), visual);
+        seen = await look();
       }
     } catch (error) {
       return { url, verdict: 'changed', noise_percent, ...unstable, detail: `no screenshot after the write: ${(error as Error).message}` };
