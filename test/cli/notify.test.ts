@@ -148,7 +148,7 @@ describe('a run tells a ping, webhooks and a metrics file', () => {
     const reportPath = join(dir, 'r.json');
     const [{ main }, { capturedIo }] = await Promise.all([
       import(pathToFileURL(join(CLI, '../program.js')).href) as Promise<typeof Program>,
-      import(pathToFileURL(join(CLI, '../io.js')).href) as Promise<typeof IoModule>,
+      import(pathToFileURL(join(CLI, '../../app/io.js')).href) as Promise<typeof IoModule>,
     ]);
     const io = capturedIo({ env: { ...simEnv(sim), ...channelEnv(receiver.url) } });
     const running = main(['run', writePlaybook(PLAYBOOK(BOTH), dir), '--yes', '--rate', '4/s', '--report', reportPath], io);
