@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { CHROMIUM_FLAGS, findChromium } from '../dist/app/pdf.js';
+import { CHROMIUM_FLAGS, findChromium } from '../dist/util/chromium.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const demo = spawnSync(process.execPath, ['dist/cli/main.js', 'demo'], { cwd: root, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });

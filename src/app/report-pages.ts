@@ -1,5 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { Report } from '../report/report.js';
 import { runPage } from '../report/html/run-page.js';
@@ -47,8 +47,15 @@ export function timesOf(reportPath: string, report: Report): RunTimes | { missin
 }
 
 /** The run's page for one report. */
-export function runPageOf(reportPath: string, report: Report, brand: Brand): string {
-  return runPage({ report, reportPath, times: timesOf(reportPath, report), ...brandParts(brand) });
+export function runPageOf(reportPath: string, report: Report, brand: Brand, pagePath?: string): string {
+  // Screenshots are named from the report's folder: the page leads there from its own.
+  const imageBase =
+    pagePath === undefined
+      ? ''
+      : relative(dirname(resolve(pagePath)), dirname(resolve(reportPath)))
+          .split(sep)
+          .join('/');
+  return runPage({ report, reportPath, times: timesOf(reportPath, report), imageBase, ...brandParts(brand) });
 }
 
 function brandParts(brand: Brand): { title?: string; logo?: string; footer?: string } {

@@ -21,6 +21,7 @@ import { parseDuration } from '../util/duration.js';
 import { checkSavedPlan, type SavedPlanCheck } from '../plan/saved.js';
 import { changedPlanError, playbookNamedBy, readSavedPlan, refuseOtherText, refuseStalePlan, type SavedPlan } from './saved-plan.js';
 import { targetLabel } from '../report/report.js';
+import { visualPreflight } from './visual.js';
 import { formatDuration } from '../util/duration.js';
 import { enterWindow, type Deadline } from './window.js';
 import { estimateLines } from './estimate.js';
@@ -58,6 +59,7 @@ export async function runPlaybook(file: string | undefined, globals: GlobalOptio
     ...(saved ? [{ what: 'the saved plan (--plan)', path: saved.file }] : []),
     journalOf(opts.report),
   ]);
+  if (!opts.dryRun) visualPreflight(playbook, globals.io.env, opts.report);
   if (!opts.dryRun && existsSync(journalPathFor(opts.report)) && hasStartRecord(journalPathFor(opts.report))) {
     // Said before the fleet is read: this report is another run's, which `resume` continues.
     throw new UsageError(

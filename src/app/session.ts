@@ -15,6 +15,7 @@ import type { RunScope } from './run-scope.js';
 import { recordStaging } from './staging-record.js';
 import { finishRun, type OutputFlags, type Started } from './finish-run.js';
 import { SiteProbe } from '../health/probe.js';
+import { openVisual } from './visual.js';
 import { siteUserAgent } from '../util/version.js';
 import { closingAt, type Deadline } from './window.js';
 import { formatDuration } from '../util/duration.js';
@@ -123,9 +124,12 @@ async function executeWatched(args: SessionArgs): Promise<{ outcome: ExecuteOutc
   const subscribers = [snapshots, ...watchers(args, { look: () => look, closed: () => closing.signal?.aborted === true })];
   // Sites are fetched only for tasks with health: checks, through their own agent (and proxy), never the API's.
   const sites = plan.tasks.some((t) => t.health) ? new SiteProbe({ userAgent: siteUserAgent(), env: globals.io.env }) : undefined;
+  let visual: Awaited<ReturnType<typeof openVisual>>;
   try {
+    visual = await openVisual(plan, globals.io.env, args.reportPath, { logger: runtime.logger, signal: interrupt.signal });
     const outcome = await execute(plan, {
       sites,
+      visual: visual?.port,
       caller: runtime.caller,
       logger: runtime.logger,
       overrideMaxFailures: args.overrideMaxFailures,
@@ -145,6 +149,7 @@ async function executeWatched(args: SessionArgs): Promise<{ outcome: ExecuteOutc
     restoreSignals();
     closing.dispose();
     await sites?.close();
+    await visual?.close();
   }
 }
 

@@ -6,7 +6,8 @@ import type { RunScope } from './run-scope.js';
 /**
  * After a run, what each staging step (rollout.staging_first) came to, in the staging store: a
  * version staging took and kept healthy soaks from now; one whose staging step failed (the update,
- * its health check, or a broken site restored) is never taken by live. A step not sent says nothing.
+ * its health check, a broken site restored, or a page held for a person to look at) is never taken by
+ * live. A step not sent says nothing.
  */
 export async function recordStaging(scope: RunScope, plan: Plan, results: ReadonlyMap<string, StepResult>): Promise<void> {
   const at = scope.globals.io.now();
@@ -14,7 +15,8 @@ export async function recordStaging(scope: RunScope, plan: Plan, results: Readon
   for (const step of plan.steps) {
     const result = results.get(step.id);
     if (step.role !== 'staging' || !step.staging || !result || !step.target.env_id) continue;
-    const kind = result.status === 'succeeded' ? 'since' : result.status === 'failed' || result.status === 'unknown' ? 'failed' : undefined;
+    // A held staging step (it looks different) waits for a person: live does not take it on its own.
+    const kind = result.status === 'succeeded' ? 'since' : ['failed', 'unknown', 'held'].includes(result.status) ? 'failed' : undefined;
     if (!kind) continue;
     const why = kind === 'failed' ? `its staging update ended ${result.status}${result.reason ? `: ${result.reason}` : ''}` : undefined;
     for (const d of step.staging) entries.push({ env_id: step.target.env_id, theme: d.theme, version: d.version, kind, at, ...(why ? { why } : {}) });

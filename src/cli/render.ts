@@ -133,9 +133,9 @@ export function renderSummary(report: Report, reportPath: string, paint: Painter
   const perTask = taskCounts(report.results);
   const rows = perTask.map(({ task, counts: c }) => {
     const targets = Object.values(c).reduce((a, b) => a + b, 0);
-    return [task, targets, c.accepted + c.succeeded, c.failed, c.unknown, c.skipped, c.planned];
+    return [task, targets, c.accepted + c.succeeded, c.failed, c.held, c.unknown, c.skipped, c.planned];
   });
-  lines.push(table(['task', 'targets', 'ok', 'failed', 'unknown', 'skipped', 'planned'], rows));
+  lines.push(table(['task', 'targets', 'ok', 'failed', 'held', 'unknown', 'skipped', 'planned'], rows));
   const problems = report.results.filter((r) => isProblem(r.status));
   for (const r of problems.slice(0, 10)) {
     lines.push(
@@ -160,7 +160,7 @@ export function renderSummary(report: Report, reportPath: string, paint: Painter
   if (before.length > 10) lines.push(`… and ${before.length - 10} more sites broken before their write, in the report`);
   if (report.stopped) lines.push(paint('red', `${report.stopped.kind === 'window' ? 'window closed' : 'run stopped'}: ${report.stopped.reason}`));
   const ok = s.accepted + s.succeeded;
-  const headline = `${report.mode === 'dry-run' ? 'dry run: ' : ''}${s.total} steps: ${ok} ok (${s.accepted} accepted, ${s.succeeded} succeeded), ${s.failed} failed, ${s.unknown} unknown, ${s.skipped} skipped${s.planned ? `, ${s.planned} planned` : ''}`;
+  const headline = `${report.mode === 'dry-run' ? 'dry run: ' : ''}${s.total} steps: ${ok} ok (${s.accepted} accepted, ${s.succeeded} succeeded), ${s.failed} failed, ${s.held} held, ${s.unknown} unknown, ${s.skipped} skipped${s.planned ? `, ${s.planned} planned` : ''}`;
   lines.push(paint(problemCount(s) > 0 || report.stopped ? 'red' : 'green', headline));
   lines.push(`report: ${reportPath}`);
   const next = nextCommand(report, reportPath);

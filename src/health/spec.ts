@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import type { InputProblem } from '../errors.js';
 import { nameRefusal } from './address.js';
 import { durationSchema, LONGEST, parseDuration } from '../util/duration.js';
+import { resolveVisual, visualSchema, type VisualInput, type VisualSpec } from './visual-spec.js';
 
 /**
  * A task's `health:` as the playbook gives it: `true` for every default, or an object. The checks
@@ -38,6 +39,8 @@ export interface HealthInput {
    * restore loses what changed on the site since its backup. @default "leave"
    */
   on_broken?: 'leave' | 'restore';
+  /** Screenshots before and after the write, compared (see visual-spec.ts). */
+  visual?: true | VisualInput;
 }
 
 /** `health:` with every default filled in: what the plan carries. */
@@ -55,6 +58,8 @@ export interface HealthSpec {
   allow_private?: true;
   /** Likewise present only when the playbook asks for it. */
   on_broken?: 'restore';
+  /** Likewise: a plan without it is the same plan as before the option. */
+  visual?: VisualSpec;
 }
 
 /**
@@ -130,6 +135,7 @@ export function healthSchema(): Record<string, unknown> {
             description:
               'a site healthy before and broken after the write: leave it (default), or restore the backup this run took first (needs backup_first; loses what changed on the site since)',
           },
+          visual: visualSchema(),
         },
       },
     ],
@@ -159,6 +165,8 @@ export function resolveHealth(input: true | HealthInput): { spec?: HealthSpec; p
     problems.push({ path: 'url', message: `${JSON.stringify(url)} is not an http:// or https:// URL` });
   const status = parseStatusRanges(given.status ?? HEALTH_DEFAULTS.status);
   if (status.some(([a, b]) => b < a)) problems.push({ path: 'status', message: 'a range must go up, e.g. 200-399' });
+  const visual = given.visual === undefined ? undefined : resolveVisual(given.visual);
+  problems.push(...(visual?.problems ?? []).map((p) => ({ ...p, path: `visual.${p.path}` })));
   if (problems.length > 0) return { problems };
   return {
     problems,
@@ -174,6 +182,7 @@ export function resolveHealth(input: true | HealthInput): { spec?: HealthSpec; p
       on_missing_domain: given.on_missing_domain ?? HEALTH_DEFAULTS.on_missing_domain,
       ...(given.allow_private === true ? { allow_private: true as const } : {}),
       ...(given.on_broken === 'restore' ? { on_broken: 'restore' as const } : {}),
+      ...(visual?.spec ? { visual: visual.spec } : {}),
     },
   };
 }

@@ -19,7 +19,7 @@ export const FAMILIES = {
   sitefleet_last_run_restored: { type: 'gauge', help: 'Sites the last run put back from their restore points (health.on_broken: restore).' },
 } as const;
 
-const STATUSES = ['succeeded', 'accepted', 'failed', 'unknown', 'skipped'] as const;
+const STATUSES = ['succeeded', 'accepted', 'failed', 'held', 'unknown', 'skipped'] as const;
 
 function labels(pairs: Record<string, string>): string {
   return `{${Object.entries(pairs)

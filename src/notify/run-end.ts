@@ -41,6 +41,8 @@ export function problemEntry(r: ReportResult) {
     // Restored already (or tried): a receiver must not be told to restore a site that was put back.
     restored: r.restored ?? null,
     what_became_of_the_site: r.restore_point ? restoreLine({ ...r, restore_point: r.restore_point }) : null,
+    // A held step's reason as data: its code, how much changed, its diff image, and what overrides it.
+    held: r.held ?? null,
   };
 }
 
@@ -83,6 +85,8 @@ export function jsonSummary(end: RunEnd, sentAt: Date): Record<string, unknown> 
 
 /** `12 succeeded, 2 failed, 1 unknown`: the counts that are not zero. */
 export function countsText(summary: Summary): string {
-  const parts = (['succeeded', 'accepted', 'failed', 'unknown', 'skipped', 'planned'] as const).filter((s) => summary[s] > 0).map((s) => `${summary[s]} ${s}`);
+  const parts = (['succeeded', 'accepted', 'failed', 'held', 'unknown', 'skipped', 'planned'] as const)
+    .filter((s) => (summary[s] ?? 0) > 0)
+    .map((s) => `${summary[s]} ${s}`);
   return parts.length ? parts.join(', ') : 'nothing to do';
 }

@@ -100,6 +100,12 @@ function settingsSchema(): Record<string, unknown> {
         'how long a new operation may be unknown to the service (404) before it counts as lost (default 60s)',
       ),
       concurrency: { type: 'integer', minimum: 1, maximum: 256 },
+      visual_concurrency: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 16,
+        description: 'health.visual: pages the one browser loads and shoots at once, across the run (default 2): each is a few hundred MB',
+      },
       max_failures: budget,
       report_dir: { type: 'string', minLength: 1 },
       wait: { type: 'boolean', description: 'poll every operation until it finished (succeeded or failed)' },

@@ -57,6 +57,8 @@ export interface Task {
 export interface PlaybookSettings {
   rate_limit?: string;
   concurrency?: number;
+  /** `health.visual`: pages the browser shoots at once, across the run (default 2). */
+  visual_concurrency?: number;
   max_failures?: number | string;
   report_dir?: string;
   /** Track every operation to its end. */

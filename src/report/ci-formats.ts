@@ -1,7 +1,7 @@
 import { clip, forAnnotation, forAnnotationProperty, forMarkdown, forXml, MESSAGE_WIDTH, NAME_WIDTH, shellQuote } from '../util/safe-text.js';
 import { groupOf, taskCounts } from './task-counts.js';
 export { groupOf };
-import { isProblem, problemCount } from '../run/types.js';
+import { countsAgainstBudget, isProblem, problemCount } from '../run/types.js';
 import { answerLines } from './answer-lines.js';
 import { healthCounts, restoreLine, restorePointsOfFailures, targetLabel, unhealthyBefore, type Report, type ReportResult } from './report.js';
 
@@ -57,16 +57,16 @@ export function guardText(r: ReportResult): string {
 /** Markdown for a CI job summary: a table per task, the failed and unknown steps, and the command that continues the work. */
 export function markdownSummary(report: Report, reportPath: string): string {
   const lines = [`### sitefleet: ${forMarkdown(report.name)}${report.mode === 'dry-run' ? ' (dry run)' : ''}`, ''];
-  lines.push('| task | targets | ok | failed | unknown | skipped | health |', '| --- | ---: | ---: | ---: | ---: | ---: | --- |');
+  lines.push('| task | targets | ok | failed | held | unknown | skipped | health |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
   for (const { task, counts: c } of taskCounts(report.results)) {
     const rs = report.results.filter((r) => groupOf(r) === task);
     lines.push(
-      `| ${forMarkdown(task)} | ${rs.length} | ${c.accepted + c.succeeded} | ${c.failed} | ${c.unknown} | ${c.skipped} | ${forMarkdown(healthCounts(rs) || '-')} |`,
+      `| ${forMarkdown(task)} | ${rs.length} | ${c.accepted + c.succeeded} | ${c.failed} | ${c.held} | ${c.unknown} | ${c.skipped} | ${forMarkdown(healthCounts(rs) || '-')} |`,
     );
   }
   const problems = report.results.filter((r) => isProblem(r.status));
   if (problems.length > 0) {
-    lines.push('', `**${problems.length} failed or unknown:**`, '');
+    lines.push('', `**${problems.length} failed, held or unknown:**`, '');
     for (const r of problems.slice(0, 50))
       lines.push(
         `- ${r.status} ${forMarkdown(clip(targetLabel(r), NAME_WIDTH))} (${forMarkdown(r.task)}): ${forMarkdown(clip(r.reason ?? r.error ?? '', MESSAGE_WIDTH))}`,
@@ -128,20 +128,26 @@ export function continueCommand(report: Report, path: string): string | undefine
   return next && commandText(next);
 }
 
-/** The most failed or unknown steps in any one task (restore points not counted apart: a failed backup is its target's failure). */
+/**
+ * The most steps counted against a budget in any one task (restore points not counted apart: a
+ * failed backup is its target's failure); a held step does not count, unless its task says fail_on_hold.
+ */
 function failuresPerTask(report: Report): number {
   const counts = new Map<string, number>();
-  for (const r of report.results) if (isProblem(r.status)) counts.set(r.task, (counts.get(r.task) ?? 0) + 1);
+  for (const r of report.results) if (countsAgainstBudget(r.status, false)) counts.set(r.task, (counts.get(r.task) ?? 0) + 1);
   return Math.max(0, ...counts.values());
 }
 
-/** GitHub Actions workflow commands: one `::error` annotation per failed or unknown step (at most 50). */
+/**
+ * GitHub Actions workflow commands: one annotation per problem step (at most 50), `::error` for a
+ * failed or unknown step, `::warning` for a held one (the write happened and the site answers).
+ */
 export function githubAnnotations(report: Report): string[] {
   return report.results
     .filter((r) => isProblem(r.status))
     .slice(0, 50)
     .map(
       (r) =>
-        `::error title=${forAnnotationProperty(`sitefleet ${report.name}: ${r.task}`)}::${forAnnotation(`${r.status} ${clip(targetLabel(r), NAME_WIDTH)}: ${clip(r.reason ?? r.error ?? '', MESSAGE_WIDTH)}${r.restored && r.restore_point ? `; ${clip(restoreLine({ ...r, restore_point: r.restore_point }), MESSAGE_WIDTH)}` : ''}`)}`,
+        `::${r.status === 'held' ? 'warning' : 'error'} title=${forAnnotationProperty(`sitefleet ${report.name}: ${r.task}`)}::${forAnnotation(`${r.status} ${clip(targetLabel(r), NAME_WIDTH)}: ${clip(r.reason ?? r.error ?? '', MESSAGE_WIDTH)}${r.restored && r.restore_point ? `; ${clip(restoreLine({ ...r, restore_point: r.restore_point }), MESSAGE_WIDTH)}` : ''}`)}`,
     );
 }

@@ -6,7 +6,7 @@ import { EXIT, type ExitCode } from '../errors.js';
 import type { Target } from '../actions/action.js';
 import type { Plan } from '../plan/plan.js';
 import type { ReleaseAgeDecision } from '../inventory/release-age.js';
-import { problemCount, type ExecuteOutcome, type RestorePoint, type StepResult, type StepStatus } from '../run/types.js';
+import { problemCount, zeroCounts, type ExecuteOutcome, type RestorePoint, type StepResult, type StepStatus } from '../run/types.js';
 
 /** A step's result as the report shows it: with its task, target and request, without its private output (login links). */
 export interface ReportResult extends Omit<StepResult, 'step_id' | 'private_output'> {
@@ -66,7 +66,7 @@ export function targetLabel(r: Pick<ReportResult, 'target'>): string {
 
 /** Counts of the results by status. */
 export function summarize(results: readonly { status: StepStatus }[]): Summary {
-  const summary: Summary = { total: 0, planned: 0, accepted: 0, succeeded: 0, failed: 0, skipped: 0, unknown: 0 };
+  const summary: Summary = { total: 0, ...zeroCounts() };
   for (const r of results) {
     summary.total++;
     summary[r.status]++;
@@ -107,6 +107,8 @@ export function buildReport(args: {
       ...(r?.health ? { health: r.health } : {}),
       ...(r?.restore_point ? { restore_point: r.restore_point } : {}),
       ...(r?.restored ? { restored: r.restored } : {}),
+      ...(r?.visual ? { visual: r.visual } : {}),
+      ...(r?.held ? { held: r.held } : {}),
       ...(r?.confirmed_by ? { confirmed_by: r.confirmed_by } : {}),
       ...(r ? answered(r) : {}),
       ...(step.role ? { role: step.role } : {}),

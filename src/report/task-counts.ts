@@ -1,4 +1,4 @@
-import type { StepStatus } from '../run/types.js';
+import { zeroCounts, type StepStatus } from '../run/types.js';
 import type { ReportResult } from './report.js';
 
 /** The row (or test suite) a result is counted in: a task's restore points apart from its writes, so targets are counted once. */
@@ -23,7 +23,7 @@ export function taskCounts(results: readonly ReportResult[]): TaskCounts[] {
     const task = groupOf(r);
     let entry = tasks.get(task);
     if (!entry) {
-      entry = { task, action: r.action, counts: { planned: 0, accepted: 0, succeeded: 0, failed: 0, skipped: 0, unknown: 0 } };
+      entry = { task, action: r.action, counts: zeroCounts() };
       tasks.set(task, entry);
     }
     entry.counts[r.status]++;

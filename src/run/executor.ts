@@ -16,7 +16,9 @@ import { PRIORITY } from './rate-budget.js';
 import { RunStop } from './run-stop.js';
 import { sendStep } from './send-step.js';
 import { followRestore, restoreBroken, type RestoreContext } from './restore.js';
-import { ENDED_STATUSES, isProblem, type ExecuteOutcome, type RestorePoint, type RunEvent, type StepResult } from './types.js';
+import { countsAgainstBudget, ENDED_STATUSES, type ExecuteOutcome, type RestorePoint, type RunEvent, type StepResult } from './types.js';
+import type { VisualBaseline, VisualPort } from './visual-gate.js';
+import { heldText, type VisualSeen } from './visual-outcome.js';
 import { verifyTask } from './verify.js';
 import { DEFAULT_TRACKING, taskWatch, watcherFor, type Watcher, type TrackOptions, type WatchOptions } from './watcher.js';
 
@@ -53,6 +55,8 @@ export interface ExecuteOptions {
   clock?: Clock;
   /** Fetches sites' pages for tasks with `health:` (never through the API's budget). Required when a task has one. */
   sites?: SiteProbePort;
+  /** Screenshots pages for tasks with `health.visual` (app/visual.ts opens the browser). Required when a task has one. */
+  visual?: VisualPort;
 }
 
 /** What the run can say of itself while it goes (asked by the progress line, never changing anything). */
@@ -66,6 +70,8 @@ interface Guarded {
   gate?: HealthGate;
   restore?: RestorePoint;
   before?: HealthVerdict;
+  /** `health.visual`: the pages as they looked before the write (taken only of a site healthy then). */
+  visual?: VisualBaseline;
 }
 
 /**
@@ -141,6 +147,8 @@ class Execution {
       },
     });
     if (!this.options.sites && this.plan.tasks.some((t) => t.health)) throw new Error('a task checks sites (health:) but the run was given no site probe');
+    if (!this.options.visual && this.plan.tasks.some((t) => t.health?.visual))
+      throw new Error('a task looks at pages (health.visual) but the run was given no browser');
     const stepsByTask = new Map<number, Step[]>();
     for (const step of this.plan.steps) {
       const list = stepsByTask.get(step.task_index) ?? [];
@@ -222,7 +230,7 @@ class Execution {
   }
 
   countFailure(task: TaskSummary, budget: FailureBudget, result: StepResult): void {
-    if (isProblem(result.status) && budget.fail()) {
+    if (countsAgainstBudget(result.status, task.health?.visual?.fail_on_hold === true) && budget.fail()) {
       this.stop.stop(`failure budget exceeded in task "${task.name}": ${budget.describe()}`, 'budget');
     }
   }
@@ -280,6 +288,9 @@ class Execution {
       if (url && guarded.gate) guarded.before = await guarded.gate.check(url);
       if (this.sendsOver()) return;
       if (guarded.before?.refused) return await this.endRefused(task, budget, step, `health: ${guarded.before.detail} at ${url}`);
+      // Pages are looked at only on a site that answers healthy: a broken one has no look to keep.
+      if (url && this.options.visual && task.health?.visual && guarded.before?.healthy && !this.sendsOver())
+        guarded.visual = await this.options.visual.before(step.id, url, task.health);
       const claim = this.options.busy && step.lock ? await this.claim(this.options.busy, step.lock, task) : undefined;
       if (this.sendsOver()) {
         claim?.ended();
@@ -302,6 +313,8 @@ class Execution {
       if (task.wait) this.countFailure(task, budget, await this.afterOperation(task, step, await follow.done(), guarded));
     } finally {
       release(turn);
+      // A write that never got to its check after (not sent, its operation not followed) lets its browser context go here.
+      void guarded.visual?.close();
     }
   }
 
@@ -328,8 +341,11 @@ class Execution {
         health: healthRecord(url, guarded.before, after),
         ...(failsStep ? { status: 'failed' as const, reason: `health: ${after!.detail} at ${url}` } : {}),
       };
+      // The pages are compared only when the site still answers healthy: a failed check said it all.
+      const seen = !failsStep && after?.healthy && guarded.visual ? await this.options.visual!.after(step.id, guarded.visual, task.health!) : undefined;
+      if (seen) result = withVisual(result, seen);
       // Broken by this write, and seen healthy just before it: put back from this run's restore point.
-      if (failsStep && guarded.before?.healthy && task.health?.on_broken === 'restore') {
+      if ((failsStep || seen?.broken) && guarded.before?.healthy && task.health?.on_broken === 'restore') {
         await this.record('update', step, result);
         return restoreBroken(this.restoring(task), step, result, guarded.gate, url);
       }
@@ -419,4 +435,14 @@ class Execution {
     };
     return { turn, done: () => start().done };
   }
+}
+
+/** A step's result with what its pages showed: failed when one is broken, held when one changed. */
+function withVisual(result: StepResult, seen: VisualSeen): StepResult {
+  if (seen.broken) return { ...result, visual: seen.record, status: 'failed', reason: seen.broken };
+  if (seen.held) {
+    const page = seen.record.pages.find((p) => p.url === seen.held!.url);
+    return { ...result, visual: seen.record, status: 'held', held: seen.held, reason: heldText(seen.held, page) };
+  }
+  return { ...result, visual: seen.record };
 }

@@ -1,20 +1,41 @@
 import type { Created } from '../actions/action.js';
 import type { Step } from '../plan/plan.js';
 
-/** The vocabulary of a run, shared by the executor, the journal, the report and the commands. */
-export type StepStatus = 'planned' | 'accepted' | 'succeeded' | 'failed' | 'skipped' | 'unknown';
-
 /**
- * The one rule for what a person must look at: a step that failed, or whose outcome is unknown (it
- * may or may not have happened). Every count, list, exit code and sink of the problems uses this.
+ * The vocabulary of a run, shared by the executor, the journal, the report and the commands.
+ * `held`: the write happened and the site answers, but its pages look different (health.visual): a
+ * person should look.
  */
-export function isProblem(status: StepStatus): boolean {
-  return status === 'failed' || status === 'unknown';
+export type StepStatus = 'planned' | 'accepted' | 'succeeded' | 'failed' | 'held' | 'skipped' | 'unknown';
+
+/** Every status, in the order counts are listed. */
+export const STEP_STATUSES: readonly StepStatus[] = ['planned', 'accepted', 'succeeded', 'failed', 'held', 'skipped', 'unknown'];
+
+/** A count of 0 for every status: where summaries and per-task counts start. */
+export function zeroCounts(): Record<StepStatus, number> {
+  return Object.fromEntries(STEP_STATUSES.map((s) => [s, 0])) as Record<StepStatus, number>;
 }
 
-/** The problems a summary counts (isProblem's statuses). */
+/**
+ * The one rule for what a person must look at: a step that failed, was held, or whose outcome is
+ * unknown (it may or may not have happened). Every count, list, exit code and sink of the problems
+ * uses this.
+ */
+export function isProblem(status: StepStatus): boolean {
+  return status === 'failed' || status === 'unknown' || status === 'held';
+}
+
+/**
+ * What a task's failure budget counts: the problems, but a held step only with `fail_on_hold` (a
+ * change to look at is not a failure that should stop the rollout).
+ */
+export function countsAgainstBudget(status: StepStatus, failOnHold: boolean): boolean {
+  return isProblem(status) && (status !== 'held' || failOnHold);
+}
+
+/** The problems a summary counts (isProblem's statuses); a report of an older version has no `held`. */
 export function problemCount(summary: Record<StepStatus, number>): number {
-  return summary.failed + summary.unknown;
+  return summary.failed + summary.unknown + (summary.held ?? 0);
 }
 
 export interface StepResult {
@@ -45,6 +66,47 @@ export interface StepResult {
   restore_point?: RestorePoint;
   /** `health.on_broken: restore`: the site this write broke, put back from its restore point (the step stays failed). */
   restored?: Restored;
+  /** `health.visual`: what the screenshots before and after the write showed, page by page. */
+  visual?: VisualRecord;
+  /** Why a `held` step was held, as data: its reason code, what it found, and what overrides it. */
+  held?: HeldReason;
+}
+
+/** Why a step is held. `visual_difference`: a page looks different after the write by more than `hold_over`. */
+export interface HeldReason {
+  code: 'visual_difference';
+  /** The most a page changed, in percent of the page (3.2 for 3.2%). */
+  changed_percent: number;
+  /** The page that changed most. */
+  url: string;
+  /** Its diff image, relative to the report's folder; null when it could not be written. */
+  diff: string | null;
+  /** What to do to accept it, or to let such a change pass next time. */
+  override: string;
+}
+
+/** A page's verdict: as it was, changed (over hold_over), broken (over restore_over, blank, half its height), or not compared. */
+export type PageVerdict = 'same' | 'changed' | 'broken' | 'not checked';
+
+export interface VisualPage {
+  url: string;
+  verdict: PageVerdict;
+  /** Share of the page that changed, in percent, after the page's own noise was masked. */
+  changed_percent?: number;
+  /** Share of the page that differed between the two screenshots before the write, in percent. */
+  noise_percent?: number;
+  /** The two screenshots before the write differed by more than hold_over: this page's verdict is advice only. */
+  unstable?: true;
+  /** `blank page`, `height 1800 → 600 px`, or why it was not compared. */
+  detail?: string;
+  /** The screenshots, the noise mask and the diff, relative to the report's folder: kept for pages not `same`. */
+  images?: { before: string; after: string; mask: string; diff: string };
+}
+
+export interface VisualRecord {
+  /** `passed`: every page as it was (or unstable); `held`; `broken`; `not checked` (the write did not succeed, or the site was unhealthy). */
+  outcome: 'passed' | 'held' | 'broken' | 'not checked';
+  pages: VisualPage[];
 }
 
 /**
@@ -107,4 +169,4 @@ export interface ExecuteOutcome {
 }
 
 /** Statuses after which a step is not sent again. `skipped` is not one: it means "never sent". */
-export const ENDED_STATUSES: ReadonlySet<StepStatus> = new Set(['accepted', 'succeeded', 'failed', 'unknown']);
+export const ENDED_STATUSES: ReadonlySet<StepStatus> = new Set(['accepted', 'succeeded', 'failed', 'held', 'unknown']);

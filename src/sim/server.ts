@@ -14,6 +14,7 @@ import { acceptedAnswer, operationAnswer, operationId, profileDefaults, syncAnsw
 import { Random } from './random.js';
 import { parseRate, SlidingWindow } from './rate-window.js';
 import { DomainIndex, parseThemeBreak, sitePage, type SiteBreaks, type SiteLogEntry } from './sites.js';
+import type { SiteLook } from './site-look.js';
 
 export interface SimulatorOptions {
   /** Where the spec is silent: answer as the spec suggests (default), or as the real service does (see profile.ts). */
@@ -110,6 +111,10 @@ export interface Simulator {
   breakSite(domain: string, broken?: boolean): void;
   /** From now on sites with this theme version (`NAME@VERSION`, `NAME@latest`) answer broken; returns it resolved. */
   breakTheme(theme: string): string;
+  /** From now on sites with this theme version look so (a notice bar, or no style at all) and answer 200; returns it resolved. */
+  lookTheme(theme: string, look: SiteLook): string;
+  /** From now on the site at this domain has a carousel that shows the next slide at each load. */
+  addCarousel(domain: string): void;
   /** Renames a site, an environment (`SITE/ENV`) or a domain, as anyone on the account may; returns its id. */
   rename(kind: Renamable, from: string, to: string): string;
   /** Changes the fault mix; `writesOnly` spares GETs (a test then reads the fleet cleanly); `only` limits it to these endpoints. */
@@ -213,6 +218,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const breaks: SiteBreaks = {
     themes: new Set((options.breakThemes ?? []).map((b) => parseThemeBreak(fleet, b))),
     domains: new Set((options.brokenDomains ?? []).map((d) => d.toLowerCase())),
+    looks: new Map(),
+    carousels: new Map(),
   };
   const domainIndex = new DomainIndex(fleet);
   const siteLog: SiteLogEntry[] = [];
@@ -412,6 +419,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       const resolved = parseThemeBreak(fleet, theme);
       breaks.themes.add(resolved);
       return resolved;
+    },
+    lookTheme(theme, look) {
+      const resolved = parseThemeBreak(fleet, theme);
+      breaks.looks!.set(resolved, look);
+      return resolved;
+    },
+    addCarousel(domain) {
+      breaks.carousels!.set(domain.toLowerCase(), 0);
     },
     setFaults(next, opts = {}) {
       faults.rates = typeof next === 'string' ? parseFaults(next) : next;

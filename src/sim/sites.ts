@@ -1,5 +1,6 @@
 import { UsageError } from '../errors.js';
 import type { Fleet, SimDomain, SimEnvironment } from './fleet.js';
+import { lookedPage, type SiteLook } from './site-look.js';
 
 /**
  * The simulator also serves the fleet's sites: `GET /sites/{domain}/…` answers the front page of the
@@ -15,6 +16,10 @@ export interface SiteBreaks {
   themes: Set<string>;
   /** Domain names that answer broken whatever the environment runs. */
   domains: Set<string>;
+  /** `name@version` → how a site with that theme version looks (site-look.ts). */
+  looks?: Map<string, SiteLook>;
+  /** Domain names whose front page has a carousel, and how many times each was loaded (its slide). */
+  carousels?: Map<string, number>;
 }
 
 export interface SitePage {
@@ -68,15 +73,23 @@ export function sitePage(fleet: Fleet, index: DomainIndex, breaks: SiteBreaks, d
   const broken = breaks.domains.has(found.name.toLowerCase()) || themesOf(env).some((t) => breaks.themes.has(t));
   if (broken) return { status: 500, html: page('WordPress › Error', CRITICAL_ERROR) };
   const site = fleet.sites.get(env.siteId);
-  return { status: 200, html: page(site?.displayName ?? found.name, `<h1>${escape(site?.displayName ?? found.name)}</h1><p>Just another WordPress site</p>`) };
+  const name = site?.displayName ?? found.name;
+  const look = themesOf(env)
+    .map((t) => breaks.looks?.get(t))
+    .find(Boolean);
+  const key = found.name.toLowerCase();
+  const loads = breaks.carousels?.get(key);
+  if (loads !== undefined) breaks.carousels!.set(key, loads + 1);
+  const { style, body } = lookedPage(escape(name), look, loads);
+  return { status: 200, html: page(name, body, style) };
 }
 
 function themesOf(env: SimEnvironment): string[] {
   return [...env.themes].map(([name, t]) => `${name}@${t.version}`);
 }
 
-function page(title: string, body: string): string {
-  return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>${escape(title)}</title></head><body>${body}</body></html>`;
+function page(title: string, body: string, style = ''): string {
+  return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>${escape(title)}</title>${style ? `<style>${style}</style>` : ''}</head><body>${body}</body></html>`;
 }
 
 function escape(text: string): string {

@@ -27,6 +27,8 @@ export const LONGEST = {
   healthTimeout: '10m',
   /** health.interval: between attempts (10 at most); a site not back an hour after its update is broken. */
   healthInterval: '1h',
+  /** health.visual.gap: between two screenshots of a page; a page whose own noise needs minutes to show is not worth the run's time. */
+  visualGap: '1m',
   /**
    * settings.wait_timeout, a task's timeout, `status --wait`: one operation. A backup of a large
    * site takes hours; one that has not ended in a day will not, and the run holds its lock meanwhile.

@@ -10,7 +10,8 @@ import { writeFileAtomic, writeFileAtomicAsync } from './atomic-write.js';
  * device. Commands check all their outputs when they start, before anything is sent (`checkOutputs`);
  * each write looks again at the path's type as it writes (`writeOutput`, `openAppend`).
  */
-export type OutputKind = 'report' | 'plan' | 'junit' | 'summary-md' | 'login-links' | 'command-output' | 'log' | 'step-summary' | 'metrics' | 'html' | 'pdf';
+export type OutputKind =
+  'report' | 'plan' | 'junit' | 'summary-md' | 'login-links' | 'command-output' | 'log' | 'step-summary' | 'metrics' | 'html' | 'pdf' | 'png';
 
 export interface OutputFile {
   /** How the user named it, for messages: `--junit`, `GITHUB_STEP_SUMMARY`, `report`. */
@@ -101,6 +102,8 @@ const KINDS: Record<OutputKind, Kind> = {
   html: { name: 'a sitefleet page', mode: 0o644, own: { bytes: HEAD_BYTES, test: (text) => text.startsWith(HTML_HEAD) } },
   // A PDF is recognised by its header, whoever printed it (as JUnit by its root element).
   pdf: { name: 'a PDF', mode: 0o644, own: { bytes: HEAD_BYTES, test: (text) => text.startsWith('%PDF-') } },
+  // A screenshot (health.visual) by PNG's signature; its first byte, 0x89, reads as U+FFFD in UTF-8.
+  png: { name: 'a PNG image', mode: 0o644, own: { bytes: 16, test: (text) => text.startsWith('\uFFFDPNG\r\n\u001a\n') } },
 };
 
 /** How every page sitefleet writes begins (report/html/document.ts writes it; util cannot import from there). */
@@ -193,6 +196,22 @@ export function openAppend(output: OutputFile): number {
     closeSync(fd);
     throw error;
   }
+}
+
+/**
+ * A folder of outputs (a report's screenshots): made when missing, and otherwise only a real folder
+ * of its own, never a link to one, so no file is written through a link someone left at its path.
+ */
+export function outputFolder(flag: string, path: string): void {
+  try {
+    mkdirSync(path, { mode: 0o755 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST')
+      throw new UsageError(`${flag} ${path} cannot be made (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  const stat = lstatSync(path);
+  if (stat.isSymbolicLink()) throw new UsageError(`${flag} ${path} ${LINK}`);
+  if (!stat.isDirectory()) throw new UsageError(`${flag} ${path} is not a folder`);
 }
 
 /** Appends `text` to an appended output (see openAppend). */

@@ -40,8 +40,8 @@ describe('outputs for CI and cron', () => {
     expect(Number(backup.failures)).toBe(parsed.summary.unknown);
     expect(backup.testcase.find((c) => c.failure)!.failure!.message).toMatch(/a creating call is not re-sent/);
     const md = readFileSync(join(dir, 's.md'), 'utf8');
-    expect(md).toMatch(/\| backup \| \d+ \| \d+ \| 0 \| \d+ \| 0 \|/);
-    expect(md).toContain('failed or unknown:');
+    expect(md).toMatch(/\| backup \| \d+ \| \d+ \| 0 \| 0 \| \d+ \| 0 \|/);
+    expect(md).toContain('failed, held or unknown:');
     expect(readFileSync(summary, 'utf8')).toBe(`# earlier step\n${md}`);
     const annotations = result.stdout.split('\n').filter((l) => l.startsWith('::error '));
     expect(annotations.length).toBe(parsed.summary.failed + parsed.summary.unknown);

@@ -109,7 +109,7 @@ describe('hostile names from the service', () => {
     expect(readFileSync(summary, 'utf8')).toBe(md);
     expectSafeTerminal(md, 'markdown');
     const unescaped = md.replace(/\\./g, '');
-    for (const row of unescaped.split('\n').filter((l) => l.startsWith('|'))) expect(row.split('|')).toHaveLength(9);
+    for (const row of unescaped.split('\n').filter((l) => l.startsWith('|'))) expect(row.split('|')).toHaveLength(10);
     expect(unescaped).not.toMatch(/<b>|\]\(http|!\[/);
     expect(md.split('\n').filter((l) => l.startsWith('- failed '))).toHaveLength(failed.length);
 

@@ -80,7 +80,7 @@ describe('--metrics-file', () => {
     // The first playbook's series are as it left them, its label escaped as the format asks.
     const escaped = 'playbook="odd \\"name\\" \\\\ with\\nline \\\\x1b[31m"';
     const firstLines = afterFirst.split('\n').filter((l) => l.includes(escaped));
-    expect(firstLines.length).toBe(10); // 4 run gauges and counters, 5 step statuses, restored
+    expect(firstLines.length).toBe(11); // 4 run gauges and counters, 6 step statuses, restored
     for (const line of firstLines) expect(text.split('\n')).toContain(line);
     expect(text).not.toContain('\x1b');
     expect(text.match(/^# TYPE sitefleet_steps gauge$/gm)).toHaveLength(1);

@@ -1,6 +1,6 @@
 import { afterEach } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
-import { CHROMIUM_FLAGS, findChromium } from '../../src/app/pdf.js';
+import { CHROMIUM_FLAGS, findChromium } from '../../src/util/chromium.js';
 import { tempDir } from './cli.js';
 
 /** Debian's chromium (scripts/test-components.json installs it), found as `--pdf` finds it; never a browser playwright downloads. */

@@ -19,7 +19,7 @@ export function expectSafeTerminal(text: string, label: string): void {
   ).toBeNull();
   for (const line of text.split('\n')) {
     expect(line, label).not.toMatch(/^\s*ProxyCommand/);
-    expect(line, label).not.toMatch(/^\s*::(?!error title=sitefleet)/);
+    expect(line, label).not.toMatch(/^\s*::(?!(error|warning) title=sitefleet)/);
   }
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { commandText, githubAnnotations, junitXml, markdownSummary, nextCommand } from '../../src/report/ci-formats.js';
 import { runPage } from '../../src/report/html/run-page.js';
-import { summarize, type Report, type ReportResult } from '../../src/report/report.js';
+import { summarize, targetLabel, type Report, type ReportResult } from '../../src/report/report.js';
 import { taskCounts } from '../../src/report/task-counts.js';
 import { renderSummary } from '../../src/cli/render.js';
 import { jsonSummary, type RunEnd } from '../../src/notify/run-end.js';
@@ -65,6 +65,32 @@ const CASES: Record<string, Report> = {
   ),
   'window closed': report([result('themes', 'succeeded'), result('themes', 'skipped')], { kind: 'window', reason: 'closes at 06:00' }),
   'operations still running': report([result('themes', 'accepted'), result('themes', 'succeeded')]),
+  'a held step (health.visual)': report([
+    result('themes', 'succeeded'),
+    result('themes', 'held', {
+      reason: 'visual_difference: 3.2% of the page changed at https://shop.example/ (diff night.json.visual/0_e-p0-diff.png)',
+      held: {
+        code: 'visual_difference',
+        changed_percent: 3.2,
+        url: 'https://shop.example/',
+        diff: 'night.json.visual/0_e-p0-diff.png',
+        override: 'the update stays; to let such a change pass, raise health.visual.hold_over above 3.2%',
+      },
+      visual: {
+        outcome: 'held',
+        pages: [
+          {
+            url: 'https://shop.example/',
+            verdict: 'changed',
+            changed_percent: 3.2,
+            noise_percent: 0,
+            images: { before: 'a/b-before.png', after: 'a/b-after.png', mask: 'a/b-mask.png', diff: 'night.json.visual/0_e-p0-diff.png' },
+          },
+        ],
+      },
+    }),
+    result('php', 'failed'),
+  ]),
   'a restore not seen to end': report([
     result('themes', 'failed', {
       restore_point: { tag: 'sitefleet-before-themes-2026-11-24', backup_id: 7 },
@@ -85,19 +111,19 @@ const end = (r: Report): RunEnd => ({
 
 describe.each(Object.entries(CASES))('every sink shows the report: %s', (_name, r) => {
   const s = r.summary;
-  const problems = s.failed + s.unknown;
+  const problems = s.failed + s.held + s.unknown;
   const next = nextCommand(r, PATH);
   const typed = next && commandText(next);
 
   it('the terminal summary: the headline counts, a row per task, and the next command', () => {
     const text = renderSummary(r, PATH);
     expect(text).toContain(
-      `${s.total} steps: ${s.accepted + s.succeeded} ok (${s.accepted} accepted, ${s.succeeded} succeeded), ${s.failed} failed, ${s.unknown} unknown, ${s.skipped} skipped`,
+      `${s.total} steps: ${s.accepted + s.succeeded} ok (${s.accepted} accepted, ${s.succeeded} succeeded), ${s.failed} failed, ${s.held} held, ${s.unknown} unknown, ${s.skipped} skipped`,
     );
     for (const { task, counts: c } of taskCounts(r.results))
       expect(text).toMatch(
         new RegExp(
-          `^${task}\\s+${Object.values(c).reduce((a, b) => a + b)}\\s+${c.accepted + c.succeeded}\\s+${c.failed}\\s+${c.unknown}\\s+${c.skipped}\\s`,
+          `^${task}\\s+${Object.values(c).reduce((a, b) => a + b)}\\s+${c.accepted + c.succeeded}\\s+${c.failed}\\s+${c.held}\\s+${c.unknown}\\s+${c.skipped}\\s`,
           'm',
         ),
       );
@@ -115,15 +141,17 @@ describe.each(Object.entries(CASES))('every sink shows the report: %s', (_name, 
     const md = markdownSummary(r, PATH);
     for (const { task, counts: c } of taskCounts(r.results))
       expect(md).toContain(
-        `| ${task} | ${Object.values(c).reduce((a, b) => a + b)} | ${c.accepted + c.succeeded} | ${c.failed} | ${c.unknown} | ${c.skipped} |`,
+        `| ${task} | ${Object.values(c).reduce((a, b) => a + b)} | ${c.accepted + c.succeeded} | ${c.failed} | ${c.held} | ${c.unknown} | ${c.skipped} |`,
       );
-    if (problems) expect(md).toContain(`**${problems} failed or unknown:**`);
+    if (problems) expect(md).toContain(`**${problems} failed, held or unknown:**`);
+    for (const held of r.results.filter((x) => x.status === 'held')) expect(md).toContain(`- held ${targetLabel(held)} (${held.task}): visual\\_difference: `);
     if (typed) expect(md).toContain(typed);
     else expect(md).not.toMatch(/sitefleet (resume|status|restore)/);
   });
 
-  it('GitHub annotations: one per problem step', () => {
+  it('GitHub annotations: one per problem step, a warning for a held one', () => {
     expect(githubAnnotations(r)).toHaveLength(problems);
+    expect(githubAnnotations(r).filter((a) => a.startsWith('::warning '))).toHaveLength(s.held);
   });
 
   it('the run page: each task’s counts, and the same next command', () => {
@@ -133,6 +161,9 @@ describe.each(Object.entries(CASES))('every sink shows the report: %s', (_name, 
       for (const [status, count] of Object.entries(counts)) if (count > 0) expect(figure).toMatch(new RegExp(`data-status="${status}">${count}<`));
     }
     if (typed) expect(html).toContain(typed.replace(/&/g, '&amp;').replace(/'/g, '&#39;'));
+    // Every held page with its before, after and diff side by side, from the report's folder.
+    for (const held of r.results.filter((x) => x.status === 'held'))
+      for (const kind of ['before', 'after', 'diff'] as const) expect(html).toContain(`<img src="${held.visual!.pages[0]!.images![kind]}" alt="${kind}"`);
   });
 
   it('the webhook: the summary, the tasks, the problems and the next command, as text and as data', () => {
@@ -141,12 +172,14 @@ describe.each(Object.entries(CASES))('every sink shows the report: %s', (_name, 
     expect(body.tasks).toEqual(taskCounts(r.results));
     expect((body.problems as unknown[]).length + (body.problems_not_listed as number)).toBe(problems);
     expect(body.continue_with).toBe(typed ?? null);
+    const listed = body.problems as { status: string; held: unknown }[];
+    for (const p of listed) expect(p.held).toEqual(p.status === 'held' ? r.results.find((x) => x.status === 'held')!.held : null);
     expect(body.next_command).toEqual(next ?? null);
   });
 
   it('Slack: the counts that are not zero, and the same next command', () => {
     const message = slackMessage(end(r), new Date('2026-11-24T02:10:01Z'));
-    for (const status of ['succeeded', 'accepted', 'failed', 'unknown', 'skipped'] as const)
+    for (const status of ['succeeded', 'accepted', 'failed', 'held', 'unknown', 'skipped'] as const)
       if (s[status] > 0) expect(message.text).toContain(`${s[status]} ${status}`);
     const blocks = JSON.stringify(message.blocks);
     if (typed) expect(blocks).toContain(JSON.stringify(typed).slice(1, -1));

@@ -10,6 +10,8 @@ import { withRuntime } from '../run-scope.js';
 import { forTerminal, jsonText } from '../../util/safe-text.js';
 import { channelChecks, doctorPlaybook, type ChannelOptions } from './channels.js';
 import type { Check } from './check.js';
+import { locateChromium, VISUAL_USE } from '../../util/chromium.js';
+import { wantsVisual } from '../visual.js';
 
 export interface DoctorOptions extends ChannelOptions {
   expiryWarning: string;
@@ -31,6 +33,14 @@ function writable(check: string, dir: string): Check {
   } catch (error) {
     return { check, status: 'fail', detail: `${resolve(dir)}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
   }
+}
+
+/** `health.visual` screenshots pages in the machine's own Chromium: there, or what to install. */
+function chromiumCheck(env: Record<string, string | undefined>): Check {
+  const found = locateChromium(env, VISUAL_USE);
+  return 'problem' in found
+    ? { check: 'chromium', status: 'fail', detail: found.problem }
+    : { check: 'chromium', status: 'ok', detail: `${found.path} (for health.visual)` };
 }
 
 /** The service's checks, in the order each depends on the one before; a failure marks the rest as not checked. */
@@ -113,6 +123,7 @@ export async function runDoctor(globals: GlobalOptions, opts: DoctorOptions, war
   // A playbook's channels (ping, webhooks, metrics file), checked without sending anything.
   const given = file ? doctorPlaybook(file, globals.io.env) : { checks: [] };
   checks.push(...given.checks, ...(await channelChecks(given.playbook, opts, globals.io.env)));
+  if (given.playbook && wantsVisual(given.playbook.tasks)) checks.push(chromiumCheck(globals.io.env));
   const missing = !globals.baseUrl
     ? 'no API base URL: set SITEFLEET_BASE_URL or pass --base-url URL'
     : !globals.company

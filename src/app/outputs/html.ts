@@ -8,6 +8,6 @@ export const htmlPage: RunOutput = {
   async write({ flags, report }) {
     if (!flags.html) return;
     const { runPageOf, writePage } = await import('../report-pages.js');
-    await writePage(runPageOf(report.path, report.value, {}), { html: flags.html });
+    await writePage(runPageOf(report.path, report.value, {}, flags.html), { html: flags.html });
   },
 };

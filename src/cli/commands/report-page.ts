@@ -38,7 +38,7 @@ export async function reportPage(paths: string[], opts: ReportPageOptions, globa
     ...(opts.logo === undefined ? [] : [{ what: 'the logo (--logo)', path: opts.logo }]),
   ];
   checkCommandOutputs(globals, outputs, inputs);
-  const chromium = opts.pdf === undefined ? undefined : (await import('../../app/pdf.js')).findChromium(io.env);
+  const chromium = opts.pdf === undefined ? undefined : (await import('../../util/chromium.js')).findChromium(io.env);
   const reports = [...paths.map((path) => ({ path, report: readReport(path) })), ...(opts.from === undefined ? [] : reportsFrom(opts.from, since, until, io))];
   if (reports.length === 0)
     throw new UsageError(`--from ${opts.from}: no report of a run${(opts.since ?? opts.until) ? ' started in that period' : ''}; nothing was written`);
@@ -58,7 +58,7 @@ export async function reportPage(paths: string[], opts: ReportPageOptions, globa
         },
         brand,
       )
-    : runPageOf(reports[0]!.path, reports[0]!.report, brand);
+    : runPageOf(reports[0]!.path, reports[0]!.report, brand, opts.html);
   await writePage(page, {
     ...(opts.html !== undefined && { html: opts.html }),
     ...(opts.pdf !== undefined && chromium !== undefined && { pdf: { path: opts.pdf, chromium } }),

@@ -14,12 +14,18 @@ export function registerValidate(program: Command): void {
     .option('--strict', 'treat warnings (such as an unset ${VAR}) as errors')
     .action(async (files: string[], local: { strict?: boolean }, command: Command) => {
       const opts = command.optsWithGlobals<GlobalOptions>();
-      const [{ loadChecked }, { warningLine }] = await Promise.all([import('../../app/load-playbook.js'), import('../render.js')]);
+      const [{ loadChecked }, { warningLine }, { chromiumWarnings }] = await Promise.all([
+        import('../../app/load-playbook.js'),
+        import('../render.js'),
+        import('../../app/visual.js'),
+      ]);
       const problems: InputProblem[] = [];
       for (const file of files) {
         try {
           let warned: InputProblem[] = [];
-          loadChecked(file, { env: opts.io.env, company: opts.company, allowOutside: opts.allowOutside, onWarning: (w) => (warned = w) });
+          const playbook = loadChecked(file, { env: opts.io.env, company: opts.company, allowOutside: opts.allowOutside, onWarning: (w) => (warned = w) });
+          // A browser is the machine's, not the playbook's: said here, refused by run.
+          warned = [...warned, ...chromiumWarnings(playbook, opts.io.env)];
           if (local.strict) problems.push(...warned);
           else for (const w of warned) opts.io.stderr.write(`${warningLine(w)}\n`);
           if (!opts.quiet && (!local.strict || warned.length === 0))

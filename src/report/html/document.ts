@@ -8,12 +8,15 @@ import { h, Markup, type Part } from './markup.js';
  */
 export const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
 
+/** The same, for a run page that shows screenshots kept beside its report (health.visual): images of its own place too, still no script. */
+export const PAGE_CSP_WITH_IMAGES = PAGE_CSP.replace('img-src data:', "img-src data: 'self'");
+
 /**
  * The page's style: system fonts, one column that fits a phone (wide tables scroll on their own),
  * status colours that print (`print-color-adjust`), and A4 pages without a figure or a row cut in two.
  */
 const STYLE = `
-:root { --ok: #2e7d32; --accepted: #1565c0; --failed: #c62828; --unknown: #ef8f00; --skipped: #9e9e9e; --planned: #6a1b9a; --ink: #1c1c1c; --muted: #5f6368; --line: #dadce0; }
+:root { --ok: #2e7d32; --accepted: #1565c0; --failed: #c62828; --unknown: #ef8f00; --skipped: #9e9e9e; --held: #8d6e00; --planned: #6a1b9a; --ink: #1c1c1c; --muted: #5f6368; --line: #dadce0; }
 * { box-sizing: border-box; }
 body { margin: 0 auto; max-width: 64rem; padding: 1rem; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: #fff; overflow-wrap: anywhere; }
 header.page { display: flex; gap: 1rem; align-items: center; border-bottom: 2px solid var(--ink); padding-bottom: .5rem; margin-bottom: 1rem; }
@@ -24,6 +27,8 @@ dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1r
 table { border-collapse: collapse; width: 100%; font-size: .9rem; } th { white-space: nowrap; } td.st { white-space: nowrap; } th, td { text-align: left; vertical-align: top; padding: .3rem .5rem; border-bottom: 1px solid var(--line); } td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 figure { margin: .75rem 0; break-inside: avoid; } figcaption { font-weight: 600; }
 svg { display: block; width: 100%; height: auto; } svg text { font: 11px system-ui, sans-serif; fill: var(--ink); }
+.s-held { fill: var(--held); } .k.s-held { background: var(--held); }
+.shots { display: grid; grid-template-columns: repeat(3, 1fr); gap: .5rem; } .shots figure { margin: 0; } .shots img { width: 100%; height: auto; border: 1px solid var(--line); }
 .s-succeeded { fill: var(--ok); } .s-accepted { fill: var(--accepted); } .s-failed { fill: var(--failed); } .s-unknown { fill: var(--unknown); } .s-skipped { fill: var(--skipped); } .s-planned { fill: var(--planned); }
 .k { display: inline-block; width: .7em; height: .7em; margin-right: .25em; border-radius: 2px; }
 .k.s-succeeded { background: var(--ok); } .k.s-accepted { background: var(--accepted); } .k.s-failed { background: var(--failed); } .k.s-unknown { background: var(--unknown); } .k.s-skipped { background: var(--skipped); } .k.s-planned { background: var(--planned); }
@@ -46,12 +51,14 @@ export interface PageParts {
   subtitle?: Part;
   body: Part;
   footer?: string;
+  /** The page shows image files beside it (a run's screenshots): its policy lets it load those. */
+  localImages?: true;
 }
 
 /** One self-contained page: no script, nothing loaded from anywhere (see PAGE_CSP). */
 export function htmlDocument(parts: PageParts): string {
   // The head begins as output-file.ts knows a sitefleet page by (HTML_HEAD): one text, written here and recognised there.
-  const page: Markup = h`${new Markup(HTML_HEAD)} content="${PAGE_CSP}">
+  const page: Markup = h`${new Markup(HTML_HEAD)} content="${parts.localImages ? PAGE_CSP_WITH_IMAGES : PAGE_CSP}">
 <meta name="referrer" content="no-referrer">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${parts.title}</title>

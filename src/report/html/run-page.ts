@@ -10,9 +10,10 @@ import { htmlDocument } from './document.js';
 import { h, type Markup } from './markup.js';
 import type { RunTimes } from './spans.js';
 import { timelineSvg } from './timeline.js';
+import { shownPages, visualSection } from './visual-section.js';
 
 /** The statuses in the order a figure stacks them. */
-export const STATUS_ORDER: readonly StepStatus[] = ['succeeded', 'accepted', 'planned', 'failed', 'unknown', 'skipped'];
+export const STATUS_ORDER: readonly StepStatus[] = ['succeeded', 'accepted', 'planned', 'failed', 'held', 'unknown', 'skipped'];
 
 /** What the page knows beside the report: where it is (for the commands), and the journal's times or why there are none. */
 export interface RunPageInput {
@@ -22,6 +23,8 @@ export interface RunPageInput {
   title?: string;
   logo?: string;
   footer?: string;
+  /** From the page's folder to the report's, `/`-separated (`../reports`); empty when the page is beside the report. @default "" */
+  imageBase?: string;
 }
 
 /** The run's page: header, a figure per task, the timeline, the steps that need a person, and the commands that continue. */
@@ -32,11 +35,12 @@ export function runPage(input: RunPageInput): string {
     ${taskFigures(report)}
     <h2>Timeline</h2>
     ${'missing' in input.times ? h`<p class="note timeline-missing">No timeline: ${input.times.missing}.</p>` : timelineSection(report, input.times)}
-    ${problemSection(report)} ${releaseAgeSection(report)} ${restoredSection(report)} ${nextSection(report, input.reportPath)}`;
+    ${problemSection(report)} ${visualSection(report.results, input.imageBase ?? '')} ${releaseAgeSection(report)} ${restoredSection(report)} ${nextSection(report, input.reportPath)}`;
   return htmlDocument({
     title: input.title ?? `sitefleet: ${report.name}${report.mode === 'dry-run' ? ' (dry run)' : ''}`,
     ...(input.logo && { logo: input.logo }),
     ...(input.footer && { footer: input.footer }),
+    ...(shownPages(report.results).length > 0 && { localImages: true as const }),
     body,
   });
 }
@@ -115,7 +119,7 @@ function whereCells(r: ReportResult): Markup {
 function problemSection(report: Report): Markup {
   const problems = report.results.filter((r) => isProblem(r.status));
   if (problems.length === 0)
-    return h`<h2>Failed and unknown steps</h2>
+    return h`<h2>Failed, held and unknown steps</h2>
       <p class="none-failed">None.</p>`;
   const rows = problems.map(
     (r) =>
@@ -127,7 +131,7 @@ function problemSection(report: Report): Markup {
         <td>${restoreText(r)}</td>
       </tr>`,
   );
-  return h`<h2>Failed and unknown steps (${problems.length})</h2>
+  return h`<h2>Failed, held and unknown steps (${problems.length})</h2>
     ${table(['status', 'site', 'environment', 'task', 'reason', 'restore point'], rows, 'problems')}`;
 }
 

@@ -133,7 +133,7 @@ function aggregateOf(band: Band, y: number, x: (t: number) => number, runEnd: nu
     n === 0
       ? ''
       : h`<rect class="ended-failed" x="${fixed(b * w)}" y="${y + AGGREGATE_HEIGHT - 3}" width="${fixed(w)}" height="3"
-          ><title>${n} failed or unknown</title></rect
+          ><title>${n} failed, held or unknown</title></rect
         >`,
   );
   return h`<g class="aggregate" data-steps="${band.steps.length}" data-most="${most}">${bars}${fails}</g>`;

@@ -1,0 +1,55 @@
+import { PNG } from 'pngjs';
+
+/** A screenshot as pixels: RGBA, row after row. */
+export interface Image {
+  width: number;
+  height: number;
+  data: Uint8Array;
+}
+
+/** The page's own noise, as cells of squares of pixels (visual-compare.ts) (1: masked): small enough to keep for every page until its write ends. */
+export interface NoiseCells {
+  cols: number;
+  rows: number;
+  bits: Uint8Array;
+}
+
+export function decodePng(png: Uint8Array): Image {
+  const read = PNG.sync.read(Buffer.from(png.buffer, png.byteOffset, png.byteLength));
+  return { width: read.width, height: read.height, data: new Uint8Array(read.data.buffer, read.data.byteOffset, read.data.byteLength) };
+}
+
+export function encodePng(image: Image): Buffer {
+  const png = new PNG({ width: image.width, height: image.height });
+  png.data = Buffer.from(image.data.buffer, image.data.byteOffset, image.data.byteLength);
+  return PNG.sync.write(png);
+}
+
+export function blankImage(width: number, height: number): Image {
+  return { width, height, data: new Uint8Array(width * height * 4) };
+}
+
+/** The top `height` rows (or all of them), sharing no memory with the original. */
+export function topRows(image: Image, height: number): Image {
+  const rows = Math.min(height, image.height);
+  return { width: image.width, height: rows, data: image.data.slice(0, rows * image.width * 4) };
+}
+
+/**
+ * The share of the page in its most common colour, on a sample of its pixels: a page that shows
+ * nothing (a white screen of death, a stylesheet-less error) is one colour almost everywhere.
+ */
+export function dominantShare(image: Image): number {
+  const counts = new Map<number, number>();
+  let sampled = 0;
+  const step = 4 * 7; // every 7th pixel: enough to see a page, a fraction of the work
+  for (let i = 0; i + 3 < image.data.length; i += step) {
+    const key = (image.data[i]! << 16) | (image.data[i + 1]! << 8) | image.data[i + 2]!;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+    sampled++;
+  }
+  return sampled === 0 ? 1 : Math.max(...counts.values()) / sampled;
+}
+
+/** A page is blank when this much of it is one colour. */
+export const BLANK_SHARE = 0.995;

@@ -1,0 +1,61 @@
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { UsageError } from '../errors.js';
+
+/** The names Chromium goes by on PATH (Debian's package, Ubuntu's, Google's builds). */
+const NAMES = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'];
+
+/**
+ * The flags every headless Chromium sitefleet starts gets (`--pdf`, `health.visual`, the tests'
+ * browser): no GPU, no sandbox (it runs as root in CI containers), and nothing that would call out
+ * on its own (updates, sync, QUIC, first-run pages).
+ */
+export const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** What asks for the browser, for its messages: `--pdf` (and what to do instead), `health.visual`. */
+export interface ChromiumUse {
+  what: string;
+  /** `use --html alone`: what the user can do without one. */
+  instead?: string;
+}
+
+export const PDF_USE: ChromiumUse = { what: '--pdf', instead: 'use --html alone' };
+export const VISUAL_USE: ChromiumUse = { what: 'health.visual', instead: 'remove health.visual' };
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The browser to start, or why there is none (with what to install): looked at, never run. */
+export function locateChromium(env: Record<string, string | undefined>, use: ChromiumUse): { path: string } | { problem: string } {
+  const named = env.SITEFLEET_CHROMIUM;
+  if (named !== undefined && named !== '') {
+    return isExecutable(named) ? { path: named } : { problem: `${use.what}: SITEFLEET_CHROMIUM=${named} is not an executable file` };
+  }
+  const dirs = (env.PATH ?? '').split(delimiter).filter(Boolean);
+  for (const name of NAMES) for (const dir of dirs) if (isExecutable(join(dir, name))) return { path: join(dir, name) };
+  return {
+    problem: `${use.what} needs Chromium and none was found (${NAMES.join(', ')} on PATH, or SITEFLEET_CHROMIUM): install it (Debian/Ubuntu: apt-get install chromium; macOS: brew install --cask chromium)${use.instead ? `, or ${use.instead}` : ''}`,
+  };
+}
+
+/** `SITEFLEET_CHROMIUM`, else the first Chromium on PATH; exit 2 naming what to install when there is none. */
+export function findChromium(env: Record<string, string | undefined>, use: ChromiumUse = PDF_USE): string {
+  const found = locateChromium(env, use);
+  if ('problem' in found) throw new UsageError(found.problem);
+  return found.path;
+}

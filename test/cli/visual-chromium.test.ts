@@ -1,0 +1,100 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import type { Simulator } from '../../src/sim/server.js';
+import { CLI, runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
+import { useSimulator } from '../helpers/sim.js';
+
+const start = useSimulator();
+
+/** A PHP change of every live environment, guarded by `health:` (and `health.visual` when given). */
+function playbook(sim: Simulator, visual?: string): string {
+  return writePlaybook(`version: 1
+name: look
+tasks:
+  - name: php
+    action: php.set_version
+    target: { environment: live }
+    with: { php_version: "8.3" }
+    health: { url: "${sim.siteUrl}", attempts: 1${visual ? `, visual: ${visual}` : ''} }
+`);
+}
+
+/** The files a `run` process loads, as a module hook registered before the CLI sees them (as test/cli/startup-loads.test.ts). */
+async function loadedByRun(sim: Simulator, file: string): Promise<{ code: number | null; loaded: string[] }> {
+  const dir = tempDir();
+  const hooks = join(dir, 'hooks.mjs');
+  writeFileSync(hooks, 'export async function resolve(s, c, next) { const r = await next(s, c); process.stderr.write(`LOADED ${r.url}\\n`); return r; }\n');
+  const register = join(dir, 'register.mjs');
+  writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+  // Asynchronously: the simulator answering the run lives in this process.
+  const child = spawn(process.execPath, ['--import', pathToFileURL(register).href, CLI, 'run', file, '--yes', '--report', join(dir, 'r.json')], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...simEnv(sim) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { code, loaded: stderr.split('\n').flatMap((line) => (line.startsWith('LOADED ') ? [line.slice(7)] : [])) };
+}
+
+const BROWSER_CODE = ['/node_modules/playwright-core/', '/node_modules/pixelmatch/', '/node_modules/pngjs/'];
+
+describe('the browser is the machine’s, loaded only when a playbook looks at pages', () => {
+  it('a run with health: and no visual loads no playwright-core, pixelmatch or pngjs; one with visual does', async () => {
+    const { sim } = await start({ sites: 3, themes: 2 });
+    const plain = await loadedByRun(sim, playbook(sim));
+    expect(plain.code).toBe(0);
+    expect(plain.loaded.some((url) => url.endsWith('/dist/app/session.js'))).toBe(true);
+    for (const code of BROWSER_CODE) expect(plain.loaded.filter((url) => url.includes(code))).toEqual([]);
+    const looking = await loadedByRun(sim, playbook(sim, '{ gap: 10ms }'));
+    expect(looking.code).toBe(0);
+    for (const code of BROWSER_CODE) expect(looking.loaded.some((url) => url.includes(code))).toBe(true);
+  });
+
+  it('without Chromium: validate warns (--strict: exit 2 at the field), doctor names what to install, run sends nothing (exit 2, one line)', async () => {
+    const { sim } = await start({ sites: 3, themes: 2 });
+    const file = playbook(sim, 'true');
+    const noBrowser = { ...simEnv(sim), PATH: '/nonexistent' };
+    const lax = await runCli(['validate', file], noBrowser);
+    expect(lax.code).toBe(0);
+    expect(lax.stderr).toMatch(
+      /playbook\.yaml:8:\d+: tasks\.0\.health\.visual: warning: health\.visual needs Chromium and none was found .*apt-get install chromium/,
+    );
+    const strict = await runCli(['validate', '--strict', file], noBrowser);
+    expect(strict.code).toBe(2);
+    const doctor = await runCli(['doctor', file], noBrowser);
+    expect(doctor.stdout).toMatch(/^fail {2}chromium {4}.*health\.visual needs Chromium.*apt-get install chromium/m);
+    const seen = sim.log.length; // doctor's reads
+    const run = await runCli(['run', file, '--yes', '--report', join(tempDir(), 'r.json')], noBrowser);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr).toContain('health.visual needs Chromium and none was found');
+    expect(sim.log).toHaveLength(seen);
+    const named = await runCli(['run', file, '--yes'], { ...simEnv(sim), SITEFLEET_CHROMIUM: '/nonexistent/chromium' });
+    expect(named).toMatchObject({ code: 2, stderr: expect.stringContaining('SITEFLEET_CHROMIUM=/nonexistent/chromium is not an executable file') });
+  });
+
+  it('an images folder that is a link is refused before anything is sent', async () => {
+    const { sim } = await start({ sites: 3, themes: 2 });
+    const dir = tempDir();
+    mkdirSync(join(dir, 'elsewhere'));
+    symlinkSync(join(dir, 'elsewhere'), join(dir, 'r.json.visual'));
+    const run = await runCli(['run', playbook(sim, 'true'), '--yes', '--report', join(dir, 'r.json')], simEnv(sim));
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('r.json.visual is not a folder of its own');
+    expect(sim.log.filter((e) => e.method !== 'GET')).toHaveLength(0);
+  });
+
+  it('health.visual fields are checked at their line: restore_over must be over hold_over', async () => {
+    const { sim } = await start({ sites: 3, themes: 2 });
+    const bad = await runCli(['validate', playbook(sim, '{ hold_over: "30%", restore_over: "25%" }')]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/playbook\.yaml:8:\d+: tasks\.0\.health\.visual\.restore_over: must be more than hold_over \(30%\)/);
+    const typo = await runCli(['validate', playbook(sim, '{ hold_over: 1 }')]);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/tasks\.0\.health\.visual\.hold_over/);
+  });
+});
