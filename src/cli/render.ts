@@ -11,6 +11,7 @@ import type { Inventory } from '../inventory/inventory.js';
 import type { Plan } from '../plan/plan.js';
 import { planReasons } from '../report/reasons.js';
 import { releaseAgeLines } from '../report/release-age-lines.js';
+import { stagingLines } from '../report/staging-lines.js';
 import { healthCounts, restoreLine, restorePointsOfFailures, targetLabel, unhealthyBefore, type Report } from '../report/report.js';
 import { forCsv, forTerminal, jsonText, terminalMessage, terminalName } from '../util/safe-text.js';
 
@@ -88,6 +89,7 @@ export function renderPlan(plan: Plan, verbose: boolean, paint: Painter = plain)
     `${total} call${total === 1 ? '' : 's'} would be sent (${plan.steps.filter((s) => !s.idempotent).length} of them create something and are never sent twice), ${plan.skipped.length} target${plan.skipped.length === 1 ? '' : 's'} skipped.`,
   );
   lines.push(...releaseAgeLines([...plan.steps, ...plan.skipped]).map(terminalMessage));
+  lines.push(...stagingLines([...plan.steps, ...plan.skipped]).map(terminalMessage));
   if (verbose) {
     lines.push('');
     for (const s of plan.steps) {

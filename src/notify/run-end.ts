@@ -1,4 +1,5 @@
 import { releaseAgeGroups } from '../report/release-age-lines.js';
+import { stagingGroups } from '../report/staging-lines.js';
 import { exitMeaning } from '../errors.js';
 import { taskCounts } from '../report/task-counts.js';
 import { isProblem } from '../run/types.js';
@@ -76,6 +77,20 @@ export function jsonSummary(end: RunEnd, sentAt: Date): Record<string, unknown> 
       ? releaseAgeGroups(report.results)
           .slice(0, LISTED)
           .map(({ task, decision, environments }) => ({ task, ...decision, environments }))
+      : [],
+    // Staging first, folded by code and theme version: how many sites each stands for, with dates and override.
+    staging: report
+      ? stagingGroups(report.results)
+          .slice(0, LISTED)
+          .map(({ task, decision: d, sites }) => ({
+            task,
+            code: d.code,
+            theme: d.theme,
+            version: d.version,
+            until: d.until ?? null,
+            override: d.override ?? null,
+            sites,
+          }))
       : [],
     continue_with: (next && commandText(next)) ?? null,
     next_command: next ?? null,

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { jsonSummary } from '../../src/notify/run-end.js';
 import type { StagingDecision } from '../../src/plan/staging-first.js';
 import type { Report } from '../../src/report/report.js';
 import type { Simulator } from '../../src/sim/server.js';
@@ -35,10 +36,10 @@ tasks:
 }
 
 /** One night's run at `at`: what it changed on the simulator, by environment name, and its report. */
-async function night(sim: Simulator, env: Record<string, string>, at: number, flags: string[] = [], rollout?: string) {
+async function night(sim: Simulator, env: Record<string, string>, at: number, flags: string[] = [], rollout?: string, runFlags: string[] = []) {
   const reportPath = join(tempDir(), 'r.json');
   const before = installed(sim);
-  const result = await runCli([...flags, 'run', playbook(sim, rollout), '--yes', '--report', reportPath], env, { now: () => at });
+  const result = await runCli([...flags, 'run', playbook(sim, rollout), '--yes', '--report', reportPath, ...runFlags], env, { now: () => at });
   const after = installed(sim);
   const names = new Map([...sim.fleet.environments.values()].map((e) => [e.id, e.displayName]));
   const moved = [...before].filter(([key, v]) => after.get(key) !== v).map(([key]) => names.get(key.split(' ')[0]!)!);
@@ -73,8 +74,30 @@ describe('rollout.staging_first: staging takes the update first, live on a later
     expect(first.stdout).toContain('staged: calm 1.0.1 goes to staging first; live follows on a run after the soak');
     expect(first.stdout).toContain('no_staging: calm 1.0.1: the site has no environment named staging (rollout.no_staging: live updates such sites directly)');
     // Ten hours on: staging has run it since last night, live waits for the rest of the soak.
-    const second = await night(sim, env, T0 + 10 * HOUR);
+    const page = join(tempDir(), 'run.html');
+    const second = await night(sim, env, T0 + 10 * HOUR, [], undefined, ['--html', page]);
     expect(second.moved).toEqual([]);
+    // The run's page says so site by site; plan says it folded, with the soak's end.
+    const html = readFileSync(page, 'utf8');
+    expect(html).toContain(`<h2>Staging first (${staged + alone})</h2>`);
+    expect(html.match(/data-code="staging_soaking"/g)).toHaveLength(staged);
+    const webhook = jsonSummary(
+      { name: 'staged', exitCode: 0, startedAt: new Date(T0), finishedAt: new Date(T0), report: { value: second.report, path: 'r.json' } },
+      new Date(T0),
+    );
+    expect(webhook.staging).toContainEqual({
+      task: 'themes',
+      code: 'staging_soaking',
+      theme: 'calm',
+      version: '1.0.1',
+      until: iso(T0 + 20 * HOUR),
+      override: 'a shorter rollout.soak',
+      sites: staged,
+    });
+    const planned = await runCli(['plan', playbook(sim)], env, { now: () => T0 + 10 * HOUR });
+    expect(planned.stdout).toContain(
+      `staging first (themes): staging_soaking: calm 1.0.1 on ${staged} sites, live after ${iso(T0 + 20 * HOUR)} (a shorter rollout.soak)`,
+    );
     const soaking = decisionsOf(second.report).filter((d) => d.code === 'staging_soaking');
     expect(soaking).toHaveLength(staged);
     expect(soaking[0]).toMatchObject({ version: '1.0.1', since: iso(T0), until: iso(T0 + 20 * HOUR) });

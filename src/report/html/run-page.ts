@@ -6,6 +6,7 @@ import { continueCommand } from '../ci-formats.js';
 import { exitCodeOf, restoreLine, type Report, type ReportResult } from '../report.js';
 import type { StepStatus } from '../../run/types.js';
 import { releaseAgeGroups } from '../release-age-lines.js';
+import { pageRows } from '../staging-lines.js';
 import { htmlDocument } from './document.js';
 import { h, type Markup } from './markup.js';
 import type { RunTimes } from './spans.js';
@@ -35,7 +36,7 @@ export function runPage(input: RunPageInput): string {
     ${taskFigures(report)}
     <h2>Timeline</h2>
     ${'missing' in input.times ? h`<p class="note timeline-missing">No timeline: ${input.times.missing}.</p>` : timelineSection(report, input.times)}
-    ${problemSection(report)} ${visualSection(report.results, input.imageBase ?? '')} ${releaseAgeSection(report)} ${restoredSection(report)} ${nextSection(report, input.reportPath)}`;
+    ${problemSection(report)} ${visualSection(report.results, input.imageBase ?? '')} ${releaseAgeSection(report)} ${stagingSection(report)} ${restoredSection(report)} ${nextSection(report, input.reportPath)}`;
   return htmlDocument({
     title: input.title ?? `sitefleet: ${report.name}${report.mode === 'dry-run' ? ' (dry run)' : ''}`,
     ...(input.logo && { logo: input.logo }),
@@ -153,6 +154,28 @@ function releaseAgeSection(report: Report): Markup {
   );
   return h`<h2>Release age (${groups.length})</h2>
     ${table(['code', 'task', 'theme', 'environments', 'first seen', 'eligible', 'override'], rows, 'release-age')}`;
+}
+
+/** Staging first, site by site: staged tonight, soaking until when, promoted, or why live waits; nothing when no task stages. */
+function stagingSection(report: Report): Markup {
+  const { rows, more } = pageRows(report.results);
+  if (rows.length === 0) return h``;
+  const cells = rows.map(
+    ({ task, site, environment, decision: d }) =>
+      h`<tr class="staging" data-code="${d.code}">
+        <td>${d.code}</td>
+        <td>${site}</td>
+        <td>${environment}</td>
+        <td>${task}</td>
+        <td>${d.theme} ${d.version}</td>
+        <td>${d.since ?? ''}</td>
+        <td>${d.until ?? d.failed_at ?? ''}</td>
+        <td>${d.why ?? d.override ?? ''}</td>
+      </tr>`,
+  );
+  return h`<h2>Staging first (${rows.length + more})</h2>
+    ${table(['code', 'site', 'environment', 'task', 'theme', 'on staging since', 'until / failed at', 'why or override'], cells, 'staging')}
+    ${more > 0 ? h`<p class="note">${more} more in the report.</p>` : h``}`;
 }
 
 /** A table that scrolls sideways on a phone rather than squeezing its columns. */

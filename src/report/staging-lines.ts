@@ -1,0 +1,63 @@
+import type { Target } from '../actions/action.js';
+import type { StagingDecision } from '../plan/staging-first.js';
+
+/** Rows a page shows, and lines per task the plan shows; the report (and `plan --out`) hold every one. */
+const PAGE_ROWS = 200;
+const SHOWN = 10;
+
+type Item = { task: string; target: Target; staging?: StagingDecision[] };
+
+/** One site's decision for one theme update: what the run page lists, site by site. */
+export interface StagingRow {
+  task: string;
+  site: string;
+  environment: string;
+  decision: StagingDecision;
+}
+
+/**
+ * Where each site's update stands under staging first, a row per site and theme version: the staging
+ * step says `staged`, the live environment's step `promoted`, and live's skip why it waits. Waiting
+ * rows first (failed, soaking, no staging), then staged, then promoted.
+ */
+export function stagingRows(items: readonly Item[]): StagingRow[] {
+  const rows = items.flatMap((item) =>
+    (item.staging ?? []).map((decision) => ({ task: item.task, site: item.target.site ?? '', environment: item.target.environment ?? '', decision })),
+  );
+  const order = ['staging_failed', 'no_staging', 'staging_soaking', 'staged', 'promoted'];
+  return rows.sort((a, b) => order.indexOf(a.decision.code) - order.indexOf(b.decision.code) || (a.site < b.site ? -1 : a.site > b.site ? 1 : 0));
+}
+
+/** At most PAGE_ROWS rows, and how many more the report holds. */
+export function pageRows(items: readonly Item[]): { rows: StagingRow[]; more: number } {
+  const rows = stagingRows(items);
+  return { rows: rows.slice(0, PAGE_ROWS), more: Math.max(0, rows.length - PAGE_ROWS) };
+}
+
+/** The decisions folded by task, code and theme version (and the soak's end): how many sites each stands for. */
+export function stagingGroups(items: readonly Item[]): { task: string; decision: StagingDecision; sites: number }[] {
+  const groups = new Map<string, { task: string; decision: StagingDecision; sites: number }>();
+  for (const row of stagingRows(items)) {
+    const d = row.decision;
+    const key = JSON.stringify([row.task, d.code, d.theme, d.version, d.until ?? null]);
+    const group = groups.get(key) ?? { task: row.task, decision: d, sites: 0 };
+    group.sites++;
+    groups.set(key, group);
+  }
+  return [...groups.values()];
+}
+
+/** What `plan` says of staging first without -v: each group once per task, with its sites and override. */
+export function stagingLines(items: readonly Item[]): string[] {
+  const lines: string[] = [];
+  const groups = stagingGroups(items);
+  for (const task of new Set(groups.map((g) => g.task))) {
+    const mine = groups.filter((g) => g.task === task);
+    for (const { decision: d, sites } of mine.slice(0, SHOWN))
+      lines.push(
+        `staging first (${task}): ${d.code}: ${d.theme} ${d.version} on ${sites} site${sites === 1 ? '' : 's'}${d.until ? `, live after ${d.until}` : ''}${d.override ? ` (${d.override})` : ''}`,
+      );
+    if (mine.length > SHOWN) lines.push(`staging first (${task}): ${mine.length - SHOWN} more, in the plan (--out) or the report`);
+  }
+  return lines;
+}
