@@ -76,7 +76,7 @@ export async function planFrom(
   const inventory = await readFleet(runtime, playbook, opts);
   // First-seen times are recorded before the plan, so before any write (coord/release-clock.ts).
   const releases = releasesNeeded(playbook, inventory) ? await releaseClock(scope.coordination, inventory, opts.io.now()) : undefined;
-  const staging = stagingNeeded(playbook) ? await stagingClock(scope.coordination, playbook, inventory, opts.io.now()) : undefined;
+  const staging = stagingNeeded(playbook) ? await stagingClock(scope.coordination, inventory.company, opts.io.now()) : undefined;
   const cpu = process.cpuUsage();
   const planStart = performance.now();
   const plan: Plan = {

@@ -18,6 +18,7 @@ import { reportFromJournal } from '../report/from-journal.js';
 import { forTerminal } from '../util/safe-text.js';
 import { runSession, warnIfUncoordinated } from './session.js';
 import { RunScope } from './run-scope.js';
+import { endsOf, recordStagingOrWarn } from './staging-record.js';
 import { lockScopeOf } from '../coord/file-lock.js';
 import { enterWindow, type Deadline, type WindowOptions } from './window.js';
 import { announceRun, finishRun, outputFiles, type OutputFlags, type Started } from './finish-run.js';
@@ -198,8 +199,10 @@ function describeTodo(state: JournalState, todo: ResumePlan): string {
 }
 
 /** Nothing to send or poll: say so, bring the report (and the other outputs) up to date with the journal, send nothing. */
-async function upToDate(reportPath: string, state: JournalState, todo: ResumePlan, { globals, opts, started }: ResumeContext): Promise<number> {
+async function upToDate(reportPath: string, state: JournalState, todo: ResumePlan, { globals, opts, started, scope }: ResumeContext): Promise<number> {
   const report = reportFromJournal(state, todo.initial);
+  // A run cut off after its staging steps ended, before it recorded them: recorded now.
+  await recordStagingOrWarn(scope, state.start.plan.company, endsOf(state.start.plan, todo.initial));
   const { io } = globals;
   await finishRun({
     report: { flag: 'report', path: reportPath, value: report },

@@ -12,7 +12,7 @@ import type { ExecuteOutcome, StepResult } from '../run/types.js';
 import type { Journal } from '../run/journal.js';
 import type { GlobalOptions, Runtime } from './context.js';
 import type { RunScope } from './run-scope.js';
-import { recordStaging } from './staging-record.js';
+import { endsOf, recordStagingOrWarn } from './staging-record.js';
 import { finishRun, type OutputFlags, type Started } from './finish-run.js';
 import { SiteProbe } from '../health/probe.js';
 import { openVisual } from './visual.js';
@@ -73,7 +73,7 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   const report = reportFromJournal(args.journal.path);
   await snapshots.settled(); // a snapshot must not land after the final report
   const { globals } = args.scope;
-  await recordStagingOrWarn(args, outcome.results);
+  await recordStagingOrWarn(args.scope, args.plan.company, endsOf(args.plan, outcome.results));
   const runtime = args.scope.runtime();
   const took = await finishRun({
     report: { flag: 'report', path: args.reportPath, value: report },
@@ -91,17 +91,6 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   });
   logRunFinished(args, usage, snapshots, took.report ?? 0);
   return { report, exitCode: exitCodeOf(report) };
-}
-
-/** What the staging steps came to, for the runs after this one; the report stands whatever happens to that record. */
-async function recordStagingOrWarn(args: SessionArgs, results: ReadonlyMap<string, StepResult>): Promise<void> {
-  try {
-    await recordStaging(args.scope, args.plan, results);
-  } catch (error) {
-    const message = `could not record what staging ran (${(error as Error).message}): the next run stages those versions again, and live waits`;
-    args.scope.runtime().logger.error({ err: (error as Error).message }, message);
-    args.scope.globals.io.stderr.write(`sitefleet: warning: ${forTerminal(message)}\n`);
-  }
 }
 
 /**

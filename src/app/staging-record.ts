@@ -1,25 +1,55 @@
+import type { Target } from '../actions/action.js';
 import type { Plan } from '../plan/plan.js';
-import type { StagingEntry } from '../plan/staging-first.js';
-import type { StepResult } from '../run/types.js';
+import type { StagingDecision, StagingEntry } from '../plan/staging-first.js';
+import { isProblem, type StepResult, type StepStatus } from '../run/types.js';
 import type { RunScope } from './run-scope.js';
+import { forTerminal } from '../util/safe-text.js';
+
+/** A step as it ended, with what staging first needs of it (a plan's step and its result, or a report's result). */
+export interface StagingEnd {
+  role?: string;
+  staging?: StagingDecision[];
+  target: Target;
+  status: StepStatus;
+  reason: string | null;
+}
+
+/** A plan's steps with their results, as staging ends (a step with no result ended nowhere). */
+export function endsOf(plan: Plan, results: ReadonlyMap<string, StepResult>): StagingEnd[] {
+  return plan.steps.flatMap((step) => {
+    const r = results.get(step.id);
+    return r ? [{ role: step.role, staging: step.staging, target: step.target, status: r.status, reason: r.reason }] : [];
+  });
+}
 
 /**
- * After a run, what each staging step (rollout.staging_first) came to, in the staging store: a
- * version staging took and kept healthy soaks from now; one whose staging step failed (the update,
- * its health check, a broken site restored, or a page held for a person to look at) is never taken by
- * live. A step not sent says nothing.
+ * What each staging step (rollout.staging_first) came to, in the staging store: a version a staging
+ * step took with its checks passed is `healthy` from now, and soaks; one whose step is a problem (it
+ * failed, broke the site, was held for a person to look at, or may not have reached the service) is
+ * never taken by live. Called wherever a run's steps end: the run, a resume (also with nothing left to
+ * send), and status. A step not sent, or still running, says nothing.
  */
-export async function recordStaging(scope: RunScope, plan: Plan, results: ReadonlyMap<string, StepResult>): Promise<void> {
+async function recordStaging(scope: RunScope, company: string, ended: readonly StagingEnd[]): Promise<void> {
   const at = scope.globals.io.now();
   const entries: StagingEntry[] = [];
-  for (const step of plan.steps) {
-    const result = results.get(step.id);
-    if (step.role !== 'staging' || !step.staging || !result || !step.target.env_id) continue;
-    // A held staging step (it looks different) waits for a person: live does not take it on its own.
-    const kind = result.status === 'succeeded' ? 'since' : ['failed', 'unknown', 'held'].includes(result.status) ? 'failed' : undefined;
+  for (const e of ended) {
+    if (e.role !== 'staging' || !e.staging || !e.target.env_id) continue;
+    const kind = e.status === 'succeeded' ? 'healthy' : isProblem(e.status) ? 'failed' : undefined;
     if (!kind) continue;
-    const why = kind === 'failed' ? `its staging update ended ${result.status}${result.reason ? `: ${result.reason}` : ''}` : undefined;
-    for (const d of step.staging) entries.push({ env_id: step.target.env_id, theme: d.theme, version: d.version, kind, at, ...(why ? { why } : {}) });
+    const why = kind === 'failed' ? `its staging update ended ${e.status}${e.reason ? `: ${e.reason}` : ''}` : undefined;
+    for (const d of e.staging) entries.push({ env_id: e.target.env_id, theme: d.theme, version: d.version, kind, at, ...(why ? { why } : {}) });
   }
-  if (entries.length > 0) await scope.coordination.staging(plan.company).record(entries);
+  if (entries.length > 0) await scope.coordination.staging(company).record(entries);
+}
+
+/** recordStaging, and a warning when the store cannot take it: the report stands whatever happens to that record. */
+export async function recordStagingOrWarn(scope: RunScope, company: string, ended: readonly StagingEnd[]): Promise<void> {
+  try {
+    await recordStaging(scope, company, ended);
+  } catch (error) {
+    // Safe either way: a version with no record of its staging update is held (staging_unchecked), or staged again.
+    const message = `could not record what the staging updates came to (${(error as Error).message}): live holds those versions until a staging update of them is recorded`;
+    scope.runtime().logger.error({ err: (error as Error).message }, message);
+    scope.globals.io.stderr.write(`sitefleet: warning: ${forTerminal(message)}\n`);
+  }
 }

@@ -15,6 +15,7 @@ import { finishRun, outputFiles, REPORT_OUTPUTS, type OutputFlags } from './fini
 import { checkCommandOutputs, journalOf } from './output-check.js';
 import { RunScope } from './run-scope.js';
 import { warnIfUncoordinated } from './session.js';
+import { recordStagingOrWarn } from './staging-record.js';
 
 /** A report of 50,000 steps is some 60 MB of JSON; past this it is not a report sitefleet wrote. */
 const MAX_REPORT_BYTES = 512 << 20;
@@ -60,6 +61,8 @@ async function checkOperations(scope: RunScope, reportPath: string, report: Repo
     await journal?.close();
   }
   report.summary = summarize(report.results);
+  // A staging step status saw end is recorded as a run's is (rollout.staging_first).
+  await recordStagingOrWarn(scope, report.company, report.results);
   const still = report.results.filter((r) => r.status === 'accepted').length;
   const { io } = globals;
   await finishRun(

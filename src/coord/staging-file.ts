@@ -5,7 +5,8 @@ import type { StagingStore } from './types.js';
 /**
  * What staging ran of a company's theme versions, in the state folder: `staging/<company>.jsonl`,
  * one entry a line, only ever appended to (jsonl-file.ts). The table keeps the earliest time of each
- * kind, so the order lines land in does not matter and a soak never restarts.
+ * kind, so the order lines land in does not matter and a soak never restarts. Only staging steps, as
+ * they end, write it (app/staging-record.ts).
  */
 export function stagingFile(stateDir: string, company: string): StagingStore {
   const file = companyJsonl(stateDir, 'staging', company, 'staging');
@@ -41,7 +42,7 @@ export function entryOf(line: string): StagingEntry | undefined {
     const { env_id, theme, version, kind, at, why } = JSON.parse(line) as Record<string, unknown>;
     const ms = typeof at === 'string' ? Date.parse(at) : NaN;
     if (typeof env_id !== 'string' || typeof theme !== 'string' || typeof version !== 'string' || !Number.isFinite(ms)) return undefined;
-    if (kind !== 'since' && kind !== 'failed') return undefined;
+    if (kind !== 'healthy' && kind !== 'failed') return undefined;
     return { env_id, theme, version, kind, at: ms, ...(typeof why === 'string' ? { why } : {}) };
   } catch {
     return undefined;

@@ -16,7 +16,7 @@ import { matchesAny } from '../util/glob.js';
 import { ENDPOINTS, fillPath, type EndpointName } from '../api/endpoints.js';
 import { bodyProblems } from '../api/request-schemas.js';
 import { InvalidInputError, type InputProblem } from '../errors.js';
-import type { Environment, Inventory } from '../inventory/inventory.js';
+import type { Environment, InstalledTheme, Inventory } from '../inventory/inventory.js';
 import type { ReleaseAgeDecision, ReleaseClock } from '../inventory/release-age.js';
 import type { Playbook, Task } from '../playbook/types.js';
 import { parseDuration } from '../util/duration.js';
@@ -28,8 +28,10 @@ import {
   stagingEnvironments,
   stagingOf,
   stagingWords,
+  mismatch,
   type StagingClock,
   type StagingDecision,
+  type StagingJudgement,
 } from './staging-first.js';
 import { assignWaves } from './waves.js';
 
@@ -201,6 +203,13 @@ export function buildPlan(input: PlanInput): Plan {
   };
 }
 
+/** A live environment under staging first: its site's staging environment, and what its updates came to. */
+interface StagedSite {
+  env: Environment;
+  staging: Environment | undefined;
+  judged: StagingJudgement;
+}
+
 /** What staging first adds to an environment's steps: the staging step's role, and the decisions each carries out. */
 type Mark = Pick<Step, 'role' | 'staging'>;
 
@@ -282,41 +291,67 @@ class PlanParts {
    * `rollout.staging_first`: each selected (non-staging) environment's updates, as the task's own
    * policy allows them, judged against its site's staging environment (staging-first.ts): staged there
    * tonight, taken by live once staging has soaked, or held with the reason. A staging environment
-   * the task selects is staged through its live sibling, never updated as a live one.
+   * the task selects is staged through its live siblings, never updated as a live one; a staging
+   * environment several siblings share gets one step with every theme any of them stages.
    */
   private expandStaged(t: TaskInPlan, action: EnvironmentAction, envs: Environment[]): number {
-    const { task, ctx } = t;
-    const rollout = task.rollout!;
-    const staged = new Set<string>();
-    const live = envs.filter((env) => !isStagingEnvironment(env, rollout));
-    for (const env of live) {
-      // What the task's own policy sends here, one theme at a time: the action decides, the planner reads no body.
-      const offered = env.themes.filter((th) => th.update_available);
-      const wanted = offered.filter((th) => action.expandEnvironment(offering(env, [th]), ctx).some((e) => 'request' in e));
-      const rest = offered.filter((th) => !wanted.includes(th));
-      if (wanted.length === 0 || rest.length > 0) this.onEnvironment(t, env, action.expandEnvironment(offering(env, rest), ctx));
-      if (wanted.length === 0) continue;
-      const staging = stagingOf(env, this.input.inventory, rollout);
-      const judged = judgeStaged({ live: env, staging }, wanted, rollout, this.input.staging!);
-      if (judged.stage.length > 0 && staging && !staged.has(staging.id)) {
-        staged.add(staging.id);
-        const decisions = judged.decisions.filter((d) => d.code === 'staged');
-        this.onEnvironment(t, staging, action.expandEnvironment(offering(staging, judged.stage), ctx), { role: 'staging', staging: decisions });
-      }
-      const promoted = judged.decisions.filter((d) => judged.promote.some((th) => th.name === d.theme));
-      if (judged.promote.length > 0) this.onEnvironment(t, env, action.expandEnvironment(offering(env, judged.promote), ctx), { staging: promoted });
-      const held = judged.decisions.filter((d) => !promoted.includes(d));
-      if (held.length > 0)
-        this.skipped.push({
-          task: task.name,
-          task_index: task.index,
-          action: action.name,
-          target: envTarget(env),
-          reason: held.map(stagingWords).join('; '),
-          staging: held,
-        });
+    const rollout = t.task.rollout!;
+    const sites = envs.filter((env) => !isStagingEnvironment(env, rollout)).flatMap((env) => this.judgeSite(t, action, env) ?? []);
+    type Staging = { env: Environment; themes: Map<string, InstalledTheme>; decisions: StagingDecision[] };
+    const stagings = new Map<string, Staging>();
+    for (const { staging, judged } of sites) {
+      if (!staging || judged.stage.length === 0) continue;
+      const entry: Staging = stagings.get(staging.id) ?? { env: staging, themes: new Map(), decisions: [] };
+      for (const th of judged.stage) entry.themes.set(th.name, th);
+      for (const d of judged.decisions.filter((d) => d.code === 'staged'))
+        if (!entry.decisions.some((k) => k.theme === d.theme && k.version === d.version)) entry.decisions.push(d);
+      stagings.set(staging.id, entry);
     }
-    return live.length;
+    for (const s of stagings.values())
+      this.onEnvironment(t, s.env, action.expandEnvironment(offering(s.env, [...s.themes.values()]), t.ctx), { role: 'staging', staging: s.decisions });
+    for (const site of sites) this.onLive(t, action, site);
+    return envs.filter((env) => !isStagingEnvironment(env, rollout)).length;
+  }
+
+  /**
+   * One live environment's updates judged: what the task's own policy sends here, one theme at a time
+   * (the action decides, the planner reads no body; what it leaves alone is skipped with its words),
+   * then each against staging. A version staging would be offered but the policy leaves alone there
+   * cannot be staged: held, in the staging skip's words.
+   */
+  private judgeSite(t: TaskInPlan, action: EnvironmentAction, env: Environment): StagedSite | undefined {
+    const offered = env.themes.filter((th) => th.update_available);
+    const wanted = offered.filter((th) => action.expandEnvironment(offering(env, [th]), t.ctx).some((e) => 'request' in e));
+    const rest = offered.filter((th) => !wanted.includes(th));
+    if (wanted.length === 0 || rest.length > 0) this.onEnvironment(t, env, action.expandEnvironment(offering(env, rest), t.ctx));
+    if (wanted.length === 0) return undefined;
+    const staging = stagingOf(env, this.input.inventory, t.task.rollout!);
+    const judged = judgeStaged({ live: env, staging }, wanted, t.task.rollout!, this.input.staging!);
+    for (const [i, d] of judged.decisions.entries()) {
+      if (d.code !== 'staged') continue;
+      const theme = staging!.themes.find((th) => th.name === d.theme)!;
+      const refused = action.expandEnvironment(offering(staging!, [theme]), t.ctx).find((e) => 'skip' in e);
+      if (!refused || !('skip' in refused)) continue;
+      judged.decisions[i] = mismatch(d, `the task's policy leaves it alone on ${staging!.name}: ${refused.skip}`);
+      judged.stage = judged.stage.filter((th) => th.name !== d.theme);
+    }
+    return { env, staging, judged };
+  }
+
+  /** Live's part: the promoted themes' update, and one skip naming why each other theme waits. */
+  private onLive(t: TaskInPlan, action: EnvironmentAction, { env, judged }: StagedSite): void {
+    const promoted = judged.decisions.filter((d) => judged.promote.some((th) => th.name === d.theme));
+    if (judged.promote.length > 0) this.onEnvironment(t, env, action.expandEnvironment(offering(env, judged.promote), t.ctx), { staging: promoted });
+    const held = judged.decisions.filter((d) => !promoted.includes(d));
+    if (held.length > 0)
+      this.skipped.push({
+        task: t.task.name,
+        task_index: t.task.index,
+        action: action.name,
+        target: envTarget(env),
+        reason: held.map(stagingWords).join('; '),
+        staging: held,
+      });
   }
 
   /** Once per site of the selected environments; a site without an id is a problem of the playbook. */
@@ -357,7 +392,8 @@ class PlanParts {
       }
       const endpoint = ENDPOINTS[e.request.endpoint];
       if ('body' in endpoint) this.problems.push(...checkBody(task, endpoint.body, e.request.body, target, this.input.env ?? {}));
-      const note = [e.note, ...(mark.staging ?? []).map(stagingWords)].filter(Boolean).join('; ');
+      // A staging step's decisions are live's to say (its skip): its own note stays the action's.
+      const note = [e.note, ...(mark.role === 'staging' ? [] : (mark.staging ?? []).map(stagingWords))].filter(Boolean).join('; ');
       this.steps.push({
         ...stepOf(id, task, action.name, target, e.request, !action.creates),
         ...(note ? { note } : {}),

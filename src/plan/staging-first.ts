@@ -5,14 +5,15 @@ import { globMatcher } from '../util/glob.js';
 
 /**
  * `rollout.staging_first`: each site's update runs on its staging environment first; the live
- * environment gets the same update (rerun, never pushed from staging) once staging has run that very
- * version, with no failure recorded, for `soak`. What the run records after each staging step, and
- * what it saw before planning, is the store's (coord/staging-*.ts); this module judges, and reads no
- * clock and no store: both are inputs.
+ * environment gets the same update (rerun, never pushed from staging) once a staging update of this
+ * tool took that very version and its checks passed, no failure is recorded for it, and `soak` has
+ * passed since. Only the run's own staging steps write the store (coord/staging-*.ts): a version on
+ * staging that no staging step of this tool checked is never taken by live. This module judges, and
+ * reads no clock and no store: both are inputs.
  */
 
 /** What became of one theme update of one site under staging first. */
-export type StagingCode = 'staged' | 'promoted' | 'staging_soaking' | 'staging_failed' | 'no_staging';
+export type StagingCode = 'staged' | 'promoted' | 'staging_soaking' | 'staging_failed' | 'staging_mismatch' | 'staging_unchecked' | 'no_staging';
 
 export interface StagingDecision {
   code: StagingCode;
@@ -33,19 +34,19 @@ export interface StagingDecision {
   override?: string;
 }
 
-/** One line of the store: staging ran `version` from `at` (`since`), or a staging step of it failed (`failed`). */
+/** One line of the store, written as a staging step ended: it took `version` and passed its checks (`healthy`), or did not (`failed`). */
 export interface StagingEntry {
   env_id: string;
   theme: string;
   version: string;
-  kind: 'since' | 'failed';
+  kind: 'healthy' | 'failed';
   at: number;
   why?: string;
 }
 
 /** What the store says of one (staging environment, theme, version): the earliest of each kind. */
 export interface StagingRecord {
-  since?: number;
+  healthy?: number;
   failed?: { at: number; why: string };
 }
 
@@ -66,7 +67,7 @@ export class StagingTable {
   #add(e: StagingEntry): void {
     const key = keyOf(e.env_id, e.theme, e.version);
     const record = this.#records.get(key) ?? {};
-    if (e.kind === 'since' && (record.since === undefined || e.at < record.since)) record.since = e.at;
+    if (e.kind === 'healthy' && (record.healthy === undefined || e.at < record.healthy)) record.healthy = e.at;
     if (e.kind === 'failed' && (record.failed === undefined || e.at < record.failed.at))
       record.failed = { at: e.at, why: e.why ?? 'its staging update failed' };
     this.#records.set(key, record);
@@ -86,8 +87,7 @@ export const DEFAULT_STAGING_NAME = 'staging';
 
 /** The site's staging environment: another environment of the same site whose name matches `rollout.staging`. */
 export function stagingOf(live: Environment, inventory: Inventory, rollout: Rollout): Environment | undefined {
-  const isStaging = globMatcher(rollout.staging ?? DEFAULT_STAGING_NAME);
-  return inventory.environments.find((e) => e.site === live.site && e.id !== live.id && isStaging(e.name));
+  return inventory.environments.find((e) => e.site === live.site && e.id !== live.id && isStagingEnvironment(e, rollout));
 }
 
 /** Whether an environment is a staging environment by the task's rule (a selected one is staged through its live sibling). */
@@ -95,7 +95,7 @@ export function isStagingEnvironment(env: Environment, rollout: Rollout): boolea
   return globMatcher(rollout.staging ?? DEFAULT_STAGING_NAME)(env.name);
 }
 
-/** Every staging environment of the sites whose environments a task selected: what the command records sightings of. */
+/** Every staging environment of the sites whose environments a task selected: what staging first writes to and checks. */
 export function stagingEnvironments(selected: readonly Environment[], inventory: Inventory, rollout: Rollout): Environment[] {
   const found = new Map<string, Environment>();
   for (const env of selected) {
@@ -130,7 +130,8 @@ export function judgeStaged(
     const decision = staging ? judgeTheme(theme, staging, rollout, clock) : noStaging(theme, site.live, rollout);
     out.decisions.push(decision);
     if (decision.code === 'staged') out.stage.push(staging!.themes.find((t) => t.name === theme.name)!);
-    if (decision.code === 'promoted' || (decision.code === 'no_staging' && rollout.no_staging === 'live')) out.promote.push(theme);
+    // `no_staging: live` is for a site with no staging environment, never for one whose staging cannot take the version.
+    if (decision.code === 'promoted' || (decision.code === 'no_staging' && !staging && rollout.no_staging === 'live')) out.promote.push(theme);
   }
   return out;
 }
@@ -162,20 +163,28 @@ function judgeTheme(theme: InstalledTheme, staging: Environment, rollout: Rollou
   if (onStaging?.version !== version) {
     if (onStaging?.update_available && onStaging.update_version === version)
       return { ...base, code: 'staged', override: 'rollout.staging_first: false sends it to live at once' };
+    const runs = `${staging.name} runs ${theme.name} ${onStaging?.version ?? '(not installed)'} and is not offered ${version}`;
+    return mismatch({ ...base, code: 'staged' }, `${runs}, so it cannot be staged`);
+  }
+  if (record?.healthy === undefined)
     return {
       ...base,
-      code: 'no_staging',
-      why: `${staging.name} runs ${theme.name} ${onStaging?.version ?? '(not installed)'} and is not offered ${version}, so it cannot be staged`,
-      override: 'bring staging to the same theme and version as live',
+      code: 'staging_unchecked',
+      why: `${staging.name} runs ${version}, but no staging update of sitefleet took it and checked it (put there by hand, or its record was lost)`,
+      override: "put staging back on live's version so that a run stages and checks it, or update live by hand",
     };
-  }
   const soakMs = parseDuration(rollout.soak ?? '0s') ?? 0;
-  const since = record?.since ?? now;
+  const since = record.healthy;
   if (now - since < soakMs) return { ...base, code: 'staging_soaking', since: iso(since), until: iso(since + soakMs), override: 'a shorter rollout.soak' };
   return { ...base, code: 'promoted', since: iso(since) };
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A version staging cannot take (another version there, or the task's policy leaves it alone there): live waits. */
+export function mismatch(d: StagingDecision, why: string): StagingDecision {
+  return { ...d, code: 'staging_mismatch', why, override: "bring staging to the same theme and version as live, within the task's policy" };
+}
 
 /** The decision in words, for a step's note or a skip's reason: code first, so a reader and a grep find it. */
 export function stagingWords(d: StagingDecision): string {
@@ -187,6 +196,10 @@ export function stagingWords(d: StagingDecision): string {
       return `promoted: ${what} has run on ${d.staging?.environment ?? 'staging'} since ${d.since}`;
     case 'staging_soaking':
       return `staging_soaking: ${what} on ${d.staging!.environment} since ${d.since}; live after ${d.until} (${d.override})`;
+    case 'staging_mismatch':
+      return `staging_mismatch: ${what} cannot be staged on ${d.staging!.environment} (${d.override})`;
+    case 'staging_unchecked':
+      return `staging_unchecked: ${what} is on ${d.staging!.environment} unchecked; live keeps its version (${d.override})`;
     case 'staging_failed':
       return `staging_failed: ${what} failed on ${d.staging!.environment} at ${d.failed_at}; live keeps its version (${d.override})`;
     case 'no_staging':

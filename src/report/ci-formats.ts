@@ -130,11 +130,11 @@ export function continueCommand(report: Report, path: string): string | undefine
 
 /**
  * The most steps counted against a budget in any one task (restore points not counted apart: a
- * failed backup is its target's failure); a held step does not count, unless its task says fail_on_hold.
+ * failed backup is its target's failure); a held step does not count, unless its task said fail_on_hold.
  */
 function failuresPerTask(report: Report): number {
   const counts = new Map<string, number>();
-  for (const r of report.results) if (countsAgainstBudget(r.status, false)) counts.set(r.task, (counts.get(r.task) ?? 0) + 1);
+  for (const r of report.results) if (countsAgainstBudget(r.status, r.held?.counts_against_budget === true)) counts.set(r.task, (counts.get(r.task) ?? 0) + 1);
   return Math.max(0, ...counts.values());
 }
 

@@ -83,6 +83,8 @@ export interface HeldReason {
   diff: string | null;
   /** What to do to accept it, or to let such a change pass next time. */
   override: string;
+  /** The task says `fail_on_hold`: this held step counts against its failure budget (and a resume's). */
+  counts_against_budget?: true;
 }
 
 /** A page's verdict: as it was, changed (over hold_over), broken (over restore_over, blank, half its height), or not compared. */

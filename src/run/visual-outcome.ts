@@ -37,6 +37,7 @@ function heldReason(page: VisualPage, visual: VisualSpec): HeldReason {
     changed_percent: percent,
     url: page.url,
     diff: page.images?.diff ?? null,
+    ...(visual.fail_on_hold ? { counts_against_budget: true as const } : {}),
     override: `the update stays; to accept it, nothing to do; to let such a change pass, raise health.visual.hold_over above ${percent}% (now ${percentText(visual.hold_over)}) or hide the part that changes with health.visual.hide`,
   };
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jsonSummary } from '../../src/notify/run-end.js';
@@ -18,7 +18,7 @@ const T0 = Date.parse('2026-03-02T02:00:00.000Z');
 const HOUR = 3_600_000;
 const iso = (at: number) => new Date(at).toISOString();
 
-function playbook(sim: Simulator, rollout = '{ staging_first: true, soak: 20h }'): string {
+function playbook(sim: Simulator, rollout = '{ staging_first: true, soak: 20h }', withBlock = '{}'): string {
   return writePlaybook(
     `version: 1
 name: staged
@@ -29,17 +29,38 @@ tasks:
     target: { environment: live }
     allow_empty: true
     backup_first: true
+    with: ${withBlock}
     health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: restore }
     rollout: ${rollout}
 `,
   );
 }
 
+/** The same task with on_broken: leave (a broken staging keeps the version), and no restore points. */
+function playbookLeaving(sim: Simulator, rollout: string): string {
+  return writePlaybook(
+    `version: 1\nname: staged\nsettings: { rate_limit: 50/s }\ntasks:\n  - name: themes\n    action: themes.update\n    target: { environment: live }\n    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms }\n    rollout: ${rollout}\n`,
+  );
+}
+
+/** Whether two environments are of one site. */
+function sameSite(sim: Simulator, a: string, b: string): boolean {
+  return sim.fleet.environments.get(a)!.siteId === sim.fleet.environments.get(b)!.siteId;
+}
+
 /** One night's run at `at`: what it changed on the simulator, by environment name, and its report. */
-async function night(sim: Simulator, env: Record<string, string>, at: number, flags: string[] = [], rollout?: string, runFlags: string[] = []) {
+async function night(
+  sim: Simulator,
+  env: Record<string, string>,
+  at: number,
+  flags: string[] = [],
+  rollout?: string,
+  runFlags: string[] = [],
+  withBlock?: string,
+) {
   const reportPath = join(tempDir(), 'r.json');
   const before = installed(sim);
-  const result = await runCli([...flags, 'run', playbook(sim, rollout), '--yes', '--report', reportPath, ...runFlags], env, { now: () => at });
+  const result = await runCli([...flags, 'run', playbook(sim, rollout, withBlock), '--yes', '--report', reportPath, ...runFlags], env, { now: () => at });
   const after = installed(sim);
   const names = new Map([...sim.fleet.environments.values()].map((e) => [e.id, e.displayName]));
   const moved = [...before].filter(([key, v]) => after.get(key) !== v).map(([key]) => names.get(key.split(' ')[0]!)!);
@@ -144,6 +165,95 @@ describe('rollout.staging_first: staging takes the update first, live on a later
     // Another machine, with a state folder of its own, promotes from what Redis holds.
     const second = await night(sim, simEnv(sim), T0 + HOUR, ['--coordination', url], rollout);
     expect(second.moved.sort()).toEqual(Array(staged).fill('live'));
+  });
+
+  it('a version staging cannot take, or that no staging update checked, never reaches live (also with no_staging: live)', async () => {
+    const { sim } = await start({ sites: 6, seed: 5 });
+    shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
+    const stagings = [...sim.fleet.environments.values()].filter((e) => e.displayName === 'staging');
+    // One staging runs a build newer than the listing's latest (not offered 1.0.1); another took 1.0.1 by hand.
+    stagings[0]!.themes.get('calm')!.version = '1.1.0';
+    stagings[1]!.themes.get('calm')!.version = '1.0.1';
+    const rollout = '{ staging_first: true, no_staging: live }';
+    const first = await night(sim, simEnv(sim), T0, [], rollout);
+    expect(first.code, first.stderr).toBe(0);
+    const codesOf = (envId: string) =>
+      first.report.results
+        .filter((r) => r.step_id === null && (r.staging ?? []).length > 0 && sameSite(sim, r.target.env_id!, envId))
+        .flatMap((r) => r.staging!.map((d) => d.code));
+    expect(codesOf(stagings[0]!.id)).toEqual(['staging_mismatch']);
+    expect(codesOf(stagings[1]!.id)).toEqual(['staging_unchecked']);
+    const liveOf = (staging: { id: string }) => [...sim.fleet.environments.values()].find((e) => e.displayName === 'live' && sameSite(sim, e.id, staging.id))!;
+    expect(liveOf(stagings[0]!).themes.get('calm')!.version).toBe('1.0.0');
+    expect(liveOf(stagings[1]!).themes.get('calm')!.version).toBe('1.0.0');
+  });
+
+  it('a staging failure whose record was lost with a killed run: resume records it, and live never takes the version', async () => {
+    const { sim } = await start({ sites: 6, seed: 5 });
+    shapeFleet(sim, { risky: { versions: ['2.0.0', '2.1.0'], vulnerable: [] } });
+    sim.breakTheme('risky@2.1.0');
+    const env = simEnv(sim);
+    // on_broken: leave: staging keeps the broken version.
+    const rollout = '{ staging_first: true, soak: 20h }';
+    const reportPath = join(tempDir(), 'r.json');
+    const first = await runCli(['run', playbookLeaving(sim, rollout), '--yes', '--report', reportPath], env, { now: () => T0 });
+    expect(first.code).toBe(1);
+    // What a SIGKILL after the last result leaves: no end in the journal, nothing in the store.
+    const journal = reportPath.replace(/\.json$/, '.journal.jsonl');
+    writeFileSync(
+      journal,
+      readFileSync(journal, 'utf8')
+        .split('\n')
+        .filter((l) => l && !l.includes('"t":"end"'))
+        .map((l) => `${l}\n`)
+        .join(''),
+    );
+    const store = join(env.SITEFLEET_STATE_DIR!, 'staging', `${sim.companyId}.jsonl`);
+    writeFileSync(store, '');
+    const resumed = await runCli(['resume', reportPath, '--yes'], env, { now: () => T0 + HOUR });
+    expect(resumed.stdout).toContain('nothing left to send');
+    expect(readFileSync(store, 'utf8')).toContain('"kind":"failed"');
+    for (const at of [T0 + 24 * HOUR, T0 + 48 * HOUR]) {
+      const before = installed(sim);
+      await runCli(['run', playbookLeaving(sim, rollout), '--yes', '--report', join(tempDir(), 'r.json')], env, { now: () => at });
+      expect(installed(sim)).toEqual(before);
+    }
+  });
+
+  it('a version the policy leaves alone on staging is not "staged": live waits, saying why', async () => {
+    const { sim } = await start({ sites: 6, seed: 5 });
+    shapeFleet(sim, { calm: { versions: ['0.9.0', '1.1.0', '1.2.0'], vulnerable: [] } });
+    // max_bump: minor takes live 1.1.0 → 1.2.0, but not staging's 0.9.0 → 1.2.0 (a major jump).
+    for (const e of sim.fleet.environments.values()) e.themes.get('calm')!.version = e.displayName === 'staging' ? '0.9.0' : '1.1.0';
+    const held = await night(sim, simEnv(sim), T0, [], '{ staging_first: true }', [], '{ max_bump: minor }');
+    expect(held.moved).toEqual([]);
+    expect(codes(held.report)).toEqual(['staging_mismatch']);
+    expect(held.stdout).toContain('staging_mismatch: calm 1.2.0 cannot be staged on staging');
+    expect(held.stdout).not.toContain('staged:');
+  });
+
+  it('one staging for two live-like environments takes every theme either of them stages, in one step', async () => {
+    const { sim } = await start({ sites: 2, seed: 5 });
+    shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] }, other: { versions: ['2.0.0', '2.0.1'], vulnerable: [] } });
+    const site = [...sim.fleet.sites.values()].find((s) => s.envIds.some((id) => sim.fleet.environments.get(id)!.displayName === 'staging'))!;
+    const envs = site.envIds.map((id) => sim.fleet.environments.get(id)!);
+    const live = envs.find((e) => e.displayName === 'live')!;
+    // A second live-like environment of the site: live runs calm only, preview other only, staging both.
+    const preview = { ...live, id: '11111111-2222-4333-8444-555555555555', displayName: 'preview', themes: new Map(live.themes), domains: [], backups: [] };
+    sim.fleet.environments.set(preview.id, preview);
+    site.envIds.push(preview.id);
+    live.themes.delete('other');
+    preview.themes.delete('calm');
+    const dir = tempDir();
+    const file = writePlaybook(
+      `version: 1\nname: staged\nsettings: { rate_limit: 50/s }\ntasks:\n  - name: themes\n    action: themes.update\n    target: { environment: [live, preview] }\n    rollout: { staging_first: true }\n`,
+      dir,
+    );
+    const res = await runCli(['run', file, '--yes', '--report', join(dir, 'r.json')], simEnv(sim), { now: () => T0 });
+    expect(res.code, res.stderr).toBe(0);
+    const staging = envs.find((e) => e.displayName === 'staging')!;
+    expect([staging.themes.get('calm')!.version, staging.themes.get('other')!.version]).toEqual(['1.0.1', '2.0.1']);
+    expect(sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes' && e.path.includes(staging.id))).toHaveLength(1);
   });
 
   it('validate: staging first goes with themes.update, and its settings with staging_first', async () => {

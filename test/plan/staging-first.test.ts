@@ -29,31 +29,42 @@ function judge(staging: Environment | undefined, entries: StagingEntry[], soak =
 
 describe('staging first, judged', () => {
   it('keeps the earliest time of each kind, whatever order the lines came in', () => {
-    const table = StagingTable.of([entry('since', 5), entry('since', 3), entry('failed', 9), entry('failed', 7)]);
-    expect(table.get('S', 'calm', '1.0.1')).toEqual({ since: 3, failed: { at: 7, why: 'its staging update failed' } });
+    const table = StagingTable.of([entry('healthy', 5), entry('healthy', 3), entry('failed', 9), entry('failed', 7)]);
+    expect(table.get('S', 'calm', '1.0.1')).toEqual({ healthy: 3, failed: { at: 7, why: 'its staging update failed' } });
     expect(table.get('S', 'calm', '1.0.2')).toBeUndefined();
   });
 
   it('stages where staging is offered the same version, soaks, then promotes; a failure holds for good', () => {
     expect(judge(env('S', 'staging', theme('1.0.0', '1.0.1')), []).decisions[0]).toMatchObject({ code: 'staged' });
-    expect(judge(env('S', 'staging', theme('1.0.1')), [entry('since', NOW - 19 * HOUR)]).decisions[0]).toMatchObject({
+    expect(judge(env('S', 'staging', theme('1.0.1')), [entry('healthy', NOW - 19 * HOUR)]).decisions[0]).toMatchObject({
       code: 'staging_soaking',
       until: new Date(NOW + HOUR).toISOString(),
     });
-    const promoted = judge(env('S', 'staging', theme('1.0.1')), [entry('since', NOW - 20 * HOUR)]);
+    const promoted = judge(env('S', 'staging', theme('1.0.1')), [entry('healthy', NOW - 20 * HOUR)]);
     expect(promoted.decisions[0]).toMatchObject({ code: 'promoted' });
     expect(promoted.promote.map((t) => t.name)).toEqual(['calm']);
-    const failed = judge(env('S', 'staging', theme('1.0.1')), [entry('since', NOW - 48 * HOUR), entry('failed', NOW - 30 * HOUR)]);
+    const failed = judge(env('S', 'staging', theme('1.0.1')), [entry('healthy', NOW - 48 * HOUR), entry('failed', NOW - 30 * HOUR)]);
     expect(failed.decisions[0]).toMatchObject({ code: 'staging_failed' });
     expect(failed.promote).toEqual([]);
   });
 
-  it('a staging version seen only now soaks from now; staging on another version is not staged; no staging holds', () => {
-    expect(judge(env('S', 'staging', theme('1.0.1')), []).decisions[0]).toMatchObject({ code: 'staging_soaking', since: new Date(NOW).toISOString() });
+  it('a version on staging no staging update checked is never promoted; staging on another version cannot stage it; no staging holds', () => {
+    const unchecked = judge(env('S', 'staging', theme('1.0.1')), []);
+    expect(unchecked.decisions[0]).toMatchObject({ code: 'staging_unchecked' });
+    expect(unchecked.promote).toEqual([]);
     expect(judge(env('S', 'staging', theme('0.9.0', '0.9.5')), []).decisions[0]).toMatchObject({
-      code: 'no_staging',
+      code: 'staging_mismatch',
       why: expect.stringContaining('cannot be staged') as unknown,
     });
+    // no_staging: live is for a site without staging, never for one whose staging cannot take it.
+    const mismatched = judgeStaged(
+      { live, staging: env('S', 'staging', theme('1.1.0')) },
+      live.themes,
+      { staging_first: true, no_staging: 'live' },
+      { now: NOW, table: StagingTable.of([]) },
+    );
+    expect(mismatched.decisions[0]).toMatchObject({ code: 'staging_mismatch' });
+    expect(mismatched.promote).toEqual([]);
     const alone = judge(undefined, []);
     expect(alone.decisions[0]).toMatchObject({ code: 'no_staging', override: 'rollout.no_staging: live updates such sites directly' });
     expect(alone.promote).toEqual([]);
