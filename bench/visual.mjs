@@ -71,7 +71,7 @@ export async function visualChecks(dir) {
   const added = withVisual.rolloutMs - without.rolloutMs;
   const share = added / withVisual.rolloutMs;
   return {
-    name: `16. health.visual on a night's run (${without.results.length} environments, sites 50–150 ms, ops 1–3 s, default gap 3 s, visual_concurrency 2)`,
+    name: `20. health.visual on a night's run (${without.results.length} environments, sites 50–150 ms, ops 1–3 s, default gap 3 s, visual_concurrency 2)`,
     figures: {
       environments: without.results.length,
       sites_checked: sites,
