@@ -48,8 +48,8 @@ export async function recordStagingOrWarn(scope: RunScope, company: string, ende
     await recordStaging(scope, company, ended);
   } catch (error) {
     // Safe either way: a version with no record of its staging update is held (staging_unchecked), or staged again.
+    // Said on stderr alone: a resume with nothing left to send has no runtime (nor needs one) to log through.
     const message = `could not record what the staging updates came to (${(error as Error).message}): live holds those versions until a staging update of them is recorded`;
-    scope.runtime().logger.error({ err: (error as Error).message }, message);
     scope.globals.io.stderr.write(`sitefleet: warning: ${forTerminal(message)}\n`);
   }
 }

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jsonSummary } from '../../src/notify/run-end.js';
@@ -254,6 +254,24 @@ describe('rollout.staging_first: staging takes the update first, live on a later
     const staging = envs.find((e) => e.displayName === 'staging')!;
     expect([staging.themes.get('calm')!.version, staging.themes.get('other')!.version]).toEqual(['1.0.1', '2.0.1']);
     expect(sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes' && e.path.includes(staging.id))).toHaveLength(1);
+  });
+
+  it('a staging store that cannot be written is a warning, not the end of the command: resume with nothing left says so and finishes', async () => {
+    const { sim } = await start({ sites: 6, seed: 5 });
+    shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
+    const env = simEnv(sim);
+    const reportPath = join(tempDir(), 'r.json');
+    const run = await runCli(['run', playbook(sim), '--yes', '--report', reportPath], env, { now: () => T0 });
+    expect(run.code, run.stderr).toBe(0);
+    const store = join(env.SITEFLEET_STATE_DIR!, 'staging', `${sim.companyId}.jsonl`);
+    rmSync(store);
+    mkdirSync(store);
+    // No base URL: a resume with nothing to send needs none, nor a runtime to warn through.
+    const { SITEFLEET_BASE_URL: _unused, ...offline } = env;
+    const resumed = await runCli(['resume', reportPath, '--yes'], offline, { now: () => T0 + HOUR });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain('nothing left to send');
+    expect(resumed.stderr).toMatch(/^sitefleet: warning: could not record what the staging updates came to \(.*\): live holds those versions/m);
   });
 
   it('validate: staging first goes with themes.update, and its settings with staging_first', async () => {
