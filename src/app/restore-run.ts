@@ -10,7 +10,8 @@ import type { StepResult } from '../run/types.js';
 import { terminalMessage, terminalName } from '../util/safe-text.js';
 import { UsageError, type GlobalOptions } from './context.js';
 import { CoordinationError } from '../errors.js';
-import { finishRun, REPORT_OUTPUTS, type OutputFlags } from './finish-run.js';
+import { finishRun, outputFiles, REPORT_OUTPUTS, type OutputFlags } from './finish-run.js';
+import { checkCommandOutputs, journalOf } from './output-check.js';
 import { formatDuration } from '../util/duration.js';
 import { refuseUnsealed } from './resume-run.js';
 import { RestoreTools, type Confirmed } from './restore-tools.js';
@@ -32,6 +33,9 @@ export interface RestoreOptions extends OutputFlags {
  * is left broken or in question, 130 after Ctrl-C.
  */
 export async function restoreRun(reportPath: string, globals: GlobalOptions, opts: RestoreOptions): Promise<number> {
+  // The report is rewritten in place, beside its journal: checked before anything is read or sent (util/output-file.ts).
+  const start = { report: { flag: 'report', path: reportPath }, flags: opts, env: globals.io.env };
+  checkCommandOutputs(globals, await outputFiles(start, REPORT_OUTPUTS), [journalOf(reportPath)]);
   const state = readRun(reportPath, globals);
   const { plan } = state.start;
   const [{ warnIfUncoordinated }, { RunScope }] = await Promise.all([import('./session.js'), import('./run-scope.js')]);

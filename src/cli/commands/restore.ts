@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import type { GlobalOptions } from '../../app/context.js';
-import { outputFiles, REPORT_OUTPUTS } from '../../app/finish-run.js';
+import { REPORT_OUTPUTS } from '../../app/finish-run.js';
 import { addOutputOptions } from './run-flags.js';
-import { checkCommandOutputs, journalOf } from '../../app/output-check.js';
 import type { RestoreOptions } from '../../app/restore-run.js';
 
 export function registerRestore(program: Command): void {
@@ -25,9 +24,6 @@ export function registerRestore(program: Command): void {
     )
     .action(async (reportPath: string, opts: RestoreOptions, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
-      checkCommandOutputs(globals, await outputFiles({ report: { flag: 'report', path: reportPath }, flags: opts, env: globals.io.env }, REPORT_OUTPUTS), [
-        journalOf(reportPath),
-      ]);
       const { restoreRun } = await import('../../app/restore-run.js');
       globals.io.exitCode = await restoreRun(reportPath, globals, opts);
     });
