@@ -12,6 +12,7 @@ import { UsageError, type GlobalOptions } from './context.js';
 import { CoordinationError } from '../errors.js';
 import { finishRun, outputFiles, REPORT_OUTPUTS, type OutputFlags } from './finish-run.js';
 import { checkCommandOutputs, journalOf } from './output-check.js';
+import { allEnded } from '../util/all-ended.js';
 import { formatDuration } from '../util/duration.js';
 import { refuseUnsealed } from './resume-run.js';
 import { RestoreTools, type Confirmed } from './restore-tools.js';
@@ -111,7 +112,8 @@ async function restoreAll(
     // Read back as `unknown` (the run died while one was being sent): said so in the journal, never sent.
     for (const c of choice.inQuestion) await journal.append({ t: 'update', step: c.step.id, result: c.result, at: Date.now() });
     const update = (step: RestoreCandidate['step'], result: StepResult) => journal.append({ t: 'update', step: step.id, result, at: Date.now() });
-    return await Promise.all([...choice.todo.map((c) => tools.restore(c, update)), ...choice.follow.map((c) => tools.follow(c, update))]);
+    // Every restore ends (its answer journaled) before the journal closes, even when one of them failed.
+    return await allEnded([...choice.todo.map((c) => tools.restore(c, update)), ...choice.follow.map((c) => tools.follow(c, update))]);
   } finally {
     await journal.close();
   }

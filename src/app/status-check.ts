@@ -16,6 +16,7 @@ import { checkCommandOutputs, journalOf } from './output-check.js';
 import { RunScope } from './run-scope.js';
 import { warnIfUncoordinated } from './session.js';
 import { recordStagingOrWarn } from './staging-record.js';
+import { allEnded } from '../util/all-ended.js';
 
 /** A report of 50,000 steps is some 60 MB of JSON; past this it is not a report sitefleet wrote. */
 const MAX_REPORT_BYTES = 512 << 20;
@@ -111,7 +112,8 @@ async function pollOpen(scope: RunScope, report: Report, waitMs: number, ended: 
   const sinceFinished = Date.now() - Date.parse(report.finished_at);
   const notFoundGraceMs = Math.max(0, (runtime.tracking.notFoundGraceMs ?? DEFAULT_TRACKING.notFoundGraceMs) - (sinceFinished || 0));
   try {
-    await Promise.all(
+    // Every watch ends before the journal and the runtime are let go, even when one of them failed.
+    await allEnded(
       open.map(async (r) => {
         const tracked = await watcher.watch(r.operation_id!, r.action, { timeoutMs: waitMs, notFoundGraceMs, unknownAge: true }).done;
         if (apply(r, tracked)) {
