@@ -2,7 +2,9 @@ import { restoreLine } from '../report/report.js';
 import { clip, forSlack, MESSAGE_WIDTH, NAME_WIDTH } from '../util/safe-text.js';
 import { continueCommand } from '../report/ci-formats.js';
 import { countsText, exitMeaning, problemsOf, type RunEnd } from './run-end.js';
-import { targetLabel } from '../report/report.js';
+import { targetLabel, type Report } from '../report/report.js';
+import { releaseAgeGroups } from '../report/release-age-lines.js';
+import { stagingGroups } from '../report/staging-lines.js';
 
 /** Slack lists this many problem steps; more make a message people scroll past. */
 const SLACK_LISTED = 10;
@@ -29,6 +31,8 @@ export function slackMessage(end: RunEnd, sentAt: Date): { text: string; blocks:
     if (problems.length > SLACK_LISTED) lines.push(`… and ${problems.length - SLACK_LISTED} more in the report`);
     blocks.push(section(lines.join('\n')));
   }
+  const held = report ? heldLines(report) : [];
+  if (held.length > 0) blocks.push(section(held.join('\n')));
   const next = report && end.report ? continueCommand(report, end.report.path) : undefined;
   if (next) blocks.push(section(`continue with: \`${forSlack(next)}\``));
   const context = [
@@ -39,6 +43,27 @@ export function slackMessage(end: RunEnd, sentAt: Date): { text: string; blocks:
   ].filter(Boolean);
   blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: context.join(' · ') }] });
   return { text, blocks };
+}
+
+/**
+ * Updates held back (not problems): each release-age hold and each staging-first wait once per theme
+ * version, with its code, how many it stands for, and the date it may go.
+ */
+function heldLines(report: Report): string[] {
+  const ages = releaseAgeGroups(report.results)
+    .filter((g) => g.decision.held)
+    .map(({ decision: d, environments }) => ({
+      code: d.code,
+      text: `${d.theme} ${d.installed} → ${d.version} on ${environments} environments, eligible ${d.eligible_at}`,
+    }));
+  const staging = stagingGroups(report.results)
+    .filter((g) => g.decision.code !== 'promoted')
+    .map(({ decision: d, sites }) => ({ code: d.code, text: `${d.theme} ${d.version} on ${sites} sites${d.until ? `, live after ${d.until}` : ''}` }));
+  const lines = [...ages, ...staging];
+  // The code is sitefleet's own word, in a code span (its underscores stay); the rest names the service's themes.
+  const shown = lines.slice(0, SLACK_LISTED).map(({ code, text }) => `• held: \`${code}\` ${forSlack(clip(text, MESSAGE_WIDTH))}`);
+  if (lines.length > SLACK_LISTED) shown.push(`… and ${lines.length - SLACK_LISTED} more held in the report`);
+  return shown;
 }
 
 function section(text: string): unknown {

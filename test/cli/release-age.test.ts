@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ReleaseAgeDecision } from '../../src/inventory/release-age.js';
 import { jsonSummary } from '../../src/notify/run-end.js';
+import { slackMessage } from '../../src/notify/slack.js';
 import type { Report } from '../../src/report/report.js';
 import type { Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
@@ -86,6 +87,14 @@ describe('with.min_release_age: new versions age before they are sent', () => {
       new Date(T0),
     );
     expect(webhook.release_age).toContainEqual({ task: 'themes', ...held.get('patch-plain'), environments: envs });
+    const slack = JSON.stringify(
+      slackMessage(
+        { name: 'aged', exitCode: 0, startedAt: new Date(T0), finishedAt: new Date(T0), report: { value: first.report, path: 'r.json' } },
+        new Date(T0),
+      ),
+    );
+    expect(slack).toContain(`• held: \`age_pending\` patch-plain 4.1.0 → 4.1.1 on`);
+    expect(slack).toContain(`environments, eligible ${iso(T0 + 3 * DAY)}`);
     const file = join(env.SITEFLEET_STATE_DIR!, 'first-seen', `${sim.companyId}.jsonl`);
     expect(readFileSync(file, 'utf8')).toContain(JSON.stringify({ theme: 'patch-plain', version: '4.1.1', first_seen: iso(T0) }));
 

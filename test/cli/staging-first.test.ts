@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jsonSummary } from '../../src/notify/run-end.js';
+import { slackMessage } from '../../src/notify/slack.js';
 import type { StagingDecision } from '../../src/plan/staging-first.js';
 import type { Report } from '../../src/report/report.js';
 import type { Simulator } from '../../src/sim/server.js';
@@ -115,6 +116,13 @@ describe('rollout.staging_first: staging takes the update first, live on a later
       override: 'a shorter rollout.soak',
       sites: staged,
     });
+    const slack = JSON.stringify(
+      slackMessage(
+        { name: 'staged', exitCode: 0, startedAt: new Date(T0), finishedAt: new Date(T0), report: { value: second.report, path: 'r.json' } },
+        new Date(T0),
+      ),
+    );
+    expect(slack).toContain(`• held: \`staging_soaking\` calm 1.0.1 on ${staged} sites, live after ${iso(T0 + 20 * HOUR)}`);
     const planned = await runCli(['plan', playbook(sim)], env, { now: () => T0 + 10 * HOUR });
     expect(planned.stdout).toContain(
       `staging first (themes): staging_soaking: calm 1.0.1 on ${staged} sites, live after ${iso(T0 + 20 * HOUR)} (a shorter rollout.soak)`,
