@@ -18,6 +18,7 @@ import { reportFromJournal } from '../report/from-journal.js';
 import { forTerminal } from '../util/safe-text.js';
 import { runSession, warnIfUncoordinated } from './session.js';
 import { RunScope } from './run-scope.js';
+import { visualPreflight } from './visual.js';
 import { endsOf, recordStagingOrWarn } from './staging-record.js';
 import { lockScopeOf } from '../coord/file-lock.js';
 import { enterWindow, type Deadline, type WindowOptions } from './window.js';
@@ -48,6 +49,8 @@ export async function resumeRun(reportPath: string, globals: GlobalOptions, opts
     { what: "the run's playbook", path: start.playbook },
     ...(start.plan_file ? [{ what: "the run's saved plan", path: start.plan_file }] : []),
   ]);
+  // What a run checks before sending, a resume that sends checks too: Chromium and the images folder (health.visual).
+  if (playbook) visualPreflight(playbook, globals.io.env, reportPath);
   warnIfUncoordinated(start.coordination, globals);
   const lockScope = lockScopeOf(playbook ?? start.plan);
   const { io } = globals;

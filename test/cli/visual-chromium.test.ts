@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -86,6 +86,29 @@ describe('the browser is the machine’s, loaded only when a playbook looks at p
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('r.json.visual is not a folder of its own');
     expect(sim.log.filter((e) => e.method !== 'GET')).toHaveLength(0);
+  });
+
+  it('a resume checks what a run checks before it sends: without Chromium it sends nothing (exit 2), and a linked images folder is refused', async () => {
+    const { sim } = await start({ sites: 3, themes: 2 });
+    const file = playbook(sim, '{ gap: 10ms }');
+    const dir = tempDir();
+    const report = join(dir, 'r.json');
+    expect((await runCli(['run', file, '--yes', '--report', report], simEnv(sim))).code).toBe(0);
+    // The journal as a run killed right after it began leaves it: every step still to send.
+    const journal = join(dir, 'r.journal.jsonl');
+    writeFileSync(journal, `${readFileSync(journal, 'utf8').split('\n')[0]!}\n`);
+    const writes = () => sim.log.filter((e) => e.method !== 'GET').length;
+    const before = writes();
+    const noBrowser = await runCli(['resume', report, '--yes'], { ...simEnv(sim), PATH: '/nonexistent' });
+    expect(noBrowser.code).toBe(2);
+    expect(noBrowser.stderr).toMatch(/Chromium/);
+    rmSync(join(dir, 'r.json.visual'), { recursive: true, force: true });
+    mkdirSync(join(dir, 'elsewhere'));
+    symlinkSync(join(dir, 'elsewhere'), join(dir, 'r.json.visual'));
+    const linked = await runCli(['resume', report, '--yes'], simEnv(sim));
+    expect(linked.code).toBe(2);
+    expect(linked.stderr).toContain('r.json.visual is not a folder of its own');
+    expect(writes()).toBe(before);
   });
 
   it('health.visual fields are checked at their line: restore_over must be over hold_over', async () => {
