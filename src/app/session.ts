@@ -124,6 +124,7 @@ async function executeWatched(args: SessionArgs): Promise<{ outcome: ExecuteOutc
       overrideMaxFailures: args.overrideMaxFailures,
       signal: interrupt.signal,
       closing: closing.signal,
+      ...(args.deadline ? { closesAt: { at: args.deadline.at, reason: args.deadline.reason } } : {}),
       lost: runtime.coordination.lost,
       busy: runtime.coordination.busy(plan.company, args.runId),
       tracking: runtime.tracking,

@@ -48,6 +48,8 @@ export function sending<T>(send: () => Promise<T>, beforeAttempt?: (attempt: num
       left = true;
       return { sent: true, ok: true, value: await send() };
     } catch (error) {
+      // Refused at the last moment (the window closed): nothing left, nothing was journaled, as a stop.
+      if (!left && error instanceof AbortedError) return { sent: false, cause: error };
       const limited = error instanceof RateLimitError;
       const slot: SlotOutcome = left ? { rateLimited: limited, retryAfterMs: limited ? error.retryAfterMs : undefined } : { notSent: true };
       return { sent: true, ok: false, error, slot };

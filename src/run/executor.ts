@@ -36,6 +36,11 @@ export interface ExecuteOptions {
    * followed to their end. @default the run has no window
    */
   closing?: AbortSignal;
+  /**
+   * When the window closes, by the wall clock, and why: read at the last moment before each attempt
+   * leaves, since `closing`'s timer may fire late on a busy machine. @default the run has no window
+   */
+  closesAt?: { at: number; reason: string };
   /** The shared coordination can no longer be trusted (its reason says why): stop like a 401 (exit 3). */
   lost?: AbortSignal;
   /** Environments busy with other runs' operations (with coordination). @default this run's own turns only */
@@ -121,6 +126,7 @@ class Execution {
       caller: options.caller,
       env: options.env,
       onEvent: options.onEvent?.bind(options),
+      mayStillSend: () => !this.sendsOver(),
       watcher: this.watcher,
       stop: this.stop,
       logger: options.logger,
@@ -161,9 +167,9 @@ class Execution {
     }
     const unsent = this.plan.steps.filter((s) => !this.results.has(s.id));
     // A window that closed after the last send stops nothing: only steps it kept from going do.
-    if (!this.stop.reason && unsent.length > 0 && this.options.closing?.aborted) {
-      const reason = String(this.options.closing.reason as unknown);
-      this.stop.stop(reason, 'window');
+    if (!this.stop.reason && unsent.length > 0 && this.windowClosed()) {
+      const { closing, closesAt } = this.options;
+      this.stop.stop(closing?.aborted ? String(closing.reason as unknown) : closesAt!.reason, 'window');
     }
     if (this.stop.reason) {
       const why = this.stop.reason.kind === 'window' ? `window closed: ${this.stop.reason.reason}` : `not sent: run stopped (${this.stop.reason.reason})`;
@@ -174,7 +180,13 @@ class Execution {
 
   /** No new write goes out: the run stopped, or its window closed. */
   sendsOver(): boolean {
-    return this.stop.stopped || this.options.closing?.aborted === true;
+    return this.stop.stopped || this.windowClosed();
+  }
+
+  /** The window closed: its signal says so, or the wall clock has passed its end before the timer could. */
+  windowClosed(): boolean {
+    const { closing, closesAt } = this.options;
+    return closing?.aborted === true || (closesAt !== undefined && Date.now() >= closesAt.at);
   }
 
   async record(type: 'result' | 'update', step: Step, result: StepResult): Promise<void> {

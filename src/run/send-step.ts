@@ -1,3 +1,4 @@
+import { AbortedError } from '../errors.js';
 import { fillSecrets } from '../actions/action.js';
 import { ACTIONS } from '../actions/index.js';
 import { operationData, reasonText, writeAnswer } from '../api/answer.js';
@@ -12,6 +13,8 @@ export interface SendContext {
   /** Fills the secret fields of bodies (their `${VAR}` references) at the moment of sending. */
   env: Record<string, string | undefined>;
   onEvent?(event: RunEvent): void | Promise<void>;
+  /** Asked right before each attempt leaves (before its intent is journaled): false sends nothing more (a window that closed). */
+  mayStillSend?(): boolean;
 }
 
 /** Sends one step (with its retries) within the place its work holds, and folds the outcome into the step's result. */
@@ -27,7 +30,10 @@ export async function sendStep(
   const outcome = await context.caller.call(step.endpoint, step.params, body, step.idempotent, {
     stopSignal,
     place,
-    beforeAttempt: (attempt) => context.onEvent?.({ type: 'attempt', step, attempt }),
+    beforeAttempt: (attempt) => {
+      if (context.mayStillSend?.() === false) throw new AbortedError('not sent: no write starts after the window closed');
+      return context.onEvent?.({ type: 'attempt', step, attempt });
+    },
   });
   const base = { step_id: step.id, attempts: outcome.attempts, http_status: null, operation_id: null, error: null, reason: step.note ?? null };
   if (outcome.ok) {

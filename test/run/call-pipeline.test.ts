@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SlotOutcome, WindowLane } from '../../src/coord/types.js';
-import { RateLimitError, ServerError } from '../../src/errors.js';
+import { RateLimitError, ServerError, AbortedError } from '../../src/errors.js';
 import { inPlace, retrying, sending, throttled, type Attempt, type Limit, type Send } from '../../src/run/call-pipeline.js';
 import { PRIORITY } from '../../src/run/rate-budget.js';
 import { DEFAULT_RETRY } from '../../src/run/retry.js';
@@ -87,6 +87,19 @@ describe('the call pipeline, a layer at a time', () => {
     const attempt = (await send(request)) as Extract<Attempt<string>, { ok: false }>;
     expect(attempt.slot).toEqual({ notSent: true });
     expect((attempt.error as Error).message).toBe('disk full');
+  });
+
+  it('sending: a refusal at the last moment (the window closed) is no attempt at all, as a stop while waiting', async () => {
+    let sent = false;
+    const send = sending(
+      () => ((sent = true), Promise.resolve('never')),
+      () => {
+        throw new AbortedError('not sent: no write starts after the window closed');
+      },
+    );
+    const attempt = await send(request);
+    expect(attempt.sent).toBe(false);
+    expect(sent).toBe(false);
   });
 
   it('retrying retries what is safe to repeat, and gives up on 429s after the policy wait (timed by the injected clock)', async () => {

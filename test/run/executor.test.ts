@@ -44,7 +44,12 @@ class ScriptedPort implements CallPort {
   ) {}
 
   async call(endpoint: EndpointName, params: Record<string, string>, _body: unknown, _idempotent: boolean, hooks: { beforeAttempt?(n: number): unknown } = {}) {
-    await hooks.beforeAttempt?.(1);
+    try {
+      await hooks.beforeAttempt?.(1);
+    } catch (error) {
+      // As the caller's pipeline does (call-pipeline.ts `sending`): refused before it left, never sent.
+      return { ok: false, attempts: 0, error, decision: { kind: 'failed', reason: 'not sent: run stopped' }, interrupted: true } as CallOutcome;
+    }
     const envId = params.env_id ?? '';
     this.log.push(`${endpoint} ${envId.slice(-2)}`);
     return this.answer(endpoint, envId);
@@ -98,6 +103,22 @@ describe('executor (scripted port, manual clock)', () => {
     expect(outcome.stopped?.kind).toBe('budget');
     expect(outcome.results.get(canary.id)).toMatchObject({ status: 'failed', reason: 'operation failed: theme broke' });
     expect(statuses(outcome).filter((s) => s === 'skipped')).toHaveLength(4);
+  });
+
+  it('no write leaves after the window closed by the wall clock, even while its timer has not fired (a busy machine)', async () => {
+    const clock = new ManualClock();
+    // The signal's timer never fires here; the wall clock passes the window's end after the first write.
+    const closesAt = { at: Date.now() + 3_600_000, reason: '--not-after 02:00 (2026-11-22 02:00 UTC)' };
+    const port = new ScriptedPort(
+      (_e, id) => ((closesAt.at = 0), accepted(id)),
+      () => 'succeeded',
+    );
+    const p = plan(`  - name: php\n    action: php.set_version\n    target: all\n    with: { php_version: "8.3" }\n`);
+    const outcome = await runToEnd(clock, execute(p, { caller: port, logger: silent, clock, env: {}, closing: new AbortController().signal, closesAt }));
+    expect(port.log.filter((l) => !l.startsWith('poll'))).toHaveLength(1);
+    expect(outcome.stopped).toMatchObject({ kind: 'window', reason: closesAt.reason });
+    expect(statuses(outcome).filter((s) => s === 'skipped')).toHaveLength(4);
+    expect([...outcome.results.values()].filter((r) => r.status === 'skipped').every((r) => r.reason === `window closed: ${closesAt.reason}`)).toBe(true);
   });
 
   it('a 401 stops the run at once: what was never accepted is skipped (resume sends it), nothing is failed', async () => {
