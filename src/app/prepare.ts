@@ -6,7 +6,6 @@ import { attachSiteIds, loadSitesFile } from '../inventory/sites.js';
 import { loadChecked } from './load-playbook.js';
 import type { Playbook } from '../playbook/types.js';
 import { buildPlan, readsNeeded, releasesNeeded, stagingNeeded, type Plan } from '../plan/plan.js';
-import { stagingClock } from '../coord/staging-clock.js';
 import { releaseClock } from '../coord/release-clock.js';
 import type { Inventory as Fleet } from '../inventory/inventory.js';
 import type { GlobalOptions, Runtime } from './context.js';
@@ -76,7 +75,8 @@ export async function planFrom(
   const inventory = await readFleet(runtime, playbook, opts);
   // First-seen times are recorded before the plan, so before any write (coord/release-clock.ts).
   const releases = releasesNeeded(playbook, inventory) ? await releaseClock(scope.coordination, inventory, opts.io.now()) : undefined;
-  const staging = stagingNeeded(playbook) ? await stagingClock(scope.coordination, inventory.company, opts.io.now()) : undefined;
+  // What the company's staging steps recorded as they ended (nothing is recorded before the plan).
+  const staging = stagingNeeded(playbook) ? { now: opts.io.now(), table: await scope.coordination.staging(inventory.company).record([]) } : undefined;
   const cpu = process.cpuUsage();
   const planStart = performance.now();
   const plan: Plan = {

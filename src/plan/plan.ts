@@ -22,11 +22,9 @@ import type { Playbook, Task } from '../playbook/types.js';
 import { parseDuration } from '../util/duration.js';
 import { selectEnvironments } from './select.js';
 import {
-  isStagingEnvironment,
   judgeStaged,
   offering,
-  stagingEnvironments,
-  stagingOf,
+  StagingSites,
   stagingWords,
   mismatch,
   type StagingClock,
@@ -149,7 +147,7 @@ export function readsNeeded(playbook: Playbook, inventory: Inventory, read: Inve
     if ([...readsOf(ACTIONS.get(task.action)!, task.with), ...healthReads].includes(read)) {
       const selected = selectEnvironments(playbook, task, inventory);
       // Staging first also writes to (and checks) the sites' staging environments.
-      const staging = task.rollout?.staging_first ? stagingEnvironments(selected, inventory, task.rollout) : [];
+      const staging = task.rollout?.staging_first ? new StagingSites(inventory, task.rollout).ofSites(selected) : [];
       for (const env of [...selected, ...staging]) ids.add(env.id);
     }
   }
@@ -159,11 +157,6 @@ export function readsNeeded(playbook: Playbook, inventory: Inventory, read: Inve
 /** Whether some task goes through staging first: the command records what staging runs and reads the staging store first. */
 export function stagingNeeded(playbook: Playbook): boolean {
   return playbook.tasks.some((t) => t.rollout?.staging_first === true);
-}
-
-/** The staging environments of the sites a staging-first task selected: what the command records sightings of before planning. */
-export function stagingTargets(playbook: Playbook, inventory: Inventory): Environment[] {
-  return playbook.tasks.flatMap((t) => (t.rollout?.staging_first ? stagingEnvironments(selectEnvironments(playbook, t, inventory), inventory, t.rollout) : []));
 }
 
 /** Whether some task judges release ages on environments it selected: the command records and reads the first-seen table first. */
@@ -295,8 +288,9 @@ class PlanParts {
    * environment several siblings share gets one step with every theme any of them stages.
    */
   private expandStaged(t: TaskInPlan, action: EnvironmentAction, envs: Environment[]): number {
-    const rollout = t.task.rollout!;
-    const sites = envs.filter((env) => !isStagingEnvironment(env, rollout)).flatMap((env) => this.judgeSite(t, action, env) ?? []);
+    const stagingSites = new StagingSites(this.input.inventory, t.task.rollout!);
+    const live = envs.filter((env) => !stagingSites.isStaging(env));
+    const sites = live.flatMap((env) => this.judgeSite(t, action, env, stagingSites.of(env)) ?? []);
     type Staging = { env: Environment; themes: Map<string, InstalledTheme>; decisions: StagingDecision[] };
     const stagings = new Map<string, Staging>();
     for (const { staging, judged } of sites) {
@@ -310,7 +304,7 @@ class PlanParts {
     for (const s of stagings.values())
       this.onEnvironment(t, s.env, action.expandEnvironment(offering(s.env, [...s.themes.values()]), t.ctx), { role: 'staging', staging: s.decisions });
     for (const site of sites) this.onLive(t, action, site);
-    return envs.filter((env) => !isStagingEnvironment(env, rollout)).length;
+    return live.length;
   }
 
   /**
@@ -319,13 +313,12 @@ class PlanParts {
    * then each against staging. A version staging would be offered but the policy leaves alone there
    * cannot be staged: held, in the staging skip's words.
    */
-  private judgeSite(t: TaskInPlan, action: EnvironmentAction, env: Environment): StagedSite | undefined {
+  private judgeSite(t: TaskInPlan, action: EnvironmentAction, env: Environment, staging: Environment | undefined): StagedSite | undefined {
     const offered = env.themes.filter((th) => th.update_available);
     const wanted = offered.filter((th) => action.expandEnvironment(offering(env, [th]), t.ctx).some((e) => 'request' in e));
     const rest = offered.filter((th) => !wanted.includes(th));
     if (wanted.length === 0 || rest.length > 0) this.onEnvironment(t, env, action.expandEnvironment(offering(env, rest), t.ctx));
     if (wanted.length === 0) return undefined;
-    const staging = stagingOf(env, this.input.inventory, t.task.rollout!);
     const judged = judgeStaged({ live: env, staging }, wanted, t.task.rollout!, this.input.staging!);
     for (const [i, d] of judged.decisions.entries()) {
       if (d.code !== 'staged') continue;

@@ -85,24 +85,43 @@ export interface StagingClock {
 /** @default for `rollout.staging`: the environment of a site that is its staging copy, by name. */
 export const DEFAULT_STAGING_NAME = 'staging';
 
-/** The site's staging environment: another environment of the same site whose name matches `rollout.staging`. */
-export function stagingOf(live: Environment, inventory: Inventory, rollout: Rollout): Environment | undefined {
-  return inventory.environments.find((e) => e.site === live.site && e.id !== live.id && isStagingEnvironment(e, rollout));
-}
+/**
+ * A fleet's staging environments by the task's rule (`rollout.staging`, a glob of names), indexed by
+ * site once: a task over tens of thousands of environments looks each site up, never scans the fleet.
+ */
+export class StagingSites {
+  readonly #isStaging: (name: string) => boolean;
+  readonly #bySite = new Map<string, Environment[]>();
 
-/** Whether an environment is a staging environment by the task's rule (a selected one is staged through its live sibling). */
-export function isStagingEnvironment(env: Environment, rollout: Rollout): boolean {
-  return globMatcher(rollout.staging ?? DEFAULT_STAGING_NAME)(env.name);
-}
-
-/** Every staging environment of the sites whose environments a task selected: what staging first writes to and checks. */
-export function stagingEnvironments(selected: readonly Environment[], inventory: Inventory, rollout: Rollout): Environment[] {
-  const found = new Map<string, Environment>();
-  for (const env of selected) {
-    const staging = isStagingEnvironment(env, rollout) ? undefined : stagingOf(env, inventory, rollout);
-    if (staging) found.set(staging.id, staging);
+  constructor(inventory: Inventory, rollout: Rollout) {
+    this.#isStaging = globMatcher(rollout.staging ?? DEFAULT_STAGING_NAME);
+    for (const env of inventory.environments) {
+      if (!this.#isStaging(env.name)) continue;
+      const list = this.#bySite.get(env.site) ?? [];
+      list.push(env);
+      this.#bySite.set(env.site, list);
+    }
   }
-  return [...found.values()];
+
+  /** A staging environment (a selected one is staged through its live sibling, never updated as live). */
+  isStaging(env: Environment): boolean {
+    return this.#isStaging(env.name);
+  }
+
+  /** The site's staging environment: another environment of the same site whose name matches. */
+  of(live: Environment): Environment | undefined {
+    return this.#bySite.get(live.site)?.find((e) => e.id !== live.id);
+  }
+
+  /** The staging environments of the sites of `selected`: what staging first writes to and checks. */
+  ofSites(selected: readonly Environment[]): Environment[] {
+    const found = new Map<string, Environment>();
+    for (const env of selected) {
+      const staging = this.isStaging(env) ? undefined : this.of(env);
+      if (staging) found.set(staging.id, staging);
+    }
+    return [...found.values()];
+  }
 }
 
 /** What one site's update comes to tonight: the themes to stage, those live may take, and a decision for each. */

@@ -1,23 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CLI, tempDir } from '../helpers/cli.js';
+import { CLI } from '../helpers/cli.js';
+import { loadedFrom, loadHookFlags } from '../helpers/loaded.js';
 
-/** The files a command's process loads, as a module hook (registered before the CLI starts) sees them resolved. */
+/** The files a command's process loads. */
 function loadedBy(args: string[]): string[] {
-  const dir = tempDir();
-  const hooks = join(dir, 'hooks.mjs');
-  writeFileSync(hooks, 'export async function resolve(s, c, next) { const r = await next(s, c); process.stderr.write(`LOADED ${r.url}\\n`); return r; }\n');
-  const register = join(dir, 'register.mjs');
-  writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
-  const result = spawnSync(process.execPath, ['--import', pathToFileURL(register).href, CLI, ...args], {
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH, SITEFLEET_TOKEN: 't' },
-  });
+  const result = spawnSync(process.execPath, [...loadHookFlags(), CLI, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, SITEFLEET_TOKEN: 't' } });
   expect(result.status, result.stderr).toBe(0);
-  return result.stderr.split('\n').flatMap((line) => (line.startsWith('LOADED ') ? [line.slice(7)] : []));
+  return loadedFrom(result.stderr);
 }
 
 /**

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/sim/server.js';
 import { CLI, runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
 import { useSimulator } from '../helpers/sim.js';
+import { loadedFrom, loadHookFlags } from '../helpers/loaded.js';
 
 const start = useSimulator();
 
@@ -22,22 +22,17 @@ tasks:
 `);
 }
 
-/** The files a `run` process loads, as a module hook registered before the CLI sees them (as test/cli/startup-loads.test.ts). */
+/** The files a `run` process loads (a process: what it loads is the test). */
 async function loadedByRun(sim: Simulator, file: string): Promise<{ code: number | null; loaded: string[] }> {
-  const dir = tempDir();
-  const hooks = join(dir, 'hooks.mjs');
-  writeFileSync(hooks, 'export async function resolve(s, c, next) { const r = await next(s, c); process.stderr.write(`LOADED ${r.url}\\n`); return r; }\n');
-  const register = join(dir, 'register.mjs');
-  writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
   // Asynchronously: the simulator answering the run lives in this process.
-  const child = spawn(process.execPath, ['--import', pathToFileURL(register).href, CLI, 'run', file, '--yes', '--report', join(dir, 'r.json')], {
+  const child = spawn(process.execPath, [...loadHookFlags(), CLI, 'run', file, '--yes', '--report', join(tempDir(), 'r.json')], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...simEnv(sim) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  return { code, loaded: stderr.split('\n').flatMap((line) => (line.startsWith('LOADED ') ? [line.slice(7)] : [])) };
+  return { code, loaded: loadedFrom(stderr) };
 }
 
 const BROWSER_CODE = ['/node_modules/playwright-core/', '/node_modules/pixelmatch/', '/node_modules/pngjs/'];
