@@ -28,6 +28,7 @@ describe('published schemas', () => {
     const probe = new SiteProbe({ userAgent: 'test', env: {} });
     onTestFinished(() => probe.close());
     const ajv = createAjv();
+    ajv.addSchema(read('records.schema.json'));
     const validatePlan = ajv.compile(read('plan.schema.json'));
     const validateReport = ajv.compile(read('report.schema.json'));
     const { plan, results } = await runInProcess(
@@ -51,18 +52,30 @@ describe('published schemas', () => {
 });
 
 describe('report schema', () => {
-  it('describes every field it defines', () => {
+  it('describes every field it defines, the shared records it refers to included', () => {
     const missing: string[] = [];
+    const records = read('records.schema.json') as { $defs: Record<string, unknown> };
     const walk = (node: unknown, path: string) => {
       if (typeof node !== 'object' || node === null) return;
-      const n = node as { properties?: Record<string, { description?: string }>; items?: unknown };
+      const n = node as { properties?: Record<string, { description?: string }>; items?: unknown; allOf?: unknown[]; $ref?: string };
       for (const [key, value] of Object.entries(n.properties ?? {})) {
         if (!value.description) missing.push(`${path}.${key}`);
         walk(value, `${path}.${key}`);
       }
       if (n.items) walk(n.items, `${path}[]`);
+      for (const part of n.allOf ?? []) walk(part, path);
+      const shared = /^records\.schema\.json#\/\$defs\/(\w+)$/.exec(n.$ref ?? '')?.[1];
+      if (shared) walk(records.$defs[shared], path);
     };
-    walk(JSON.parse(readFileSync(new URL('../schemas/report.schema.json', import.meta.url), 'utf8')), '');
+    walk(read('report.schema.json'), '');
     expect(missing).toEqual([]);
+    // The walk follows the shared records: a result's visual pages are among what it checked.
+    expect(JSON.stringify(records.$defs.step_result)).toContain('changed_percent');
+  });
+
+  it('the plan, report and journal keep no copy of a shared record: each refers to records.schema.json', () => {
+    const text = ['plan.schema.json', 'report.schema.json', 'journal-record.schema.json'].map((f) => JSON.stringify(read(f))).join('\n');
+    for (const field of ['"changed_percent"', '"restore_point"', '"operation_data_cut"', '"eligible_at"', '"staging_soaking"']) expect(text).not.toContain(field);
+    expect(text).toContain('records.schema.json#/$defs/step_result');
   });
 });

@@ -15,11 +15,15 @@ import { InputFileError, readInputFile } from './input-file.js';
 /** Plans and reports nest a dozen levels; deeper is not ours, and a million levels would overflow every walk over it. */
 export const MAX_JSON_DEPTH = 64;
 
-/** The schemas of what is read back, by file name in `schemas/`. */
-export type ReadBackSchema = 'plan.schema.json' | 'report.schema.json' | 'journal-record.schema.json';
+/**
+ * The schemas of what is read back, by file name in `schemas/`. `records.schema.json` holds what more
+ * than one of them records (a step's result, release-age and staging decisions): one schema for the
+ * writer and every reader, never a copy per file.
+ */
+export type ReadBackSchema = 'plan.schema.json' | 'report.schema.json' | 'journal-record.schema.json' | 'records.schema.json';
 
 /** The read-back schemas, by file name, as written. */
-export const READ_BACK_SCHEMAS: ReadBackSchema[] = ['plan.schema.json', 'report.schema.json', 'journal-record.schema.json'];
+export const READ_BACK_SCHEMAS: ReadBackSchema[] = ['records.schema.json', 'plan.schema.json', 'report.schema.json', 'journal-record.schema.json'];
 
 export function readBackSchema(name: ReadBackSchema): object {
   return JSON.parse(readFileSync(new URL(`../../schemas/${name}`, import.meta.url), 'utf8')) as object;
