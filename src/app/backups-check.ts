@@ -4,7 +4,7 @@ import { InvalidInputError } from '../errors.js';
 import type { Environment } from '../inventory/inventory.js';
 import { inventoryReader, readBackups, readInventory } from '../inventory/read.js';
 import { matches } from '../plan/select.js';
-import type { GlobalOptions } from './context.js';
+import type { GlobalOptions } from './runtime.js';
 import { withRuntime } from './run-scope.js';
 import type { Selector } from '../playbook/types.js';
 

@@ -4,7 +4,7 @@ import type { Plan } from '../plan/plan.js';
 import { learnFromJournal, type Learned } from '../run/history.js';
 import { journalPathFor } from '../run/journal.js';
 import { describeWindow, openingAt } from '../util/time-window.js';
-import type { Runtime } from './context.js';
+import type { Runtime } from './runtime.js';
 import { formatDuration } from '../util/duration.js';
 import { terminalName } from '../util/safe-text.js';
 

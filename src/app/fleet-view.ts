@@ -3,7 +3,7 @@ import { exposureOf, type Exposure } from '../inventory/exposure.js';
 import type { Inventory } from '../inventory/inventory.js';
 import { inventoryReader, readInventory } from '../inventory/read.js';
 import { attachSiteIds, loadSitesFile } from '../inventory/sites.js';
-import type { GlobalOptions } from './context.js';
+import type { GlobalOptions } from './runtime.js';
 import { withRuntime } from './run-scope.js';
 
 /**

@@ -1,6 +1,6 @@
 import { journalPathFor } from '../run/journal.js';
 import { checkOutputs, type InputFile, type OutputFile } from '../util/output-file.js';
-import type { GlobalOptions } from './context.js';
+import type { GlobalOptions } from './runtime.js';
 
 /**
  * Checks a command's outputs and `--log-file` when it starts, before anything is sent: against its

@@ -8,7 +8,7 @@ import type { Playbook } from '../playbook/types.js';
 import { buildPlan, readsNeeded, releasesNeeded, stagingNeeded, type Plan } from '../plan/plan.js';
 import { releaseClock } from '../coord/release-clock.js';
 import type { Inventory as Fleet } from '../inventory/inventory.js';
-import type { GlobalOptions, Runtime } from './context.js';
+import type { GlobalOptions, Runtime } from './runtime.js';
 import { RunScope } from './run-scope.js';
 import { playbookSha256 } from './saved-plan.js';
 

@@ -8,7 +8,7 @@ import { readJournalBack } from '../run/journal-read-back.js';
 import { chooseRestores, type LeftAlone, type RestoreCandidate, type RestoreChoice } from '../run/restore-choice.js';
 import type { StepResult } from '../run/types.js';
 import { terminalMessage, terminalName } from '../util/safe-text.js';
-import { UsageError, type GlobalOptions } from './context.js';
+import { UsageError, type GlobalOptions } from './runtime.js';
 import { CoordinationError } from '../errors.js';
 import { finishRun, outputFiles, REPORT_OUTPUTS, type OutputFlags } from './finish-run.js';
 import { checkCommandOutputs, journalOf } from './output-check.js';

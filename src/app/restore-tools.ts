@@ -9,7 +9,7 @@ import type { StepResult } from '../run/types.js';
 import { taskWatch, type Watcher } from '../run/watcher.js';
 import { systemClock } from '../util/clock.js';
 import { siteUserAgent } from '../util/version.js';
-import type { Runtime } from './context.js';
+import type { Runtime } from './runtime.js';
 import type { RunScope } from './run-scope.js';
 
 /** A candidate the service's backup list confirmed, with the backup's age. */

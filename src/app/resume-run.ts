@@ -1,4 +1,4 @@
-import { readToken, UsageError, type GlobalOptions } from './context.js';
+import { readToken, UsageError, type GlobalOptions } from './runtime.js';
 import { hasSeal } from '../util/seal.js';
 import { playbookSha256 } from './saved-plan.js';
 import { Journal, journalPathFor, NoStartRecordError, type JournalState } from '../run/journal.js';

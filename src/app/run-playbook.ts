@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { buildReport } from '../report/report.js';
 import { hasStartRecord, Journal, journalPathFor, type JournalRecord } from '../run/journal.js';
 import type { Plan } from '../plan/plan.js';
-import { readToken, UsageError, type GlobalOptions, type Runtime } from './context.js';
+import { readToken, UsageError, type GlobalOptions, type Runtime } from './runtime.js';
 import { sealOf } from '../util/seal.js';
 import { describeExpiring, keyFindings } from '../run/api-keys.js';
 import type { Playbook } from '../playbook/types.js';

@@ -2,7 +2,7 @@ import { openCoordination } from '../coord/open.js';
 import type { Coordination, LockScope } from '../coord/types.js';
 import { watcherFor, type Watcher } from '../run/watcher.js';
 import { forTerminal } from '../util/safe-text.js';
-import { createRuntime, type GlobalOptions, type Runtime, type RuntimeOptions } from './context.js';
+import { createRuntime, type GlobalOptions, type Runtime, type RuntimeOptions } from './runtime.js';
 import { onInterrupt } from './signals.js';
 
 /** A read-only command's scope (no lock), with its runtime drawing from `company`'s shared budget. */

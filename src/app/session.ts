@@ -10,7 +10,7 @@ import { fanOut, type Subscriber } from './run-events/subscriber.js';
 import { execute, type RunLook } from '../run/executor.js';
 import type { ExecuteOutcome, StepResult } from '../run/types.js';
 import type { Journal } from '../run/journal.js';
-import type { GlobalOptions, Runtime } from './context.js';
+import type { GlobalOptions, Runtime } from './runtime.js';
 import type { RunScope } from './run-scope.js';
 import { endsOf, recordStagingOrWarn } from './staging-record.js';
 import { finishRun, type OutputFlags, type Started } from './finish-run.js';

@@ -10,7 +10,7 @@ import type { StepResult } from '../run/types.js';
 import { forTerminal } from '../util/safe-text.js';
 import { readJsonFile } from '../util/json-input.js';
 import { EXIT } from '../errors.js';
-import type { GlobalOptions } from './context.js';
+import type { GlobalOptions } from './runtime.js';
 import { finishRun, outputFiles, REPORT_OUTPUTS, type OutputFlags } from './finish-run.js';
 import { checkCommandOutputs, journalOf } from './output-check.js';
 import { RunScope } from './run-scope.js';

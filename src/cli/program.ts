@@ -16,7 +16,7 @@ import { registerReport } from './commands/report.js';
 import { registerValidate } from './commands/validate.js';
 import { durationOption, intOption } from './parse.js';
 import { LONGEST } from '../util/duration.js';
-import type { GlobalOptions } from '../app/context.js';
+import type { GlobalOptions } from '../app/runtime.js';
 import { checkCommandOutputs } from '../app/output-check.js';
 import { sitefleetVersion } from '../util/version.js';
 import { ExitNow, type Io } from '../app/io.js';

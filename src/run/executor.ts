@@ -8,7 +8,7 @@ import type { CallPort, HeldPlace } from './caller.js';
 import type { BusyClaim, BusyRegister } from '../coord/types.js';
 import { EnvironmentSequence, type Turn } from './env-sequence.js';
 import { failureBudget, type FailureBudget } from './failure-budget.js';
-import { afterBackup, findRestorePoint } from './guards.js';
+import { afterBackup, findRestorePoint } from './restore-point.js';
 import { BatchConfirmer, readListing } from './batch-confirm.js';
 import { HealthGate, healthOutcome, healthRecord } from './health-gate.js';
 import { OperationFollower, type FollowContext } from './follow.js';

@@ -18,7 +18,7 @@ describe('what validate loads', () => {
   it('no undici, pino, p-queue, readline prompt or runtime', () => {
     const loaded = loadedBy(['validate', 'playbooks/php-staging.yaml']);
     expect(loaded.some((url) => url.endsWith('/dist/playbook/load.js'))).toBe(true);
-    for (const heavy of ['/node_modules/undici/', '/node_modules/pino/', '/node_modules/p-queue/', 'node:readline', '/dist/app/context.js'])
+    for (const heavy of ['/node_modules/undici/', '/node_modules/pino/', '/node_modules/p-queue/', 'node:readline', '/dist/app/runtime.js'])
       expect(loaded.filter((url) => url.includes(heavy))).toEqual([]);
   });
 });

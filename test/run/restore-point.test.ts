@@ -3,7 +3,7 @@ import pino from 'pino';
 import { Writable } from 'node:stream';
 import { AbortedError, AuthenticationError, ServerError } from '../../src/errors.js';
 import type { CallPort } from '../../src/run/caller.js';
-import { findRestorePoint } from '../../src/run/guards.js';
+import { findRestorePoint } from '../../src/run/restore-point.js';
 import type { Step } from '../../src/plan/plan.js';
 
 const ENV = '00000000-0000-4000-8000-000000000001';

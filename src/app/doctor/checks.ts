@@ -5,7 +5,7 @@ import { AuthenticationError, CoordinationError, EXIT, NetworkError, NotFoundErr
 import { inventoryReader, readInventory } from '../../inventory/read.js';
 import { describeExpiring, keyFindings } from '../../run/api-keys.js';
 import { defaultStateDir } from '../../coord/file-lock.js';
-import { readToken, type GlobalOptions, type Runtime } from '../context.js';
+import { readToken, type GlobalOptions, type Runtime } from '../runtime.js';
 import { withRuntime } from '../run-scope.js';
 import { forTerminal, jsonText } from '../../util/safe-text.js';
 import { channelChecks, doctorPlaybook, type ChannelOptions } from './channels.js';

@@ -1,7 +1,7 @@
 import type { RunEnd } from '../../notify/run-end.js';
 import type { OutputFile } from '../../util/output-file.js';
 import type { OutputStart, RunOutput, Undelivered } from './output.js';
-import { endOfAbandoned, endOfFinished, sourceOf } from './told.js';
+import { endOfAbandoned, endOfFinished, sourceOf } from './channel-shared.js';
 
 /**
  * `--metrics-file FILE` or `settings.metrics_file`: the run's metrics in Prometheus' text format, for

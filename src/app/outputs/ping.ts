@@ -1,7 +1,7 @@
 import type { Delivery } from '../../notify/deliver.js';
 import type { RunEnd } from '../../notify/run-end.js';
 import type { OutputStart, RunOutput, Undelivered } from './output.js';
-import { endOfAbandoned, endOfFinished, policyOf, sourceOf } from './told.js';
+import { endOfAbandoned, endOfFinished, policyOf, sourceOf } from './channel-shared.js';
 
 /**
  * `--ping URL` or `settings.ping`: a dead-man's switch in healthchecks.io's convention (its

@@ -1,7 +1,7 @@
 import type { Webhook } from '../../notify/channels.js';
 import type { RunEnd } from '../../notify/run-end.js';
 import type { OutputStart, RunOutput, Started, Undelivered } from './output.js';
-import { endOfAbandoned, endOfFinished, policyOf, sourceOf } from './told.js';
+import { endOfAbandoned, endOfFinished, policyOf, sourceOf } from './channel-shared.js';
 
 /**
  * `settings.notify`: each webhook told of the run's end when its `on` says so, after the report is

@@ -1,4 +1,4 @@
-import type { GlobalOptions } from '../../app/context.js';
+import type { GlobalOptions } from '../../app/runtime.js';
 import { formatDuration } from '../../util/duration.js';
 import { table } from '../render.js';
 import { forCsv, jsonText, terminalName } from '../../util/safe-text.js';

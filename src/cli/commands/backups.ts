@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { LONGEST_AGE } from '../../util/duration.js';
 import { durationFlag } from '../parse.js';
-import type { GlobalOptions } from '../../app/context.js';
+import type { GlobalOptions } from '../../app/runtime.js';
 import type { BackupsOptions } from './backups-table.js';
 import { addSelectorFlags } from '../selector-flags.js';
 

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { LONGEST_AGE } from '../../util/duration.js';
 import { durationFlag } from '../parse.js';
-import type { GlobalOptions } from '../../app/context.js';
+import type { GlobalOptions } from '../../app/runtime.js';
 import type { DoctorOptions } from '../../app/doctor/checks.js';
 
 export function registerDoctor(program: Command): void {

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { EXIT, InvalidInputError } from '../../errors.js';
-import type { GlobalOptions } from '../../app/context.js';
+import type { GlobalOptions } from '../../app/runtime.js';
 import { durationFlag } from '../parse.js';
 import { LONGEST_AGE } from '../../util/duration.js';
 

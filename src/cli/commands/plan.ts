@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { GlobalOptions } from '../../app/context.js';
+import type { GlobalOptions } from '../../app/runtime.js';
 import { reportError } from '../report-error.js';
 import { checkCommandOutputs, journalOf } from '../../app/output-check.js';
 
@@ -48,7 +48,7 @@ async function plan(file: string, opts: PlanOptions, globals: GlobalOptions): Pr
     import('../../report/report.js'),
     import('../../app/estimate.js'),
     import('../../util/seal.js'),
-    import('../../app/context.js'),
+    import('../../app/runtime.js'),
   ]);
   // The saved plan and the log are checked before the fleet is read (see util/output-file.ts).
   checkCommandOutputs(globals, opts.out ? [{ flag: '--out', path: opts.out, kind: 'plan' }] : [], [

@@ -2,7 +2,7 @@ import { UsageError } from '../../errors.js';
 import type { Report } from '../../report/report.js';
 import type { InputFile, OutputFile } from '../../util/output-file.js';
 import { forTerminal } from '../../util/safe-text.js';
-import type { GlobalOptions } from '../../app/context.js';
+import type { GlobalOptions } from '../../app/runtime.js';
 import { checkCommandOutputs, journalOf } from '../../app/output-check.js';
 import { periodBound, readReport, recordPageOf, reportsFrom, runPageOf, writePage, type Brand } from '../../app/report-pages.js';
 

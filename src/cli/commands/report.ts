@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { GlobalOptions } from '../../app/context.js';
+import type { GlobalOptions } from '../../app/runtime.js';
 import type { ReportPageOptions } from './report-page.js';
 
 export function registerReport(program: Command): void {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { GlobalOptions } from '../../app/context.js';
+import type { GlobalOptions } from '../../app/runtime.js';
 import { REPORT_OUTPUTS } from '../../app/finish-run.js';
 import { addOutputOptions } from './run-flags.js';
 import type { RestoreOptions } from '../../app/restore-run.js';

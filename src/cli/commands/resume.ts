@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.js';
-import type { GlobalOptions } from '../../app/context.js';
+import type { GlobalOptions } from '../../app/runtime.js';
 import type { ResumeOptions } from '../../app/resume-run.js';
 import { addOutputOptions, addWindowOptions, EXIT_CODES_HELP } from './run-flags.js';
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { GlobalOptions } from '../../app/context.js';
+import type { GlobalOptions } from '../../app/runtime.js';
 import { addOutputOptions, addWindowOptions, EXIT_CODES_HELP } from './run-flags.js';
 import { DEFAULT_MAX_PLAN_AGE, type RunOptions } from '../../app/run-options.js';
 import { durationOption } from '../parse.js';

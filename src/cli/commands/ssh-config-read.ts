@@ -4,7 +4,7 @@ import type { Environment } from '../../inventory/inventory.js';
 import { inventoryReader, readInventory } from '../../inventory/read.js';
 import { attachSiteIds, loadSitesFile } from '../../inventory/sites.js';
 import { matches } from '../../plan/select.js';
-import type { GlobalOptions } from '../../app/context.js';
+import type { GlobalOptions } from '../../app/runtime.js';
 import { withRuntime } from '../../app/run-scope.js';
 import { selectorFrom, type SelectorFlags } from '../selector-flags.js';
 import { forTerminal, jsonText, sshToken, terminalName } from '../../util/safe-text.js';

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import type { GlobalOptions } from '../../app/context.js';
+import type { GlobalOptions } from '../../app/runtime.js';
 import type { SshConfigOptions } from './ssh-config-read.js';
 import { addSelectorFlags } from '../selector-flags.js';
 

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { DEFAULT_TRACKING } from '../../run/watcher.js';
 import { LONGEST } from '../../util/duration.js';
 import { durationOption } from '../parse.js';
-import type { GlobalOptions } from '../../app/context.js';
+import type { GlobalOptions } from '../../app/runtime.js';
 import { REPORT_OUTPUTS, type OutputFlags } from '../../app/finish-run.js';
 import { addOutputOptions } from './run-flags.js';
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { InvalidInputError, type InputProblem } from '../../errors.js';
-import type { GlobalOptions } from '../../app/context.js';
+import type { GlobalOptions } from '../../app/runtime.js';
 
 export function registerValidate(program: Command): void {
   program
