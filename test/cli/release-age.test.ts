@@ -167,6 +167,23 @@ describe('with.min_release_age: new versions age before they are sent', () => {
     expect(new Set(installed(sim).values())).toEqual(new Set(['1.0.3']));
   });
 
+  it('max_hold frees a theme numbered in four parts too, counted from the oldest version the install has not taken', async () => {
+    const { sim } = await start({ sites: 3, seed: 3 });
+    shapeFleet(sim, { quad: { versions: ['1.2.3.1', '1.2.3.2'], vulnerable: [] } });
+    const env = simEnv(sim);
+    const fast = '{ min_release_age: 3d, max_hold: 5d }';
+    const versions = sim.fleet.catalog.get('quad')!.versions;
+    expect((await night(sim, env, T0, fast)).moved).toEqual([]);
+    versions.push('1.2.3.3');
+    expect((await night(sim, env, T0 + 2 * DAY, fast)).moved).toEqual([]);
+    versions.push('1.2.3.4');
+    expect((await night(sim, env, T0 + 4 * DAY, fast)).moved).toEqual([]);
+    // 1.2.3.4 would age on day 7 (and max_hold from it alone on day 9): the install has waited since day 0.
+    const released = await night(sim, env, T0 + 5 * DAY, fast);
+    expect(released.moved).toEqual(['quad']);
+    expect(decisions(released.report).get('quad')).toMatchObject({ code: 'max_hold', version: '1.2.3.4', waiting_since: iso(T0) });
+  });
+
   it('plan records what it sees (a dry run too), and shows first-seen dates and eligibility; the run after it counts from then', async () => {
     const { sim } = await start({ sites: 3, seed: 3 });
     shapeFleet(sim, CATALOG);
