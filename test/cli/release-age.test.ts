@@ -96,7 +96,7 @@ describe('with.min_release_age: new versions age before they are sent', () => {
     expect(slack).toContain(`• held: \`age_pending\` patch-plain 4.1.0 → 4.1.1 on`);
     expect(slack).toContain(`environments, eligible ${iso(T0 + 3 * DAY)}`);
     const file = join(env.SITEFLEET_STATE_DIR!, 'first-seen', `${sim.companyId}.jsonl`);
-    expect(readFileSync(file, 'utf8')).toContain(JSON.stringify({ theme: 'patch-plain', version: '4.1.1', first_seen: iso(T0) }));
+    expect(readFileSync(file, 'utf8')).toContain(JSON.stringify({ v: 1, theme: 'patch-plain', version: '4.1.1', first_seen: iso(T0) }));
 
     // Two days on the clock has not restarted: still held, eligible the same day.
     const second = await night(sim, env, T0 + 2 * DAY);

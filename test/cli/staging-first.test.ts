@@ -264,6 +264,28 @@ describe('rollout.staging_first: staging takes the update first, live on a later
     expect(sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes' && e.path.includes(staging.id))).toHaveLength(1);
   });
 
+  it('status records a staging end once: three status calls leave the store as the first left it', async () => {
+    const { sim } = await start({ sites: 6, seed: 5 });
+    shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
+    const env = simEnv(sim);
+    const reportPath = join(tempDir(), 'r.json');
+    const run = await runCli(['run', playbook(sim), '--yes', '--report', reportPath], env, { now: () => T0 });
+    expect(run.code, run.stderr).toBe(0);
+    const store = join(env.SITEFLEET_STATE_DIR!, 'staging', `${sim.companyId}.jsonl`);
+    const lines = () => readFileSync(store, 'utf8').split('\n').filter(Boolean);
+    const staged = (JSON.parse(readFileSync(reportPath, 'utf8')) as Report).results.filter((r) => r.role === 'staging' && r.status === 'succeeded');
+    expect(staged.length).toBeGreaterThan(0);
+    // One line per staging environment's end, each with the format's version.
+    expect(lines()).toHaveLength(staged.length);
+    expect(lines().every((l) => (JSON.parse(l) as { v: number }).v === 1)).toBe(true);
+    const after = lines();
+    for (let i = 1; i <= 3; i++) {
+      const status = await runCli(['status', reportPath], env, { now: () => T0 + i * HOUR });
+      expect(status.code, status.stderr).toBe(0);
+      expect(lines()).toEqual(after);
+    }
+  });
+
   it('a staging store that cannot be written is a warning, not the end of the command: resume with nothing left says so and finishes', async () => {
     const { sim } = await start({ sites: 6, seed: 5 });
     shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
