@@ -52,20 +52,6 @@ export class FirstSeen {
   *entries(): Generator<FirstSighting> {
     for (const [theme, versions] of this.#byTheme) for (const [version, at] of versions) yield { theme, version, at };
   }
-
-  /**
-   * The sightings this table does not hold yet, or holds with a later time than `at`: what a store
-   * must add, once each and by key (a line that would change nothing is not written).
-   */
-  missing(sightings: readonly Sighting[], at: number): Sighting[] {
-    const out = new Map<string, Sighting>();
-    for (const s of sightings) {
-      const known = this.at(s.theme, s.version);
-      const version = versionKey(s.version);
-      if (known === undefined || known > at) out.set(JSON.stringify([s.theme, version]), { theme: s.theme, version });
-    }
-    return [...out.values()];
-  }
 }
 
 /**

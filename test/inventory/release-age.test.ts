@@ -121,12 +121,5 @@ describe('release age', () => {
     expect(table.at('astra', '1.0')).toBe(T0);
     expect(table.at('__proto__', 'constructor')).toBe(T0);
     expect(table.at('toString', '1.0')).toBeUndefined();
-    expect(table.missing([{ theme: 'astra', version: '1.0' }], T0 + DAY)).toEqual([]);
-    // What a store must add is written by key, once.
-    const twice = [
-      { theme: 'astra', version: '1.0' },
-      { theme: 'astra', version: '1.0.0' },
-    ];
-    expect(table.missing(twice, T0 - DAY)).toEqual([{ theme: 'astra', version: '1.0.0' }]);
   });
 });
