@@ -1,4 +1,4 @@
-import { releaseClock } from '../coord/release-clock.js';
+import { releaseClock } from './release-clock.js';
 import { exposureOf, type Exposure } from '../inventory/exposure.js';
 import type { Inventory } from '../inventory/inventory.js';
 import { inventoryReader, readInventory } from '../inventory/read.js';

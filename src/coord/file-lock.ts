@@ -167,6 +167,25 @@ export async function acquireLock(stateDir: string, scope: LockScope, options: L
   }
 }
 
+/**
+ * A short lock of this machine's state folder for one job (compacting a store): the same lock file as
+ * a run's (created whole and exclusively, a stale one of a process gone on this host taken over by
+ * one winner), but never waited for. Returns how to let go, or undefined when another process holds it.
+ */
+export function tryLockFile(path: string, command: string): (() => void) | undefined {
+  const me: LockHolder = { pid: process.pid, host: hostname(), started_at: new Date().toISOString(), command };
+  let held = tryCreate(path, me);
+  if (!held) {
+    const holder = readHolder(path);
+    if (holder && holder.host === me.host && !alive(holder.pid)) held = takeOver(path, holder, me);
+  }
+  if (!held) return undefined;
+  return () => {
+    const current = readHolder(path);
+    if (current && same(current, me)) unlinkSync(path);
+  };
+}
+
 /** The lock a playbook's run takes: `settings.lock` (default `company`). */
 export function lockScopeOf(plan: { company: string; name: string; settings?: { lock?: 'company' | 'playbook' } }): LockScope {
   // A UUID in either case is one company: one lock.

@@ -1,22 +1,23 @@
 import { StagingTable, type StagingEntry } from '../plan/staging-first.js';
+import { recordFolded, type LineFormat } from './folded-file.js';
 import { companyJsonl, stateFolderFailure } from './jsonl-file.js';
 import type { StagingStore } from './types.js';
 
 /**
  * What staging ran of a company's theme versions, in the state folder: `staging/<company>.jsonl`,
- * one entry a line, only ever appended to (jsonl-file.ts). The table keeps the earliest time of each
- * kind, so the order lines land in does not matter and a soak never restarts. Only staging steps, as
- * they end, write it (app/staging-record.ts).
+ * one entry a line (jsonl-file.ts), appended only when it is the earliest of its kind for its
+ * (environment, theme, version), and compacted now and then. The table keeps the earliest time of
+ * each kind, so the order lines land in does not matter and a soak never restarts. Only staging
+ * steps, as they end, write it (app/staging-record.ts); an end recorded again (by each `status`)
+ * adds nothing.
  */
-export function stagingFile(stateDir: string, company: string): StagingStore {
+export function stagingFile(stateDir: string, company: string, options: { compactAbove?: number } = {}): StagingStore {
   const file = companyJsonl(stateDir, 'staging', company, 'staging');
   return {
     where: file.path,
     record(entries) {
       try {
-        const { lines, cutShort } = file.read();
-        if (entries.length > 0) file.append(entries.map(lineOf), cutShort);
-        return Promise.resolve(StagingTable.of([...lines.flatMap((line) => entryOf(line) ?? []), ...entries]));
+        return Promise.resolve(StagingTable.of(recordFolded(file, STAGING_LINES, entries, options.compactAbove)));
       } catch (error) {
         throw stateFolderFailure(error, 'what staging ran', file.path);
       }
@@ -24,27 +25,18 @@ export function stagingFile(stateDir: string, company: string): StagingStore {
   };
 }
 
-/** An entry as a line: the time in ISO 8601, as a person reading the file expects. */
-export function lineOf(e: StagingEntry): string {
-  return JSON.stringify({
-    env_id: e.env_id,
-    theme: e.theme,
-    version: e.version,
-    kind: e.kind,
-    at: new Date(e.at).toISOString(),
-    ...(e.why ? { why: e.why } : {}),
-  });
-}
-
-/** A line this store wrote; anything else is skipped (a soak that starts again holds live longer, never sends sooner). */
-export function entryOf(line: string): StagingEntry | undefined {
-  try {
-    const { env_id, theme, version, kind, at, why } = JSON.parse(line) as Record<string, unknown>;
+/**
+ * An entry as a line, the time in ISO 8601 as a person reading the file expects. A line that is not
+ * one is skipped (a soak that starts again holds live longer, never sends sooner).
+ */
+export const STAGING_LINES: LineFormat<StagingEntry> = {
+  fromRecord({ env_id, theme, version, kind, at, why }) {
     const ms = typeof at === 'string' ? Date.parse(at) : NaN;
     if (typeof env_id !== 'string' || typeof theme !== 'string' || typeof version !== 'string' || !Number.isFinite(ms)) return undefined;
     if (kind !== 'healthy' && kind !== 'failed') return undefined;
     return { env_id, theme, version, kind, at: ms, ...(typeof why === 'string' ? { why } : {}) };
-  } catch {
-    return undefined;
-  }
-}
+  },
+  toRecord: (e) => ({ env_id: e.env_id, theme: e.theme, version: e.version, kind: e.kind, at: new Date(e.at).toISOString(), ...(e.why ? { why: e.why } : {}) }),
+  key: (e) => JSON.stringify([e.env_id, e.theme, e.version, e.kind]),
+  at: (e) => e.at,
+};

@@ -1,5 +1,5 @@
 import { parseDuration } from '../util/duration.js';
-import { compareVersions, versionJump, type Bump, type Jump } from '../util/theme-version.js';
+import { orderVersions, versionJump, versionKey, type Bump, type Jump } from '../util/theme-version.js';
 import type { FirstSeen } from './first-seen.js';
 import type { InstalledTheme } from './inventory.js';
 
@@ -107,14 +107,17 @@ function ripeAt(policy: ReleaseAgePolicy, clock: ReleaseClock, theme: string, in
 
 /**
  * The versions this install fell behind on before the offered one: those seen of its theme, newer
- * than the installed version and older than the offered one (numbered versions only: an order we
- * cannot read is not trusted). Oldest first.
+ * than the installed version and older than the offered one. Oldest first. Releases are ordered as
+ * `orderVersions` reads them (`1.2.3.1`, `2.0-rc1` too); two it cannot order are ordered by when each
+ * was first seen, as a theme's releases appear in the listing one after the other. Without this a
+ * theme numbered in a way we cannot read would count only from its newest version, and one that
+ * releases faster than `max_hold` would never be freed.
  */
-function pendingVersions(t: InstalledTheme, table: FirstSeen): { version: string; at: number }[] {
-  const between = table.versions(t.name).filter(([v]) => {
-    const [above, below] = [compareVersions(v, t.version), compareVersions(v, t.update_version)];
-    return above !== undefined && below !== undefined && above > 0 && below < 0;
-  });
+function pendingVersions(t: InstalledTheme, table: FirstSeen, now: number): { version: string; at: number }[] {
+  const [installed, offered] = [versionKey(t.version), versionKey(t.update_version)];
+  const seenAt = (v: string) => table.at(t.name, v) ?? now;
+  const order = (a: string, b: string) => orderVersions(a, b) ?? seenAt(a) - seenAt(b);
+  const between = table.versions(t.name).filter(([v]) => v !== installed && v !== offered && order(v, installed) > 0 && order(v, offered) < 0);
   return between.map(([version, at]) => ({ version, at })).sort((a, b) => a.at - b.at);
 }
 
@@ -130,7 +133,7 @@ export function judgeReleaseAge(t: InstalledTheme, policy: ReleaseAgePolicy, clo
   const base = { theme: t.name, installed: t.version, version: t.update_version, first_seen: iso(offered.firstSeen) };
   if (fixesVulnerable(t) && (policy.release_age_bypass ?? 'vulnerable') === 'vulnerable')
     return { ...base, code: 'security_bypass', held: false, eligible_at: iso(offered.eligibleAt), override: 'with.release_age_bypass: none waits anyway' };
-  const pending = pendingVersions(t, clock.firstSeen);
+  const pending = pendingVersions(t, clock.firstSeen, clock.now);
   const waitingSince = Math.min(offered.firstSeen, ...pending.map((p) => p.at));
   const maxHold = maxHoldOf(policy);
   const releaseAt = waitingSince + maxHold.ms;

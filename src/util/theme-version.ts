@@ -37,12 +37,41 @@ export function withinBump(jump: Jump, max: Bump): boolean {
 }
 
 /**
- * Orders two numbered versions (negative: `a` is older); undefined when either is not numbered, since
- * no order can be trusted between releases we cannot read.
+ * The one spelling of a version a store keys by: a numbered version as its three parts (`6.0` and
+ * `6.0.0` are one release, so one key), anything else exactly as written. Stores written before keys
+ * were normalised still read: their `6.0` folds into the same key as a new `6.0.0`.
  */
-export function compareVersions(a: string, b: string): number | undefined {
-  const x = versionParts(a);
-  const y = versionParts(b);
-  if (!x || !y) return undefined;
-  return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+export function versionKey(version: string): string {
+  const parts = versionParts(version);
+  return parts ? parts.join('.') : version;
+}
+
+/**
+ * A looser reading than `versionParts`, for ordering releases only (never for sizing a jump): any
+ * number of numeric parts (`1.2.3.1`), an optional leading `v`, and an optional pre-release tag
+ * (`2.0-rc1`, `1.0-beta.2`, `3.1a`), which comes before the release it names. A missing part is 0.
+ */
+const LOOSE = /^v?(\d+(?:\.\d+)*)(?:[-._]?(dev|alpha|a|beta|b|rc|pre)[-.]?(\d*))?$/i;
+const TAGS: Record<string, number> = { dev: 0, alpha: 1, a: 1, beta: 2, b: 2, rc: 3, pre: 3 };
+/** A release with no tag: after every pre-release of it. */
+const RELEASE = 4;
+
+function looseParts(version: string): number[] | undefined {
+  const m = LOOSE.exec(version.trim());
+  if (!m) return undefined;
+  const release = m[1]!.split('.').map(Number);
+  return [...release, ...Array<number>(Math.max(0, 8 - release.length)).fill(0), m[2] ? TAGS[m[2].toLowerCase()]! : RELEASE, Number(m[3] || 0)];
+}
+
+/**
+ * Orders two releases (negative: `a` is older, 0: the same release): numerically part by part, a
+ * pre-release before its release. Undefined when either cannot be read even so (`trunk`): the caller
+ * decides what an unknown order means.
+ */
+export function orderVersions(a: string, b: string): number | undefined {
+  const x = looseParts(a);
+  const y = looseParts(b);
+  if (!x || !y || x.length !== y.length) return undefined;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
+  return 0;
 }

@@ -96,7 +96,7 @@ describe('with.min_release_age: new versions age before they are sent', () => {
     expect(slack).toContain(`• held: \`age_pending\` patch-plain 4.1.0 → 4.1.1 on`);
     expect(slack).toContain(`environments, eligible ${iso(T0 + 3 * DAY)}`);
     const file = join(env.SITEFLEET_STATE_DIR!, 'first-seen', `${sim.companyId}.jsonl`);
-    expect(readFileSync(file, 'utf8')).toContain(JSON.stringify({ theme: 'patch-plain', version: '4.1.1', first_seen: iso(T0) }));
+    expect(readFileSync(file, 'utf8')).toContain(JSON.stringify({ v: 1, theme: 'patch-plain', version: '4.1.1', first_seen: iso(T0) }));
 
     // Two days on the clock has not restarted: still held, eligible the same day.
     const second = await night(sim, env, T0 + 2 * DAY);
@@ -165,6 +165,23 @@ describe('with.min_release_age: new versions age before they are sent', () => {
     expect(decisions(released.report).get('fast')).toMatchObject({ code: 'max_hold', held: false, version: '1.0.3', waiting_since: iso(T0) });
     expect(released.stdout).toContain('sent before its age: fast: max_hold: 1.0.0 → 1.0.3');
     expect(new Set(installed(sim).values())).toEqual(new Set(['1.0.3']));
+  });
+
+  it('max_hold frees a theme numbered in four parts too, counted from the oldest version the install has not taken', async () => {
+    const { sim } = await start({ sites: 3, seed: 3 });
+    shapeFleet(sim, { quad: { versions: ['1.2.3.1', '1.2.3.2'], vulnerable: [] } });
+    const env = simEnv(sim);
+    const fast = '{ min_release_age: 3d, max_hold: 5d }';
+    const versions = sim.fleet.catalog.get('quad')!.versions;
+    expect((await night(sim, env, T0, fast)).moved).toEqual([]);
+    versions.push('1.2.3.3');
+    expect((await night(sim, env, T0 + 2 * DAY, fast)).moved).toEqual([]);
+    versions.push('1.2.3.4');
+    expect((await night(sim, env, T0 + 4 * DAY, fast)).moved).toEqual([]);
+    // 1.2.3.4 would age on day 7 (and max_hold from it alone on day 9): the install has waited since day 0.
+    const released = await night(sim, env, T0 + 5 * DAY, fast);
+    expect(released.moved).toEqual(['quad']);
+    expect(decisions(released.report).get('quad')).toMatchObject({ code: 'max_hold', version: '1.2.3.4', waiting_since: iso(T0) });
   });
 
   it('plan records what it sees (a dry run too), and shows first-seen dates and eligibility; the run after it counts from then', async () => {

@@ -1,6 +1,8 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseRedisUrl, RedisLink } from '../../src/coord/redis/link.js';
+import { companyKey } from '../../src/coord/redis/lock.js';
 import { jsonSummary } from '../../src/notify/run-end.js';
 import { slackMessage } from '../../src/notify/slack.js';
 import type { StagingDecision } from '../../src/plan/staging-first.js';
@@ -262,6 +264,52 @@ describe('rollout.staging_first: staging takes the update first, live on a later
     const staging = envs.find((e) => e.displayName === 'staging')!;
     expect([staging.themes.get('calm')!.version, staging.themes.get('other')!.version]).toEqual(['1.0.1', '2.0.1']);
     expect(sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes' && e.path.includes(staging.id))).toHaveLength(1);
+  });
+
+  it('status records a staging end once: three status calls leave the store as the first left it', async () => {
+    const { sim } = await start({ sites: 6, seed: 5 });
+    shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
+    const env = simEnv(sim);
+    const reportPath = join(tempDir(), 'r.json');
+    const run = await runCli(['run', playbook(sim), '--yes', '--report', reportPath], env, { now: () => T0 });
+    expect(run.code, run.stderr).toBe(0);
+    const store = join(env.SITEFLEET_STATE_DIR!, 'staging', `${sim.companyId}.jsonl`);
+    const lines = () => readFileSync(store, 'utf8').split('\n').filter(Boolean);
+    const staged = (JSON.parse(readFileSync(reportPath, 'utf8')) as Report).results.filter((r) => r.role === 'staging' && r.status === 'succeeded');
+    expect(staged.length).toBeGreaterThan(0);
+    // One line per staging environment's end.
+    expect(lines()).toHaveLength(staged.length);
+    const after = lines();
+    for (let i = 1; i <= 3; i++) {
+      const status = await runCli(['status', reportPath], env, { now: () => T0 + i * HOUR });
+      expect(status.code, status.stderr).toBe(0);
+      expect(lines()).toEqual(after);
+    }
+    // Each with the format's version.
+    expect(after.every((l) => (JSON.parse(l) as { v: number }).v === 1)).toBe(true);
+  });
+
+  it('with --coordination too: status adds no field to the staging hash, and the run left one per end', async () => {
+    const { sim } = await start({ sites: 6, seed: 5 });
+    shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
+    const env = simEnv(sim);
+    const url = (await redis()).url;
+    const reportPath = join(tempDir(), 'r.json');
+    const run = await runCli(['--coordination', url, 'run', playbook(sim), '--yes', '--report', reportPath], env, { now: () => T0 });
+    expect(run.code, run.stderr).toBe(0);
+    const staged = (JSON.parse(readFileSync(reportPath, 'utf8')) as Report).results.filter((r) => r.role === 'staging' && r.status === 'succeeded');
+    const link = await RedisLink.connect(parseRedisUrl(url));
+    try {
+      const fields = () => link.redis.hlen(companyKey(sim.companyId.toLowerCase(), 'staging', 'table'));
+      expect(await fields()).toBe(staged.length);
+      for (let i = 1; i <= 3; i++) {
+        const status = await runCli(['--coordination', url, 'status', reportPath], env, { now: () => T0 + i * HOUR });
+        expect(status.code, status.stderr).toBe(0);
+        expect(await fields()).toBe(staged.length);
+      }
+    } finally {
+      await link.close();
+    }
   });
 
   it('a staging store that cannot be written is a warning, not the end of the command: resume with nothing left says so and finishes', async () => {

@@ -1,4 +1,4 @@
-import { appendFileSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { firstSeenFile } from '../../src/coord/first-seen-file.js';
@@ -36,6 +36,53 @@ describe('first-seen times in the state folder', () => {
     expect(after.at('astra', '1.1')).toBe(T0 + DAY);
     const reread = await firstSeenFile(dir, COMPANY).record([], T0 + 2 * DAY);
     expect([reread.at('astra', '1.0'), reread.at('astra', '1.1')]).toEqual([T0, T0 + DAY]);
+  });
+
+  it('reads the lines of the release before (no format version, 6.0 spelled short): 6.0 and 6.0.0 are one version, and nothing is appended for it', async () => {
+    const dir = tempDir();
+    const store = firstSeenFile(dir, COMPANY);
+    mkdirSync(join(dir, 'first-seen'));
+    const old = `${JSON.stringify({ theme: 'astra', version: '6.0', first_seen: new Date(T0).toISOString() })}\n`;
+    writeFileSync(store.where, old);
+    const table = await store.record([astra('6.0.0'), astra('6.0'), astra('6.1')], T0 + DAY);
+    expect([table.at('astra', '6.0'), table.at('astra', '6.0.0'), table.at('astra', '6.1.0')]).toEqual([T0, T0, T0 + DAY]);
+    // Only 6.1 was lacking: written once, by its key, with the format's version.
+    const lines = readFileSync(store.where, 'utf8').split('\n').filter(Boolean);
+    expect(lines).toEqual([old.trimEnd(), JSON.stringify({ v: 1, theme: 'astra', version: '6.1.0', first_seen: new Date(T0 + DAY).toISOString() })]);
+  });
+
+  it('a store past its size is rewritten with the earliest time of each version, keeping lines of a later format', async () => {
+    const dir = tempDir();
+    const store = firstSeenFile(dir, COMPANY, { compactAbove: 4 });
+    mkdirSync(join(dir, 'first-seen'));
+    const line = (version: string, at: number) => JSON.stringify({ theme: 'astra', version, first_seen: new Date(at).toISOString() });
+    const later = JSON.stringify({ v: 2, theme: 'astra', version: '9.9', seen: 'some day' });
+    // What the release before left after many nights: the same versions over and over, a cut line, and a later format's line.
+    const lines = [
+      line('1.0', T0 + DAY),
+      line('1.0.0', T0),
+      later,
+      '{"theme":"astra","vers',
+      line('1.1', T0 + 2 * DAY),
+      line('1.0', T0 + 3 * DAY),
+      line('1.1.0', T0 + 2 * DAY),
+      later,
+    ];
+    writeFileSync(store.where, `${lines.join('\n')}\n`, { mode: 0o600 });
+    const table = await store.record([astra('1.2')], T0 + 4 * DAY);
+    const now = readFileSync(store.where, 'utf8').split('\n').filter(Boolean);
+    expect(now).toEqual([
+      JSON.stringify({ v: 1, theme: 'astra', version: '1.0.0', first_seen: new Date(T0).toISOString() }),
+      JSON.stringify({ v: 1, theme: 'astra', version: '1.1.0', first_seen: new Date(T0 + 2 * DAY).toISOString() }),
+      JSON.stringify({ v: 1, theme: 'astra', version: '1.2.0', first_seen: new Date(T0 + 4 * DAY).toISOString() }),
+      later,
+    ]);
+    expect(statSync(store.where).mode & 0o777).toBe(0o600);
+    // The table read back is the one it was before.
+    const reread = await firstSeenFile(dir, COMPANY, { compactAbove: 4 }).record([], T0 + 5 * DAY);
+    expect([...reread.entries()]).toEqual([...table.entries()]);
+    // Under its size, a file is left as it is.
+    expect(readFileSync(store.where, 'utf8').split('\n').filter(Boolean)).toEqual(now);
   });
 
   it('names no file after anything but a company UUID', () => {

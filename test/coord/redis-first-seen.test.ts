@@ -45,6 +45,26 @@ describe('first-seen times in Redis', () => {
     expect([...(await redisFirstSeen(a, COMPANY).record([], T0)).entries()]).toHaveLength(2);
   });
 
+  it('6.0 and 6.0.0 are one version: a field an earlier release wrote as 6.0 keeps its time, and new fields are written by the key', async () => {
+    const { a } = await twoMachines();
+    const key = companyKey(COMPANY, 'first-seen');
+    await a.redis.hset(key, JSON.stringify(['astra', '6.0']), String(T0));
+    const table = await redisFirstSeen(a, COMPANY).record(
+      [
+        { theme: 'astra', version: '6.0.0' },
+        { theme: 'astra', version: '6.1' },
+        { theme: 'astra', version: '6.1.0' },
+      ],
+      T0 + DAY,
+    );
+    expect([table.at('astra', '6.0'), table.at('astra', '6.0.0'), table.at('astra', '6.1')]).toEqual([T0, T0, T0 + DAY]);
+    expect((await a.redis.hkeys(key)).sort()).toEqual([
+      JSON.stringify(['astra', '6.0']),
+      JSON.stringify(['astra', '6.0.0']),
+      JSON.stringify(['astra', '6.1.0']),
+    ]);
+  });
+
   it('a Redis gone stops the command with a CoordinationError', async () => {
     const { r, a } = await twoMachines();
     await r.stop();

@@ -1,4 +1,5 @@
 import { FirstSeen, type FirstSighting } from '../../inventory/first-seen.js';
+import { versionKey } from '../../util/theme-version.js';
 import type { FirstSeenStore } from '../types.js';
 import { companyKey } from './lock.js';
 import { RedisLink, Script } from './link.js';
@@ -18,7 +19,8 @@ export function redisFirstSeen(link: RedisLink, company: string): FirstSeenStore
   return {
     where: key,
     async record(sightings, at) {
-      const fields = sightings.map((s) => JSON.stringify([s.theme, s.version]));
+      // By the version's key: a field an earlier release wrote as `6.0` folds with this `6.0.0` when read.
+      const fields = [...new Set(sightings.map((s) => JSON.stringify([s.theme, versionKey(s.version)])))];
       const reply = (await link.run(RECORD, [key], [Math.round(at), ...fields])) as string[];
       const entries: FirstSighting[] = [];
       for (let i = 0; i + 1 < reply.length; i += 2) {

@@ -213,12 +213,65 @@ return redis.call('HGETALL', KEYS[1])
 `;
 
 /**
- * Appends staging entries (one JSON line each) to the company's list and returns the whole list:
- * appending needs no read first, and the table read from it keeps the earliest time of each kind.
- *
- * KEYS: the company's staging list. ARGV: the lines to append.
+ * Sets hash fields to the earliest of two times: ARGV from `from` on are (field, time in ms, value)
+ * triples, the value JSON with the time as `at`. A field is set when it is new, holds no readable time,
+ * or holds a later one; an equal or earlier time stays (an end recorded again adds nothing).
  */
-export const STAGING_RECORD = `
-for i = 1, #ARGV do redis.call('RPUSH', KEYS[1], ARGV[i]) end
-return redis.call('LRANGE', KEYS[1], 0, -1)
+const SET_EARLIEST = `
+local function setEarliest(hash, from)
+  for i = from, #ARGV, 3 do
+    local known = redis.call('HGET', hash, ARGV[i])
+    local keep = false
+    if known then
+      local ok, value = pcall(cjson.decode, known)
+      keep = ok and type(value) == 'table' and tonumber(value.at) ~= nil and tonumber(value.at) <= tonumber(ARGV[i + 1])
+    end
+    if not keep then redis.call('HSET', hash, ARGV[i], ARGV[i + 2]) end
+  end
+end
+`;
+
+/** How many lines of an earlier release's staging list one migration step moves. */
+export const STAGING_MIGRATE_BATCH = 500;
+
+/**
+ * Records staging entries in the company's staging hash (one field per environment, theme, version and
+ * kind, the earliest time standing) and returns the whole hash: never more than one field per key,
+ * however often an end is recorded. While the list an earlier release appended to still holds lines,
+ * writes nothing and returns them instead (the first STAGING_MIGRATE_BATCH), to be moved by
+ * STAGING_MIGRATE first.
+ *
+ * KEYS: the staging hash, the earlier release's list. ARGV: (field, ms, value) triples.
+ * Returns {0, field, value, field, value, …}, or {1, line, line, …} while the list has lines.
+ */
+export const STAGING_RECORD = `${SET_EARLIEST}
+local old = redis.call('LRANGE', KEYS[2], 0, ${STAGING_MIGRATE_BATCH - 1})
+if #old > 0 then
+  table.insert(old, 1, 1)
+  return old
+end
+setEarliest(KEYS[1], 1)
+local reply = redis.call('HGETALL', KEYS[1])
+table.insert(reply, 1, 0)
+return reply
+`;
+
+/**
+ * Moves the first lines of an earlier release's staging list into the hash, read by the caller: only
+ * if the list still starts with exactly those lines (another process may have moved them first), so
+ * no line is moved twice or dropped unread. Lines appended to the list meanwhile stay for the next step.
+ *
+ * KEYS: the staging hash, the earlier release's list. ARGV: n, the n lines read, then (field, ms,
+ * value) triples of the entries read from them. Returns 1 when moved, 0 when the list had changed.
+ */
+export const STAGING_MIGRATE = `${SET_EARLIEST}
+local n = tonumber(ARGV[1])
+local head = redis.call('LRANGE', KEYS[2], 0, n - 1)
+if #head ~= n then return 0 end
+for i = 1, n do
+  if head[i] ~= ARGV[i + 1] then return 0 end
+end
+setEarliest(KEYS[1], n + 2)
+redis.call('LTRIM', KEYS[2], n, -1)
+return 1
 `;

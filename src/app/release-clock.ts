@@ -1,7 +1,7 @@
 import { sightingsOf } from '../inventory/first-seen.js';
 import type { Inventory } from '../inventory/inventory.js';
 import type { ReleaseClock } from '../inventory/release-age.js';
-import type { Coordination } from './types.js';
+import type { Coordination } from '../coord/types.js';
 
 /**
  * Records every theme version the listing shows in the company's first-seen store (durably, before
