@@ -72,7 +72,8 @@ describe('HostingClient against the simulator: every endpoint', () => {
   });
 
   it('bulk-updates themes, and the listing stops showing the update once the operation completes', async () => {
-    const { sim, client } = await start();
+    // The first poll answers "in progress" as an event: by time alone, a busy machine's first poll may come after the operation ended.
+    const { sim, client } = await start({ operationPolls: { running: 1 } });
     const listing = await read(client, 'listThemes', { id: sim.companyId }, { column: 'updatesAvailable', limit: 100 });
     const theme = listing.company.themes.items.find((t) => t.environments.some((e) => e.theme_update === 'available'))!;
     const env = theme.environments.find((e) => e.theme_update === 'available')!;
