@@ -1,6 +1,7 @@
 import type { Target } from '../actions/action.js';
 import type { Plan } from '../plan/plan.js';
-import type { StagingDecision, StagingEntry } from '../plan/staging-first.js';
+import type { StagingDecision } from '../plan/staging-first.js';
+import type { StagingEntry } from '../inventory/staging-table.js';
 import { isProblem, type StepResult, type StepStatus } from '../run/types.js';
 import type { RunScope } from './run-scope.js';
 import { forTerminal } from '../util/safe-text.js';

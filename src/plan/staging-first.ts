@@ -2,6 +2,7 @@ import type { Environment, InstalledTheme, Inventory } from '../inventory/invent
 import type { Rollout } from '../playbook/types.js';
 import { parseDuration } from '../util/duration.js';
 import { globMatcher } from '../util/glob.js';
+import type { StagingTable } from '../inventory/staging-table.js';
 
 /**
  * `rollout.staging_first`: each site's update runs on its staging environment first; the live
@@ -33,48 +34,6 @@ export interface StagingDecision {
   /** What lets it through: the setting, or what a person does. */
   override?: string;
 }
-
-/** One line of the store, written as a staging step ended: it took `version` and passed its checks (`healthy`), or did not (`failed`). */
-export interface StagingEntry {
-  env_id: string;
-  theme: string;
-  version: string;
-  kind: 'healthy' | 'failed';
-  at: number;
-  why?: string;
-}
-
-/** What the store says of one (staging environment, theme, version): the earliest of each kind. */
-export interface StagingRecord {
-  healthy?: number;
-  failed?: { at: number; why: string };
-}
-
-/** The store's entries folded: of two times of a kind the earlier stands, so a soak never restarts and a failure never ages out. */
-export class StagingTable {
-  readonly #records = new Map<string, StagingRecord>();
-
-  static of(entries: readonly StagingEntry[]): StagingTable {
-    const table = new StagingTable();
-    for (const e of entries) table.#add(e);
-    return table;
-  }
-
-  get(envId: string, theme: string, version: string): StagingRecord | undefined {
-    return this.#records.get(keyOf(envId, theme, version));
-  }
-
-  #add(e: StagingEntry): void {
-    const key = keyOf(e.env_id, e.theme, e.version);
-    const record = this.#records.get(key) ?? {};
-    if (e.kind === 'healthy' && (record.healthy === undefined || e.at < record.healthy)) record.healthy = e.at;
-    if (e.kind === 'failed' && (record.failed === undefined || e.at < record.failed.at))
-      record.failed = { at: e.at, why: e.why ?? 'its staging update failed' };
-    this.#records.set(key, record);
-  }
-}
-
-const keyOf = (envId: string, theme: string, version: string) => JSON.stringify([envId, theme, version]);
 
 /** The time staging is judged at and the store's table: inputs, like the plan's date. */
 export interface StagingClock {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Environment, InstalledTheme } from '../../src/inventory/inventory.js';
-import { judgeStaged, StagingTable, type StagingEntry } from '../../src/plan/staging-first.js';
+import { StagingTable, type StagingEntry } from '../../src/inventory/staging-table.js';
+import { judgeStaged } from '../../src/plan/staging-first.js';
 
 const HOUR = 3_600_000;
 const NOW = Date.parse('2026-03-03T02:00:00.000Z');

@@ -1,5 +1,5 @@
 import type { StagingStore } from '../types.js';
-import { StagingTable } from '../../plan/staging-first.js';
+import { StagingTable } from '../../inventory/staging-table.js';
 import { entryOf, lineOf } from '../staging-file.js';
 import { companyKey } from './lock.js';
 import { RedisLink, Script } from './link.js';
