@@ -282,6 +282,27 @@ describe('rollout.staging_first: staging takes the update first, live on a later
     expect(resumed.stderr).toMatch(/^sitefleet: warning: could not record what the staging updates came to \(.*\): live holds those versions/m);
   });
 
+  it('one count of a night: the plan, the staging lines, the summary and the webhook count each staged site once', async () => {
+    const { sim } = await start({ sites: 6, seed: 5 });
+    shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
+    const { staged, alone } = sitesOf(sim);
+    const env = simEnv(sim);
+    const planned = await runCli(['plan', playbook(sim)], env, { now: () => T0 });
+    const targets = staged + alone;
+    expect(planned.stdout).toMatch(new RegExp(`^1 +themes +themes\\.update +${targets} `, 'm'));
+    expect(planned.stdout).toContain(`staging first (themes): staged: calm 1.0.1 on ${staged} sites`);
+    const first = await night(sim, env, T0);
+    expect(first.code, first.stderr).toBe(0);
+    // The task's row counts its targets (each live environment once), as the plan did; staging's runs are a row apart.
+    expect(first.stdout).toMatch(new RegExp(`^themes +${targets} +0 +0 +0 +0 +${targets} +0$`, 'm'));
+    expect(first.stdout).toMatch(new RegExp(`^themes: staging first +${staged} +${staged} +0 +0 +0 +0 +0$`, 'm'));
+    const webhook = jsonSummary(
+      { name: 'staged', exitCode: 0, startedAt: new Date(T0), finishedAt: new Date(T0), report: { value: first.report, path: 'r.json' } },
+      new Date(T0),
+    );
+    expect(webhook.staging).toContainEqual(expect.objectContaining({ code: 'staged', theme: 'calm', sites: staged }));
+  });
+
   it('validate: staging first goes with themes.update, and its settings with staging_first', async () => {
     const base = 'version: 1\nname: v\ncompany: 0f1e2d3c-4b5a-4697-8877-665544332211\ntasks:\n';
     const wrong = writePlaybook(
