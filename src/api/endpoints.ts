@@ -44,6 +44,15 @@ export const ENDPOINTS = {
   cloneEnvironment: { method: 'POST', path: '/sites/{site_id}/environments/clone', body: 'clone-environment', operation: 'environment:clone', creates: true },
   getSshConfig: { method: 'GET', path: '/sites/{site_id}/environments/{env_id}/ssh/config', response: 'ssh-config-response' },
   bulkUpdateThemes: { method: 'PUT', path: '/sites/environments/{env_id}/themes/bulk-update', body: 'bulk-update-themes', operation: 'wp-themes:bulk-update' },
+  // The bulk update names no version and installs whatever is newest when the service runs it: a
+  // version a policy judged goes by this one, which names it.
+  updateTheme: {
+    method: 'PUT',
+    path: '/sites/environments/{env_id}/themes',
+    body: 'update-theme',
+    operation: 'wp-theme:update',
+    evidence: 'shared/real-service-notes.md, "Updating one theme to a given version": 202 with operation_id wp-theme:update-…',
+  },
   modifyPhpVersion: { method: 'PUT', path: '/sites/tools/modify-php-version', body: 'modify-php-version', operation: 'php:modify-version' },
   // The spec: creating a plain environment answers with an operation id of kind environment:clone.
   createPlainEnvironment: {

@@ -20,6 +20,8 @@ export type OperationKind =
   | 'domains:create-dns-record'
   | 'environment:clone'
   | 'wp-themes:bulk-update'
+  /** Beyond the spec (real-service-notes.md, "Updating one theme to a given version"). */
+  | 'wp-theme:update'
   | 'php:modify-version'
   | 'sites:add-plain'
   | 'backups:add-manual'
@@ -140,6 +142,12 @@ export interface SshConfig {
 
 export interface BulkUpdateThemesBody {
   themes: { name: string }[];
+}
+
+/** The pinned update of one theme: it installs `update_version`, whatever is newest when it runs. */
+export interface UpdateThemeBody {
+  name: string;
+  update_version: string;
 }
 
 export interface ModifyPhpVersionBody {

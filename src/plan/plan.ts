@@ -232,7 +232,14 @@ class PlanParts {
     const t: TaskInPlan = {
       task,
       action,
-      ctx: { with: task.with, company: this.company, date, inventory, ...(this.input.releases ? { releases: this.input.releases } : {}) },
+      ctx: {
+        with: task.with,
+        company: this.company,
+        date,
+        inventory,
+        ...(this.input.releases ? { releases: this.input.releases } : {}),
+        ...(task.rollout?.staging_first ? { pinVersions: true as const } : {}),
+      },
       ...(task.backup_first ? { backupTag: restorePoint.tag(task.name, date) } : {}),
     };
     const before = { steps: this.steps.length, skipped: this.skipped.length };
@@ -370,7 +377,6 @@ class PlanParts {
     const { task, action, backupTag } = t;
     let backupStep: string | undefined;
     for (const [i, e] of expansions.entries()) {
-      const id = `${task.index}:${key}${expansions.length > 1 ? `:${i}` : ''}`;
       if ('skip' in e) {
         this.skipped.push({ task: task.name, task_index: task.index, action: action.name, target, reason: e.skip, ...releaseAgeOf(e) });
         continue;
@@ -383,15 +389,18 @@ class PlanParts {
           role: 'backup',
         });
       }
+      const id = `${task.index}:${key}${e.key !== undefined ? `:${e.key}` : expansions.length > 1 ? `:${i}` : ''}`;
       const endpoint = ENDPOINTS[e.request.endpoint];
       if ('body' in endpoint) this.problems.push(...checkBody(task, endpoint.body, e.request.body, target, this.input.env ?? {}));
+      // Each call carries the staging decisions of the items it updates (a pinned update: its one theme).
+      const staging = e.items ? mark.staging?.filter((d) => e.items!.includes(d.theme)) : mark.staging;
       // A staging step's decisions are live's to say (its skip): its own note stays the action's.
-      const note = [e.note, ...(mark.role === 'staging' ? [] : (mark.staging ?? []).map(stagingWords))].filter(Boolean).join('; ');
+      const note = [e.note, ...(mark.role === 'staging' ? [] : (staging ?? []).map(stagingWords))].filter(Boolean).join('; ');
       this.steps.push({
         ...stepOf(id, task, action.name, target, e.request, !action.creates),
         ...(note ? { note } : {}),
         ...(mark.role ? { role: mark.role } : {}),
-        ...(mark.staging ? { staging: mark.staging } : {}),
+        ...(staging ? { staging } : {}),
         ...(e.precondition ? { precondition: e.precondition } : {}),
         ...(backupStep ? { backup_step: backupStep } : {}),
         ...(guard.health ? { health: guard.health } : {}),

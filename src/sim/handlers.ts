@@ -172,6 +172,20 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
       }
     });
   },
+  // Beyond the spec (real-service-notes.md): one theme to the version named, which must be one the
+  // catalogue has; it answers 202 with a `wp-theme:update-…` operation, as the notes say.
+  updateTheme(ctx) {
+    const e = env(ctx);
+    const { name, update_version } = ctx.body as T.UpdateThemeBody;
+    const installed = e.themes.get(name);
+    if (!installed) throw new SimHttpError(400, `name: ${name} is not installed on environment ${e.id}`);
+    if (!ctx.fleet.catalog.get(name)?.versions.includes(update_version))
+      throw new SimHttpError(400, `update_version: ${update_version} is not a version of ${name}`);
+    return later(e.id, () => {
+      installed.version = update_version;
+      installed.updateStatus = 'updated';
+    });
+  },
   modifyPhpVersion(ctx) {
     const body = ctx.body as T.ModifyPhpVersionBody;
     const e = env(ctx, body.environment_id);

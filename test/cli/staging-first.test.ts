@@ -149,11 +149,11 @@ describe('rollout.staging_first: staging takes the update first, live on a later
     expect(first.code).toBe(1);
     expect(first.moved).toEqual([]);
     expect(first.report.results.filter((r) => r.role === 'staging' && r.status === 'failed' && r.restored?.status === 'succeeded')).toHaveLength(staged);
-    const writesBefore = sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes').length;
+    const writesBefore = sim.log.filter((e) => e.endpoint === 'updateTheme').length;
     const second = await night(sim, env, T0 + 24 * HOUR, [], '{ staging_first: true }');
     expect(second.code, second.stderr).toBe(0);
     expect(second.moved).toEqual([]);
-    expect(sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes').length).toBe(writesBefore);
+    expect(sim.log.filter((e) => e.endpoint === 'updateTheme').length).toBe(writesBefore);
     const failed = decisionsOf(second.report).filter((d) => d.code === 'staging_failed');
     expect(failed).toHaveLength(staged);
     expect(failed[0]).toMatchObject({ failed_at: iso(T0), why: expect.stringMatching(/^its staging update ended failed: /) as unknown });
@@ -240,7 +240,7 @@ describe('rollout.staging_first: staging takes the update first, live on a later
     expect(held.stdout).not.toContain('staged:');
   });
 
-  it('one staging for two live-like environments takes every theme either of them stages, in one step', async () => {
+  it('one staging for two live-like environments takes every theme either of them stages, each once, pinned', async () => {
     const { sim } = await start({ sites: 2, seed: 5 });
     shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] }, other: { versions: ['2.0.0', '2.0.1'], vulnerable: [] } });
     const site = [...sim.fleet.sites.values()].find((s) => s.envIds.some((id) => sim.fleet.environments.get(id)!.displayName === 'staging'))!;
@@ -261,7 +261,11 @@ describe('rollout.staging_first: staging takes the update first, live on a later
     expect(res.code, res.stderr).toBe(0);
     const staging = envs.find((e) => e.displayName === 'staging')!;
     expect([staging.themes.get('calm')!.version, staging.themes.get('other')!.version]).toEqual(['1.0.1', '2.0.1']);
-    expect(sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes' && e.path.includes(staging.id))).toHaveLength(1);
+    const sent = sim.log.filter((e) => e.endpoint === 'updateTheme' && e.path.includes(staging.id)).map((e) => e.body);
+    expect(sent).toEqual([
+      { name: 'calm', update_version: '1.0.1' },
+      { name: 'other', update_version: '2.0.1' },
+    ]);
   });
 
   it('a staging store that cannot be written is a warning, not the end of the command: resume with nothing left says so and finishes', async () => {
