@@ -24,7 +24,9 @@ import { selectEnvironments } from './select.js';
 import {
   judgeStaged,
   offering,
+  soakedOn,
   StagingSites,
+  towards,
   stagingWords,
   mismatch,
   type StagingClock,
@@ -322,7 +324,11 @@ class PlanParts {
    */
   private judgeSite(t: TaskInPlan, action: EnvironmentAction, env: Environment, staging: Environment | undefined): StagedSite | undefined {
     const offered = env.themes.filter((th) => th.update_available);
-    const wanted = offered.filter((th) => action.expandEnvironment(offering(env, [th]), t.ctx).some((e) => 'request' in e));
+    // The policy judges the version live would take: one staging soaked (pinned), else the newest offered.
+    const table = this.input.staging!.table;
+    const wanted = offered.filter((th) =>
+      action.expandEnvironment(offering(env, [staging ? towards(th, soakedOn(th, staging, table)) : th]), t.ctx).some((e) => 'request' in e),
+    );
     const rest = offered.filter((th) => !wanted.includes(th));
     if (wanted.length === 0 || rest.length > 0) this.onEnvironment(t, env, action.expandEnvironment(offering(env, rest), t.ctx));
     if (wanted.length === 0) return undefined;
@@ -340,7 +346,8 @@ class PlanParts {
 
   /** Live's part: the promoted themes' update, and one skip naming why each other theme waits. */
   private onLive(t: TaskInPlan, action: EnvironmentAction, { env, judged }: StagedSite): void {
-    const promoted = judged.decisions.filter((d) => judged.promote.some((th) => th.name === d.theme));
+    // What live takes tonight; a theme may also be staged anew the night live takes the version staging soaked.
+    const promoted = judged.decisions.filter((d) => (d.code === 'promoted' || d.code === 'no_staging') && judged.promote.some((th) => th.name === d.theme));
     if (judged.promote.length > 0) this.onEnvironment(t, env, action.expandEnvironment(offering(env, judged.promote), t.ctx), { staging: promoted });
     const held = judged.decisions.filter((d) => !promoted.includes(d));
     if (held.length > 0)

@@ -286,6 +286,48 @@ describe('rollout.staging_first: staging takes the update first, live on a later
     expect(resumed.stderr).toMatch(/^sitefleet: warning: could not record what the staging updates came to \(.*\): live holds those versions/m);
   });
 
+  it('a theme that releases faster than the soak still reaches live: live takes the version staging soaked, pinned, and staging then stages the newer one', async () => {
+    const { sim } = await start({ sites: 4, seed: 5 });
+    shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
+    const env = simEnv(sim);
+    const pairs = [...sim.fleet.sites.values()].flatMap((site) => {
+      const envs = site.envIds.map((id) => sim.fleet.environments.get(id)!);
+      const [live, staging] = [envs.find((e) => e.displayName === 'live'), envs.find((e) => e.displayName === 'staging')];
+      return live && staging ? [{ live, staging }] : [];
+    });
+    expect(pairs.length).toBeGreaterThan(0);
+    const versions = () => pairs.map(({ live, staging }) => `${live.themes.get('calm')!.version}/${staging.themes.get('calm')!.version}`);
+    const release = (version: string) => sim.fleet.catalog.get('calm')!.versions.push(version);
+    const rollout = '{ staging_first: true, soak: 20h }';
+    expect((await night(sim, env, T0, [], rollout)).code).toBe(0);
+    expect(new Set(versions())).toEqual(new Set(['1.0.0/1.0.1']));
+    // A release before the soak ends: staging keeps what it soaks, live waits for that version.
+    release('1.0.2');
+    const second = await night(sim, env, T0 + 10 * HOUR, [], rollout);
+    expect(second.code, second.stderr).toBe(0);
+    expect(new Set(versions())).toEqual(new Set(['1.0.0/1.0.1']));
+    expect(
+      decisionsOf(second.report)
+        .filter((d) => d.code === 'staging_soaking')
+        .map((d) => d.version),
+    ).toEqual(pairs.map(() => '1.0.1'));
+    // Another release; the soak of 1.0.1 has passed: live takes 1.0.1, pinned, though 1.0.3 is offered, and staging stages 1.0.3.
+    release('1.0.3');
+    const updatesBefore = sim.log.length;
+    const third = await night(sim, env, T0 + 24 * HOUR, [], rollout);
+    expect(third.code, third.stderr).toBe(0);
+    expect(new Set(versions())).toEqual(new Set(['1.0.1/1.0.3']));
+    const sent = sim.log.slice(updatesBefore).filter((e) => e.endpoint === 'updateTheme' || e.endpoint === 'bulkUpdateThemes');
+    expect(sent.every((e) => e.endpoint === 'updateTheme')).toBe(true);
+    for (const { live } of pairs) expect(sent.find((e) => e.path.includes(live.id))?.body).toEqual({ name: 'calm', update_version: '1.0.1' });
+    for (const r of third.report.results.filter((x) => x.role !== 'staging' && x.role !== 'backup' && x.step_id !== null))
+      expect(r.runs).toEqual([{ name: 'calm', version: '1.0.1' }]);
+    // The night after the next soak: live takes 1.0.3. No theme starves.
+    const fourth = await night(sim, env, T0 + 48 * HOUR, [], rollout);
+    expect(fourth.code, fourth.stderr).toBe(0);
+    expect(new Set(versions())).toEqual(new Set(['1.0.3/1.0.3']));
+  });
+
   it('one count of a night: the plan, the staging lines, the summary and the webhook count each staged site once', async () => {
     const { sim } = await start({ sites: 6, seed: 5 });
     shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
