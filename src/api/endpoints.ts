@@ -1,4 +1,4 @@
-import type { ApiKeyListResponse, BackupListResponse, DomainListResponse, OperationKind, SshConfig, ThemeListResponse } from './types.js';
+import type { ApiKeyListResponse, BackupListResponse, DomainListResponse, OperationKind, SiteListResponse, SshConfig, ThemeListResponse } from './types.js';
 
 /**
  * The 22 endpoints of the spec as data (and restore, which it names without showing: `evidence`): method, path template, the schema of the body (a file in
@@ -85,6 +85,13 @@ export const ENDPOINTS = {
   listDomains: { method: 'GET', path: '/sites/environments/{env_id}/domains', response: 'domain-list-response' },
   setSshStatus: { method: 'POST', path: '/sites/environments/{env_id}/ssh/set-status', body: 'ssh-status' },
   pushEnvironment: { method: 'PUT', path: '/sites/{site_id}/environments', body: 'push-environment', operation: 'environments:push' },
+  // Site ids (the theme listing names sites only by display names, which need not be unique).
+  listSites: {
+    method: 'GET',
+    path: '/sites',
+    response: 'site-list-response',
+    evidence: 'shared/real-service-notes.md, "The company\'s sites": GET /sites?company={id}&include_environments=true',
+  },
   restoreBackup: {
     method: 'POST',
     path: '/sites/environments/{target_env_id}/backups/restore',
@@ -107,6 +114,7 @@ export interface ReadAnswers {
   getSshConfig: SshConfig;
   listBackups: BackupListResponse;
   listDomains: DomainListResponse;
+  listSites: SiteListResponse;
 }
 
 export type ReadEndpoint = keyof ReadAnswers;

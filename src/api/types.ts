@@ -269,3 +269,8 @@ export interface OperationStatus {
   /** A finished operation's `data` (what it created, what a command printed), when it says anything. */
   data?: unknown;
 }
+
+/** `GET /sites?company={id}&include_environments=true` (beyond the spec): the fields sitefleet reads of it. */
+export interface SiteListResponse {
+  company: { sites: { id: string; display_name: string; environments?: { id: string; name?: string; display_name?: string }[] }[] };
+}

@@ -47,7 +47,7 @@ export const DEFAULT_STAGING_NAME = 'staging';
 
 /**
  * A fleet's staging environments by the task's rule (`rollout.staging`, a glob of names), indexed by
- * site once: a task over tens of thousands of environments looks each site up, never scans the fleet.
+ * site (by its id: siteKey) once: a task over tens of thousands of environments looks each site up, never scans the fleet.
  */
 export class StagingSites {
   readonly #isStaging: (name: string) => boolean;
@@ -57,9 +57,9 @@ export class StagingSites {
     this.#isStaging = globMatcher(rollout.staging ?? DEFAULT_STAGING_NAME);
     for (const env of inventory.environments) {
       if (!this.#isStaging(env.name)) continue;
-      const list = this.#bySite.get(env.site) ?? [];
+      const list = this.#bySite.get(siteKey(env)) ?? [];
       list.push(env);
-      this.#bySite.set(env.site, list);
+      this.#bySite.set(siteKey(env), list);
     }
   }
 
@@ -70,7 +70,7 @@ export class StagingSites {
 
   /** The site's staging environment: another environment of the same site whose name matches. */
   of(live: Environment): Environment | undefined {
-    return this.#bySite.get(live.site)?.find((e) => e.id !== live.id);
+    return this.#bySite.get(siteKey(live))?.find((e) => e.id !== live.id);
   }
 
   /** The staging environments of the sites of `selected`: what staging first writes to and checks. */
@@ -82,6 +82,15 @@ export class StagingSites {
     }
     return [...found.values()];
   }
+}
+
+/**
+ * A site's identity: its id, from the service's site listing (read once per plan where staging first
+ * is used). Its display name only where the service serves no listing, and the command has refused
+ * staging first for any display name that stands for two sites (app/prepare.ts).
+ */
+function siteKey(env: Environment): string {
+  return env.site_id !== undefined ? `id:${env.site_id}` : `name:${env.site}`;
 }
 
 /** What one site's update comes to tonight: the themes to stage, those live may take, and a decision for each. */

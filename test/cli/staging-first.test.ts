@@ -328,6 +328,43 @@ describe('rollout.staging_first: staging takes the update first, live on a later
     expect(new Set(versions())).toEqual(new Set(['1.0.3/1.0.3']));
   });
 
+  it('two sites of one display name are paired by site id, from the site listing read once: each staging takes its own live update', async () => {
+    const { sim } = await start({ sites: 4, seed: 5 });
+    shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
+    const [a, b] = [...sim.fleet.sites.values()].filter((s) => s.envIds.length === 2);
+    sim.rename('site', b!.displayName, a!.displayName);
+    const first = await night(sim, simEnv(sim), T0);
+    expect(first.code, first.stderr).toBe(0);
+    const stagingOf = (site: typeof a) => site!.envIds.map((id) => sim.fleet.environments.get(id)!).find((e) => e.displayName === 'staging')!;
+    expect([stagingOf(a).themes.get('calm')!.version, stagingOf(b).themes.get('calm')!.version]).toEqual(['1.0.1', '1.0.1']);
+    expect(sim.log.filter((e) => e.endpoint === 'listSites')).toHaveLength(1);
+    // Each site's staging step carries its own site's decision: the staging environment of that very site.
+    for (const site of [a, b]) {
+      const staging = stagingOf(site);
+      const step = first.report.results.find((r) => r.role === 'staging' && r.target.env_id === staging.id)!;
+      expect(step.staging!.map((d) => d.staging!.env_id)).toEqual([staging.id]);
+    }
+  });
+
+  it('without the site listing (404), staging first refuses a display name two sites share: exit 2, one line naming it, nothing sent', async () => {
+    const { sim } = await start({ sites: 4, seed: 5, siteListing: false });
+    shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
+    const [a, b] = [...sim.fleet.sites.values()].filter((s) => s.envIds.length === 2);
+    // Names that stand for one site each are paired as before.
+    expect((await night(sim, simEnv(sim), T0)).code).toBe(0);
+    const writes = sim.log.filter((e) => e.method !== 'GET').length;
+    sim.rename('site', b!.displayName, a!.displayName);
+    const file = playbook(sim);
+    const refused = await runCli(['run', file, '--yes', '--report', join(tempDir(), 'r.json')], simEnv(sim), { now: () => T0 + 48 * HOUR });
+    expect(refused.code).toBe(2);
+    const lines = refused.stderr.trim().split('\n');
+    // One line naming file, line and field, and the house's closing word.
+    expect(lines, refused.stderr).toEqual([expect.any(String), '1 problem; nothing was sent']);
+    expect(lines[0]).toMatch(/playbook\.yaml:\d+:\d+: tasks\.0\.rollout\.staging_first: staging first pairs live and staging by site id/);
+    expect(lines[0]).toContain(JSON.stringify(a!.displayName));
+    expect(sim.log.filter((e) => e.method !== 'GET')).toHaveLength(writes);
+  });
+
   it('one count of a night: the plan, the staging lines, the summary and the webhook count each staged site once', async () => {
     const { sim } = await start({ sites: 6, seed: 5 });
     shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
