@@ -74,6 +74,15 @@ describe('the shape of src/', () => {
     expect(up).toEqual([]);
   });
 
+  // The stores (coord/) keep what the planner reads, and hold no judgement of their own: what both share
+  // (the staging table, first sightings) sits below both, so the stores never depend on how a plan is made.
+  it('coord imports nothing from plan', () => {
+    const fromPlan = [...graph].flatMap(([file, targets]) =>
+      layerOf(file) === 'coord' ? targets.filter((t) => layerOf(t) === 'plan').map((t) => `${file} -> ${t}`) : [],
+    );
+    expect(fromPlan).toEqual([]);
+  });
+
   it('no two files import each other, however roundabout', () => {
     expect(circles(graph)).toEqual([]);
   });

@@ -37,7 +37,17 @@ export interface RequestSpec {
  * the themes the release age held back or sent early here, with their dates (the note says the same in words).
  */
 export type Expansion =
-  { request: RequestSpec; note?: string; precondition?: string; release_age?: ReleaseAgeDecision[] } | { skip: string; release_age?: ReleaseAgeDecision[] };
+  | {
+      request: RequestSpec;
+      note?: string;
+      precondition?: string;
+      release_age?: ReleaseAgeDecision[];
+      /** Names the call among its target's several (a theme's pinned update), so that its step's id stays when others come and go. */
+      key?: string;
+      /** The items (themes) the call updates, when the action knows them: a decision about another item is not this step's. */
+      items?: string[];
+    }
+  | { skip: string; release_age?: ReleaseAgeDecision[] };
 
 /** A site, for actions that act once per site: its id (from a sites map) and its environments in the listing. */
 export interface SiteTarget {
@@ -61,6 +71,11 @@ export interface ExpandContext<W extends object = WithBlock> {
    * action `reads` `first_seen`; undefined where no age is judged (validate's stand-in expansion).
    */
   releases?: ReleaseClock;
+  /**
+   * The planner judged each version this task sends beyond the action's own policy (rollout.staging_first:
+   * the version staging soaked, or the one it stages): the action must install that very version.
+   */
+  pinVersions?: true;
 }
 
 /** A domain of an environment, as the domain list gives it (domain-scoped actions expand on each). */
@@ -101,6 +116,12 @@ export interface RecordLine {
   detail?: string;
   /** `backup`: something the site can be restored from; the record gives its age. */
   kind?: 'backup';
+}
+
+/** An installed item (a theme) and the version an environment runs of it. */
+export interface ItemVersion {
+  name: string;
+  version: string;
 }
 
 /** What a creating step made: the id of the new environment or site. */
@@ -146,6 +167,8 @@ interface ActionBase<W extends object> {
    */
   example: W;
   endpoint: EndpointName;
+  /** Other endpoints its requests may name (themes.update sends a version it judged by the pinned update). */
+  alsoSends?: EndpointName[];
   /**
    * True when sending the call twice would do the work twice (a second backup, a second domain).
    * Such calls are never re-sent once they may have reached the server.
@@ -191,6 +214,12 @@ interface ActionBase<W extends object> {
    * task may not ask for `verify`.
    */
   verify?(step: StepOutcome, listing: Inventory): string | undefined;
+  /**
+   * Steps whose work is read back from a fresh listing once the task's operations ended, `verify` or
+   * not: what the environment runs is recorded (`runs`), and a step that does not run what was judged
+   * fails with `differs`. Undefined for a step not read back (its action judged no version).
+   */
+  readBack?(step: StepOutcome, listing: Inventory): { runs: ItemVersion[]; differs?: string } | undefined;
   /**
    * How a batch of this action's operations can be confirmed by one read of the listing instead of a
    * poll each. The listing only ever confirms success: a step it does not show done is polled, since

@@ -1,4 +1,4 @@
-import type { ApiKeyListResponse, BackupListResponse, DomainListResponse, OperationKind, SshConfig, ThemeListResponse } from './types.js';
+import type { ApiKeyListResponse, BackupListResponse, DomainListResponse, OperationKind, SiteListResponse, SshConfig, ThemeListResponse } from './types.js';
 
 /**
  * The 22 endpoints of the spec as data (and restore, which it names without showing: `evidence`): method, path template, the schema of the body (a file in
@@ -44,6 +44,15 @@ export const ENDPOINTS = {
   cloneEnvironment: { method: 'POST', path: '/sites/{site_id}/environments/clone', body: 'clone-environment', operation: 'environment:clone', creates: true },
   getSshConfig: { method: 'GET', path: '/sites/{site_id}/environments/{env_id}/ssh/config', response: 'ssh-config-response' },
   bulkUpdateThemes: { method: 'PUT', path: '/sites/environments/{env_id}/themes/bulk-update', body: 'bulk-update-themes', operation: 'wp-themes:bulk-update' },
+  // The bulk update names no version and installs whatever is newest when the service runs it: a
+  // version a policy judged goes by this one, which names it.
+  updateTheme: {
+    method: 'PUT',
+    path: '/sites/environments/{env_id}/themes',
+    body: 'update-theme',
+    operation: 'wp-theme:update',
+    evidence: 'shared/real-service-notes.md, "Updating one theme to a given version": 202 with operation_id wp-theme:update-…',
+  },
   modifyPhpVersion: { method: 'PUT', path: '/sites/tools/modify-php-version', body: 'modify-php-version', operation: 'php:modify-version' },
   // The spec: creating a plain environment answers with an operation id of kind environment:clone.
   createPlainEnvironment: {
@@ -76,6 +85,13 @@ export const ENDPOINTS = {
   listDomains: { method: 'GET', path: '/sites/environments/{env_id}/domains', response: 'domain-list-response' },
   setSshStatus: { method: 'POST', path: '/sites/environments/{env_id}/ssh/set-status', body: 'ssh-status' },
   pushEnvironment: { method: 'PUT', path: '/sites/{site_id}/environments', body: 'push-environment', operation: 'environments:push' },
+  // Site ids (the theme listing names sites only by display names, which need not be unique).
+  listSites: {
+    method: 'GET',
+    path: '/sites',
+    response: 'site-list-response',
+    evidence: 'shared/real-service-notes.md, "The company\'s sites": GET /sites?company={id}&include_environments=true',
+  },
   restoreBackup: {
     method: 'POST',
     path: '/sites/environments/{target_env_id}/backups/restore',
@@ -98,6 +114,7 @@ export interface ReadAnswers {
   getSshConfig: SshConfig;
   listBackups: BackupListResponse;
   listDomains: DomainListResponse;
+  listSites: SiteListResponse;
 }
 
 export type ReadEndpoint = keyof ReadAnswers;

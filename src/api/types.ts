@@ -20,6 +20,8 @@ export type OperationKind =
   | 'domains:create-dns-record'
   | 'environment:clone'
   | 'wp-themes:bulk-update'
+  /** Beyond the spec (real-service-notes.md, "Updating one theme to a given version"). */
+  | 'wp-theme:update'
   | 'php:modify-version'
   | 'sites:add-plain'
   | 'backups:add-manual'
@@ -142,6 +144,12 @@ export interface BulkUpdateThemesBody {
   themes: { name: string }[];
 }
 
+/** The pinned update of one theme: it installs `update_version`, whatever is newest when it runs. */
+export interface UpdateThemeBody {
+  name: string;
+  update_version: string;
+}
+
 export interface ModifyPhpVersionBody {
   environment_id: Uuid;
   php_version: string;
@@ -260,4 +268,9 @@ export interface OperationStatus {
   context?: string;
   /** A finished operation's `data` (what it created, what a command printed), when it says anything. */
   data?: unknown;
+}
+
+/** `GET /sites?company={id}&include_environments=true` (beyond the spec): the fields sitefleet reads of it. */
+export interface SiteListResponse {
+  company: { sites: { id: string; display_name: string; environments?: { id: string; name?: string; display_name?: string }[] }[] };
 }

@@ -2,7 +2,8 @@ import { InvalidInputError, UsageError } from '../errors.js';
 import { resolveHealth } from '../health/spec.js';
 import type { Inventory } from '../inventory/inventory.js';
 import { inventoryReader, readBackups, readDomains, readInventory } from '../inventory/read.js';
-import { attachSiteIds, loadSitesFile } from '../inventory/sites.js';
+import { ambiguousSiteNames, attachListedSiteIds, attachSiteIds, loadSitesFile, readSiteIds } from '../inventory/sites.js';
+import { selectEnvironments } from '../plan/select.js';
 import { loadChecked } from './load-playbook.js';
 import type { Playbook } from '../playbook/types.js';
 import { buildPlan, readsNeeded, releasesNeeded, stagingNeeded, type Plan } from '../plan/plan.js';
@@ -103,6 +104,7 @@ async function readFleet(runtime: Runtime, playbook: Playbook & { company: strin
   const reader = inventoryReader(runtime.caller);
   const inventory = await readInventory(reader, playbook.company);
   attachSiteIds(inventory, { ...playbook.sites, ...(opts.sites ? loadSitesFile(opts.sites) : {}) });
+  if (stagingNeeded(playbook)) await pairBySiteId(runtime, playbook, inventory);
   const domainEnvs = readsNeeded(playbook, inventory, 'domains');
   if (domainEnvs.length > 0) await readDomains(reader, inventory, domainEnvs);
   const backupEnvs = readsNeeded(playbook, inventory, 'backups');
@@ -112,6 +114,30 @@ async function readFleet(runtime: Runtime, playbook: Playbook & { company: strin
     'fleet read',
   );
   return inventory;
+}
+
+/**
+ * Staging first pairs each live environment with its site's staging environment by site id, from the
+ * service's site listing (one read, through the company's budget). Where the service does not serve
+ * it, a site display name that stands for two sites cannot be paired: refused before anything is sent.
+ */
+async function pairBySiteId(runtime: Runtime, playbook: Playbook & { company: string }, inventory: Fleet): Promise<void> {
+  const ids = await readSiteIds(runtime.caller, playbook.company);
+  if (ids) return attachListedSiteIds(inventory, ids);
+  const task = playbook.tasks.find((t) => t.rollout?.staging_first === true)!;
+  const selected = playbook.tasks.filter((t) => t.rollout?.staging_first === true).flatMap((t) => selectEnvironments(playbook, t, inventory));
+  const names = new Set(selected.map((e) => e.site));
+  const ambiguous = ambiguousSiteNames(inventory.environments).filter((name) => names.has(name));
+  if (ambiguous.length === 0) return;
+  const path = `tasks.${task.index}.rollout.staging_first`;
+  throw new InvalidInputError([
+    {
+      file: playbook.file,
+      ...playbook.locate(path),
+      path,
+      message: `staging first pairs live and staging by site id, and the service serves no site listing (GET /sites answered 404): the display name${ambiguous.length === 1 ? '' : 's'} ${ambiguous.map((n) => JSON.stringify(n)).join(', ')} stand${ambiguous.length === 1 ? 's' : ''} for more than one site; rename them apart, or leave them out of this task's target`,
+    },
+  ]);
 }
 
 /** Tasks whose target selected nothing, without `allow_empty`: `run` refuses them before any write. */

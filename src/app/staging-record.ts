@@ -1,6 +1,7 @@
-import type { Target } from '../actions/action.js';
+import type { ItemVersion, Target } from '../actions/action.js';
 import type { Plan } from '../plan/plan.js';
-import type { StagingDecision, StagingEntry } from '../plan/staging-first.js';
+import type { StagingDecision } from '../plan/staging-first.js';
+import type { StagingEntry } from '../inventory/staging-table.js';
 import { isProblem, type StepResult, type StepStatus } from '../run/types.js';
 import type { RunScope } from './run-scope.js';
 import { forTerminal } from '../util/safe-text.js';
@@ -12,13 +13,15 @@ export interface StagingEnd {
   target: Target;
   status: StepStatus;
   reason: string | null;
+  /** What the environment runs after the write, as read back (a pinned update's `runs`). */
+  runs?: ItemVersion[];
 }
 
 /** A plan's steps with their results, as staging ends (a step with no result ended nowhere). */
 export function endsOf(plan: Plan, results: ReadonlyMap<string, StepResult>): StagingEnd[] {
   return plan.steps.flatMap((step) => {
     const r = results.get(step.id);
-    return r ? [{ role: step.role, staging: step.staging, target: step.target, status: r.status, reason: r.reason }] : [];
+    return r ? [{ role: step.role, staging: step.staging, target: step.target, status: r.status, reason: r.reason, ...(r.runs ? { runs: r.runs } : {}) }] : [];
   });
 }
 
@@ -37,7 +40,12 @@ async function recordStaging(scope: RunScope, company: string, ended: readonly S
     const kind = e.status === 'succeeded' ? 'healthy' : isProblem(e.status) ? 'failed' : undefined;
     if (!kind) continue;
     const why = kind === 'failed' ? `its staging update ended ${e.status}${e.reason ? `: ${e.reason}` : ''}` : undefined;
-    for (const d of e.staging) entries.push({ env_id: e.target.env_id, theme: d.theme, version: d.version, kind, at, ...(why ? { why } : {}) });
+    for (const d of e.staging) {
+      // Soaking is of what staging runs, as read back: a healthy step runs the version judged (a pinned
+      // update that runs another failed), and a failure holds the version it was judged for.
+      const version = kind === 'healthy' ? (e.runs?.find((r) => r.name === d.theme)?.version ?? d.version) : d.version;
+      entries.push({ env_id: e.target.env_id, theme: d.theme, version, kind, at, ...(why ? { why } : {}) });
+    }
   }
   if (entries.length > 0) await scope.coordination.staging(company).record(entries);
 }

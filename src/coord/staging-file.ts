@@ -1,4 +1,4 @@
-import { StagingTable, type StagingEntry } from '../plan/staging-first.js';
+import { StagingTable, type StagingEntry } from '../inventory/staging-table.js';
 import { recordFolded, type LineFormat } from './folded-file.js';
 import { companyJsonl, stateFolderFailure } from './jsonl-file.js';
 import type { StagingStore } from './types.js';

@@ -1,5 +1,5 @@
 import type { FirstSeen, Sighting } from '../inventory/first-seen.js';
-import type { StagingEntry, StagingTable } from '../plan/staging-first.js';
+import type { StagingEntry, StagingTable } from '../inventory/staging-table.js';
 
 /**
  * What runs of one company share, whichever machine they run on: the run lock, the API's rate budget,
@@ -92,7 +92,7 @@ export interface BusyRegister {
 export type WindowLane = 'general' | 'create';
 
 /**
- * What staging environments ran of each theme version (plan/staging-first.ts): in the state folder, or
+ * What staging environments ran of each theme version (inventory/staging-table.ts): in the state folder, or
  * in Redis. Sightings are recorded before a plan is made; each staging step's end after it ran.
  */
 export interface StagingStore {

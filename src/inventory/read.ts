@@ -17,7 +17,7 @@ export interface InventoryReader {
 
 /** Anything that can make a read call: the runner's rate-limited, retrying Caller. */
 export interface ReadCaller {
-  read<N extends 'listThemes' | 'listDomains' | 'listBackups'>(
+  read<N extends 'listThemes' | 'listDomains' | 'listBackups' | 'listSites'>(
     endpoint: N,
     params: Record<string, string>,
     body?: unknown,

@@ -1,9 +1,10 @@
 import { parse as parseCsv } from './csv.js';
 import { isMap, isScalar, LineCounter, parseDocument } from 'yaml';
-import { InvalidInputError, type InputProblem } from '../errors.js';
+import { HttpError, InvalidInputError, type InputProblem } from '../errors.js';
+import type { ReadCaller } from './read.js';
 import { readInputFile } from '../util/input-file.js';
 import { isUuid } from '../util/uuid.js';
-import type { Inventory } from './inventory.js';
+import type { Environment, Inventory } from './inventory.js';
 
 /**
  * `--sites FILE`: site display name → site id, as YAML (`acme-shop: 0f1e…`) or CSV (`name,id` a line,
@@ -64,4 +65,43 @@ function fromCsv(file: string, text: string): Record<string, string> {
 export function attachSiteIds(inventory: Inventory, sites: Record<string, string>): void {
   // Own keys only: a site named `constructor` or `__proto__` must not find a value on Object.prototype.
   for (const env of inventory.environments) if (Object.hasOwn(sites, env.site) && typeof sites[env.site] === 'string') env.site_id = sites[env.site];
+}
+
+/**
+ * The service's site listing (`GET /sites?company=…&include_environments=true`, beyond the spec): each
+ * environment's site id, by environment id. One read. Undefined where the service does not serve it
+ * (404): then no site is known by id, and a caller that must tell sites apart says so.
+ */
+export async function readSiteIds(caller: ReadCaller, company: string): Promise<Map<string, string> | undefined> {
+  let answer;
+  try {
+    answer = await caller.read('listSites', {}, undefined, { query: { company, include_environments: 'true' } });
+  } catch (error) {
+    if (error instanceof HttpError && error.status === 404) return undefined;
+    throw error;
+  }
+  return new Map(answer.company.sites.flatMap((site) => (site.environments ?? []).map((env) => [env.id, site.id] as const)));
+}
+
+/** Sets each listed environment's `site_id` from the site listing: the service's word, over a sites map's by name. */
+export function attachListedSiteIds(inventory: Inventory, ids: ReadonlyMap<string, string>): void {
+  for (const env of inventory.environments) {
+    const id = ids.get(env.id);
+    if (id !== undefined) env.site_id = id;
+  }
+}
+
+/**
+ * Site display names that stand for more than one site, as far as the theme listing can tell: two
+ * environments of one name under one site name. Without site ids such sites cannot be told apart.
+ */
+export function ambiguousSiteNames(environments: readonly Environment[]): string[] {
+  const seen = new Set<string>();
+  const twice = new Set<string>();
+  for (const env of environments) {
+    const key = JSON.stringify([env.site, env.name]);
+    if (seen.has(key)) twice.add(env.site);
+    seen.add(key);
+  }
+  return [...twice].sort();
 }

@@ -24,7 +24,9 @@ import { selectEnvironments } from './select.js';
 import {
   judgeStaged,
   offering,
+  soakedOn,
   StagingSites,
+  towards,
   stagingWords,
   mismatch,
   type StagingClock,
@@ -232,7 +234,14 @@ class PlanParts {
     const t: TaskInPlan = {
       task,
       action,
-      ctx: { with: task.with, company: this.company, date, inventory, ...(this.input.releases ? { releases: this.input.releases } : {}) },
+      ctx: {
+        with: task.with,
+        company: this.company,
+        date,
+        inventory,
+        ...(this.input.releases ? { releases: this.input.releases } : {}),
+        ...(task.rollout?.staging_first ? { pinVersions: true as const } : {}),
+      },
       ...(task.backup_first ? { backupTag: restorePoint.tag(task.name, date) } : {}),
     };
     const before = { steps: this.steps.length, skipped: this.skipped.length };
@@ -315,7 +324,11 @@ class PlanParts {
    */
   private judgeSite(t: TaskInPlan, action: EnvironmentAction, env: Environment, staging: Environment | undefined): StagedSite | undefined {
     const offered = env.themes.filter((th) => th.update_available);
-    const wanted = offered.filter((th) => action.expandEnvironment(offering(env, [th]), t.ctx).some((e) => 'request' in e));
+    // The policy judges the version live would take: one staging soaked (pinned), else the newest offered.
+    const table = this.input.staging!.table;
+    const wanted = offered.filter((th) =>
+      action.expandEnvironment(offering(env, [staging ? towards(th, soakedOn(th, staging, table)) : th]), t.ctx).some((e) => 'request' in e),
+    );
     const rest = offered.filter((th) => !wanted.includes(th));
     if (wanted.length === 0 || rest.length > 0) this.onEnvironment(t, env, action.expandEnvironment(offering(env, rest), t.ctx));
     if (wanted.length === 0) return undefined;
@@ -333,7 +346,8 @@ class PlanParts {
 
   /** Live's part: the promoted themes' update, and one skip naming why each other theme waits. */
   private onLive(t: TaskInPlan, action: EnvironmentAction, { env, judged }: StagedSite): void {
-    const promoted = judged.decisions.filter((d) => judged.promote.some((th) => th.name === d.theme));
+    // What live takes tonight; a theme may also be staged anew the night live takes the version staging soaked.
+    const promoted = judged.decisions.filter((d) => (d.code === 'promoted' || d.code === 'no_staging') && judged.promote.some((th) => th.name === d.theme));
     if (judged.promote.length > 0) this.onEnvironment(t, env, action.expandEnvironment(offering(env, judged.promote), t.ctx), { staging: promoted });
     const held = judged.decisions.filter((d) => !promoted.includes(d));
     if (held.length > 0)
@@ -370,7 +384,6 @@ class PlanParts {
     const { task, action, backupTag } = t;
     let backupStep: string | undefined;
     for (const [i, e] of expansions.entries()) {
-      const id = `${task.index}:${key}${expansions.length > 1 ? `:${i}` : ''}`;
       if ('skip' in e) {
         this.skipped.push({ task: task.name, task_index: task.index, action: action.name, target, reason: e.skip, ...releaseAgeOf(e) });
         continue;
@@ -383,15 +396,18 @@ class PlanParts {
           role: 'backup',
         });
       }
+      const id = `${task.index}:${key}${e.key !== undefined ? `:${e.key}` : expansions.length > 1 ? `:${i}` : ''}`;
       const endpoint = ENDPOINTS[e.request.endpoint];
       if ('body' in endpoint) this.problems.push(...checkBody(task, endpoint.body, e.request.body, target, this.input.env ?? {}));
+      // Each call carries the staging decisions of the items it updates (a pinned update: its one theme).
+      const staging = e.items ? mark.staging?.filter((d) => e.items!.includes(d.theme)) : mark.staging;
       // A staging step's decisions are live's to say (its skip): its own note stays the action's.
-      const note = [e.note, ...(mark.role === 'staging' ? [] : (mark.staging ?? []).map(stagingWords))].filter(Boolean).join('; ');
+      const note = [e.note, ...(mark.role === 'staging' ? [] : (staging ?? []).map(stagingWords))].filter(Boolean).join('; ');
       this.steps.push({
         ...stepOf(id, task, action.name, target, e.request, !action.creates),
         ...(note ? { note } : {}),
         ...(mark.role ? { role: mark.role } : {}),
-        ...(mark.staging ? { staging: mark.staging } : {}),
+        ...(staging ? { staging } : {}),
         ...(e.precondition ? { precondition: e.precondition } : {}),
         ...(backupStep ? { backup_step: backupStep } : {}),
         ...(guard.health ? { health: guard.health } : {}),

@@ -2,6 +2,8 @@ import type { Environment, InstalledTheme, Inventory } from '../inventory/invent
 import type { Rollout } from '../playbook/types.js';
 import { parseDuration } from '../util/duration.js';
 import { globMatcher } from '../util/glob.js';
+import { compareVersions } from '../util/theme-version.js';
+import type { StagingTable } from '../inventory/staging-table.js';
 
 /**
  * `rollout.staging_first`: each site's update runs on its staging environment first; the live
@@ -34,48 +36,6 @@ export interface StagingDecision {
   override?: string;
 }
 
-/** One line of the store, written as a staging step ended: it took `version` and passed its checks (`healthy`), or did not (`failed`). */
-export interface StagingEntry {
-  env_id: string;
-  theme: string;
-  version: string;
-  kind: 'healthy' | 'failed';
-  at: number;
-  why?: string;
-}
-
-/** What the store says of one (staging environment, theme, version): the earliest of each kind. */
-export interface StagingRecord {
-  healthy?: number;
-  failed?: { at: number; why: string };
-}
-
-/** The store's entries folded: of two times of a kind the earlier stands, so a soak never restarts and a failure never ages out. */
-export class StagingTable {
-  readonly #records = new Map<string, StagingRecord>();
-
-  static of(entries: readonly StagingEntry[]): StagingTable {
-    const table = new StagingTable();
-    for (const e of entries) table.#add(e);
-    return table;
-  }
-
-  get(envId: string, theme: string, version: string): StagingRecord | undefined {
-    return this.#records.get(keyOf(envId, theme, version));
-  }
-
-  #add(e: StagingEntry): void {
-    const key = keyOf(e.env_id, e.theme, e.version);
-    const record = this.#records.get(key) ?? {};
-    if (e.kind === 'healthy' && (record.healthy === undefined || e.at < record.healthy)) record.healthy = e.at;
-    if (e.kind === 'failed' && (record.failed === undefined || e.at < record.failed.at))
-      record.failed = { at: e.at, why: e.why ?? 'its staging update failed' };
-    this.#records.set(key, record);
-  }
-}
-
-const keyOf = (envId: string, theme: string, version: string) => JSON.stringify([envId, theme, version]);
-
 /** The time staging is judged at and the store's table: inputs, like the plan's date. */
 export interface StagingClock {
   now: number;
@@ -87,7 +47,7 @@ export const DEFAULT_STAGING_NAME = 'staging';
 
 /**
  * A fleet's staging environments by the task's rule (`rollout.staging`, a glob of names), indexed by
- * site once: a task over tens of thousands of environments looks each site up, never scans the fleet.
+ * site (by its id: siteKey) once: a task over tens of thousands of environments looks each site up, never scans the fleet.
  */
 export class StagingSites {
   readonly #isStaging: (name: string) => boolean;
@@ -97,9 +57,9 @@ export class StagingSites {
     this.#isStaging = globMatcher(rollout.staging ?? DEFAULT_STAGING_NAME);
     for (const env of inventory.environments) {
       if (!this.#isStaging(env.name)) continue;
-      const list = this.#bySite.get(env.site) ?? [];
+      const list = this.#bySite.get(siteKey(env)) ?? [];
       list.push(env);
-      this.#bySite.set(env.site, list);
+      this.#bySite.set(siteKey(env), list);
     }
   }
 
@@ -110,7 +70,7 @@ export class StagingSites {
 
   /** The site's staging environment: another environment of the same site whose name matches. */
   of(live: Environment): Environment | undefined {
-    return this.#bySite.get(live.site)?.find((e) => e.id !== live.id);
+    return this.#bySite.get(siteKey(live))?.find((e) => e.id !== live.id);
   }
 
   /** The staging environments of the sites of `selected`: what staging first writes to and checks. */
@@ -122,6 +82,15 @@ export class StagingSites {
     }
     return [...found.values()];
   }
+}
+
+/**
+ * A site's identity: its id, from the service's site listing (read once per plan where staging first
+ * is used). Its display name only where the service serves no listing, and the command has refused
+ * staging first for any display name that stands for two sites (app/prepare.ts).
+ */
+function siteKey(env: Environment): string {
+  return env.site_id !== undefined ? `id:${env.site_id}` : `name:${env.site}`;
 }
 
 /** What one site's update comes to tonight: the themes to stage, those live may take, and a decision for each. */
@@ -146,13 +115,70 @@ export function judgeStaged(
   const out: StagingJudgement = { stage: [], promote: [], decisions: [] };
   const { staging } = site;
   for (const theme of wanted) {
-    const decision = staging ? judgeTheme(theme, staging, rollout, clock) : noStaging(theme, site.live, rollout);
-    out.decisions.push(decision);
-    if (decision.code === 'staged') out.stage.push(staging!.themes.find((t) => t.name === theme.name)!);
-    // `no_staging: live` is for a site with no staging environment, never for one whose staging cannot take the version.
-    if (decision.code === 'promoted' || (decision.code === 'no_staging' && !staging && rollout.no_staging === 'live')) out.promote.push(theme);
+    const soaked = staging && soakedOn(theme, staging, clock.table);
+    const decisions = soaked
+      ? judgeSoaked(theme, staging, soaked, rollout, clock)
+      : [staging ? judgeTheme(theme, staging, rollout, clock) : noStaging(theme, site.live, rollout)];
+    for (const decision of decisions) {
+      out.decisions.push(decision);
+      if (decision.code === 'staged') out.stage.push(staging!.themes.find((t) => t.name === theme.name)!);
+      // Live takes the very version staging soaked (pinned), whatever is newest tonight.
+      if (decision.code === 'promoted') out.promote.push(towards(theme, soaked));
+      // `no_staging: live` is for a site with no staging environment, never for one whose staging cannot take the version.
+      if (decision.code === 'no_staging' && !staging && rollout.no_staging === 'live') out.promote.push(theme);
+    }
   }
   return out;
+}
+
+/** A version staging ran and checked for live to move to: newer than live's, no newer than live is offered. */
+export interface Soaked {
+  version: string;
+  /** Since when staging has run it with no failure recorded. */
+  since: number;
+  /** The listing flags it vulnerable on staging. */
+  vulnerable: boolean;
+}
+
+/**
+ * What staging runs of `theme`, when a staging update of this tool took it and checked it (a healthy
+ * record, no failure), and live would move up to it: newer than live's version and no newer than the
+ * one live is offered. Live waits for this version and then takes it, even when a newer one came out
+ * meanwhile: staging does not move on to the newer one before live followed, so a theme that releases
+ * faster than the soak still reaches live, one soaked version after another.
+ */
+export function soakedOn(theme: InstalledTheme, staging: Environment, table: StagingTable): Soaked | undefined {
+  const onStaging = staging.themes.find((t) => t.name === theme.name);
+  if (!onStaging || onStaging.version === theme.version) return undefined;
+  const version = onStaging.version;
+  if (version !== theme.update_version) {
+    const [above, below] = [compareVersions(version, theme.version), compareVersions(version, theme.update_version)];
+    if (above === undefined || below === undefined || above <= 0 || below >= 0) return undefined;
+  }
+  const record = table.get(staging.id, theme.name, version);
+  if (record?.healthy === undefined || record.failed) return undefined;
+  return { version, since: record.healthy, vulnerable: onStaging.version_vulnerable };
+}
+
+/** Live's theme as it would move to what staging soaked: that version, pinned, in place of the newest offered. */
+export function towards(theme: InstalledTheme, soaked: Soaked | undefined): InstalledTheme {
+  return soaked && soaked.version !== theme.update_version ? { ...theme, update_version: soaked.version, update_vulnerable: soaked.vulnerable } : theme;
+}
+
+/**
+ * Live behind a version staging soaked: it waits for the soak, then takes that version; and the night it
+ * does, staging stages the newer one live is offered, if staging is offered it too.
+ */
+function judgeSoaked(theme: InstalledTheme, staging: Environment, soaked: Soaked, rollout: Rollout, { now }: StagingClock): StagingDecision[] {
+  const base = { theme: theme.name, version: soaked.version, staging: { env_id: staging.id, environment: staging.name }, since: iso(soaked.since) };
+  const soakMs = parseDuration(rollout.soak ?? '0s') ?? 0;
+  if (now - soaked.since < soakMs) return [{ ...base, code: 'staging_soaking', until: iso(soaked.since + soakMs), override: 'a shorter rollout.soak' }];
+  const promoted: StagingDecision = { ...base, code: 'promoted' };
+  const onStaging = staging.themes.find((t) => t.name === theme.name)!;
+  const next = theme.update_version;
+  if (next === soaked.version || !onStaging.update_available || onStaging.update_version !== next) return [promoted];
+  const { since: _since, ...stagingOf } = base;
+  return [promoted, { ...stagingOf, version: next, code: 'staged', override: 'rollout.staging_first: false sends it to live at once' }];
 }
 
 function noStaging(theme: InstalledTheme, live: Environment, rollout: Rollout): StagingDecision {
@@ -228,6 +254,7 @@ export function stagingWords(d: StagingDecision): string {
 
 /** An environment as one of its updates' judgements lets the action see it: only `themes` still offered. */
 export function offering(env: Environment, themes: readonly InstalledTheme[]): Environment {
-  const names = new Set(themes.map((t) => t.name));
-  return { ...env, themes: env.themes.map((t) => (names.has(t.name) ? t : { ...t, update_available: false })) };
+  // The themes as given: a promoted one offers the version staging soaked, not the newest.
+  const byName = new Map(themes.map((t) => [t.name, t]));
+  return { ...env, themes: env.themes.map((t) => byName.get(t.name) ?? { ...t, update_available: false }) };
 }

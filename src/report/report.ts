@@ -110,6 +110,7 @@ export function buildReport(args: {
       ...(r?.visual ? { visual: r.visual } : {}),
       ...(r?.held ? { held: r.held } : {}),
       ...(r?.confirmed_by ? { confirmed_by: r.confirmed_by } : {}),
+      ...(r?.runs ? { runs: r.runs } : {}),
       ...(r ? answered(r) : {}),
       ...(step.role ? { role: step.role } : {}),
       ...(step.wave !== undefined ? { wave: step.wave } : {}),

@@ -21,8 +21,16 @@ export interface StagingRow {
  * rows first (failed, soaking, no staging), then staged, then promoted.
  */
 export function stagingRows(items: readonly Item[]): StagingRow[] {
+  // A decision is told twice (a site staged tonight: its staging step, and live's skip that waits for
+  // it): one row per site, the site known by id (its staging environment, else its live one), never by name.
+  const seen = new Set<string>();
   const rows = items.flatMap((item) =>
-    (item.staging ?? []).map((decision) => ({ task: item.task, site: item.target.site ?? '', environment: item.target.environment ?? '', decision })),
+    (item.staging ?? []).flatMap((decision) => {
+      const key = JSON.stringify([item.task, decision.staging?.env_id ?? item.target.env_id ?? '', decision.code, decision.theme, decision.version]);
+      if (seen.has(key)) return [];
+      seen.add(key);
+      return [{ task: item.task, site: item.target.site ?? '', environment: item.target.environment ?? '', decision }];
+    }),
   );
   const order = ['staging_failed', 'no_staging', 'staging_soaking', 'staged', 'promoted'];
   return rows.sort((a, b) => order.indexOf(a.decision.code) - order.indexOf(b.decision.code) || (a.site < b.site ? -1 : a.site > b.site ? 1 : 0));

@@ -235,8 +235,15 @@ class Execution {
         await sleepOn(this.clock, pause, this.sends);
       }
     }
-    if (task.verify && !this.stop.stopped) {
-      for (const [step, result] of await verifyTask(ACTIONS.get(task.action)!, this.options.caller, this.plan.company, steps, this.results))
+    if (!this.stop.stopped) {
+      for (const [step, result] of await verifyTask(
+        ACTIONS.get(task.action)!,
+        this.options.caller,
+        this.plan.company,
+        steps,
+        this.results,
+        task.verify === true,
+      ))
         await this.record('update', step, result);
     }
   }

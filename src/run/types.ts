@@ -1,4 +1,4 @@
-import type { Created } from '../actions/action.js';
+import type { Created, ItemVersion } from '../actions/action.js';
 import type { Step } from '../plan/plan.js';
 
 /**
@@ -60,6 +60,8 @@ export interface StepResult {
   output_cut?: number;
   /** A task with `health:`: what the site's page said before the write and after its operation. */
   health?: HealthRecord;
+  /** What the environment runs after the write, as a listing read after the task's operations shows it (a pinned update: actions' `readBack`). */
+  runs?: ItemVersion[];
   /** `listing`: the operation's success was read from the listing (one read for many), not from its own answer. */
   confirmed_by?: 'listing';
   /** A task with `backup_first:`: the backup this environment can be restored from (on the backup step and on the write). */

@@ -5,9 +5,12 @@ import type { CallPort } from './caller.js';
 import type { StepResult } from './types.js';
 
 /**
- * `verify: true`: once a task's operations ended, read the listing again (one read for the task)
- * and let the action judge each step that was accepted or succeeded; those it does not see done fail.
- * Steps the listing already confirmed (`confirmed_by: "listing"`) are not read again.
+ * Once a task's operations ended, read the listing again (one read for the task) and let the action
+ * judge its steps that were accepted or succeeded. `verify: true`: those it does not see done fail;
+ * steps the listing already confirmed (`confirmed_by: "listing"`) are not judged again. Steps the
+ * action reads back (`readBack`: a pinned version) are read whatever `verify` says, confirmed or not:
+ * what the environment runs is recorded on the step, and one that runs another version than was
+ * judged fails, saying which.
  */
 export async function verifyTask(
   action: Action,
@@ -15,17 +18,28 @@ export async function verifyTask(
   company: string,
   steps: Step[],
   results: Map<string, StepResult>,
+  verify: boolean,
 ): Promise<[Step, StepResult][]> {
+  const ended = (s: Step) => results.get(s.id)?.status === 'succeeded' || results.get(s.id)?.status === 'accepted';
   // A step the listing confirmed was judged by the same rule, in a read made after its operation: no second read for it.
-  const done = steps.filter(
-    (s) => (results.get(s.id)?.status === 'succeeded' && results.get(s.id)?.confirmed_by !== 'listing') || results.get(s.id)?.status === 'accepted',
-  );
-  if (!action.verify || done.length === 0) return [];
+  const judged = steps.filter((s) => ended(s) && ((verify && action.verify && results.get(s.id)?.confirmed_by !== 'listing') || readsBack(action, s)));
+  if (judged.length === 0) return [];
   const listing = await readInventory(inventoryReader(caller), company);
   const changed: [Step, StepResult][] = [];
-  for (const step of done) {
-    const reason = action.verify(step, listing);
-    if (reason !== undefined) changed.push([step, { ...results.get(step.id)!, status: 'failed', reason: `verify: ${reason}` }]);
+  for (const step of judged) {
+    const result = results.get(step.id)!;
+    const back = action.readBack?.(step, listing);
+    const reason = back ? back.differs : verify ? action.verify?.(step, listing) : undefined;
+    if (back === undefined && reason === undefined) continue;
+    changed.push([
+      step,
+      { ...result, ...(back ? { runs: back.runs } : {}), ...(reason === undefined ? {} : { status: 'failed', reason: `verify: ${reason}` }) },
+    ]);
   }
   return changed;
+}
+
+/** Whether the action reads this step back (asked of its body alone: no listing is needed to tell). */
+function readsBack(action: Action, step: Step): boolean {
+  return action.readBack?.(step, { company: '', environments: [], theme_count: 0 }) !== undefined;
 }

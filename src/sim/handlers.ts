@@ -30,6 +30,10 @@ export interface HandlerContext {
   now: number;
   /** Where the real service takes a refused write and fails its operation instead (see profile.ts). */
   profile: SimProfile;
+  /** The query string's parameters (a read that takes them there: the site listing). */
+  query: Record<string, string>;
+  /** False: the service serves no site listing (404), as one that does not know it. */
+  siteListing: boolean;
 }
 
 /**
@@ -73,10 +77,41 @@ function installDefaultTheme(ctx: HandlerContext, e: SimEnvironment): void {
   e.themes.set(theme.name, { version: theme.versions.at(-1)!, status: 'active', updateStatus: 'none', autoUpdateType: 'none' });
 }
 
+/** An environment as the site listing shows it (real-service-notes.md). */
+function siteEnvironment(e: SimEnvironment) {
+  const domains = e.domains.map((d) => ({ id: d.id, name: d.name, type: 'live' }));
+  return {
+    id: e.id,
+    name: e.displayName.toLowerCase().replace(/[^a-z0-9-]+/g, '-'),
+    display_name: e.displayName,
+    is_blocked: false,
+    id_edge_cache: null,
+    cdn_cache_id: null,
+    wordpress_version: '6.7.1',
+    domains,
+    primaryDomain: domains[0] ?? null,
+  };
+}
+
 export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResult> = {
   listApiKeys(ctx) {
     company(ctx, ctx.params.id!);
     return ok({ api_keys: ctx.fleet.apiKeys });
+  },
+  // Beyond the spec (real-service-notes.md, "The company's sites"): every site with its environments.
+  listSites(ctx) {
+    if (!ctx.siteListing) throw new SimHttpError(404, 'No route for GET /sites');
+    if (ctx.query.company === undefined) throw new SimHttpError(400, 'company: is required');
+    company(ctx, ctx.query.company);
+    const withEnvironments = ctx.query.include_environments === 'true';
+    const sites = [...ctx.fleet.sites.values()].map((s) => ({
+      id: s.id,
+      name: s.displayName.toLowerCase().replace(/[^a-z0-9-]+/g, '-'),
+      display_name: s.displayName,
+      status: 'live',
+      ...(withEnvironments ? { environments: s.envIds.map((id) => siteEnvironment(ctx.fleet.environments.get(id)!)) } : {}),
+    }));
+    return ok({ company: { sites } });
   },
   listThemes(ctx) {
     company(ctx, ctx.params.id!);
@@ -170,6 +205,20 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
         installed.version = ctx.fleet.catalog.get(name)!.versions.at(-1)!;
         installed.updateStatus = 'updated';
       }
+    });
+  },
+  // Beyond the spec (real-service-notes.md): one theme to the version named, which must be one the
+  // catalogue has; it answers 202 with a `wp-theme:update-…` operation, as the notes say.
+  updateTheme(ctx) {
+    const e = env(ctx);
+    const { name, update_version } = ctx.body as T.UpdateThemeBody;
+    const installed = e.themes.get(name);
+    if (!installed) throw new SimHttpError(400, `name: ${name} is not installed on environment ${e.id}`);
+    if (!ctx.fleet.catalog.get(name)?.versions.includes(update_version))
+      throw new SimHttpError(400, `update_version: ${update_version} is not a version of ${name}`);
+    return later(e.id, () => {
+      installed.version = update_version;
+      installed.updateStatus = 'updated';
     });
   },
   modifyPhpVersion(ctx) {

@@ -47,6 +47,8 @@ export interface SimulatorOptions {
    * pauses the budget for that long, not a whole second.
    */
   retryAfterUnitMs?: number;
+  /** False: the site listing (`GET /sites`, beyond the spec) answers 404, as a service that does not serve it. @default true */
+  siteListing?: boolean;
   /** Extra delay of a `slow` fault (default 2000 ms). */
   slowMs?: number;
   /** How long an operation runs before it completes (default 1000 ms); `[min, max]` draws each from a range. */
@@ -184,6 +186,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const started = performance.now();
   const clock = options.now ?? (() => Date.now());
   const profile = options.profile ?? 'spec';
+  const siteListing = options.siteListing ?? true;
   const operations = new Operations(
     fleet,
     options.operationDelayMs ?? 1000,
@@ -345,7 +348,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     operations.settle();
     let result;
     try {
-      result = HANDLERS[route.name]({ fleet, rng, params, body, maxPageSize: options.maxPageSize ?? 100, now: clock(), profile });
+      const query = Object.fromEntries(url.searchParams);
+      result = HANDLERS[route.name]({ fleet, rng, params, body, maxPageSize: options.maxPageSize ?? 100, now: clock(), profile, query, siteListing });
     } catch (error) {
       if (error instanceof SimHttpError) return fail(error.status, error.message, error.data);
       throw error;

@@ -56,7 +56,7 @@ describe.each(all.map((a) => [a.name, a] as const))('action %s', (name, action) 
       const requests = standInExpansions(action, { ...w, ...secrets }, targeted, DATE).flatMap((e) => ('request' in e ? [e.request] : []));
       expect(requests.length, `${name} ${targeted ? 'with' : 'without'} a target`).toBeGreaterThan(0);
       for (const request of requests) {
-        expect(request.endpoint).toBe(action.endpoint);
+        expect([action.endpoint, ...(action.alsoSends ?? [])]).toContain(request.endpoint);
         const endpoint = ENDPOINTS[request.endpoint];
         for (const param of endpoint.path.match(/\{(\w+)\}/g) ?? []) expect(request.params[param.slice(1, -1)], param).toBeTruthy();
         if ('body' in endpoint) expect(bodyProblems(endpoint.body, request.body)).toEqual([]);

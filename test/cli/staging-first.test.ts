@@ -151,11 +151,11 @@ describe('rollout.staging_first: staging takes the update first, live on a later
     expect(first.code).toBe(1);
     expect(first.moved).toEqual([]);
     expect(first.report.results.filter((r) => r.role === 'staging' && r.status === 'failed' && r.restored?.status === 'succeeded')).toHaveLength(staged);
-    const writesBefore = sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes').length;
+    const writesBefore = sim.log.filter((e) => e.endpoint === 'updateTheme').length;
     const second = await night(sim, env, T0 + 24 * HOUR, [], '{ staging_first: true }');
     expect(second.code, second.stderr).toBe(0);
     expect(second.moved).toEqual([]);
-    expect(sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes').length).toBe(writesBefore);
+    expect(sim.log.filter((e) => e.endpoint === 'updateTheme').length).toBe(writesBefore);
     const failed = decisionsOf(second.report).filter((d) => d.code === 'staging_failed');
     expect(failed).toHaveLength(staged);
     expect(failed[0]).toMatchObject({ failed_at: iso(T0), why: expect.stringMatching(/^its staging update ended failed: /) as unknown });
@@ -242,7 +242,7 @@ describe('rollout.staging_first: staging takes the update first, live on a later
     expect(held.stdout).not.toContain('staged:');
   });
 
-  it('one staging for two live-like environments takes every theme either of them stages, in one step', async () => {
+  it('one staging for two live-like environments takes every theme either of them stages, each once, pinned', async () => {
     const { sim } = await start({ sites: 2, seed: 5 });
     shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] }, other: { versions: ['2.0.0', '2.0.1'], vulnerable: [] } });
     const site = [...sim.fleet.sites.values()].find((s) => s.envIds.some((id) => sim.fleet.environments.get(id)!.displayName === 'staging'))!;
@@ -263,7 +263,11 @@ describe('rollout.staging_first: staging takes the update first, live on a later
     expect(res.code, res.stderr).toBe(0);
     const staging = envs.find((e) => e.displayName === 'staging')!;
     expect([staging.themes.get('calm')!.version, staging.themes.get('other')!.version]).toEqual(['1.0.1', '2.0.1']);
-    expect(sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes' && e.path.includes(staging.id))).toHaveLength(1);
+    const sent = sim.log.filter((e) => e.endpoint === 'updateTheme' && e.path.includes(staging.id)).map((e) => e.body);
+    expect(sent).toEqual([
+      { name: 'calm', update_version: '1.0.1' },
+      { name: 'other', update_version: '2.0.1' },
+    ]);
   });
 
   it('status records a staging end once: three status calls leave the store as the first left it', async () => {
@@ -328,6 +332,106 @@ describe('rollout.staging_first: staging takes the update first, live on a later
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout).toContain('nothing left to send');
     expect(resumed.stderr).toMatch(/^sitefleet: warning: could not record what the staging updates came to \(.*\): live holds those versions/m);
+  });
+
+  it('a theme that releases faster than the soak still reaches live: live takes the version staging soaked, pinned, and staging then stages the newer one', async () => {
+    const { sim } = await start({ sites: 4, seed: 5 });
+    shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
+    const env = simEnv(sim);
+    const pairs = [...sim.fleet.sites.values()].flatMap((site) => {
+      const envs = site.envIds.map((id) => sim.fleet.environments.get(id)!);
+      const [live, staging] = [envs.find((e) => e.displayName === 'live'), envs.find((e) => e.displayName === 'staging')];
+      return live && staging ? [{ live, staging }] : [];
+    });
+    expect(pairs.length).toBeGreaterThan(0);
+    const versions = () => pairs.map(({ live, staging }) => `${live.themes.get('calm')!.version}/${staging.themes.get('calm')!.version}`);
+    const release = (version: string) => sim.fleet.catalog.get('calm')!.versions.push(version);
+    const rollout = '{ staging_first: true, soak: 20h }';
+    expect((await night(sim, env, T0, [], rollout)).code).toBe(0);
+    expect(new Set(versions())).toEqual(new Set(['1.0.0/1.0.1']));
+    // A release before the soak ends: staging keeps what it soaks, live waits for that version.
+    release('1.0.2');
+    const second = await night(sim, env, T0 + 10 * HOUR, [], rollout);
+    expect(second.code, second.stderr).toBe(0);
+    expect(new Set(versions())).toEqual(new Set(['1.0.0/1.0.1']));
+    expect(
+      decisionsOf(second.report)
+        .filter((d) => d.code === 'staging_soaking')
+        .map((d) => d.version),
+    ).toEqual(pairs.map(() => '1.0.1'));
+    // Another release; the soak of 1.0.1 has passed: live takes 1.0.1, pinned, though 1.0.3 is offered, and staging stages 1.0.3.
+    release('1.0.3');
+    const updatesBefore = sim.log.length;
+    const third = await night(sim, env, T0 + 24 * HOUR, [], rollout);
+    expect(third.code, third.stderr).toBe(0);
+    expect(new Set(versions())).toEqual(new Set(['1.0.1/1.0.3']));
+    const sent = sim.log.slice(updatesBefore).filter((e) => e.endpoint === 'updateTheme' || e.endpoint === 'bulkUpdateThemes');
+    expect(sent.every((e) => e.endpoint === 'updateTheme')).toBe(true);
+    for (const { live } of pairs) expect(sent.find((e) => e.path.includes(live.id))?.body).toEqual({ name: 'calm', update_version: '1.0.1' });
+    for (const r of third.report.results.filter((x) => x.role !== 'staging' && x.role !== 'backup' && x.step_id !== null))
+      expect(r.runs).toEqual([{ name: 'calm', version: '1.0.1' }]);
+    // The night after the next soak: live takes 1.0.3. No theme starves.
+    const fourth = await night(sim, env, T0 + 48 * HOUR, [], rollout);
+    expect(fourth.code, fourth.stderr).toBe(0);
+    expect(new Set(versions())).toEqual(new Set(['1.0.3/1.0.3']));
+  });
+
+  it('two sites of one display name are paired by site id, from the site listing read once: each staging takes its own live update', async () => {
+    const { sim } = await start({ sites: 4, seed: 5 });
+    shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
+    const [a, b] = [...sim.fleet.sites.values()].filter((s) => s.envIds.length === 2);
+    sim.rename('site', b!.displayName, a!.displayName);
+    const first = await night(sim, simEnv(sim), T0);
+    expect(first.code, first.stderr).toBe(0);
+    const stagingOf = (site: typeof a) => site!.envIds.map((id) => sim.fleet.environments.get(id)!).find((e) => e.displayName === 'staging')!;
+    expect([stagingOf(a).themes.get('calm')!.version, stagingOf(b).themes.get('calm')!.version]).toEqual(['1.0.1', '1.0.1']);
+    expect(sim.log.filter((e) => e.endpoint === 'listSites')).toHaveLength(1);
+    // Each site's staging step carries its own site's decision: the staging environment of that very site.
+    for (const site of [a, b]) {
+      const staging = stagingOf(site);
+      const step = first.report.results.find((r) => r.role === 'staging' && r.target.env_id === staging.id)!;
+      expect(step.staging!.map((d) => d.staging!.env_id)).toEqual([staging.id]);
+    }
+  });
+
+  it('without the site listing (404), staging first refuses a display name two sites share: exit 2, one line naming it, nothing sent', async () => {
+    const { sim } = await start({ sites: 4, seed: 5, siteListing: false });
+    shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
+    const [a, b] = [...sim.fleet.sites.values()].filter((s) => s.envIds.length === 2);
+    // Names that stand for one site each are paired as before.
+    expect((await night(sim, simEnv(sim), T0)).code).toBe(0);
+    const writes = sim.log.filter((e) => e.method !== 'GET').length;
+    sim.rename('site', b!.displayName, a!.displayName);
+    const file = playbook(sim);
+    const refused = await runCli(['run', file, '--yes', '--report', join(tempDir(), 'r.json')], simEnv(sim), { now: () => T0 + 48 * HOUR });
+    expect(refused.code).toBe(2);
+    const lines = refused.stderr.trim().split('\n');
+    // One line naming file, line and field, and the house's closing word.
+    expect(lines, refused.stderr).toEqual([expect.any(String), '1 problem; nothing was sent']);
+    expect(lines[0]).toMatch(/playbook\.yaml:\d+:\d+: tasks\.0\.rollout\.staging_first: staging first pairs live and staging by site id/);
+    expect(lines[0]).toContain(JSON.stringify(a!.displayName));
+    expect(sim.log.filter((e) => e.method !== 'GET')).toHaveLength(writes);
+  });
+
+  it('one count of a night: the plan, the staging lines, the summary and the webhook count each staged site once', async () => {
+    const { sim } = await start({ sites: 6, seed: 5 });
+    shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
+    const { staged, alone } = sitesOf(sim);
+    const env = simEnv(sim);
+    const planned = await runCli(['plan', playbook(sim)], env, { now: () => T0 });
+    const targets = staged + alone;
+    expect(planned.stdout).toMatch(new RegExp(`^1 +themes +themes\\.update +${targets} `, 'm'));
+    expect(planned.stdout).toContain(`staging first (themes): staged: calm 1.0.1 on ${staged} sites`);
+    const first = await night(sim, env, T0);
+    expect(first.code, first.stderr).toBe(0);
+    // The task's row counts its targets (each live environment once), as the plan did; staging's runs are a row apart.
+    expect(first.stdout).toMatch(new RegExp(`^themes +${targets} +0 +0 +0 +0 +${targets} +0$`, 'm'));
+    expect(first.stdout).toMatch(new RegExp(`^themes: staging first +${staged} +${staged} +0 +0 +0 +0 +0$`, 'm'));
+    const webhook = jsonSummary(
+      { name: 'staged', exitCode: 0, startedAt: new Date(T0), finishedAt: new Date(T0), report: { value: first.report, path: 'r.json' } },
+      new Date(T0),
+    );
+    expect(webhook.staging).toContainEqual(expect.objectContaining({ code: 'staged', theme: 'calm', sites: staged }));
   });
 
   it('validate: staging first goes with themes.update, and its settings with staging_first', async () => {

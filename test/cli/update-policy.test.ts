@@ -144,12 +144,14 @@ describe('themes.update policies against the simulator', () => {
     const planFile = join(dir, 'plan.json');
     const planned = await runCli(['plan', file, '-v', '--out', planFile], simEnv(sim));
     expect(planned.code).toBe(0);
+    // max_bump judged each version: each theme goes by the pinned update, naming it.
     expect(planned.stdout).toMatch(
-      /bulk-update \{"themes":\[\{"name":"patch-(plain|sec)"\}.*# left alone: .*minor-sec: minor update 4\.1\.0 → 4\.2\.0 beyond max_bump: patch/,
+      /\/themes \{"name":"patch-(plain|sec)","update_version":"(4\.1\.1|2\.0\.1)"\}.*# left alone: .*minor-sec: minor update 4\.1\.0 → 4\.2\.0 beyond max_bump: patch/,
     );
+    expect(planned.stdout).not.toContain('bulk-update');
     expect(planned.stdout).toMatch(/skip \S+ \(themes\): left alone: .*bad-update: update 3\.0\.0 → 3\.0\.1 flagged vulnerable/);
     const plan = JSON.parse(readFileSync(planFile, 'utf8')) as Plan;
-    for (const step of plan.steps) expect(step.precondition).toMatch(/^(patch-plain 4\.1\.0 → 4\.1\.1|patch-sec 2\.0 → 2\.0\.1)(, patch-sec 2\.0 → 2\.0\.1)?$/);
+    for (const step of plan.steps) expect(step.precondition).toMatch(/^(patch-plain 4\.1\.0 → 4\.1\.1|patch-sec 2\.0 → 2\.0\.1)$/);
 
     // A new patch release of patch-sec moves the judged versions; minor-sec's newest becomes a patch the policy would now take.
     sim.fleet.catalog.get('patch-sec')!.versions.push('2.0.2');
@@ -158,20 +160,25 @@ describe('themes.update policies against the simulator', () => {
     const applied = await runCli(['run', '--plan', planFile, '--yes', '--report', reportPath], simEnv(sim));
     expect(applied.code).toBe(0);
     const report = JSON.parse(readFileSync(reportPath, 'utf8')) as Report;
-    const themesOf = (envId: string) => [...sim.fleet.environments.get(envId)!.themes.keys()];
+    const themeOf = (step: { body?: unknown }) => (step.body as { name: string }).name;
     for (const step of plan.steps) {
-      const result = report.results.find((r) => r.target.env_id === step.target.env_id)!;
-      const themes = themesOf(step.target.env_id!);
-      // The body is compared first: a theme the policy now takes changes the request itself.
-      if (themes.includes('minor-sec')) expect(result.reason).toMatch(/^changed since the plan: the body is now .*minor-sec/);
-      else if (themes.includes('patch-sec'))
-        expect(result.reason).toMatch(/^changed since the plan: .*patch-sec 2\.0 → 2\.0\.2.*\(planned: .*patch-sec 2\.0 → 2\.0\.1/);
-      expect(result.status).toBe(themes.includes('patch-sec') || themes.includes('minor-sec') ? 'skipped' : 'succeeded');
+      // The body names the version: a judgement that moved changes the request itself, and that step is not sent.
+      if (themeOf(step) === 'patch-sec') {
+        const skip = report.results.filter((r) => r.step_id === null && r.target.env_id === step.target.env_id && r.reason?.includes('"name":"patch-sec"'));
+        expect(skip).toHaveLength(1);
+        expect(skip[0]!.reason).toMatch(/^changed since the plan: the body is now .*"update_version":"2\.0\.2"/);
+      } else {
+        const result = report.results.find((r) => r.step_id === step.id)!;
+        // patch-plain's judgement held: sent, and read back at the version judged, whatever else the environment is offered now.
+        expect(result.status).toBe('succeeded');
+        expect(result.runs).toEqual([{ name: 'patch-plain', version: '4.1.1' }]);
+      }
     }
-    // Only the steps whose judgement still held were sent, and no more.
-    const sent = sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes').map((e) => e.path.split('/').at(-3));
-    const held = plan.steps.filter((s) => !['patch-sec', 'minor-sec'].some((t) => themesOf(s.target.env_id!).includes(t)));
-    expect(sent.sort()).toEqual(held.map((s) => s.target.env_id).sort());
+    // Only the steps whose judgement still held were sent (minor-sec's new update was never reviewed: not sent), and no more.
+    const sent = sim.log.filter((e) => e.endpoint === 'updateTheme').map((e) => `${e.path.split('/').at(-2)} ${(e.body as { name: string }).name}`);
+    const held = plan.steps.filter((s) => themeOf(s) === 'patch-plain');
+    expect(sent.sort()).toEqual(held.map((s) => `${s.target.env_id} patch-plain`).sort());
+    expect(sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes')).toEqual([]);
     expect(held.length).toBeGreaterThan(0);
   });
 });

@@ -102,14 +102,21 @@ describe('planner', () => {
           ]),
         ],
       });
-    const sent = (p: ReturnType<typeof plan>) => p.steps.map((s) => (s.body as { themes: { name: string }[] }).themes.map((t) => t.name));
+    // A bulk update names its themes; a pinned one (max_bump judged the version) one theme and the version judged.
+    const sent = (p: ReturnType<typeof plan>) =>
+      p.steps.map((s) => {
+        const body = s.body as { themes?: { name: string }[]; name?: string; update_version?: string };
+        return body.themes ? body.themes.map((t) => t.name) : [`${body.name} ${body.update_version}`];
+      });
     const patch = policy('{ max_bump: patch }');
-    expect(sent(patch)).toEqual([['astra']]);
+    expect(sent(patch)).toEqual([['astra 4.1.1']]);
+    expect(patch.steps[0]).toMatchObject({ endpoint: 'updateTheme', method: 'PUT', path: `/sites/environments/${id(1)}/themes`, id: `0:${id(1)}:theme=astra` });
     expect(patch.steps[0]!.note).toBe(
       'left alone: kadence: minor update 4.1.0 → 4.2.0 beyond max_bump: patch; neve: update 1.0-beta → 1.0 not numbered as 1.2 or 1.2.3, beyond max_bump: patch',
     );
     expect(patch.steps[0]!.precondition).toBe('astra 4.1.0 → 4.1.1');
-    expect(sent(policy('{ max_bump: minor }'))).toEqual([['astra', 'kadence']]);
+    expect(sent(policy('{ max_bump: minor }'))).toEqual([['astra 4.1.1'], ['kadence 4.2.0']]);
+    // No policy that judges the version: one bulk update, as before.
     expect(sent(policy('{}'))).toEqual([['astra', 'kadence', 'neve']]);
     const security = policy('{ only_vulnerable: true }');
     expect(sent(security)).toEqual([['astra', 'neve']]);
@@ -131,9 +138,10 @@ describe('planner', () => {
     ]);
     const p = buildPlan({ playbook, inventory, date: '2026-11-20', releases: { now: T0, firstSeen } });
     // astra aged: sent; neve is a day old: held, with its date, on the step that sends astra and on the skip.
+    // The aged version is the one sent: pinned, so that a newer release cannot take its place.
     expect(p.steps.map((s) => [s.target.site, s.body])).toEqual([
-      ['acme-001', { themes: [{ name: 'astra' }] }],
-      ['legacy-003', { themes: [{ name: 'astra' }] }],
+      ['acme-001', { name: 'astra', update_version: '1.2.0' }],
+      ['legacy-003', { name: 'astra', update_version: '1.2.0' }],
     ]);
     expect(p.steps[1]!.release_age).toBeUndefined();
     const held = p.skipped.find((s) => s.target.site === 'blue-002')!.release_age;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Environment, InstalledTheme } from '../../src/inventory/inventory.js';
-import { judgeStaged, StagingTable, type StagingEntry } from '../../src/plan/staging-first.js';
+import { StagingTable, type StagingEntry } from '../../src/inventory/staging-table.js';
+import { judgeStaged } from '../../src/plan/staging-first.js';
 
 const HOUR = 3_600_000;
 const NOW = Date.parse('2026-03-03T02:00:00.000Z');
@@ -68,5 +69,20 @@ describe('staging first, judged', () => {
     const alone = judge(undefined, []);
     expect(alone.decisions[0]).toMatchObject({ code: 'no_staging', override: 'rollout.no_staging: live updates such sites directly' });
     expect(alone.promote).toEqual([]);
+  });
+  it('live behind a version staging soaked takes that version, not the newest, and staging stages the newest the same night', () => {
+    const newer = { ...live, themes: [theme('1.0.0', '1.0.2')] };
+    const staging = env('S', 'staging', theme('1.0.1', '1.0.2'));
+    const table = StagingTable.of([entry('healthy', NOW - 30 * HOUR)]);
+    const judged = judgeStaged({ live: newer, staging }, newer.themes, { staging_first: true, soak: '20h' }, { now: NOW, table });
+    expect(judged.decisions.map((d) => [d.code, d.version])).toEqual([
+      ['promoted', '1.0.1'],
+      ['staged', '1.0.2'],
+    ]);
+    expect(judged.promote.map((t) => t.update_version)).toEqual(['1.0.1']);
+    // Still soaking: live waits for 1.0.1, and staging does not move on.
+    const soaking = judgeStaged({ live: newer, staging }, newer.themes, { staging_first: true, soak: '40h' }, { now: NOW, table });
+    expect(soaking.decisions.map((d) => [d.code, d.version])).toEqual([['staging_soaking', '1.0.1']]);
+    expect(soaking.stage).toEqual([]);
   });
 });

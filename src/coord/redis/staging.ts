@@ -1,5 +1,5 @@
 import { CoordinationError } from '../../errors.js';
-import { StagingTable, type StagingEntry } from '../../plan/staging-first.js';
+import { StagingTable, type StagingEntry } from '../../inventory/staging-table.js';
 import { FORMAT, readLine } from '../folded-file.js';
 import { STAGING_LINES } from '../staging-file.js';
 import type { StagingStore } from '../types.js';
