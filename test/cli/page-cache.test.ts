@@ -1,0 +1,106 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Report, ReportResult } from '../../src/report/report.js';
+import type { Simulator } from '../../src/sim/server.js';
+import { runCli, simEnv, tempDir } from '../helpers/cli.js';
+import { useSimulator } from '../helpers/sim.js';
+import { busiestTheme } from '../helpers/themes.js';
+
+const start = useSimulator();
+
+/** One guarded update of `theme` on every live environment that has it; `health` adds to the check's settings. */
+function playbook(sim: Simulator, theme: string, health = '', extra = 'max_failures: "100%"'): string {
+  const file = join(tempDir(), 'cached.yaml');
+  writeFileSync(
+    file,
+    `version: 1
+name: cached
+tasks:
+  - name: update ${theme}
+    action: themes.update
+    target: { environment: live, theme: ${theme} }
+    with: { themes: ${theme}, skip_vulnerable_updates: false }
+    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms${health} }
+    ${extra}
+`,
+  );
+  return file;
+}
+
+async function run(sim: Simulator, file: string): Promise<{ code: number | null; out: string; report: Report }> {
+  const path = join(tempDir(), 'r.json');
+  const result = await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
+  return { code: result.code, out: result.stdout + result.stderr, report: JSON.parse(readFileSync(path, 'utf8')) as Report };
+}
+
+const writes = (report: Report): ReportResult[] => report.results.filter((r) => r.step_id !== null);
+
+/** A fleet whose busiest theme's newest version breaks every site that installs it, each site behind its page cache. */
+async function brokenBehindCache(options: Parameters<typeof start>[0] = {}) {
+  const { sim } = await start({ sites: 8, themes: 4, seed: 3, ...options });
+  const { theme, envs } = busiestTheme(sim);
+  expect(envs.length).toBeGreaterThanOrEqual(2);
+  sim.breakTheme(`${theme}@latest`);
+  return { sim, theme, envs };
+}
+
+describe('health.clear_cache: the check after a write sees the page visitors will get', () => {
+  it('an update that breaks sites behind their page cache is caught: the cache is cleared through the service, its operation followed, then the page checked', async () => {
+    const { sim, theme, envs } = await brokenBehindCache();
+    const { code, report } = await run(sim, playbook(sim, theme));
+    expect(code).toBe(1);
+    expect(writes(report)).toHaveLength(envs.length);
+    for (const r of writes(report)) {
+      expect(r).toMatchObject({ status: 'failed', health: { outcome: 'unhealthy', before: 'HTTP 200', cache: { outcome: 'cleared' } } });
+      expect(r.health!.cache!.operation_id).toMatch(/^cache:clear-/);
+    }
+    // One clear per write, of that write's environment, sent after its operation and before its check.
+    const clears = sim.log.filter((e) => e.endpoint === 'clearCache');
+    expect(clears.map((e) => (e.body as { environment_id: string }).environment_id).sort()).toEqual([...envs].sort());
+    for (const r of writes(report)) {
+      const clear = sim.log.find((e) => e.endpoint === 'clearCache' && e.operation_id === r.health!.cache!.operation_id)!;
+      const write = sim.log.find((e) => e.operation_id === r.operation_id)!;
+      const domain = sim.fleet.environments.get(r.target.env_id!)!.domains[0]!.name;
+      const looks = sim.siteLog.filter((e) => e.domain === domain);
+      expect(clear.at).toBeGreaterThan(write.at);
+      // The baseline filled the cache; every look after the clear was the site's own answer.
+      expect(looks[0]).toMatchObject({ status: 200 });
+      expect(looks.filter((e) => e.at > clear.at).map((e) => [e.status, e.cached ?? false])).toEqual([
+        [500, false],
+        [500, false],
+      ]);
+    }
+  });
+
+  it('clear_cache: false checks what the cache serves: the broken update passes (what every run did before clear_cache)', async () => {
+    const { sim, theme, envs } = await brokenBehindCache();
+    const { code, report } = await run(sim, playbook(sim, theme, ', clear_cache: false'));
+    expect(code).toBe(0);
+    expect(writes(report).map((r) => [r.status, r.health?.outcome, r.health?.cache])).toEqual(envs.map(() => ['succeeded', 'healthy', undefined]));
+    expect(sim.log.filter((e) => e.endpoint === 'clearCache')).toHaveLength(0);
+    expect(sim.siteLog.filter((e) => e.cached).length).toBeGreaterThanOrEqual(envs.length);
+  });
+
+  it('a clear that fails holds a step whose page answered healthy, never calls it healthy, and counts against the budget', async () => {
+    const { sim } = await start({ sites: 8, themes: 4, seed: 3 });
+    const { theme, envs } = busiestTheme(sim);
+    sim.setFaults('500=1', { only: ['clearCache'] });
+    const { code, out, report } = await run(sim, playbook(sim, theme, '', 'max_failures: 0\n    rollout: { canary: 1, waves: ["100%"] }'));
+    expect(code).toBe(3); // the budget of 0 stopped the rollout at its canary, held
+    const [held, ...rest] = writes(report).sort((a, b) => (a.status === 'held' ? -1 : b.status === 'held' ? 1 : 0));
+    expect(held).toMatchObject({
+      status: 'held',
+      held: { code: 'cache_not_cleared', counts_against_budget: true, detail: expect.stringContaining('500') },
+      health: { outcome: 'not checked', after: 'HTTP 200', cache: { outcome: 'not cleared' } },
+      reason: expect.stringMatching(
+        /^cache_not_cleared: the page cache was not cleared \(.*\), so the healthy page seen at http:\/\/127\.0\.0\.1:\d+\/sites\//,
+      ),
+    });
+    // The clear is safe to repeat: retried as a 5xx is, and never more.
+    expect(sim.log.filter((e) => e.endpoint === 'clearCache')).toHaveLength(5);
+    expect(rest.map((r) => r.status)).toEqual(rest.map(() => 'skipped'));
+    expect(writes(report)).toHaveLength(envs.length);
+    expect(out).toMatch(/failure budget exceeded/);
+  });
+});
