@@ -379,7 +379,9 @@ class Execution {
   async clearCache(task: TaskSummary, step: Step): Promise<CacheClear> {
     const envId = step.target.env_id ?? step.lock;
     if (!envId) return { outcome: 'not cleared', detail: 'the step names no environment whose cache to clear' };
-    const context = { caller: this.options.caller, watcher: this.watcher, stopSignal: this.stop.signal, watch: this.watchOptions(task) };
+    // A clear is a write: none leaves after the window closed (the step is then held, not called healthy).
+    if (this.windowClosed()) return { outcome: 'not cleared', detail: 'the maintenance window closed before the cache could be cleared' };
+    const context = { caller: this.options.caller, watcher: this.watcher, stopSignal: this.sends, watch: this.watchOptions(task) };
     const { clear, stop } = await clearCache(context, envId);
     if (stop) this.stop.stop(stop.reason, stop.kind);
     return clear;
@@ -435,12 +437,31 @@ class Execution {
     if (known.restored?.status === 'accepted' && known.restored.operation_id) {
       return void (await followRestore(this.restoring(task), step, known, guarded.gate, stepHealthUrl(step)));
     }
+    if (known.status === 'succeeded' && !known.health && stepHealthUrl(step) && guarded.gate && task.wait)
+      return this.lookAgain(task, budget, step, known, guarded);
     if (known.status !== 'accepted' || !known.operation_id) return;
     const release = await this.sequence.enter(step.lock);
     const follow = this.follower(task, step, known, true);
     release(follow.turn);
     // No baseline survives an interruption: a site broken after the operation fails the step.
     if (task.wait) this.countFailure(task, budget, await this.afterOperation(task, step, await follow.done(), guarded));
+  }
+
+  /**
+   * Resume: a guarded write whose operation was journaled as succeeded, and whose look after never
+   * ran (the process died between the two, or while its cache was being cleared): the look after
+   * runs now, cache clear first, holding the environment. Left alone, the step would read as done
+   * with no one having looked at its site. No baseline survives the interruption: a site broken now
+   * fails the step.
+   */
+  async lookAgain(task: TaskSummary, budget: FailureBudget, step: Step, known: StepResult, guarded: Guarded): Promise<void> {
+    if (this.sendsOver()) return;
+    const release = await this.sequence.enter(step.lock);
+    try {
+      this.countFailure(task, budget, await this.afterOperation(task, step, known, guarded));
+    } finally {
+      release();
+    }
   }
 
   /**

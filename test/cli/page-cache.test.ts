@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Report, ReportResult } from '../../src/report/report.js';
 import type { Simulator } from '../../src/sim/server.js';
-import { runCli, simEnv, tempDir } from '../helpers/cli.js';
-import { useSimulator } from '../helpers/sim.js';
+import { readJournal } from '../../src/run/journal.js';
+import { runCli, simEnv, startCli, tempDir } from '../helpers/cli.js';
+import { useSimulator, waitFor } from '../helpers/sim.js';
 import { busiestTheme } from '../helpers/themes.js';
 
 const start = useSimulator();
@@ -103,4 +104,30 @@ describe('health.clear_cache: the check after a write sees the page visitors wil
     expect(writes(report)).toHaveLength(envs.length);
     expect(out).toMatch(/failure budget exceeded/);
   });
+
+  it('the process killed between the write and its look after: resume clears the cache and looks, never leaving the step "succeeded" unseen', async () => {
+    const { sim, theme } = await brokenBehindCache({ slowMs: 5000, clearCacheGapMs: 200, retryAfterUnitMs: 50 });
+    // The clear is taken and answered 5 s later: the process dies with the write's operation ended
+    // and journaled as succeeded, and nothing yet looked at the site after it.
+    sim.setFaults({ slow: 1 }, { only: ['clearCache'] });
+    const dir = tempDir();
+    const path = join(dir, 'r.json');
+    const file = playbook(sim, theme, '', 'max_failures: 0\n    rollout: { canary: 1, waves: ["100%"] }');
+    const running = startCli(['run', file, '--yes', '--poll-interval', '50', '--report', path], simEnv(sim), { timeoutMs: 30_000 });
+    await waitFor(() => [...sim.operations.all.values()].some((op) => op.kind === 'cache:clear'), 20_000);
+    running.child.kill('SIGKILL');
+    expect((await running.done).signal).toBe('SIGKILL');
+    sim.setFaults({});
+    const journaled = [...readJournal(join(dir, 'r.journal.jsonl')).results.values()].filter((r) => r.status === 'succeeded' && !r.step_id.endsWith(':backup'));
+    expect(journaled).toHaveLength(1);
+    expect(journaled[0]!.health).toBeUndefined();
+
+    const resumed = await runCli(['resume', path, '--yes', '--poll-interval', '50'], simEnv(sim));
+    expect(resumed.code).toBe(3);
+    const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
+    const canary = writes(report).find((r) => r.step_id === journaled[0]!.step_id)!;
+    expect(canary).toMatchObject({ status: 'failed', health: { outcome: 'unhealthy', cache: { outcome: 'cleared' } } });
+    expect(canary.health!.before).toBeUndefined(); // no baseline survives the interruption
+    expect(sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes')).toHaveLength(1); // the write itself is not sent again
+  }, 60_000);
 });
