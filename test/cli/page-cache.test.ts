@@ -47,6 +47,24 @@ async function brokenBehindCache(options: Parameters<typeof start>[0] = {}) {
 }
 
 describe('health.clear_cache: the check after a write sees the page visitors will get', () => {
+  it('plan -v shows the clear that follows each guarded write, as it will be sent; a dry run sends none; clear_cache: false shows none', async () => {
+    const { sim, theme, envs } = await brokenBehindCache();
+    const file = playbook(sim, theme);
+    const plan = await runCli(['plan', file, '-v'], simEnv(sim));
+    expect(plan.code).toBe(0);
+    expect(plan.stdout).toContain('health, cache clear');
+    expect(plan.stdout).toContain(
+      `and after each of ${envs.length} guarded writes, before the check after it: POST /sites/tools/clear-cache {"environment_id": ENV} (health.clear_cache).`,
+    );
+    for (const env of envs) expect(plan.stdout).toContain(`after the write POST /sites/tools/clear-cache {"environment_id": "${env}"}, then GET`);
+    const dry = await runCli(['run', file, '--dry-run', '--report', join(tempDir(), 'd.json')], simEnv(sim));
+    expect(dry.code).toBe(0);
+    expect(sim.log.filter((e) => e.method !== 'GET')).toHaveLength(0);
+    const off = await runCli(['plan', playbook(sim, theme, ', clear_cache: false'), '-v'], simEnv(sim));
+    expect(off.stdout).not.toContain('clear-cache');
+    expect(off.stdout).not.toContain('cache clear');
+  });
+
   it('an update that breaks sites behind their page cache is caught: the cache is cleared through the service, its operation followed, then the page checked', async () => {
     const { sim, theme, envs } = await brokenBehindCache();
     const { code, report } = await run(sim, playbook(sim, theme));
