@@ -375,14 +375,17 @@ class Execution {
     return result;
   }
 
-  /** Clears the page cache of a guarded write's environment before the look after it; a 401 on the way stops the run. */
-  async clearCache(task: TaskSummary, step: Step): Promise<CacheClear> {
+  /**
+   * Clears the page cache of a guarded write's environment before the look after it; a 401 on the
+   * way stops the run. A clear is a write: none leaves after the window closed (the step is then
+   * held, never called healthy), unless it belongs to a restore (`repair`), which only Ctrl-C stops.
+   */
+  async clearCache(task: TaskSummary, step: Step, repair = false): Promise<CacheClear> {
     const envId = step.target.env_id ?? step.lock;
     if (!envId) return { outcome: 'not cleared', detail: 'the step names no environment whose cache to clear' };
-    // A clear is a write: none leaves after the window closed (the step is then held, not called healthy).
-    if (this.windowClosed()) return { outcome: 'not cleared', detail: 'the maintenance window closed before the cache could be cleared' };
-    const context = { caller: this.options.caller, watcher: this.watcher, stopSignal: this.sends, watch: this.watchOptions(task) };
-    const { clear, stop } = await clearCache(context, envId);
+    if (!repair && this.windowClosed()) return { outcome: 'not cleared', detail: 'the maintenance window closed before the cache could be cleared' };
+    const stopSignal = repair ? (this.options.signal ?? new AbortController().signal) : this.sends;
+    const { clear, stop } = await clearCache({ caller: this.options.caller, watcher: this.watcher, stopSignal, watch: this.watchOptions(task) }, envId);
     if (stop) this.stop.stop(stop.reason, stop.kind);
     return clear;
   }
@@ -396,6 +399,7 @@ class Execution {
       interrupt: this.options.signal,
       settings: this.plan.settings.restore,
       watch: this.watchOptions(task),
+      ...(task.health && clearsCache(task.health) ? { clearCache: (s: Step) => this.clearCache(task, s, true) } : {}),
     };
   }
 

@@ -140,8 +140,12 @@ export interface Restored {
   operation_id: string | null;
   status: RestoreStatus;
   reason?: string;
-  /** After a succeeded restore, what the site's page said: `healthy`, or `unhealthy` with what it showed. */
-  health?: { outcome: 'healthy' | 'unhealthy' | 'not checked'; detail?: string };
+  /**
+   * After a succeeded restore, what the site's page said: `healthy`, or `unhealthy` with what it
+   * showed; `not checked` when the task checks no page, or when a healthy answer came through a page
+   * cache that could not be cleared first (`cache`).
+   */
+  health?: { outcome: 'healthy' | 'unhealthy' | 'not checked'; detail?: string; cache?: CacheClear };
 }
 
 /**

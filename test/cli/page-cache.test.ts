@@ -148,4 +148,17 @@ describe('health.clear_cache: the check after a write sees the page visitors wil
     expect(canary.health!.before).toBeUndefined(); // no baseline survives the interruption
     expect(sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes')).toHaveLength(1); // the write itself is not sent again
   }, 60_000);
+
+  it('on_broken: restore clears the cache again before the check after the restore, and records it', async () => {
+    const { sim, theme } = await brokenBehindCache();
+    const file = playbook(sim, theme, ', on_broken: restore', 'backup_first: true\n    max_failures: 0\n    rollout: { canary: 1, waves: ["100%"] }');
+    const { code, report } = await run(sim, file);
+    expect(code).toBe(3);
+    const canary = writes(report).find((r) => r.status === 'failed' && r.role !== 'backup')!;
+    expect(canary.restored).toMatchObject({ status: 'succeeded', health: { outcome: 'healthy', cache: { outcome: 'cleared' } } });
+    const restore = sim.log.find((e) => e.endpoint === 'restoreBackup')!;
+    const clears = sim.log.filter((e) => e.endpoint === 'clearCache' && e.status === 202);
+    expect(clears.map((e) => e.operation_id)).toEqual([canary.health!.cache!.operation_id, canary.restored!.health!.cache!.operation_id]);
+    expect(clears[1]!.at).toBeGreaterThan(restore.at);
+  });
 });
