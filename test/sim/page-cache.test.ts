@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { call, operation } from './http.js';
 import { useSimulator } from '../helpers/sim.js';
+import { CLEAR_CACHE_GAP_MS } from '../../src/sim/page-cache.js';
 import type { Simulator } from '../../src/sim/server.js';
 
 const start = useSimulator();
@@ -76,7 +77,7 @@ describe('the simulator’s page cache (what visitors see in front of a site)', 
 
   it('manual clears of one environment are one per 10 s: sooner is a 429 with Retry-After; another environment is not held up', async () => {
     let now = 1_000_000;
-    const { sim } = await start({ seed: 4, now: () => now });
+    const { sim } = await start({ seed: 4, now: () => now, clearCacheGapMs: CLEAR_CACHE_GAP_MS });
     const envs = [...sim.fleet.environments.values()].slice(0, 2).map((e) => e.id);
     expect((await call(sim, 'POST', '/sites/tools/clear-cache', { environment_id: envs[0] })).status).toBe(202);
     now += 4_000;
