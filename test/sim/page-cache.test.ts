@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { call, operation } from './http.js';
+import { runCli } from '../helpers/cli.js';
 import { useSimulator } from '../helpers/sim.js';
 import { CLEAR_CACHE_GAP_MS } from '../../src/sim/page-cache.js';
 import type { Simulator } from '../../src/sim/server.js';
@@ -93,5 +94,16 @@ describe('the simulator’s page cache (what visitors see in front of a site)', 
     now += 6_000;
     expect((await call(sim, 'POST', '/sites/tools/clear-cache', { environment_id: envs[0] })).status).toBe(202);
     expect((await call(sim, 'POST', '/sites/tools/clear-cache', { environment_id: 'not-a-uuid' })).status).toBe(400);
+  });
+
+  it('a TTL of 0 is no cache at all; `sim --page-cache-ttl` takes whole milliseconds (exit 2 otherwise)', async () => {
+    const { sim } = await start({ seed: 4, pageCacheTtlMs: 0 });
+    const { envId, url, theme } = liveSite(sim);
+    expect((await page(url)).status).toBe(200);
+    breakIt(sim, envId, theme);
+    expect((await page(url)).status).toBe(500);
+    const bad = await runCli(['sim', '--size', '2', '--page-cache-ttl', '1.5']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--page-cache-ttl takes a whole number from 0 to');
   });
 });
