@@ -7,6 +7,7 @@ import { tempDir } from './lib.mjs';
 import { coordinationCost, threeProcesses } from './coordination.mjs';
 import { creationLimit } from './real-service.mjs';
 import { healthChecks } from './safe-updates.mjs';
+import { cacheClearCost } from './cache-clear.mjs';
 import { visualChecks } from './visual.mjs';
 import { restoreTime } from './restore.mjs';
 import { pageRender } from './pages.mjs';
@@ -30,6 +31,7 @@ const ALL = {
   cost: coordinationCost,
   creation: creationLimit,
   health: healthChecks,
+  cache: cacheClearCost,
   visual: visualChecks,
   restore: restoreTime,
   confirm: listingConfirm,

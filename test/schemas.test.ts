@@ -75,7 +75,8 @@ describe('report schema', () => {
 
   it('the plan, report and journal keep no copy of a shared record: each refers to records.schema.json', () => {
     const text = ['plan.schema.json', 'report.schema.json', 'journal-record.schema.json'].map((f) => JSON.stringify(read(f))).join('\n');
-    for (const field of ['"changed_percent"', '"restore_point"', '"operation_data_cut"', '"eligible_at"', '"staging_soaking"']) expect(text).not.toContain(field);
+    for (const field of ['"changed_percent"', '"restore_point"', '"operation_data_cut"', '"eligible_at"', '"staging_soaking"'])
+      expect(text).not.toContain(field);
     expect(text).toContain('records.schema.json#/$defs/step_result');
   });
 });

@@ -1,7 +1,8 @@
 import type { ApiKeyListResponse, BackupListResponse, DomainListResponse, OperationKind, SiteListResponse, SshConfig, ThemeListResponse } from './types.js';
 
 /**
- * The 22 endpoints of the spec as data (and restore, which it names without showing: `evidence`): method, path template, the schema of the body (a file in
+ * The 22 endpoints of the spec as data (and, with their `evidence`, restore, which it names without
+ * showing, and the cache clear): method, path template, the schema of the body (a file in
  * `schemas/api/`), for asynchronous ones the operation kind the 202 carries, and for the reads the
  * runner plans from, the schema their answers are checked against. The client's `call` and
  * the simulator's router are both built from this table, and a test checks it
@@ -27,6 +28,11 @@ export interface Endpoint {
    * sources document a separate limit of 5 such calls a minute beside the general 120.
    */
   creates?: true;
+  /**
+   * The service also limits this call per environment (a manual cache clear: one every 10 s): a 429
+   * on it while the general budget has room is that rule's, and teaches the general budget nothing.
+   */
+  perEnvironment?: true;
 }
 
 export const ENDPOINTS = {
@@ -99,6 +105,15 @@ export const ENDPOINTS = {
     operation: 'backups:restore',
     evidence: "the vendor's OpenAPI 1.87.0 (shared/real-service-notes.md, Restore); the spec says a restore endpoint exists without showing it",
   },
+  // Manual clears are limited to one every 10 s per environment (the vendor's docs): see `perEnvironment`.
+  clearCache: {
+    method: 'POST',
+    path: '/sites/tools/clear-cache',
+    body: 'clear-cache',
+    operation: 'cache:clear',
+    evidence: 'shared/real-service-notes.md, "Clearing a site\'s cache": 202 {operation_id: "cache:clear-…", message, status}',
+    perEnvironment: true,
+  },
 } as const satisfies Record<string, Endpoint>;
 
 export type EndpointName = keyof typeof ENDPOINTS;
@@ -122,6 +137,11 @@ export type ReadEndpoint = keyof ReadAnswers;
 /** Whether a call to `name` counts against the service's limit on creating calls. */
 export function creates(name: EndpointName | 'getOperation'): boolean {
   return name !== 'getOperation' && (ENDPOINTS[name] as Endpoint).creates === true;
+}
+
+/** Whether the service limits calls to `name` per environment as well (see `Endpoint.perEnvironment`). */
+export function perEnvironment(name: EndpointName | 'getOperation'): boolean {
+  return name !== 'getOperation' && (ENDPOINTS[name] as Endpoint).perEnvironment === true;
 }
 
 /** Not in the spec, but offered by the real service: 202 running, 200 done, 500 failed, 404 unknown. */

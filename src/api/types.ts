@@ -29,7 +29,9 @@ export type OperationKind =
   | 'environment:run-wp-cli-command'
   | 'environments:push'
   /** Not in the spec's list: the vendor document's restore answers with an operation of no named kind. */
-  | 'backups:restore';
+  | 'backups:restore'
+  /** Beyond the spec: a manual clear of an environment's page cache (shared/real-service-notes.md). */
+  | 'cache:clear';
 
 export interface ApiKey {
   id: Uuid;
@@ -154,6 +156,10 @@ export interface ModifyPhpVersionBody {
   environment_id: Uuid;
   php_version: string;
   is_opt_out_from_automatic_php_update?: boolean;
+}
+
+export interface ClearCacheBody {
+  environment_id: Uuid;
 }
 
 export interface CreatePlainEnvironmentBody {

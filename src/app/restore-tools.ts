@@ -1,11 +1,13 @@
 import { backupCreatedMs } from '../api/backup-time.js';
 import { SiteProbe } from '../health/probe.js';
-import { stepHealthUrl, type Plan, type Step } from '../plan/plan.js';
+import { clearsCache } from '../health/spec.js';
+import { stepHealthUrl, type Plan, type Step, type TaskSummary } from '../plan/plan.js';
+import { clearCache } from '../run/cache-clear.js';
 import { HealthGate } from '../run/health-gate.js';
 import { PRIORITY } from '../run/rate-budget.js';
 import { followRestore, restoreBroken, type RestoreContext } from '../run/restore.js';
 import { backupMismatch, type LeftAlone, type RestoreCandidate } from '../run/restore-choice.js';
-import type { StepResult } from '../run/types.js';
+import type { CacheClear, StepResult } from '../run/types.js';
 import { taskWatch, type Watcher } from '../run/watcher.js';
 import { systemClock } from '../util/clock.js';
 import { siteUserAgent } from '../util/version.js';
@@ -121,7 +123,14 @@ export class RestoreTools {
       interrupt: this.#interrupt.signal,
       settings: this.plan.settings.restore,
       watch: taskWatch(task, this.runtime.tracking),
+      // The check after the restore sees the page visitors get, as the run's own check does.
+      ...(task.health && clearsCache(task.health) ? { clearCache: (s: Step) => this.#clearCache(s, task) } : {}),
     };
+  }
+
+  async #clearCache(step: Step, task: TaskSummary): Promise<CacheClear> {
+    const context = { caller: this.runtime.caller, watcher: this.#watcher, stopSignal: this.#interrupt.signal, watch: taskWatch(task, this.runtime.tracking) };
+    return (await clearCache(context, step.target.env_id!)).clear;
   }
 }
 

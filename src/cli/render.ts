@@ -8,7 +8,9 @@ import type { Io, Output } from '../app/io.js';
 import { formatProblem, type InputProblem } from '../errors.js';
 import { answerLines } from '../report/answer-lines.js';
 import type { Inventory } from '../inventory/inventory.js';
-import type { Plan } from '../plan/plan.js';
+import { stepHealthUrl, type Plan, type Step } from '../plan/plan.js';
+import { ENDPOINTS } from '../api/endpoints.js';
+import { clearsCache } from '../health/spec.js';
 import { planReasons } from '../report/reasons.js';
 import { releaseAgeLines } from '../report/release-age-lines.js';
 import { stagingLines } from '../report/staging-lines.js';
@@ -90,10 +92,18 @@ export function renderPlan(plan: Plan, verbose: boolean, paint: Painter = plain)
   );
   lines.push(...releaseAgeLines([...plan.steps, ...plan.skipped]).map(terminalMessage));
   lines.push(...stagingLines([...plan.steps, ...plan.skipped]).map(terminalMessage));
+  const clears = new Map(plan.tasks.map((t) => [t.index, t.health !== undefined && clearsCache(t.health)]));
+  const clearing = plan.steps.filter((s) => stepHealthUrl(s) !== undefined && clears.get(s.task_index)).length;
+  if (clearing > 0)
+    lines.push(`and after each of ${clearing} guarded write${clearing === 1 ? '' : 's'}, before the check after it: ${CLEAR_CACHE} (health.clear_cache).`);
   if (verbose) {
     lines.push('');
     for (const s of plan.steps) {
-      const check = s.health ? ('url' in s.health ? `  # health: GET ${s.health.url} before and after` : `  # fails unsent: ${s.health.missing}`) : '';
+      const check = s.health
+        ? 'url' in s.health
+          ? `  # health: ${healthNote(s.health.url, clears.get(s.task_index), s)}`
+          : `  # fails unsent: ${s.health.missing}`
+        : '';
       const backup = s.role === 'backup' ? '  # restore point first; the write waits for it' : '';
       lines.push(
         `${forTerminal(`${s.method} ${s.path}${s.body === undefined ? '' : ` ${JSON.stringify(s.body)}`}`)}${s.note ? paint('dim', `  # ${s.note}`) : ''}${check || backup ? paint('dim', forTerminal(check || backup)) : ''}`,
@@ -110,10 +120,27 @@ export function renderPlan(plan: Plan, verbose: boolean, paint: Painter = plain)
   return lines.join('\n');
 }
 
+/** The cache clear a guarded write is followed by (health.clear_cache), as sent. */
+const CLEAR_CACHE = `${ENDPOINTS.clearCache.method} ${ENDPOINTS.clearCache.path} {"environment_id": ENV}`;
+
+/** What a guarded write's check does: GET before and after, and the cache cleared between the write and the look after. */
+function healthNote(url: string, clears: boolean | undefined, step: Step): string {
+  if (!clears) return `GET ${url} before and after`;
+  const env = step.target.env_id ?? step.lock ?? '';
+  return `GET ${url} before; after the write ${CLEAR_CACHE.replace('ENV', JSON.stringify(env))}, then GET ${url}`;
+}
+
 /** A task's guards in a few words: `backup, health`. */
 function guardsOf(t: Plan['tasks'][number]): string {
   return (
-    [t.backup_first ? 'backup' : '', t.health ? 'health' : '', t.health?.on_broken === 'restore' ? 'on broken: restore' : ''].filter(Boolean).join(', ') || '-'
+    [
+      t.backup_first ? 'backup' : '',
+      t.health ? 'health' : '',
+      t.health?.on_broken === 'restore' ? 'on broken: restore' : '',
+      t.health && clearsCache(t.health) ? 'cache clear' : '',
+    ]
+      .filter(Boolean)
+      .join(', ') || '-'
   );
 }
 

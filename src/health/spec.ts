@@ -41,6 +41,12 @@ export interface HealthInput {
   on_broken?: 'leave' | 'restore';
   /** Screenshots before and after the write, compared (see visual-spec.ts). */
   visual?: true | VisualInput;
+  /**
+   * Clear the environment's page cache through the service after the write and before any look
+   * after it, so that the check sees the page visitors will get, not the one an edge cache or CDN
+   * kept from before the write. @default true
+   */
+  clear_cache?: boolean;
 }
 
 /** `health:` with every default filled in: what the plan carries. */
@@ -60,6 +66,13 @@ export interface HealthSpec {
   on_broken?: 'restore';
   /** Likewise: a plan without it is the same plan as before the option. */
   visual?: VisualSpec;
+  /** `false` only when the playbook turns the cache clear off: a plan without it clears (see `clearsCache`). */
+  clear_cache?: false;
+}
+
+/** Whether a guarded write of this task clears its environment's page cache before the look after it. */
+export function clearsCache(spec: HealthSpec): boolean {
+  return spec.clear_cache !== false;
 }
 
 /**
@@ -136,6 +149,11 @@ export function healthSchema(): Record<string, unknown> {
               'a site healthy before and broken after the write: leave it (default), or restore the backup this run took first (needs backup_first; loses what changed on the site since)',
           },
           visual: visualSchema(),
+          clear_cache: {
+            type: 'boolean',
+            description:
+              "clear the environment's page cache through the service after the write and before the check after it, so the check sees what visitors will (default true)",
+          },
         },
       },
     ],
@@ -183,6 +201,7 @@ export function resolveHealth(input: true | HealthInput): { spec?: HealthSpec; p
       ...(given.allow_private === true ? { allow_private: true as const } : {}),
       ...(given.on_broken === 'restore' ? { on_broken: 'restore' as const } : {}),
       ...(visual?.spec ? { visual: visual.spec } : {}),
+      ...(given.clear_cache === false ? { clear_cache: false as const } : {}),
     },
   };
 }

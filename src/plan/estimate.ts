@@ -1,6 +1,7 @@
 import { ACTIONS, restorePoint } from '../actions/index.js';
 import { creates } from '../api/endpoints.js';
-import type { Plan, Step, TaskSummary } from './plan.js';
+import { clearsCache } from '../health/spec.js';
+import { stepHealthUrl, type Plan, type Step, type TaskSummary } from './plan.js';
 
 /**
  * How long a run of a plan should take, from its first write to its last answer. The run is bound by
@@ -93,8 +94,10 @@ export function estimateRun(plan: Plan, input: EstimateInput): Estimate {
 /** A wave's calls at the budget's rate, its creating calls at most at their own; and its writes alone. */
 function waveMs(steps: Step[], task: TaskSummary, pollRate: number, input: EstimateInput): { ms: number; writesMs: number; polls: number } {
   const backups = steps.filter((s) => s.role === 'backup').length;
-  // Each operation is polled; a restore point's backup list is read once.
-  const polls = steps.length * pollRate + (task.backup_first ? backups : 0);
+  // Each operation is polled; a restore point's backup list is read once; a guarded write's cache
+  // clear (health.clear_cache) is one more call, whose operation is polled.
+  const clears = task.health && clearsCache(task.health) ? steps.filter((s) => stepHealthUrl(s) !== undefined).length : 0;
+  const polls = steps.length * pollRate + (task.backup_first ? backups : 0) + clears * (1 + POLLS_PER_OPERATION);
   const creating = steps.filter((s) => creates(s.endpoint)).length;
   const atLimit = (calls: number) => Math.max((calls / input.perSecond) * 1000, input.createPerSecond ? (creating / input.createPerSecond) * 1000 : 0);
   return { ms: atLimit(steps.length + polls), writesMs: atLimit(steps.length), polls };

@@ -66,9 +66,11 @@ export interface Limit {
 
 /**
  * Which limit refused a 429, so that only that one learns: the others count nothing (the server did
- * not). Given the endpoint and what the attempt did; undefined when it was no refusal.
+ * not). Given the endpoint and what the attempt did; undefined when it was no refusal. `environment`:
+ * a rule of the service per environment (one cache clear every 10 s) that none of the run's limits
+ * keeps, so none of them learns: the call alone waits out its Retry-After.
  */
-export type RefusedBy = (endpoint: CallTarget, slot: SlotOutcome) => WindowLane | undefined;
+export type RefusedBy = (endpoint: CallTarget, slot: SlotOutcome) => WindowLane | 'environment' | undefined;
 
 /**
  * Takes a slot of each of `limitsFor(endpoint)`, in order, before `next`, and gives each back with

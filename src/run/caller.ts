@@ -1,7 +1,7 @@
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { CallResult, HostingClient } from '../api/client.js';
-import { creates, type EndpointName, type ReadAnswers, type ReadEndpoint } from '../api/endpoints.js';
+import { creates, perEnvironment, type EndpointName, type ReadAnswers, type ReadEndpoint } from '../api/endpoints.js';
 import type { OperationStatus } from '../api/types.js';
 import type { SharedWindow, WindowLane } from '../coord/types.js';
 import {
@@ -197,9 +197,16 @@ export class Caller implements CallPort {
   /** The company's windows (--coordination), asked last, right before sending. */
   readonly #windowsFor = (endpoint: CallTarget): Limit[] => (creates(endpoint) ? this.#windows.creating : this.#windows.other);
 
-  /** A creating call's 429 while the general budget had room was the creation rule's. */
-  readonly #refusedBy: RefusedBy = (endpoint, slot) =>
-    !slot.rateLimited ? undefined : creates(endpoint) && this.creation && (this.budget?.hasRoom() ?? true) ? 'create' : 'general';
+  /**
+   * A creating call's 429 while the general budget had room was the creation rule's; a cache clear's,
+   * its environment's (one clear every 10 s): the general budget pausing for it would stop every call.
+   */
+  readonly #refusedBy: RefusedBy = (endpoint, slot) => {
+    if (!slot.rateLimited) return undefined;
+    const room = this.budget?.hasRoom() ?? true;
+    if (perEnvironment(endpoint) && room) return 'environment';
+    return creates(endpoint) && this.creation && room ? 'create' : 'general';
+  };
 }
 
 function budgetLimit(lane: WindowLane, budget: RateBudget): Limit {

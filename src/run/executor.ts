@@ -11,12 +11,14 @@ import { failureBudget, type FailureBudget } from './failure-budget.js';
 import { afterBackup, findRestorePoint } from './restore-point.js';
 import { BatchConfirmer, readListing } from './batch-confirm.js';
 import { HealthGate, healthOutcome, healthRecord } from './health-gate.js';
+import { clearCache } from './cache-clear.js';
+import { clearsCache } from '../health/spec.js';
 import { OperationFollower, type FollowContext } from './follow.js';
 import { PRIORITY } from './rate-budget.js';
 import { RunStop } from './run-stop.js';
 import { sendStep } from './send-step.js';
 import { followRestore, restoreBroken, type RestoreContext } from './restore.js';
-import { countsAgainstBudget, ENDED_STATUSES, type ExecuteOutcome, type RestorePoint, type RunEvent, type StepResult } from './types.js';
+import { countsAgainstBudget, ENDED_STATUSES, type CacheClear, type ExecuteOutcome, type RestorePoint, type RunEvent, type StepResult } from './types.js';
 import type { VisualBaseline, VisualPort } from './visual-gate.js';
 import { heldText, type VisualSeen } from './visual-outcome.js';
 import { verifyTask } from './verify.js';
@@ -249,7 +251,8 @@ class Execution {
   }
 
   countFailure(task: TaskSummary, budget: FailureBudget, result: StepResult): void {
-    if (countsAgainstBudget(result.status, task.health?.visual?.fail_on_hold === true) && budget.fail()) {
+    const holdCounts = task.health?.visual?.fail_on_hold === true || result.held?.counts_against_budget === true;
+    if (countsAgainstBudget(result.status, holdCounts) && budget.fail()) {
       this.stop.stop(`failure budget exceeded in task "${task.name}": ${budget.describe()}`, 'budget');
     }
   }
@@ -353,15 +356,21 @@ class Execution {
     let result = guarded.restore && !final.restore_point ? { ...final, restore_point: guarded.restore } : final;
     const url = stepHealthUrl(step);
     if (url && guarded.gate) {
-      const after = final.status === 'succeeded' && !this.stop.stopped ? await guarded.gate.check(url) : undefined;
-      const { failsStep } = healthOutcome(guarded.before, after);
+      const looks = final.status === 'succeeded' && !this.stop.stopped;
+      // Before any look after the write: a page an edge cache or CDN kept from before it is not what visitors will get.
+      const cache = looks && clearsCache(task.health!) ? await this.clearCache(task, step) : undefined;
+      const after = looks && !this.stop.stopped ? await guarded.gate.check(url) : undefined;
+      const { failsStep, holdsStep } = healthOutcome(guarded.before, after, cache);
       result = {
         ...result,
-        health: healthRecord(url, guarded.before, after),
+        health: healthRecord(url, guarded.before, after, cache),
         ...(failsStep ? { status: 'failed' as const, reason: `health: ${after!.detail} at ${url}` } : {}),
+        ...(holdsStep ? cacheHeld(url, cache!) : {}),
       };
-      // The pages are compared only when the site still answers healthy: a failed check said it all.
-      const seen = !failsStep && after?.healthy && guarded.visual ? await this.options.visual!.after(step.id, guarded.visual, task.health!) : undefined;
+      // The pages are compared only when the site still answers healthy (a failed check said it all),
+      // and only when the cache was cleared: a kept page would look the same as before the write.
+      const seen =
+        !failsStep && !holdsStep && after?.healthy && guarded.visual ? await this.options.visual!.after(step.id, guarded.visual, task.health!) : undefined;
       if (seen) result = withVisual(result, seen);
       // Broken by this write, and seen healthy just before it: put back from this run's restore point.
       if ((failsStep || seen?.broken) && guarded.before?.healthy && task.health?.on_broken === 'restore') {
@@ -373,6 +382,21 @@ class Execution {
     return result;
   }
 
+  /**
+   * Clears the page cache of a guarded write's environment before the look after it; a 401 on the
+   * way stops the run. A clear is a write: none leaves after the window closed (the step is then
+   * held, never called healthy), unless it belongs to a restore (`repair`), which only Ctrl-C stops.
+   */
+  async clearCache(task: TaskSummary, step: Step, repair = false): Promise<CacheClear> {
+    const envId = step.target.env_id ?? step.lock;
+    if (!envId) return { outcome: 'not cleared', detail: 'the step names no environment whose cache to clear' };
+    if (!repair && this.windowClosed()) return { outcome: 'not cleared', detail: 'the maintenance window closed before the cache could be cleared' };
+    const stopSignal = repair ? (this.options.signal ?? new AbortController().signal) : this.sends;
+    const { clear, stop } = await clearCache({ caller: this.options.caller, watcher: this.watcher, stopSignal, watch: this.watchOptions(task) }, envId);
+    if (stop) this.stop.stop(stop.reason, stop.kind);
+    return clear;
+  }
+
   /** What a restore of an environment of this task needs: it is a repair, so only Ctrl-C keeps one from going. */
   restoring(task: TaskSummary): RestoreContext {
     return {
@@ -382,6 +406,7 @@ class Execution {
       interrupt: this.options.signal,
       settings: this.plan.settings.restore,
       watch: this.watchOptions(task),
+      ...(task.health && clearsCache(task.health) ? { clearCache: (s: Step) => this.clearCache(task, s, true) } : {}),
     };
   }
 
@@ -423,12 +448,31 @@ class Execution {
     if (known.restored?.status === 'accepted' && known.restored.operation_id) {
       return void (await followRestore(this.restoring(task), step, known, guarded.gate, stepHealthUrl(step)));
     }
+    if (known.status === 'succeeded' && !known.health && stepHealthUrl(step) && guarded.gate && task.wait)
+      return this.lookAgain(task, budget, step, known, guarded);
     if (known.status !== 'accepted' || !known.operation_id) return;
     const release = await this.sequence.enter(step.lock);
     const follow = this.follower(task, step, known, true);
     release(follow.turn);
     // No baseline survives an interruption: a site broken after the operation fails the step.
     if (task.wait) this.countFailure(task, budget, await this.afterOperation(task, step, await follow.done(), guarded));
+  }
+
+  /**
+   * Resume: a guarded write whose operation was journaled as succeeded, and whose look after never
+   * ran (the process died between the two, or while its cache was being cleared): the look after
+   * runs now, cache clear first, holding the environment. Left alone, the step would read as done
+   * with no one having looked at its site. No baseline survives the interruption: a site broken now
+   * fails the step.
+   */
+  async lookAgain(task: TaskSummary, budget: FailureBudget, step: Step, known: StepResult, guarded: Guarded): Promise<void> {
+    if (this.sendsOver()) return;
+    const release = await this.sequence.enter(step.lock);
+    try {
+      this.countFailure(task, budget, await this.afterOperation(task, step, known, guarded));
+    } finally {
+      release();
+    }
   }
 
   /**
@@ -454,6 +498,30 @@ class Execution {
     };
     return { turn, done: () => start().done };
   }
+}
+
+/**
+ * A guarded write whose page cache could not be cleared, and whose site answered healthy after it:
+ * held, not succeeded. The page checked may be the one a cache kept from before the write, so no one
+ * has seen what visitors will get; a site owner would rather look (or be told the rollout stopped)
+ * than read "healthy" about a page nobody saw. Not failed either: nothing says the write broke the
+ * site, and a failed step would be restored (`on_broken: restore`), losing what changed since its
+ * backup. It counts against the failure budget (CacheHeldReason), so a service that cannot clear
+ * caches stops a rollout at its budget instead of updating the whole fleet unseen.
+ */
+function cacheHeld(url: string, cache: CacheClear): Pick<StepResult, 'status' | 'held' | 'reason'> {
+  const detail = cache.detail ?? 'not cleared';
+  return {
+    status: 'held',
+    held: {
+      code: 'cache_not_cleared',
+      url,
+      detail,
+      override: "clear the site's cache and look at its page: the check saw one that may be from before the write",
+      counts_against_budget: true,
+    },
+    reason: `cache_not_cleared: the page cache was not cleared (${detail}), so the healthy page seen at ${url} may be the one kept from before the write`,
+  };
 }
 
 /** A step's result with what its pages showed: failed when one is broken, held when one changed. */

@@ -2,7 +2,7 @@ import PQueue from 'p-queue';
 import { judge, type HealthVerdict, type SiteProbePort } from '../health/probe.js';
 import type { HealthSpec } from '../health/spec.js';
 import { sleepOn, type Clock } from '../util/clock.js';
-import type { HealthOutcome, HealthRecord } from './types.js';
+import type { CacheClear, HealthOutcome, HealthRecord } from './types.js';
 
 /**
  * A task's health checks: its own bound on checks in flight (`health.concurrency`), apart from the
@@ -44,26 +44,39 @@ export class HealthGate {
 
 /**
  * What the two checks say about a step, as a decision table: a site broken after its write fails the
- * step, unless it was already broken before (then it is listed, not blamed).
+ * step, unless it was already broken before (then it is listed, not blamed). With `health.clear_cache`
+ * the look after comes once the page cache was cleared; when it could not be, a healthy answer may be
+ * the page kept from before the write: nobody saw the page visitors will get, and the step is held.
  *
- * | before    | after     | outcome            | step      |
- * | healthy   | healthy   | healthy            | as it was |
- * | healthy   | unhealthy | unhealthy          | failed    |
- * | unhealthy | healthy   | healthy            | as it was |
- * | unhealthy | unhealthy | unhealthy before   | as it was |
- * | any       | (none)    | unhealthy before / not checked | as it was |
+ * | before    | after     | cache       | outcome            | step      |
+ * | healthy   | healthy   | cleared/off | healthy            | as it was |
+ * | any       | healthy   | not cleared | not checked        | held      |
+ * | healthy   | unhealthy | any         | unhealthy          | failed    |
+ * | unhealthy | healthy   | cleared/off | healthy            | as it was |
+ * | unhealthy | unhealthy | any         | unhealthy before   | as it was |
+ * | any       | (none)    | any         | unhealthy before / not checked | as it was |
+ *
+ * A broken page is broken whichever served it, so an uncleared cache changes nothing when the look
+ * after sees one.
  */
-export function healthOutcome(before: HealthVerdict | undefined, after: HealthVerdict | undefined): { outcome: HealthOutcome; failsStep: boolean } {
-  if (after?.healthy) return { outcome: 'healthy', failsStep: false };
-  if (before && !before.healthy) return { outcome: 'unhealthy before', failsStep: false };
-  if (after) return { outcome: 'unhealthy', failsStep: true };
-  return { outcome: 'not checked', failsStep: false };
+export function healthOutcome(
+  before: HealthVerdict | undefined,
+  after: HealthVerdict | undefined,
+  cache?: CacheClear,
+): { outcome: HealthOutcome; failsStep: boolean; holdsStep: boolean } {
+  const unseen = cache?.outcome === 'not cleared';
+  if (after?.healthy)
+    return unseen ? { outcome: 'not checked', failsStep: false, holdsStep: true } : { outcome: 'healthy', failsStep: false, holdsStep: false };
+  if (before && !before.healthy) return { outcome: 'unhealthy before', failsStep: false, holdsStep: false };
+  if (after) return { outcome: 'unhealthy', failsStep: true, holdsStep: false };
+  return { outcome: 'not checked', failsStep: false, holdsStep: false };
 }
 
-export function healthRecord(url: string, before: HealthVerdict | undefined, after: HealthVerdict | undefined): HealthRecord {
+export function healthRecord(url: string, before: HealthVerdict | undefined, after: HealthVerdict | undefined, cache?: CacheClear): HealthRecord {
   return {
     url,
-    outcome: healthOutcome(before, after).outcome,
+    outcome: healthOutcome(before, after, cache).outcome,
+    ...(cache ? { cache } : {}),
     ...(before ? { before: before.detail } : {}),
     ...(after ? { after: after.detail } : {}),
   };

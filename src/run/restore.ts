@@ -5,7 +5,8 @@ import type { Step } from '../plan/plan.js';
 import type { CallPort, Outcome } from './caller.js';
 import type { HealthGate } from './health-gate.js';
 import { PRIORITY } from './rate-budget.js';
-import type { Restored, StepResult } from './types.js';
+import type { HealthVerdict } from '../health/probe.js';
+import type { CacheClear, Restored, StepResult } from './types.js';
 import type { Watcher, WatchOptions } from './watcher.js';
 
 /** What putting a broken site back needs from the run. */
@@ -18,6 +19,12 @@ export interface RestoreContext {
   interrupt?: AbortSignal;
   settings?: RestoreSettings;
   watch: WatchOptions;
+  /**
+   * `health.clear_cache`: clears the environment's page cache before the check after the restore: a
+   * cache may still hold the page the broken write served, and visitors would go on getting it.
+   * @default the check reads whatever is served
+   */
+  clearCache?(step: Step): Promise<CacheClear>;
 }
 
 /**
@@ -75,11 +82,21 @@ export async function followRestore(
 
 /** The site checked again after its restore; a restore that had no operation is `succeeded` only if the site is healthy now. */
 async function checkRestored(ctx: RestoreContext, step: Step, result: StepResult, gate: HealthGate | undefined, url: string | undefined): Promise<StepResult> {
+  const cache = gate && url && ctx.clearCache ? await ctx.clearCache(step) : undefined;
   const verdict = gate && url ? await gate.check(url) : undefined;
-  const health: Restored['health'] = verdict ? { outcome: verdict.healthy ? 'healthy' : 'unhealthy', detail: verdict.detail } : { outcome: 'not checked' };
+  const health = restoredHealth(verdict, cache);
   const restored = result.restored!;
-  if (restored.reason === NO_OPERATION) return saved(ctx, step, result, { ...restored, health, status: verdict?.healthy ? 'succeeded' : 'unknown' });
+  if (restored.reason === NO_OPERATION)
+    return saved(ctx, step, result, { ...restored, health, status: health.outcome === 'healthy' ? 'succeeded' : 'unknown' });
   return saved(ctx, step, result, { ...restored, health });
+}
+
+/** What the check after a restore says; a healthy page seen through a cache that was not cleared is no proof (not checked). */
+function restoredHealth(verdict: HealthVerdict | undefined, cache: CacheClear | undefined): NonNullable<Restored['health']> {
+  if (!verdict) return { outcome: 'not checked', ...(cache ? { cache } : {}) };
+  if (verdict.healthy && cache?.outcome === 'not cleared')
+    return { outcome: 'not checked', detail: `${verdict.detail}, through a page cache that was not cleared (${cache.detail ?? 'not cleared'})`, cache };
+  return { outcome: verdict.healthy ? 'healthy' : 'unhealthy', detail: verdict.detail, ...(cache ? { cache } : {}) };
 }
 
 async function saved(ctx: RestoreContext, step: Step, result: StepResult, restored: Restored): Promise<StepResult> {

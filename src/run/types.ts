@@ -71,7 +71,24 @@ export interface StepResult {
   /** `health.visual`: what the screenshots before and after the write showed, page by page. */
   visual?: VisualRecord;
   /** Why a `held` step was held, as data: its reason code, what it found, and what overrides it. */
-  held?: HeldReason;
+  held?: HeldReason | CacheHeldReason;
+}
+
+/**
+ * Why a step is held when its environment's page cache could not be cleared (`health.clear_cache`):
+ * the check after the write saw a healthy page, but it may be the one a cache kept from before the
+ * write, so no one has seen the page visitors will get. It always counts against the failure budget:
+ * a rollout must not go on across a fleet whose pages it cannot see.
+ */
+export interface CacheHeldReason {
+  code: 'cache_not_cleared';
+  /** The page that was checked. */
+  url: string;
+  /** What the clear ran into. */
+  detail: string;
+  /** What to do. */
+  override: string;
+  counts_against_budget: true;
 }
 
 /** Why a step is held. `visual_difference`: a page looks different after the write by more than `hold_over`. */
@@ -125,24 +142,40 @@ export interface Restored {
   operation_id: string | null;
   status: RestoreStatus;
   reason?: string;
-  /** After a succeeded restore, what the site's page said: `healthy`, or `unhealthy` with what it showed. */
-  health?: { outcome: 'healthy' | 'unhealthy' | 'not checked'; detail?: string };
+  /**
+   * After a succeeded restore, what the site's page said: `healthy`, or `unhealthy` with what it
+   * showed; `not checked` when the task checks no page, or when a healthy answer came through a page
+   * cache that could not be cleared first (`cache`).
+   */
+  health?: { outcome: 'healthy' | 'unhealthy' | 'not checked'; detail?: string; cache?: CacheClear };
 }
 
 /**
  * `healthy` (after the write; whatever it was before), `unhealthy` (broken after, fine before: the
  * step failed), `unhealthy before` (broken before the write: not blamed on it), `not checked` (the
- * operation did not succeed, or the run stopped first).
+ * operation did not succeed, or the run stopped first; or the page cache was not cleared, so the
+ * healthy page seen may be the one kept from before the write: the step is held).
  */
 export type HealthOutcome = 'healthy' | 'unhealthy' | 'unhealthy before' | 'not checked';
 
 export interface HealthRecord {
   url: string;
   outcome: HealthOutcome;
+  /** `health.clear_cache`: the environment's page cache, cleared through the service before the check after the write, or not. */
+  cache?: CacheClear;
   /** The baseline's detail, e.g. `HTTP 200`. */
   before?: string;
   /** The check after the operation, e.g. `HTTP 500, page says "There has been a critical error on this website"`. */
   after?: string;
+}
+
+/** A clear of an environment's page cache: its operation, and why it did not clear when it did not. */
+export interface CacheClear {
+  outcome: 'cleared' | 'not cleared';
+  /** The clear's operation, when the service accepted one. */
+  operation_id?: string;
+  /** Why it did not clear: refused, its operation failed or was not seen to end, the run stopped. */
+  detail?: string;
 }
 
 export interface RestorePoint {

@@ -3,6 +3,7 @@ import type * as T from '../api/types.js';
 import { addDomain, newEnvironment, PHP_VERSIONS, REGIONS, SSH_EXPIRATION_INTERVALS, type Fleet, type SimEnvironment, type SimSite } from './fleet.js';
 import { HOSTILE_SSH } from './hostile-names.js';
 import { captureState, putBack } from './backup-state.js';
+import type { PageCache } from './page-cache.js';
 import type { OperationWork } from './operations.js';
 import type { SimProfile } from './profile.js';
 import type { Random } from './random.js';
@@ -15,6 +16,8 @@ export class SimHttpError extends Error {
     readonly status: number,
     message: string,
     readonly data: unknown = null,
+    /** A 429's wait, sent as Retry-After. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
   }
@@ -34,6 +37,8 @@ export interface HandlerContext {
   query: Record<string, string>;
   /** False: the service serves no site listing (404), as one that does not know it. */
   siteListing: boolean;
+  /** The environments' page caches (what the sites' pages are served through). */
+  pages: PageCache;
 }
 
 /**
@@ -281,6 +286,13 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
       const printed = wpCliOutput(e, command);
       return printed === null ? null : { result: printed };
     });
+  },
+  clearCache(ctx) {
+    const e = env(ctx, (ctx.body as T.ClearCacheBody).environment_id);
+    const waitMs = ctx.pages.askClear(e.id);
+    if (waitMs > 0) throw new SimHttpError(429, 'Too many cache clear requests, please try again later.', null, waitMs);
+    // Not tied to the environment's other operations: a clear neither waits for nor blocks an update.
+    return later(undefined, () => ctx.pages.clear(e.id));
   },
   listBackups(ctx) {
     const e = env(ctx);

@@ -13,6 +13,7 @@ import { Operations, type OperationDelay } from './operations.js';
 import { acceptedAnswer, operationAnswer, operationId, profileDefaults, syncAnswer, unauthenticatedMessage, type SimProfile } from './profile.js';
 import { Random } from './random.js';
 import { parseRate, SlidingWindow } from './rate-window.js';
+import { PageCache } from './page-cache.js';
 import { DomainIndex, parseThemeBreak, sitePage, type SiteBreaks, type SiteLogEntry } from './sites.js';
 import type { SiteLook } from './site-look.js';
 
@@ -77,6 +78,13 @@ export interface SimulatorOptions {
   brokenDomains?: string[];
   /** Every site page is delayed by a latency drawn from this range, in ms (default none). */
   siteLatencyMs?: [number, number];
+  /**
+   * How long each environment's page cache serves a page (page-cache.ts), on the simulator's clock:
+   * a write does not purge it, `POST /sites/tools/clear-cache` does. 0: no cache. @default 24 hours
+   */
+  pageCacheTtlMs?: number;
+  /** The least time between two manual cache clears of one environment (answered 429 sooner). @default 10000 */
+  clearCacheGapMs?: number;
 }
 
 export interface SimLogEntry {
@@ -227,14 +235,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const domainIndex = new DomainIndex(fleet);
   const siteLog: SiteLogEntry[] = [];
   const siteRng = new Random(seed * 31_337 + 11);
+  const pages = new PageCache(clock, options.pageCacheTtlMs, options.clearCacheGapMs);
 
   /** A site's page: public (no token), outside the API's windows and faults, logged apart. */
   async function serveSite(res: ServerResponse, path: string, at: number): Promise<void> {
     const [, domain = '', rest] = /^\/sites\/([^/]+)(\/.*)?$/.exec(path) ?? [];
     const name = decodeURIComponent(domain);
     // WordPress's canonical redirect: the front page lives at the slash.
-    const { status, html } = rest === undefined ? { status: 301, html: '' } : sitePage(fleet, domainIndex, breaks, name);
-    siteLog.push({ at: Math.round(at * 1000) / 1000, domain: name, status });
+    const { status, html, cached } = rest === undefined ? { status: 301, html: '' } : sitePage(fleet, domainIndex, breaks, name, { pages, path: rest });
+    siteLog.push({ at: Math.round(at * 1000) / 1000, domain: name, status, ...(cached ? { cached } : {}) });
     const [min, max] = options.siteLatencyMs ?? [0, 0];
     if (max > 0) await sleep(min + siteRng.next() * (max - min));
     const headers: Record<string, string> = { 'content-type': 'text/html; charset=UTF-8', 'content-length': String(Buffer.byteLength(html)) };
@@ -349,9 +358,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     let result;
     try {
       const query = Object.fromEntries(url.searchParams);
-      result = HANDLERS[route.name]({ fleet, rng, params, body, maxPageSize: options.maxPageSize ?? 100, now: clock(), profile, query, siteListing });
+      result = HANDLERS[route.name]({ fleet, rng, params, body, maxPageSize: options.maxPageSize ?? 100, now: clock(), profile, query, siteListing, pages });
     } catch (error) {
-      if (error instanceof SimHttpError) return fail(error.status, error.message, error.data);
+      if (error instanceof SimHttpError)
+        return fail(error.status, error.message, error.data, error.retryAfterMs === undefined ? undefined : retryAfter(error.retryAfterMs));
       throw error;
     }
     let status: number;

@@ -1,5 +1,6 @@
 import { UsageError } from '../errors.js';
 import type { Fleet, SimDomain, SimEnvironment } from './fleet.js';
+import type { CachedView, PageCache } from './page-cache.js';
 import { lookedPage, type SiteLook } from './site-look.js';
 
 /**
@@ -25,6 +26,8 @@ export interface SiteBreaks {
 export interface SitePage {
   status: number;
   html: string;
+  /** Served from the environment's page cache, not by the site. */
+  cached?: true;
 }
 
 export interface SiteLogEntry {
@@ -32,6 +35,8 @@ export interface SiteLogEntry {
   at: number;
   domain: string;
   status: number;
+  /** Served from the environment's page cache (page-cache.ts), not by the site. */
+  cached?: true;
 }
 
 /** The text WordPress shows when a fatal error stops a page (since 5.2). */
@@ -65,23 +70,31 @@ export class DomainIndex {
   }
 }
 
-/** What `domain`'s front page answers now. */
-export function sitePage(fleet: Fleet, index: DomainIndex, breaks: SiteBreaks, domain: string): SitePage {
+/** What `domain`'s front page answers now; through the environment's page cache when one is given. */
+export function sitePage(fleet: Fleet, index: DomainIndex, breaks: SiteBreaks, domain: string, cache?: { pages: PageCache; path: string }): SitePage {
   const found = index.get(domain);
   const env = found ? fleet.environments.get(found.envId) : undefined;
   if (!found || !env) return { status: 404, html: '<h1>Not Found</h1>' };
+  const key = `${found.name.toLowerCase()}${cache?.path ?? '/'}`;
+  const kept = cache?.pages.get(env.id, key);
+  const view = kept ?? originView(fleet, breaks, found, env);
+  if (!view) return { status: 500, html: page('WordPress › Error', CRITICAL_ERROR) };
+  if (!kept) cache?.pages.put(env.id, key, view);
+  const loads = breaks.carousels?.get(found.name.toLowerCase());
+  if (loads !== undefined) breaks.carousels!.set(found.name.toLowerCase(), loads + 1);
+  const { style, body } = lookedPage(escape(view.name), view.look, loads);
+  return { status: 200, html: page(view.name, body, style), ...(kept ? { cached: true as const } : {}) };
+}
+
+/** What the site itself serves, past any cache: its name and look, or undefined when it is broken. */
+function originView(fleet: Fleet, breaks: SiteBreaks, found: SimDomain, env: SimEnvironment): CachedView | undefined {
   const broken = breaks.domains.has(found.name.toLowerCase()) || themesOf(env).some((t) => breaks.themes.has(t));
-  if (broken) return { status: 500, html: page('WordPress › Error', CRITICAL_ERROR) };
-  const site = fleet.sites.get(env.siteId);
-  const name = site?.displayName ?? found.name;
+  if (broken) return undefined;
+  const name = fleet.sites.get(env.siteId)?.displayName ?? found.name;
   const look = themesOf(env)
     .map((t) => breaks.looks?.get(t))
     .find(Boolean);
-  const key = found.name.toLowerCase();
-  const loads = breaks.carousels?.get(key);
-  if (loads !== undefined) breaks.carousels!.set(key, loads + 1);
-  const { style, body } = lookedPage(escape(name), look, loads);
-  return { status: 200, html: page(name, body, style) };
+  return { name, ...(look ? { look } : {}) };
 }
 
 function themesOf(env: SimEnvironment): string[] {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { healthUrl, hostFromService, literalAddress, parseStatusRanges, resolveHealth } from '../../src/health/spec.js';
+import { clearsCache, healthUrl, hostFromService, literalAddress, parseStatusRanges, resolveHealth } from '../../src/health/spec.js';
 import { healthOutcome } from '../../src/run/health-gate.js';
 
 describe('health: as a playbook gives it', () => {
@@ -96,20 +96,39 @@ describe('health: a domain from the service is a host on the internet', () => {
     expect(resolveHealth({ allow_private: false }).spec).not.toHaveProperty('allow_private');
     expect(resolveHealth(true).spec).not.toHaveProperty('allow_private');
   });
+
+  it('clears the page cache unless the playbook says clear_cache: false (a plan without the field clears)', () => {
+    expect(resolveHealth(true).spec).not.toHaveProperty('clear_cache');
+    expect(resolveHealth({ clear_cache: true }).spec).not.toHaveProperty('clear_cache');
+    expect(resolveHealth({ clear_cache: false }).spec).toMatchObject({ clear_cache: false });
+    expect(clearsCache(resolveHealth(true).spec!)).toBe(true);
+    expect(clearsCache(resolveHealth({ clear_cache: false }).spec!)).toBe(false);
+  });
 });
 
 describe('what the two checks say about a step', () => {
   const ok = { healthy: true, detail: 'HTTP 200' };
   const bad = { healthy: false, detail: 'HTTP 500' };
+  const cleared = { outcome: 'cleared' } as const;
+  const notCleared = { outcome: 'not cleared', detail: 'its operation failed' } as const;
   it.each([
-    [ok, ok, 'healthy', false],
-    [ok, bad, 'unhealthy', true],
-    [bad, ok, 'healthy', false],
-    [bad, bad, 'unhealthy before', false],
-    [bad, undefined, 'unhealthy before', false],
-    [ok, undefined, 'not checked', false],
-    [undefined, bad, 'unhealthy', true],
-  ] as const)('before %o, after %o: %s (fails the step: %s)', (before, after, outcome, failsStep) => {
-    expect(healthOutcome(before, after)).toEqual({ outcome, failsStep });
+    [ok, ok, undefined, 'healthy', false, false],
+    [ok, bad, undefined, 'unhealthy', true, false],
+    [bad, ok, undefined, 'healthy', false, false],
+    [bad, bad, undefined, 'unhealthy before', false, false],
+    [bad, undefined, undefined, 'unhealthy before', false, false],
+    [ok, undefined, undefined, 'not checked', false, false],
+    [undefined, bad, undefined, 'unhealthy', true, false],
+    [ok, ok, cleared, 'healthy', false, false],
+    [ok, bad, cleared, 'unhealthy', true, false],
+    // The cache kept the page from before the write: a healthy answer saw nothing new, and holds the step.
+    [ok, ok, notCleared, 'not checked', false, true],
+    [bad, ok, notCleared, 'not checked', false, true],
+    // A broken page is broken whichever served it.
+    [ok, bad, notCleared, 'unhealthy', true, false],
+    [bad, bad, notCleared, 'unhealthy before', false, false],
+    [ok, undefined, notCleared, 'not checked', false, false],
+  ] as const)('before %o, after %o, cache %o: %s (fails the step: %s, holds it: %s)', (before, after, cache, outcome, failsStep, holdsStep) => {
+    expect(healthOutcome(before, after, cache)).toEqual({ outcome, failsStep, holdsStep });
   });
 });

@@ -12,7 +12,8 @@ export function useSimulator() {
     }
   });
   return async (options: SimulatorOptions = {}) => {
-    const sim = await startSimulator({ sites: 6, themes: 5, operationDelayMs: 50, ...options });
+    // Scaled as the operations are: the vendor's one cache clear per 10 s would hold a restore's clear that long.
+    const sim = await startSimulator({ sites: 6, themes: 5, operationDelayMs: 50, clearCacheGapMs: 250, ...options });
     const client = new HostingClient({ baseUrl: sim.baseUrl, token: sim.token });
     started.push({ sim, client });
     return { sim, client };

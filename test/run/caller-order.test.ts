@@ -61,4 +61,26 @@ describe('Caller', () => {
       creation.dispose();
     }
   });
+
+  it('a cache clear refused for its environment (one clear every 10 s) waits out its Retry-After and teaches the general budget nothing', async () => {
+    const { sim, client } = await start({ clearCacheGapMs: 300, retryAfterUnitMs: 50 });
+    const budget = new RateBudget(100, 1000);
+    const caller = new Caller(client, { budget, logger: silent, concurrency: 4 });
+    const [a, b] = [...sim.fleet.environments.keys()];
+    try {
+      const first = await caller.call('clearCache', {}, { environment_id: a }, true);
+      const [again, other] = await Promise.all([
+        caller.call('clearCache', {}, { environment_id: a }, true),
+        caller.call('clearCache', {}, { environment_id: b }, true),
+      ]);
+      expect([first.ok, again.ok, other.ok]).toEqual([true, true, true]);
+      expect([first.attempts, again.attempts, other.attempts]).toEqual([1, 2, 1]);
+      const clears = sim.log.filter((e) => e.endpoint === 'clearCache');
+      expect(clears.map((e) => e.status).sort()).toEqual([202, 202, 202, 429]);
+      expect(budget.rateLimitedCount).toBe(0);
+      expect(budget.pausedForMs()).toBe(0);
+    } finally {
+      budget.dispose();
+    }
+  });
 });

@@ -62,6 +62,8 @@ function demoSimulator(globals: GlobalOptions, size: number): Promise<Simulator>
     seed: 7,
     operationDelayMs: 200,
     operationVisibleAfterMs: 500,
+    // The vendor's one manual cache clear per 10 s, scaled as the operations are (a restore's clear follows its write's).
+    clearCacheGapMs: 1000,
   });
 }
 

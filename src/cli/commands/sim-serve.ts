@@ -29,6 +29,8 @@ export interface SimOptions {
   json?: boolean;
   breakTheme?: string[];
   siteLatency?: [number, number];
+  pageCacheTtl?: number;
+  clearCacheGap?: number;
   rename?: Rename[];
 }
 
@@ -78,6 +80,8 @@ function startFromOptions(opts: SimOptions): Promise<Simulator> {
     keepLog: false,
     breakThemes: opts.breakTheme,
     siteLatencyMs: opts.siteLatency,
+    pageCacheTtlMs: opts.pageCacheTtl,
+    clearCacheGapMs: opts.clearCacheGap,
   });
 }
 

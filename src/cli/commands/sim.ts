@@ -75,6 +75,16 @@ function behaviourOptions(command: Command): Command {
     )
     .option('--rename <KIND:FROM=TO>', 'rename a site, an environment (SITE/ENV) or a domain, as anyone on the account may; repeatable', renameOption)
     .option('--site-latency <min-max>', 'delay every site page by this many ms, e.g. 50-150', rangeOption('--site-latency'))
+    .option(
+      '--page-cache-ttl <ms>',
+      "how long each environment's page cache serves a page (a write does not purge it; clear-cache does); 0: no cache (default 24 h)",
+      intOption('--page-cache-ttl', 0, 2_147_483_647),
+    )
+    .option(
+      '--clear-cache-gap <ms>',
+      'least time between two cache clears of one environment, sooner is a 429 (default 10000)',
+      intOption('--clear-cache-gap', 0, 600_000),
+    )
     .option('--log <file>', 'append the request log to FILE as JSON lines')
     .option('--json', 'print the start line as one JSON object');
 }
