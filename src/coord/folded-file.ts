@@ -2,7 +2,7 @@ import type { JsonlFile } from './jsonl-file.js';
 
 /**
  * A store whose table keeps, of each key, the entry with the earliest time (first-seen times, what
- * staging ran): the fold rules of inventory/first-seen.ts and plan/staging-first.ts. Written as one
+ * staging ran): the fold rules of inventory/first-seen.ts and inventory/staging-table.ts. Written as one
  * JSON object a line with its format version (`"v":1`); a line without one was written by a release
  * before versions and reads as 1. A line of a later format is kept as it is (never dropped by a
  * compaction) but not read: its key's clock starts again, which holds an update longer, never sends

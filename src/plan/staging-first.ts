@@ -2,7 +2,7 @@ import type { Environment, InstalledTheme, Inventory } from '../inventory/invent
 import type { Rollout } from '../playbook/types.js';
 import { parseDuration } from '../util/duration.js';
 import { globMatcher } from '../util/glob.js';
-import { compareVersions } from '../util/theme-version.js';
+import { orderVersions } from '../util/theme-version.js';
 import type { StagingTable } from '../inventory/staging-table.js';
 
 /**
@@ -152,7 +152,7 @@ export function soakedOn(theme: InstalledTheme, staging: Environment, table: Sta
   if (!onStaging || onStaging.version === theme.version) return undefined;
   const version = onStaging.version;
   if (version !== theme.update_version) {
-    const [above, below] = [compareVersions(version, theme.version), compareVersions(version, theme.update_version)];
+    const [above, below] = [orderVersions(version, theme.version), orderVersions(version, theme.update_version)];
     if (above === undefined || below === undefined || above <= 0 || below >= 0) return undefined;
   }
   const record = table.get(staging.id, theme.name, version);

@@ -3,7 +3,7 @@ import { parseRedisUrl, RedisLink, Script } from '../../src/coord/redis/link.js'
 import { companyKey } from '../../src/coord/redis/lock.js';
 import { STAGING_MIGRATE } from '../../src/coord/redis/scripts.js';
 import { redisStaging } from '../../src/coord/redis/staging.js';
-import type { StagingEntry } from '../../src/plan/staging-first.js';
+import type { StagingEntry } from '../../src/inventory/staging-table.js';
 import { useRedis } from '../helpers/redis.js';
 
 const redis = useRedis();

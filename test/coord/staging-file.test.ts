@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stagingFile } from '../../src/coord/staging-file.js';
-import type { StagingEntry } from '../../src/plan/staging-first.js';
+import type { StagingEntry } from '../../src/inventory/staging-table.js';
 import { tempDir } from '../helpers/cli.js';
 
 const COMPANY = '0f1e2d3c-4b5a-4697-8877-665544332211';
