@@ -161,7 +161,7 @@ function judge(before: Shot, cells: NoiseCells, after: Shot, visual: VisualSpec)
   const a = decodePng(before.png);
   const b = decodePng(after.png);
   const mask = expandCells(cells, a.width, a.height);
-  const found = compareShots(a, b, mask);
+  const found = compareShots(a, b, mask, { before: before.height > a.height, after: after.height > b.height });
   const heightChange = Math.abs(after.height - before.height) / Math.max(1, before.height);
   const detail = found.blank ? 'blank page' : heightChange > 0.5 ? `height ${before.height} → ${after.height} px` : undefined;
   const broken = detail !== undefined || found.changed > visual.restore_over;

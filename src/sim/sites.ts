@@ -20,6 +20,8 @@ export interface SiteBreaks {
   looks?: Map<string, SiteLook>;
   /** Domain names whose front page has a carousel, and how many times each was loaded (its slide). */
   carousels?: Map<string, number>;
+  /** Domain names whose front page has a wide slider (the whole hero), and how many times each was loaded. */
+  sliders?: Map<string, number>;
 }
 
 export interface SitePage {
@@ -78,10 +80,15 @@ export function sitePage(fleet: Fleet, index: DomainIndex, breaks: SiteBreaks, d
     .map((t) => breaks.looks?.get(t))
     .find(Boolean);
   const key = found.name.toLowerCase();
-  const loads = breaks.carousels?.get(key);
-  if (loads !== undefined) breaks.carousels!.set(key, loads + 1);
-  const { style, body } = lookedPage(escape(name), look, loads);
+  const { style, body } = lookedPage(escape(name), look, { slide: nextLoad(breaks.carousels, key), wide: nextLoad(breaks.sliders, key) });
   return { status: 200, html: page(name, body, style) };
+}
+
+/** How many times a moving part was loaded before (its slide), counted up; undefined when the site has none. */
+function nextLoad(loads: Map<string, number> | undefined, key: string): number | undefined {
+  const n = loads?.get(key);
+  if (n !== undefined) loads!.set(key, n + 1);
+  return n;
 }
 
 function themesOf(env: SimEnvironment): string[] {

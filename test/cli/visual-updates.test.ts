@@ -90,6 +90,20 @@ describe('health.visual: the pages before and after a theme update, in the machi
     expect(version).not.toBe(sim.fleet.catalog.get(at.theme)!.versions.at(-1));
   });
 
+  it('a theme that strips the page’s styles changes at most all of it (not 117%), and status reads the run’s own report back', async () => {
+    const { sim } = await start({ sites: 8, themes: 4, seed: 3 });
+    const at = oneSite(sim);
+    sim.lookTheme(`${at.theme}@latest`, 'unstyled');
+    const { write, reportPath } = await run(sim, playbook(sim, at));
+    const page = write.visual!.pages[0]!;
+    expect(page.verdict).toBe('broken');
+    expect(page.changed_percent).toBeGreaterThan(25);
+    expect(page.changed_percent).toBeLessThanOrEqual(100);
+    const status = await runCli(['status', reportPath], simEnv(sim));
+    expect(status.stderr).not.toMatch(/report|schema|changed_percent/i);
+    expect(status.code).toBe(1);
+  });
+
   it('a rotating carousel causes no hold: what moves between the two screenshots before is masked', async () => {
     const { sim } = await start({ sites: 8, themes: 4, seed: 3 });
     const at = oneSite(sim);
