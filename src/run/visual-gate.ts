@@ -57,7 +57,7 @@ export class VisualGate implements VisualPort {
     try {
       camera = await this.camera.site(site);
     } catch (error) {
-      const why = `the browser could not open a page: ${(error as Error).message}`;
+      const why = `the browser could not open a page: ${firstLine(error)}`;
       return { pages: visualPages(visual, url).map((u) => ({ url: u, error: why })), close: () => Promise.resolve() };
     }
     const pages = await Promise.all(visualPages(visual, url).map((u) => this.#pageBefore(stepId, camera, u, visual)));
@@ -72,7 +72,7 @@ export class VisualGate implements VisualPort {
       const second = await this.#shoot(stepId, camera, url, visual);
       return { url, shot: first, noise: this.#timed(stepId, () => noiseMask(decodePng(first.png), decodePng(second.png))) };
     } catch (error) {
-      return { url, error: (error as Error).message };
+      return { url, error: firstLine(error) };
     }
   }
 
@@ -113,23 +113,25 @@ export class VisualGate implements VisualPort {
 
   async #pageAfter(stepId: string, index: number, before: PageBefore, camera: SiteCamera | undefined, visual: VisualSpec): Promise<VisualPage> {
     const { url } = before;
-    if (!before.shot || !before.noise || !camera) return { url, verdict: 'not checked', detail: `before the write: ${before.error ?? 'not shot'}` };
+    if (!before.shot || !before.noise || !camera)
+      return { url, verdict: 'not checked', detail: `no screenshot before the write: ${before.error ?? 'not shot'}` };
     const noise_percent = Math.round(before.noise.share * 1000) / 10;
     const unstable = before.noise.share > visual.hold_over ? { unstable: true as const } : {};
+    const look = async () => {
+      const after = await this.#shoot(stepId, camera, url, visual);
+      return this.#timed(stepId, () => judge(before.shot!, before.noise!.cells, after, visual));
+    };
     let seen: Judged;
     try {
-      const look = async () => {
-        const after = await this.#shoot(stepId, camera, url, visual);
-        return this.#timed(stepId, () => judge(before.shot!, before.noise!.cells, after, visual));
-      };
       seen = await look();
-      if (seen.page.verdict !== 'same') {
-        // A page still settling (a late font, an image) is given one more look before it is held or restored.
-        await sleepOn(this.clock, visual.gap_ms, this.signal);
-        seen = await look();
-      }
     } catch (error) {
-      return { url, verdict: 'changed', noise_percent, ...unstable, detail: `no screenshot after the write: ${(error as Error).message}` };
+      // Not looked at is not "as it was": the step is held (visual_unchecked), never passed.
+      return { url, verdict: 'not checked', noise_percent, ...unstable, detail: `no screenshot after the write: ${firstLine(error)}` };
+    }
+    if (seen.page.verdict !== 'same') {
+      // A page still settling (a late font, an image) is given one more look before it is held or restored; the first look stands if that one fails.
+      await sleepOn(this.clock, visual.gap_ms, this.signal);
+      seen = await look().catch(() => seen);
     }
     const page: VisualPage = { url, ...seen.page, noise_percent, ...unstable };
     if (page.verdict === 'same') return page;
@@ -147,6 +149,11 @@ export class VisualGate implements VisualPort {
       return undefined;
     }
   }
+}
+
+/** An error's first line: playwright's messages go on with a call log nobody reading a report needs. */
+function firstLine(error: unknown): string {
+  return ((error as Error).message ?? String(error)).split('\n')[0]!.slice(0, 300);
 }
 
 interface Judged {

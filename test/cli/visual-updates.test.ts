@@ -104,6 +104,33 @@ describe('health.visual: the pages before and after a theme update, in the machi
     expect(status.code).toBe(1);
   });
 
+  it('a page unstable before the write (a wide slider nobody hides) that the update leaves unstyled or blank is broken all the same, and restored', async () => {
+    for (const look of ['unstyled', 'blank'] as const) {
+      const { sim } = await start({ sites: 8, themes: 4, seed: 3 });
+      const at = oneSite(sim);
+      sim.addSlider(at.domain);
+      sim.lookTheme(`${at.theme}@latest`, look);
+      const { code, write } = await run(sim, playbook(sim, at));
+      const page = write.visual!.pages[0]!;
+      expect(page).toMatchObject({ unstable: true, verdict: 'broken' });
+      expect(page.noise_percent).toBeGreaterThan(1);
+      expect(write).toMatchObject({ status: 'failed', visual: { outcome: 'broken' }, restored: { status: 'succeeded' } });
+      if (look === 'blank') expect(write.reason).toMatch(/^visual: .* after the write: blank page$/);
+      expect(code).toBe(1);
+    }
+  });
+
+  it('on an unstable page a change over hold_over (not restore_over) is advice: the step passes, the page says what it saw', async () => {
+    const { sim } = await start({ sites: 8, themes: 4, seed: 3 });
+    const at = oneSite(sim);
+    sim.addSlider(at.domain);
+    sim.lookTheme(`${at.theme}@latest`, 'tint');
+    const { code, write } = await run(sim, playbook(sim, at));
+    expect(write.visual!.pages[0]).toMatchObject({ unstable: true, verdict: 'changed' });
+    expect(write).toMatchObject({ status: 'succeeded', visual: { outcome: 'passed' } });
+    expect(code).toBe(0);
+  });
+
   it('a rotating carousel causes no hold: what moves between the two screenshots before is masked', async () => {
     const { sim } = await start({ sites: 8, themes: 4, seed: 3 });
     const at = oneSite(sim);
