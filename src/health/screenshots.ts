@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import PQueue from 'p-queue';
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
-import { CHROMIUM_FLAGS } from '../util/chromium.js';
+import { CHROMIUM_FLAGS, NO_SANDBOX } from '../util/chromium.js';
 import { addressRefusal, nameRefusal } from './address.js';
 import { systemResolver, type Resolver } from './lookup.js';
 import { PAGE_TIMEOUT_MS } from './visual-spec.js';
@@ -62,9 +62,12 @@ export class Screenshooter implements CameraPort {
     this.#queue = new PQueue({ concurrency });
   }
 
-  static async launch(executable: string, options: { concurrency: number; userAgent: string; resolve?: Resolver }): Promise<Screenshooter> {
+  /** `sandbox: false` only when the playbook says settings.visual_sandbox: false (playwright's own default is no sandbox). */
+  static async launch(executable: string, options: { concurrency: number; userAgent: string; sandbox: boolean; resolve?: Resolver }): Promise<Screenshooter> {
     const { chromium } = await import('playwright-core');
-    const start = () => chromium.launch({ executablePath: executable, args: CHROMIUM_FLAGS, timeout: PAGE_TIMEOUT_MS });
+    const args = options.sandbox ? CHROMIUM_FLAGS : [...CHROMIUM_FLAGS, NO_SANDBOX];
+    // A fresh profile per browser, in a temporary folder playwright removes when it closes (or the browser dies).
+    const start = () => chromium.launch({ executablePath: executable, args, chromiumSandbox: options.sandbox, timeout: PAGE_TIMEOUT_MS });
     return new Screenshooter(await start(), start, options.concurrency, options.userAgent, options.resolve ?? systemResolver);
   }
 
@@ -126,6 +129,17 @@ export class Screenshooter implements CameraPort {
       serviceWorkers: 'block',
       // A page's own CSP must not keep `hide:` selectors from being hidden.
       bypassCSP: true,
+      // Nothing is saved, granted or opened beside the page: downloads refused, no permission granted
+      // (a prompt is denied in headless mode), and a pop-up closed as it opens.
+      acceptDownloads: false,
+      permissions: [],
+    });
+    // The pages sitefleet opens have no opener; one that has is a pop-up the page opened.
+    context.on('page', (page) => {
+      void page
+        .opener()
+        .then((opener) => (opener ? page.close() : undefined))
+        .catch(() => undefined);
     });
     const refusals = new Map<string, Promise<string | undefined>>();
     await context.route('**/*', (route) => this.#filter(route, refusals, options));

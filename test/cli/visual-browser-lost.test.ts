@@ -14,6 +14,7 @@ function playbook(sim: Simulator): string {
   const sites = [...sim.fleet.sites.values()].slice(0, 2).map((s) => `"${s.displayName}"`);
   return writePlaybook(`version: 1
 name: lost
+settings: { visual_sandbox: false } # root here: see visual-chromium.test.ts
 tasks:
   - name: php
     action: php.set_version

@@ -21,6 +21,7 @@ function oneSite(sim: Simulator): { theme: string; site: string; domain: string;
 function playbook(sim: Simulator, at: ReturnType<typeof oneSite>, visual = '{ gap: 10ms }'): string {
   return writePlaybook(`version: 1
 name: visual
+settings: { visual_sandbox: false } # root here: see visual-chromium.test.ts
 tasks:
   - name: update ${at.theme}
     action: themes.update
