@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { CHROMIUM_FLAGS, findChromium } from '../dist/util/chromium.js';
+import { CHROMIUM_FLAGS, findChromium, NO_SANDBOX } from '../dist/util/chromium.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const demo = spawnSync(process.execPath, ['dist/cli/main.js', 'demo'], { cwd: root, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
@@ -20,7 +20,7 @@ const shots = [
 ];
 mkdirSync(new URL('../docs/images/', import.meta.url), { recursive: true });
 const { chromium } = await import('playwright-core');
-const browser = await chromium.launch({ executablePath: findChromium(process.env), args: CHROMIUM_FLAGS });
+const browser = await chromium.launch({ executablePath: findChromium(process.env), args: [...CHROMIUM_FLAGS, NO_SANDBOX] });
 try {
   const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
   for (const shot of shots) {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { SitefleetError } from '../errors.js';
-import { CHROMIUM_FLAGS } from '../util/chromium.js';
+import { CHROMIUM_FLAGS, NO_SANDBOX } from '../util/chromium.js';
 
 /** A page of 10,000 steps prints in seconds; a browser that takes this long is stuck. */
 const PRINT_TIMEOUT_MS = 120_000;
@@ -22,6 +22,8 @@ export async function printPdf(chromium: string, page: string): Promise<Buffer> 
     writeFileSync(htmlFile, page, { mode: 0o600 });
     const args = [
       ...CHROMIUM_FLAGS,
+      // sitefleet's own page, a file, loading nothing: run where the sandbox cannot (root in CI), as before.
+      NO_SANDBOX,
       `--user-data-dir=${join(dir, 'profile')}`,
       '--no-pdf-header-footer',
       `--print-to-pdf=${pdfFile}`,

@@ -115,7 +115,8 @@ async function executeWatched(args: SessionArgs): Promise<{ outcome: ExecuteOutc
   const sites = plan.tasks.some((t) => t.health) ? new SiteProbe({ userAgent: siteUserAgent(), env: globals.io.env }) : undefined;
   let visual: Awaited<ReturnType<typeof openVisual>>;
   try {
-    visual = await openVisual(plan, globals.io.env, args.reportPath, { logger: runtime.logger, signal: interrupt.signal });
+    const warn = (line: string) => globals.io.stderr.write(`sitefleet: warning: ${line}\n`);
+    visual = await openVisual(plan, globals.io.env, args.reportPath, { logger: runtime.logger, signal: interrupt.signal, warn });
     const outcome = await execute(plan, {
       sites,
       visual: visual?.port,

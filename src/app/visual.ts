@@ -4,7 +4,7 @@ import { SitefleetError, UsageError, type InputProblem } from '../errors.js';
 import type { Plan } from '../plan/plan.js';
 import type { Playbook } from '../playbook/types.js';
 import type { VisualPort } from '../run/visual-gate.js';
-import { findChromium, locateChromium, VISUAL_USE } from '../util/chromium.js';
+import { findChromium, locateChromium, sandboxProblem, SANDBOX_OFF_WARNING, VISUAL_USE } from '../util/chromium.js';
 import { imagesFolderOf } from '../run/visual-images.js';
 import { systemClock } from '../util/clock.js';
 import { siteUserAgent } from '../util/version.js';
@@ -21,9 +21,12 @@ export function wantsVisual(tasks: readonly { health?: { visual?: unknown } }[])
  * Before anything is sent: a playbook that looks at pages needs Chromium here (exit 2, one line,
  * saying what to install), and the report's images folder must be a folder of its own or nothing.
  */
-export function visualPreflight(playbook: Pick<Playbook, 'tasks'>, env: Record<string, string | undefined>, reportPath: string): void {
+export function visualPreflight(playbook: Pick<Playbook, 'tasks' | 'settings'>, env: Record<string, string | undefined>, reportPath: string): void {
   if (!wantsVisual(playbook.tasks)) return;
   findChromium(env, VISUAL_USE);
+  const sandboxed = playbook.settings.visual_sandbox !== false;
+  const problem = sandboxed ? sandboxProblem(process.getuid?.()) : undefined;
+  if (problem) throw new UsageError(problem);
   const folder = imagesFolderOf(reportPath);
   let stat;
   try {
@@ -55,10 +58,12 @@ export async function openVisual(
   plan: Plan,
   env: Record<string, string | undefined>,
   reportPath: string,
-  run: { logger: Logger; signal?: AbortSignal },
+  run: { logger: Logger; signal?: AbortSignal; warn(line: string): void },
 ): Promise<{ port: VisualPort; close(): Promise<void> } | undefined> {
   if (!wantsVisual(plan.tasks)) return undefined;
   const chromium = findChromium(env, VISUAL_USE);
+  const sandbox = plan.settings.visual_sandbox !== false;
+  if (!sandbox) run.warn(SANDBOX_OFF_WARNING);
   const [{ Screenshooter }, { VisualGate }, { ReportImages }] = await Promise.all([
     import('../health/screenshots.js'),
     import('../run/visual-gate.js'),
@@ -66,10 +71,14 @@ export async function openVisual(
   ]);
   let shooter;
   try {
-    shooter = await Screenshooter.launch(chromium, { concurrency: plan.settings.visual_concurrency ?? DEFAULT_VISUAL_CONCURRENCY, userAgent: siteUserAgent() });
+    const concurrency = plan.settings.visual_concurrency ?? DEFAULT_VISUAL_CONCURRENCY;
+    shooter = await Screenshooter.launch(chromium, { concurrency, userAgent: siteUserAgent(), sandbox });
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    throw new SitefleetError(`health.visual: could not start ${chromium}: ${(error as Error).message.split('\n')[0]}`);
+    const said = (error as Error).message;
+    const problem = sandbox ? sandboxProblem(undefined, said) : undefined;
+    if (problem) throw new UsageError(problem);
+    throw new SitefleetError(`health.visual: could not start ${chromium}: ${said.split('\n')[0]}`);
   }
   return { port: new VisualGate(shooter, new ReportImages(reportPath), systemClock, run.logger, run.signal), close: () => shooter.close() };
 }

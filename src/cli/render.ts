@@ -14,7 +14,7 @@ import { clearsCache } from '../health/spec.js';
 import { planReasons } from '../report/reasons.js';
 import { releaseAgeLines } from '../report/release-age-lines.js';
 import { stagingLines } from '../report/staging-lines.js';
-import { healthCounts, restoreLine, restorePointsOfFailures, targetLabel, unhealthyBefore, type Report } from '../report/report.js';
+import { healthCounts, pagesNotLookedAt, restoreLine, restorePointsOfFailures, targetLabel, unhealthyBefore, type Report } from '../report/report.js';
 import { forCsv, forTerminal, jsonText, terminalMessage, terminalName } from '../util/safe-text.js';
 
 type Colour = 'green' | 'red' | 'yellow' | 'cyan' | 'dim' | 'bold';
@@ -178,6 +178,8 @@ export function renderSummary(report: Report, reportPath: string, paint: Painter
     if (counts) lines.push(`health (${terminalName(task)}): ${counts}`);
   }
   lines.push(...answerLines(report).map(terminalMessage));
+  const unseen = pagesNotLookedAt(report);
+  if (unseen) lines.push(paint('yellow', unseen));
   const before = unhealthyBefore(report);
   for (const r of before.slice(0, 10))
     lines.push(

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import PQueue from 'p-queue';
-import type { Browser, BrowserContext, Route } from 'playwright-core';
-import { CHROMIUM_FLAGS } from '../util/chromium.js';
+import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
+import { CHROMIUM_FLAGS, NO_SANDBOX } from '../util/chromium.js';
 import { addressRefusal, nameRefusal } from './address.js';
 import { systemResolver, type Resolver } from './lookup.js';
 import { PAGE_TIMEOUT_MS } from './visual-spec.js';
@@ -40,28 +40,88 @@ export interface CameraPort {
 /**
  * The machine's own Chromium, driven by playwright-core (loaded here, when a playbook asks for a
  * visual check, and never before): one browser process for the run, one context per site, at most
- * `concurrency` pages loading or being shot at once, each given PAGE_TIMEOUT_MS.
+ * `concurrency` pages loading or being shot at once, each given PAGE_TIMEOUT_MS. A browser that goes
+ * away mid-run (killed, crashed, out of memory) is started once more, and a site's context opened again
+ * in it; a second loss is not retried: its pages are not looked at, which holds their steps.
  */
 export class Screenshooter implements CameraPort {
   readonly #queue: PQueue;
+  #browser: Browser;
+  /** Set once the one restart was spent: why a browser lost again is not started a third time. */
+  #restarted?: Promise<Browser>;
+  #closed = false;
 
   private constructor(
-    private readonly browser: Browser,
+    browser: Browser,
+    private readonly start: () => Promise<Browser>,
     concurrency: number,
     private readonly userAgent: string,
     private readonly resolve: Resolver,
   ) {
+    this.#browser = browser;
     this.#queue = new PQueue({ concurrency });
   }
 
-  static async launch(executable: string, options: { concurrency: number; userAgent: string; resolve?: Resolver }): Promise<Screenshooter> {
+  /** `sandbox: false` only when the playbook says settings.visual_sandbox: false (playwright's own default is no sandbox). */
+  static async launch(executable: string, options: { concurrency: number; userAgent: string; sandbox: boolean; resolve?: Resolver }): Promise<Screenshooter> {
     const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({ executablePath: executable, args: CHROMIUM_FLAGS, timeout: PAGE_TIMEOUT_MS });
-    return new Screenshooter(browser, options.concurrency, options.userAgent, options.resolve ?? systemResolver);
+    const args = options.sandbox ? CHROMIUM_FLAGS : [...CHROMIUM_FLAGS, NO_SANDBOX];
+    // A fresh profile per browser, in a temporary folder playwright removes when it closes (or the browser dies).
+    const start = () => chromium.launch({ executablePath: executable, args, chromiumSandbox: options.sandbox, timeout: PAGE_TIMEOUT_MS });
+    return new Screenshooter(await start(), start, options.concurrency, options.userAgent, options.resolve ?? systemResolver);
+  }
+
+  /** The browser to use now: the one running, or (once per run) a new one when it went away. */
+  async #live(): Promise<Browser> {
+    if (this.#browser.isConnected()) return this.#browser;
+    if (this.#closed) throw new Error('the browser was closed');
+    if (!this.#restarted) {
+      this.#restarted = this.start().then(
+        (browser) => (this.#browser = browser),
+        (error: Error) => {
+          throw new Error(`the browser went away and could not be started again: ${error.message.split('\n')[0]}`);
+        },
+      );
+      return this.#restarted;
+    }
+    const again = await this.#restarted; // throws when the restart failed
+    if (again.isConnected()) return again;
+    throw new Error('the browser went away twice (it is restarted once per run)');
   }
 
   async site(options: SiteOptions): Promise<SiteCamera> {
-    const context = await this.browser.newContext({
+    let open = await this.#context(options);
+    let closed = false;
+    /** The site's context in the browser running now: opened again when the browser was restarted. */
+    const current = async (): Promise<BrowserContext> => {
+      if (open.browser()?.isConnected()) return open;
+      open = await this.#context(options);
+      if (closed) await open.close();
+      return open;
+    };
+    const shoot = async (url: string, shot: ShotOptions): Promise<Shot> => {
+      const context = await current();
+      try {
+        return await shootPage(context, url, shot);
+      } catch (error) {
+        // The browser went away under this page: it is looked at once more in the browser started after it.
+        if (context.browser()?.isConnected() !== false || closed) throw error;
+        return shootPage(await current(), url, shot);
+      }
+    };
+    return {
+      shoot: (url, shot) => this.#queue.add(() => shoot(url, shot)),
+      close: () => {
+        closed = true;
+        return closeOnce(open)();
+      },
+    };
+  }
+
+  /** A site's own context: its window, no service workers, and only the requests the filter lets go. */
+  async #context(options: SiteOptions): Promise<BrowserContext> {
+    const browser = await this.#live();
+    const context = await browser.newContext({
       viewport: { width: options.width, height: options.height },
       deviceScaleFactor: 1,
       userAgent: this.userAgent,
@@ -69,10 +129,21 @@ export class Screenshooter implements CameraPort {
       serviceWorkers: 'block',
       // A page's own CSP must not keep `hide:` selectors from being hidden.
       bypassCSP: true,
+      // Nothing is saved, granted or opened beside the page: downloads refused, no permission granted
+      // (a prompt is denied in headless mode), and a pop-up closed as it opens.
+      acceptDownloads: false,
+      permissions: [],
+    });
+    // The pages sitefleet opens have no opener; one that has is a pop-up the page opened.
+    context.on('page', (page) => {
+      void page
+        .opener()
+        .then((opener) => (opener ? page.close() : undefined))
+        .catch(() => undefined);
     });
     const refusals = new Map<string, Promise<string | undefined>>();
     await context.route('**/*', (route) => this.#filter(route, refusals, options));
-    return { shoot: (url, shot) => this.#queue.add(() => shootPage(context, url, shot)), close: closeOnce(context) };
+    return context;
   }
 
   /**
@@ -104,26 +175,42 @@ export class Screenshooter implements CameraPort {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     this.#queue.clear();
-    await this.browser.close();
+    await this.#browser.close();
   }
 }
 
+const closing = new WeakMap<BrowserContext, Promise<void>>();
+
 /** Closes a context once, however many times it is asked to (the step's end, and the run's). */
 function closeOnce(context: BrowserContext): () => Promise<void> {
-  let closing: Promise<void> | undefined;
-  return () => (closing ??= context.close().catch(() => undefined));
+  return () => {
+    let done = closing.get(context);
+    if (!done) closing.set(context, (done = context.close().catch(() => undefined)));
+    return done;
+  };
 }
 
-/** Loads the page, hides what is to be hidden, and shoots its top; the page is closed after, and given PAGE_TIMEOUT_MS in all. */
+/**
+ * Loads the page, hides what is to be hidden, and shoots its top; the page is closed after. It gets
+ * PAGE_TIMEOUT_MS in all, opening the page included, and ends at once when the browser goes away: a
+ * call in flight then may never be answered.
+ */
 async function shootPage(context: BrowserContext, url: string, options: ShotOptions): Promise<Shot> {
   const started = performance.now();
-  const page = await context.newPage();
+  let page: Page | undefined;
   let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
+  let gone: (() => void) | undefined;
+  const browser = context.browser();
+  const ended = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no screenshot within ${PAGE_TIMEOUT_MS / 1000}s`)), PAGE_TIMEOUT_MS);
+    gone = () => reject(new Error('the browser went away'));
+    browser?.once('disconnected', gone);
+    if (browser && !browser.isConnected()) gone();
   });
   const work = async (): Promise<Shot> => {
+    page = await context.newPage();
     page.setDefaultTimeout(PAGE_TIMEOUT_MS);
     await page.goto(url, { waitUntil: 'load' });
     if (options.hide.length > 0) await page.addStyleTag({ content: options.hide.map((s) => `${s} { visibility: hidden !important; }`).join('\n') });
@@ -132,10 +219,16 @@ async function shootPage(context: BrowserContext, url: string, options: ShotOpti
     const png = await page.screenshot({ fullPage: true, clip, animations: 'disabled', caret: 'hide' });
     return { png, height, ms: Math.round(performance.now() - started) };
   };
+  const working = work();
   try {
-    return await Promise.race([work(), deadline]);
+    return await Promise.race([working, ended]);
   } finally {
     clearTimeout(timer);
-    await page.close().catch(() => undefined);
+    if (gone) browser?.off('disconnected', gone);
+    // A page opened late (after the deadline) is closed when it comes; a browser gone has none to close.
+    working.then(
+      () => page?.close().catch(() => undefined),
+      () => page?.close().catch(() => undefined),
+    );
   }
 }

@@ -23,15 +23,20 @@ export function rowHashes(image: Image): Uint32Array {
 
 /**
  * The rows of the two screenshots paired as a text diff pairs lines: the longest run of equal rows
- * in order (a longest common subsequence, within MAX_SHIFT_ROWS of each other), then the rows between
- * two matches paired in order (a row changed in place), and the rest alone (added or removed).
+ * in order (a longest common subsequence, within MAX_SHIFT_ROWS of each other, the earliest rows matched
+ * when several runs are as long), then the rows between two matches paired in order (a row changed in place), and the rest alone (added or removed).
  * When the heights differ by more than the band allows, rows are paired as they stand.
  */
 export function alignRows(before: Uint32Array, after: Uint32Array, band = MAX_SHIFT_ROWS): Line[] {
   const n = before.length;
   const m = after.length;
   if (Math.abs(n - m) > band) return straight(n, m);
-  const matches = commonRows(before, after, band);
+  // Found from the ends backwards, so that among equally long runs the earliest rows are matched and
+  // what is left over sits as late as it can: a tail one screenshot cut off (max_height) stays a tail,
+  // not a gap in the middle with the last blank rows matched to each other.
+  const matches = commonRows(before.slice().reverse(), after.slice().reverse(), band)
+    .map(([i, j]): Line => [n - 1 - i, m - 1 - j])
+    .reverse();
   const lines: Line[] = [];
   let i = 0;
   let j = 0;

@@ -56,7 +56,10 @@ export function expandCells(cells: NoiseCells, width: number, height: number): U
 
 /** What the comparison of one page found. */
 export interface Comparison {
-  /** Share of the page that changed, 0 to 1: changed pixels over the larger screenshot's. */
+  /**
+   * Share of the page that changed, 0 to 1: changed pixels over the pixels of the two screenshots
+   * aligned (a row in both counts once, a row in one only counts too), so never more than all of it.
+   */
   changed: number;
   /** The page shows (almost) one colour after the write, and did not before. */
   blank: boolean;
@@ -64,16 +67,22 @@ export interface Comparison {
   diff: Image;
 }
 
+/** Which screenshots stop at max_height with more of the page below: their last rows are not its end. */
+export interface Clipped {
+  before?: boolean;
+  after?: boolean;
+}
+
 /**
  * Compares the screenshot after the write with the one before, masked by the page's noise, row
  * shifts forgiven (visual-align.ts): rows in both are compared pixel by pixel, rows in one only
  * count whole.
  */
-export function compareShots(before: Image, after: Image, mask: Uint8Array): Comparison {
+export function compareShots(before: Image, after: Image, mask: Uint8Array, clipped: Clipped = {}): Comparison {
   const blank = dominantShare(after) >= BLANK_SHARE && dominantShare(before) < BLANK_SHARE;
   const width = before.width;
   if (after.width !== width) return { changed: 1, blank, diff: after };
-  const lines = alignRows(rowHashes(before), rowHashes(after));
+  const lines = unclippedLines(alignRows(rowHashes(before), rowHashes(after)), clipped);
   const [a, b, ignore] = [blankImage(width, lines.length), blankImage(width, lines.length), new Uint8Array(width * lines.length)];
   let alone = 0;
   lines.forEach(([i, j], y) => {
@@ -88,7 +97,25 @@ export function compareShots(before: Image, after: Image, mask: Uint8Array): Com
   const diff = blankImage(width, lines.length);
   const count = pixelmatch(a.data, b.data, diff.data, width, lines.length, { threshold: THRESHOLD, ignoreMask: ignore });
   paintAlone(diff, lines);
-  return { changed: (count + alone * width) / (width * Math.max(before.height, after.height, 1)), blank, diff };
+  // pixelmatch counts paired rows only (the rows in one screenshot are ignored there): at most every pixel of the lines, once.
+  return { changed: lines.length === 0 ? 0 : (count + alone * width) / (width * lines.length), blank, diff };
+}
+
+/**
+ * The aligned rows without the tail one screenshot has only because the other stopped at max_height:
+ * a bar added at the top pushes as many rows below the clip of the screenshot after, and those rows
+ * were not removed. Counting them would count the bar twice.
+ */
+function unclippedLines(lines: Line[], clipped: Clipped): Line[] {
+  let end = lines.length;
+  while (end > 0) {
+    const [i, j] = lines[end - 1]!;
+    const onlyBefore = j < 0 && clipped.after;
+    const onlyAfter = i < 0 && clipped.before;
+    if (!onlyBefore && !onlyAfter) break;
+    end--;
+  }
+  return end === lines.length ? lines : lines.slice(0, end);
 }
 
 /** Rows in one screenshot only: red across, as pixelmatch paints a changed pixel. */

@@ -106,6 +106,11 @@ function settingsSchema(): Record<string, unknown> {
         maximum: 16,
         description: 'health.visual: pages the one browser loads and shoots at once, across the run (default 2): each is a few hundred MB',
       },
+      visual_sandbox: {
+        type: 'boolean',
+        description:
+          'health.visual: false runs Chromium without its sandbox (default true); for root containers, where Chromium cannot start it. A run that uses it says so',
+      },
       max_failures: budget,
       report_dir: { type: 'string', minLength: 1 },
       wait: { type: 'boolean', description: 'poll every operation until it finished (succeeded or failed)' },

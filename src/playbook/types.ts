@@ -59,6 +59,8 @@ export interface PlaybookSettings {
   concurrency?: number;
   /** `health.visual`: pages the browser shoots at once, across the run (default 2). */
   visual_concurrency?: number;
+  /** `health.visual`: false runs Chromium without its sandbox, for root containers (default true; warned of). */
+  visual_sandbox?: boolean;
   max_failures?: number | string;
   report_dir?: string;
   /** Track every operation to its end. */

@@ -3,7 +3,16 @@ import { groupOf, taskCounts } from './task-counts.js';
 export { groupOf };
 import { countsAgainstBudget, isProblem, problemCount } from '../run/types.js';
 import { answerLines } from './answer-lines.js';
-import { healthCounts, restoreLine, restorePointsOfFailures, targetLabel, unhealthyBefore, type Report, type ReportResult } from './report.js';
+import {
+  healthCounts,
+  pagesNotLookedAt,
+  restoreLine,
+  restorePointsOfFailures,
+  targetLabel,
+  unhealthyBefore,
+  type Report,
+  type ReportResult,
+} from './report.js';
 
 /**
  * JUnit XML, as CI systems read it: one test suite per task, one test case per step; `failed` and
@@ -75,6 +84,8 @@ export function markdownSummary(report: Report, reportPath: string): string {
   }
   const answers = answerLines(report);
   if (answers.length > 0) lines.push('', ...answers.map((line) => `- ${forMarkdown(clip(line, MESSAGE_WIDTH))}`));
+  const unseen = pagesNotLookedAt(report);
+  if (unseen) lines.push('', `**${forMarkdown(unseen)}**`);
   const before = unhealthyBefore(report);
   if (before.length > 0) {
     lines.push('', `**${before.length} broken before their write (not blamed on it):**`, '');

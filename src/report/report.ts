@@ -177,6 +177,25 @@ export function healthCounts(results: readonly ReportResult[]): string {
     .join(', ');
 }
 
+/**
+ * The pages `health.visual` could not look at (no screenshot before or after the write), and of how
+ * many steps: a line of every summary, as their steps are held (visual_unchecked), never passed.
+ * Empty (undefined) when every page was looked at.
+ */
+export function pagesNotLookedAt(report: Report): string | undefined {
+  let pages = 0;
+  let steps = 0;
+  let of = 0;
+  for (const r of report.results) {
+    const unseen = r.visual?.pages.filter((p) => p.verdict === 'not checked').length ?? 0;
+    of += r.visual?.pages.length ?? 0;
+    pages += unseen;
+    if (unseen > 0) steps++;
+  }
+  if (pages === 0) return undefined;
+  return `pages not looked at (health.visual): ${pages} of ${of}, on ${steps} step${steps === 1 ? '' : 's'}, held (visual_unchecked)`;
+}
+
 /** Sites that were broken before their write: not blamed on it, listed so someone looks at them. */
 export function unhealthyBefore(report: Report): ReportResult[] {
   return report.results.filter((r) => r.health?.outcome === 'unhealthy before');

@@ -91,22 +91,39 @@ export interface CacheHeldReason {
   counts_against_budget: true;
 }
 
-/** Why a step is held. `visual_difference`: a page looks different after the write by more than `hold_over`. */
-export interface HeldReason {
-  code: 'visual_difference';
-  /** The most a page changed, in percent of the page (3.2 for 3.2%). */
-  changed_percent: number;
-  /** The page that changed most. */
+/**
+ * Why a step is held. `visual_difference`: a page looks different after the write by more than
+ * `hold_over`. `visual_unchecked`: a page could not be looked at (no screenshot before or after the
+ * write), so the write is not known to have left it as it was: a check that could not look never passes.
+ */
+export type HeldReason = VisualDifference | VisualUnchecked;
+
+interface HeldCommon {
+  /** The page that changed most, or the first page not looked at. */
   url: string;
-  /** Its diff image, relative to the report's folder; null when it could not be written. */
-  diff: string | null;
   /** What to do to accept it, or to let such a change pass next time. */
   override: string;
   /** The task says `fail_on_hold`: this held step counts against its failure budget (and a resume's). */
   counts_against_budget?: true;
 }
 
-/** A page's verdict: as it was, changed (over hold_over), broken (over restore_over, blank, half its height), or not compared. */
+export interface VisualDifference extends HeldCommon {
+  code: 'visual_difference';
+  /** The most a page changed, in percent of the page (3.2 for 3.2%). */
+  changed_percent: number;
+  /** Its diff image, relative to the report's folder; null when it could not be written. */
+  diff: string | null;
+}
+
+export interface VisualUnchecked extends HeldCommon {
+  code: 'visual_unchecked';
+  /** How many of the step's pages were not looked at. */
+  unchecked: number;
+  /** Why the first of them was not. */
+  detail: string;
+}
+
+/** A page's verdict: as it was, changed (over hold_over), broken (over restore_over, blank, half its height), or not looked at. */
 export type PageVerdict = 'same' | 'changed' | 'broken' | 'not checked';
 
 export interface VisualPage {
@@ -125,7 +142,7 @@ export interface VisualPage {
 }
 
 export interface VisualRecord {
-  /** `passed`: every page as it was (or unstable); `held`; `broken`; `not checked` (the write did not succeed, or the site was unhealthy). */
+  /** `passed`: every page as it was (or unstable); `held`: one changed; `broken`; `not checked`: one was not looked at (held, visual_unchecked). */
   outcome: 'passed' | 'held' | 'broken' | 'not checked';
   pages: VisualPage[];
 }

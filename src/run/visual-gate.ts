@@ -57,7 +57,7 @@ export class VisualGate implements VisualPort {
     try {
       camera = await this.camera.site(site);
     } catch (error) {
-      const why = `the browser could not open a page: ${(error as Error).message}`;
+      const why = `the browser could not open a page: ${firstLine(error)}`;
       return { pages: visualPages(visual, url).map((u) => ({ url: u, error: why })), close: () => Promise.resolve() };
     }
     const pages = await Promise.all(visualPages(visual, url).map((u) => this.#pageBefore(stepId, camera, u, visual)));
@@ -72,7 +72,7 @@ export class VisualGate implements VisualPort {
       const second = await this.#shoot(stepId, camera, url, visual);
       return { url, shot: first, noise: this.#timed(stepId, () => noiseMask(decodePng(first.png), decodePng(second.png))) };
     } catch (error) {
-      return { url, error: (error as Error).message };
+      return { url, error: firstLine(error) };
     }
   }
 
@@ -113,23 +113,25 @@ export class VisualGate implements VisualPort {
 
   async #pageAfter(stepId: string, index: number, before: PageBefore, camera: SiteCamera | undefined, visual: VisualSpec): Promise<VisualPage> {
     const { url } = before;
-    if (!before.shot || !before.noise || !camera) return { url, verdict: 'not checked', detail: `before the write: ${before.error ?? 'not shot'}` };
+    if (!before.shot || !before.noise || !camera)
+      return { url, verdict: 'not checked', detail: `no screenshot before the write: ${before.error ?? 'not shot'}` };
     const noise_percent = Math.round(before.noise.share * 1000) / 10;
     const unstable = before.noise.share > visual.hold_over ? { unstable: true as const } : {};
+    const look = async () => {
+      const after = await this.#shoot(stepId, camera, url, visual);
+      return this.#timed(stepId, () => judge(before.shot!, before.noise!.cells, after, visual));
+    };
     let seen: Judged;
     try {
-      const look = async () => {
-        const after = await this.#shoot(stepId, camera, url, visual);
-        return this.#timed(stepId, () => judge(before.shot!, before.noise!.cells, after, visual));
-      };
       seen = await look();
-      if (seen.page.verdict !== 'same') {
-        // A page still settling (a late font, an image) is given one more look before it is held or restored.
-        await sleepOn(this.clock, visual.gap_ms, this.signal);
-        seen = await look();
-      }
     } catch (error) {
-      return { url, verdict: 'changed', noise_percent, ...unstable, detail: `no screenshot after the write: ${(error as Error).message}` };
+      // Not looked at is not "as it was": the step is held (visual_unchecked), never passed.
+      return { url, verdict: 'not checked', noise_percent, ...unstable, detail: `no screenshot after the write: ${firstLine(error)}` };
+    }
+    if (seen.page.verdict !== 'same') {
+      // A page still settling (a late font, an image) is given one more look before it is held or restored; the first look stands if that one fails.
+      await sleepOn(this.clock, visual.gap_ms, this.signal);
+      seen = await look().catch(() => seen);
     }
     const page: VisualPage = { url, ...seen.page, noise_percent, ...unstable };
     if (page.verdict === 'same') return page;
@@ -149,6 +151,11 @@ export class VisualGate implements VisualPort {
   }
 }
 
+/** An error's first line: playwright's messages go on with a call log nobody reading a report needs. */
+function firstLine(error: unknown): string {
+  return ((error as Error).message ?? String(error)).split('\n')[0]!.slice(0, 300);
+}
+
 interface Judged {
   page: Pick<VisualPage, 'verdict' | 'changed_percent' | 'detail'>;
   after: Uint8Array;
@@ -161,7 +168,7 @@ function judge(before: Shot, cells: NoiseCells, after: Shot, visual: VisualSpec)
   const a = decodePng(before.png);
   const b = decodePng(after.png);
   const mask = expandCells(cells, a.width, a.height);
-  const found = compareShots(a, b, mask);
+  const found = compareShots(a, b, mask, { before: before.height > a.height, after: after.height > b.height });
   const heightChange = Math.abs(after.height - before.height) / Math.max(1, before.height);
   const detail = found.blank ? 'blank page' : heightChange > 0.5 ? `height ${before.height} → ${after.height} px` : undefined;
   const broken = detail !== undefined || found.changed > visual.restore_over;

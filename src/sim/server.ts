@@ -125,6 +125,8 @@ export interface Simulator {
   lookTheme(theme: string, look: SiteLook): string;
   /** From now on the site at this domain has a carousel that shows the next slide at each load. */
   addCarousel(domain: string): void;
+  /** From now on the site at this domain has a wide slider (the whole hero, the next colour at each load): more noise than hold_over. */
+  addSlider(domain: string): void;
   /** Renames a site, an environment (`SITE/ENV`) or a domain, as anyone on the account may; returns its id. */
   rename(kind: Renamable, from: string, to: string): string;
   /** Changes the fault mix; `writesOnly` spares GETs (a test then reads the fleet cleanly); `only` limits it to these endpoints. */
@@ -231,6 +233,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     domains: new Set((options.brokenDomains ?? []).map((d) => d.toLowerCase())),
     looks: new Map(),
     carousels: new Map(),
+    sliders: new Map(),
   };
   const domainIndex = new DomainIndex(fleet);
   const siteLog: SiteLogEntry[] = [];
@@ -441,6 +444,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     },
     addCarousel(domain) {
       breaks.carousels!.set(domain.toLowerCase(), 0);
+    },
+    addSlider(domain) {
+      breaks.sliders!.set(domain.toLowerCase(), 0);
     },
     setFaults(next, opts = {}) {
       faults.rates = typeof next === 'string' ? parseFaults(next) : next;

@@ -21,6 +21,8 @@ export interface SiteBreaks {
   looks?: Map<string, SiteLook>;
   /** Domain names whose front page has a carousel, and how many times each was loaded (its slide). */
   carousels?: Map<string, number>;
+  /** Domain names whose front page has a wide slider (the whole hero), and how many times each was loaded. */
+  sliders?: Map<string, number>;
 }
 
 export interface SitePage {
@@ -80,9 +82,8 @@ export function sitePage(fleet: Fleet, index: DomainIndex, breaks: SiteBreaks, d
   const view = kept ?? originView(fleet, breaks, found, env);
   if (!view) return { status: 500, html: page('WordPress › Error', CRITICAL_ERROR) };
   if (!kept) cache?.pages.put(env.id, key, view);
-  const loads = breaks.carousels?.get(found.name.toLowerCase());
-  if (loads !== undefined) breaks.carousels!.set(found.name.toLowerCase(), loads + 1);
-  const { style, body } = lookedPage(escape(view.name), view.look, loads);
+  const moving = found.name.toLowerCase();
+  const { style, body } = lookedPage(escape(view.name), view.look, { slide: nextLoad(breaks.carousels, moving), wide: nextLoad(breaks.sliders, moving) });
   return { status: 200, html: page(view.name, body, style), ...(kept ? { cached: true as const } : {}) };
 }
 
@@ -95,6 +96,13 @@ function originView(fleet: Fleet, breaks: SiteBreaks, found: SimDomain, env: Sim
     .map((t) => breaks.looks?.get(t))
     .find(Boolean);
   return { name, ...(look ? { look } : {}) };
+}
+
+/** How many times a moving part was loaded before (its slide), counted up; undefined when the site has none. */
+function nextLoad(loads: Map<string, number> | undefined, key: string): number | undefined {
+  const n = loads?.get(key);
+  if (n !== undefined) loads!.set(key, n + 1);
+  return n;
 }
 
 function themesOf(env: SimEnvironment): string[] {

@@ -7,12 +7,13 @@ const NAMES = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-s
 
 /**
  * The flags every headless Chromium sitefleet starts gets (`--pdf`, `health.visual`, the tests'
- * browser): no GPU, no sandbox (it runs as root in CI containers), and nothing that would call out
- * on its own (updates, sync, QUIC, first-run pages).
+ * browser): no GPU, and nothing that would call out on its own (updates, sync, QUIC, first-run
+ * pages). The sandbox stays on: `health.visual` loads customer pages on the machine that holds the
+ * API token. NO_SANDBOX is added only where the playbook opts out (settings.visual_sandbox: false)
+ * or where the page is a file of sitefleet's own, loaded offline (`--pdf`).
  */
 export const CHROMIUM_FLAGS = [
   '--headless',
-  '--no-sandbox',
   '--disable-gpu',
   '--disable-quic',
   '--no-first-run',
@@ -20,6 +21,26 @@ export const CHROMIUM_FLAGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
+
+/** Chromium without its sandbox: never for customer pages unless the playbook says `settings.visual_sandbox: false`. */
+export const NO_SANDBOX = '--no-sandbox';
+
+/** The line a run prints when the playbook turns the sandbox off. */
+export const SANDBOX_OFF_WARNING =
+  'settings.visual_sandbox: false: customer pages load in Chromium without its sandbox (for root containers only; a page that exploits the browser then runs as this user, beside the API token)';
+
+/**
+ * Why Chromium cannot start with its sandbox here, with what to do; undefined when it may. Chromium
+ * refuses to run as root with its sandbox; a browser that says so (or finds no usable sandbox) is
+ * explained the same way.
+ */
+export function sandboxProblem(uid: number | undefined, browserSaid = ''): string | undefined {
+  const asRoot = uid === 0 || /running as root without --no-sandbox/i.test(browserSaid);
+  const none = /no usable sandbox|sandbox.*(failed|not supported)/i.test(browserSaid);
+  if (!asRoot && !none) return undefined;
+  const why = asRoot ? 'Chromium will not start its sandbox as root' : 'Chromium found no usable sandbox on this machine (user namespaces off?)';
+  return `health.visual: ${why}: run sitefleet as an unprivileged user, or in a root container set settings.visual_sandbox: false in the playbook (pages then load unsandboxed)`;
+}
 
 /** What asks for the browser, for its messages: `--pdf` (and what to do instead), `health.visual`. */
 export interface ChromiumUse {

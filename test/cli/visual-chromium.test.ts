@@ -10,9 +10,10 @@ import { loadedFrom, loadHookFlags } from '../helpers/loaded.js';
 const start = useSimulator();
 
 /** A PHP change of every live environment, guarded by `health:` (and `health.visual` when given). */
-function playbook(sim: Simulator, visual?: string): string {
+function playbook(sim: Simulator, visual?: string, sandbox = false): string {
   return writePlaybook(`version: 1
 name: look
+settings: { visual_sandbox: ${sandbox} } # root here: see the sandbox test below
 tasks:
   - name: php
     action: php.set_version
@@ -57,7 +58,7 @@ describe('the browser is the machine’s, loaded only when a playbook looks at p
     const lax = await runCli(['validate', file], noBrowser);
     expect(lax.code).toBe(0);
     expect(lax.stderr).toMatch(
-      /playbook\.yaml:8:\d+: tasks\.0\.health\.visual: warning: health\.visual needs Chromium and none was found .*apt-get install chromium/,
+      /playbook\.yaml:9:\d+: tasks\.0\.health\.visual: warning: health\.visual needs Chromium and none was found .*apt-get install chromium/,
     );
     const strict = await runCli(['validate', '--strict', file], noBrowser);
     expect(strict.code).toBe(2);
@@ -107,11 +108,30 @@ describe('the browser is the machine’s, loaded only when a playbook looks at p
     expect(writes()).toBe(before);
   });
 
+  it('the sandbox stays on: as root a run says why it cannot start it and what to do (exit 2, one line, nothing sent), doctor too; the opt-out is warned of once', async () => {
+    expect(process.getuid!()).toBe(0); // this machine, as CI containers: Chromium refuses its sandbox as root
+    const { sim } = await start({ sites: 3, themes: 2 });
+    const sandboxed = playbook(sim, '{ gap: 10ms }', true);
+    const seen = sim.log.length;
+    const refused = await runCli(['run', sandboxed, '--yes', '--report', join(tempDir(), 'r.json')], simEnv(sim));
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+    expect(refused.stderr).toContain(
+      'health.visual: Chromium will not start its sandbox as root: run sitefleet as an unprivileged user, or in a root container set settings.visual_sandbox: false in the playbook',
+    );
+    expect(sim.log).toHaveLength(seen);
+    const doctor = await runCli(['doctor', sandboxed], simEnv(sim));
+    expect(doctor.stdout).toMatch(/^fail {2}sandbox .*Chromium will not start its sandbox as root/m);
+    const optedOut = await runCli(['run', playbook(sim, '{ gap: 10ms }'), '--yes', '--report', join(tempDir(), 'r.json')], simEnv(sim));
+    expect(optedOut.code).toBe(0);
+    expect(optedOut.stderr.match(/warning: settings\.visual_sandbox: false: customer pages load in Chromium without its sandbox/g)).toHaveLength(1);
+  });
+
   it('health.visual fields are checked at their line: restore_over must be over hold_over', async () => {
     const { sim } = await start({ sites: 3, themes: 2 });
     const bad = await runCli(['validate', playbook(sim, '{ hold_over: "30%", restore_over: "25%" }')]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/playbook\.yaml:8:\d+: tasks\.0\.health\.visual\.restore_over: must be more than hold_over \(30%\)/);
+    expect(bad.stderr).toMatch(/playbook\.yaml:9:\d+: tasks\.0\.health\.visual\.restore_over: must be more than hold_over \(30%\)/);
     const typo = await runCli(['validate', playbook(sim, '{ hold_over: 1 }')]);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toMatch(/tasks\.0\.health\.visual\.hold_over/);

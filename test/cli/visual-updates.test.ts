@@ -21,6 +21,7 @@ function oneSite(sim: Simulator): { theme: string; site: string; domain: string;
 function playbook(sim: Simulator, at: ReturnType<typeof oneSite>, visual = '{ gap: 10ms }'): string {
   return writePlaybook(`version: 1
 name: visual
+settings: { visual_sandbox: false } # root here: see visual-chromium.test.ts
 tasks:
   - name: update ${at.theme}
     action: themes.update
@@ -88,6 +89,47 @@ describe('health.visual: the pages before and after a theme update, in the machi
     expect(sim.log.filter((e) => e.endpoint === 'restoreBackup')).toHaveLength(1);
     const version = sim.fleet.environments.get(at.envId)!.themes.get(at.theme)!.version;
     expect(version).not.toBe(sim.fleet.catalog.get(at.theme)!.versions.at(-1));
+  });
+
+  it('a theme that strips the page’s styles changes at most all of it (not 117%), and status reads the run’s own report back', async () => {
+    const { sim } = await start({ sites: 8, themes: 4, seed: 3 });
+    const at = oneSite(sim);
+    sim.lookTheme(`${at.theme}@latest`, 'unstyled');
+    const { write, reportPath } = await run(sim, playbook(sim, at));
+    const page = write.visual!.pages[0]!;
+    expect(page.verdict).toBe('broken');
+    expect(page.changed_percent).toBeGreaterThan(25);
+    expect(page.changed_percent).toBeLessThanOrEqual(100);
+    const status = await runCli(['status', reportPath], simEnv(sim));
+    expect(status.stderr).not.toMatch(/report|schema|changed_percent/i);
+    expect(status.code).toBe(1);
+  });
+
+  it('a page unstable before the write (a wide slider nobody hides) that the update leaves unstyled or blank is broken all the same, and restored', async () => {
+    for (const look of ['unstyled', 'blank'] as const) {
+      const { sim } = await start({ sites: 8, themes: 4, seed: 3 });
+      const at = oneSite(sim);
+      sim.addSlider(at.domain);
+      sim.lookTheme(`${at.theme}@latest`, look);
+      const { code, write } = await run(sim, playbook(sim, at));
+      const page = write.visual!.pages[0]!;
+      expect(page).toMatchObject({ unstable: true, verdict: 'broken' });
+      expect(page.noise_percent).toBeGreaterThan(1);
+      expect(write).toMatchObject({ status: 'failed', visual: { outcome: 'broken' }, restored: { status: 'succeeded' } });
+      if (look === 'blank') expect(write.reason).toMatch(/^visual: .* after the write: blank page$/);
+      expect(code).toBe(1);
+    }
+  });
+
+  it('on an unstable page a change over hold_over (not restore_over) is advice: the step passes, the page says what it saw', async () => {
+    const { sim } = await start({ sites: 8, themes: 4, seed: 3 });
+    const at = oneSite(sim);
+    sim.addSlider(at.domain);
+    sim.lookTheme(`${at.theme}@latest`, 'tint');
+    const { code, write } = await run(sim, playbook(sim, at));
+    expect(write.visual!.pages[0]).toMatchObject({ unstable: true, verdict: 'changed' });
+    expect(write).toMatchObject({ status: 'succeeded', visual: { outcome: 'passed' } });
+    expect(code).toBe(0);
   });
 
   it('a rotating carousel causes no hold: what moves between the two screenshots before is masked', async () => {

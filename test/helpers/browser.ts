@@ -1,6 +1,6 @@
 import { afterEach } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
-import { CHROMIUM_FLAGS, findChromium } from '../../src/util/chromium.js';
+import { CHROMIUM_FLAGS, findChromium, NO_SANDBOX } from '../../src/util/chromium.js';
 import { tempDir } from './cli.js';
 
 /** Debian's chromium (scripts/test-components.json installs it), found as `--pdf` finds it; never a browser playwright downloads. */
@@ -26,7 +26,8 @@ export function useBrowser() {
     const { chromium } = await import('playwright-core');
     const ctx = await chromium.launchPersistentContext(tempDir(), {
       executablePath: CHROMIUM,
-      args: CHROMIUM_FLAGS,
+      // sitefleet's own pages, every request refused: as --pdf opens them (we run as root here).
+      args: [...CHROMIUM_FLAGS, NO_SANDBOX],
       viewport: { width: 1100, height: 900 },
     });
     contexts.push(ctx);

@@ -10,7 +10,7 @@ import { withRuntime } from '../run-scope.js';
 import { forTerminal, jsonText } from '../../util/safe-text.js';
 import { channelChecks, doctorPlaybook, type ChannelOptions } from './channels.js';
 import type { Check } from './check.js';
-import { locateChromium, VISUAL_USE } from '../../util/chromium.js';
+import { locateChromium, sandboxProblem, VISUAL_USE } from '../../util/chromium.js';
 import { wantsVisual } from '../visual.js';
 
 export interface DoctorOptions extends ChannelOptions {
@@ -41,6 +41,13 @@ function chromiumCheck(env: Record<string, string | undefined>): Check {
   return 'problem' in found
     ? { check: 'chromium', status: 'fail', detail: found.problem }
     : { check: 'chromium', status: 'ok', detail: `${found.path} (for health.visual)` };
+}
+
+/** Whether Chromium can start its sandbox here (or the playbook turned it off, which is a warning). */
+function sandboxCheck(sandboxed: boolean): Check {
+  if (!sandboxed) return { check: 'sandbox', status: 'warn', detail: 'settings.visual_sandbox: false: customer pages load in Chromium without its sandbox' };
+  const problem = sandboxProblem(process.getuid?.());
+  return problem ? { check: 'sandbox', status: 'fail', detail: problem } : { check: 'sandbox', status: 'ok', detail: 'Chromium runs with its sandbox' };
 }
 
 /** The service's checks, in the order each depends on the one before; a failure marks the rest as not checked. */
@@ -123,7 +130,8 @@ export async function runDoctor(globals: GlobalOptions, opts: DoctorOptions, war
   // A playbook's channels (ping, webhooks, metrics file), checked without sending anything.
   const given = file ? doctorPlaybook(file, globals.io.env) : { checks: [] };
   checks.push(...given.checks, ...(await channelChecks(given.playbook, opts, globals.io.env)));
-  if (given.playbook && wantsVisual(given.playbook.tasks)) checks.push(chromiumCheck(globals.io.env));
+  if (given.playbook && wantsVisual(given.playbook.tasks))
+    checks.push(chromiumCheck(globals.io.env), sandboxCheck(given.playbook.settings.visual_sandbox !== false));
   const missing = !globals.baseUrl
     ? 'no API base URL: set SITEFLEET_BASE_URL or pass --base-url URL'
     : !globals.company

@@ -1,0 +1,78 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Report } from '../../src/report/report.js';
+import type { Simulator } from '../../src/sim/server.js';
+import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
+import { wrappedChromium, type WrappedChromium } from '../helpers/chromium-wrapper.js';
+import { useSimulator, waitFor } from '../helpers/sim.js';
+
+const start = useSimulator();
+
+/** A PHP change of two sites' live environments, their front pages and one more page looked at. */
+function playbook(sim: Simulator): string {
+  const sites = [...sim.fleet.sites.values()].slice(0, 2).map((s) => `"${s.displayName}"`);
+  return writePlaybook(`version: 1
+name: lost
+settings: { visual_sandbox: false } # root here: see visual-chromium.test.ts
+tasks:
+  - name: php
+    action: php.set_version
+    target: { site: [${sites.join(', ')}], environment: live }
+    with: { php_version: "8.3" }
+    health: { url: "${sim.siteUrl}", attempts: 1, visual: { gap: 10ms, pages: [/about/] } }
+`);
+}
+
+/**
+ * Runs the playbook and, once its first write reached the service, does `then` to the browser: the
+ * operation takes seconds (operationDelayMs), so every screenshot before it is taken and none after.
+ */
+async function runLosing(sim: Simulator, browser: WrappedChromium, then: () => void) {
+  const reportPath = join(tempDir(), 'r.json');
+  const md = join(tempDir(), 'summary.md');
+  const running = runCli(['run', playbook(sim), '--yes', '--poll-interval', '50', '--report', reportPath, '--summary-md', md], {
+    ...simEnv(sim),
+    SITEFLEET_CHROMIUM: browser.path,
+  });
+  await waitFor(() => sim.log.some((e) => e.method !== 'GET'), 20_000);
+  then();
+  const result = await running;
+  const report = JSON.parse(readFileSync(reportPath, 'utf8')) as Report;
+  return { ...result, report, writes: report.results.filter((r) => r.step_id !== null), md: readFileSync(md, 'utf8') };
+}
+
+describe('health.visual when the browser goes away mid-run', () => {
+  it('killed after a write: started once more, and every page is still looked at', async () => {
+    const { sim } = await start({ sites: 4, themes: 2, operationDelayMs: 3000 });
+    const browser = wrappedChromium();
+    const { code, writes, stdout } = await runLosing(sim, browser, () => browser.kill());
+    expect(browser.starts()).toBe(2);
+    expect(writes.map((w) => [w.status, w.visual?.outcome])).toEqual([
+      ['succeeded', 'passed'],
+      ['succeeded', 'passed'],
+    ]);
+    expect(stdout).not.toContain('pages not looked at');
+    expect(code).toBe(0);
+  });
+
+  it('killed and not starting again: pages not looked at after the write hold their steps (visual_unchecked), counted in the summary', async () => {
+    const { sim } = await start({ sites: 4, themes: 2, operationDelayMs: 3000 });
+    const browser = wrappedChromium();
+    const { code, writes, stdout, md } = await runLosing(sim, browser, () => {
+      browser.refuse();
+      browser.kill();
+    });
+    expect(code).toBe(1);
+    for (const w of writes) {
+      expect(w.status).toBe('held');
+      expect(w.visual!.outcome).toBe('not checked');
+      expect(w.held).toMatchObject({ code: 'visual_unchecked', unchecked: 2, url: w.visual!.pages[0]!.url });
+      expect(w.held!.override).toContain('look at');
+      expect(w.reason).toMatch(/^visual_unchecked: not looked at, no screenshot (before|after) the write: .*could not be started again.* \(and 1 more page\)$/);
+    }
+    expect(stdout).toContain('pages not looked at (health.visual): 4 of 4, on 2 steps, held (visual_unchecked)');
+    expect(stdout).toContain('0 failed, 2 held');
+    expect(md).toMatch(/^\*\*pages not looked at .*: 4 of 4, on 2 steps, held .*visual.*unchecked.*\*\*$/m);
+  });
+});
