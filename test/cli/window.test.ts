@@ -114,7 +114,8 @@ describe('maintenance windows', () => {
     expect(after.code).toBe(0);
     expect(after.stdout).toContain('nothing left to send: every step has ended.');
     expect(sim.log.length).toBe(done);
-  });
+    // Five processes of the CLI one after another, each started cold: on a loaded 2-core machine they take far more than the default 30 s.
+  }, 90_000);
 
   it('a window or --not-after that cannot be used is exit 2 naming it', async () => {
     const { sim } = await start({ sites: 4, themes: 3, seed: 5 });
