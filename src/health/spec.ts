@@ -254,3 +254,13 @@ export function literalAddress(template: string): string | undefined {
   const host = new URL(template.replace(/\{\{[^}]*\}\}/g, PLACEHOLDER)).hostname;
   return isIP(host.replace(/^\[|\]$/g, '')) ? host : undefined;
 }
+
+/**
+ * `127.0.0.1:8080`: the address and port of `url` (a page of the check) when the playbook's own
+ * `health.url` template names that address; undefined when its host is a name or the service's.
+ */
+export function namedAddress(url: string, template: string): string | undefined {
+  const at = new URL(url);
+  if (at.hostname !== literalAddress(template)) return undefined;
+  return `${at.hostname}:${at.port || (at.protocol === 'https:' ? '443' : '80')}`;
+}
