@@ -1,8 +1,8 @@
 import { isIP } from 'node:net';
 import type { InputProblem } from '../errors.js';
-import { nameRefusal } from './address.js';
+import { nameRefusal } from './http/address.js';
 import { durationSchema, LONGEST, parseDuration } from '../util/duration.js';
-import { resolveVisual, visualSchema, type VisualInput, type VisualSpec } from './visual-spec.js';
+import { resolveVisual, visualSchema, type VisualInput, type VisualSpec } from './visual/spec.js';
 
 /**
  * A task's `health:` as the playbook gives it: `true` for every default, or an object. The checks
@@ -39,7 +39,7 @@ export interface HealthInput {
    * restore loses what changed on the site since its backup. @default "leave"
    */
   on_broken?: 'leave' | 'restore';
-  /** Screenshots before and after the write, compared (see visual-spec.ts). */
+  /** Screenshots before and after the write, compared (see visual/spec.ts). */
   visual?: true | VisualInput;
   /**
    * Clear the environment's page cache through the service after the write and before any look
@@ -216,7 +216,7 @@ const HOST_NAME = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-
 /**
  * The URL to check for one environment. Names from the service go in percent-encoded (a site name
  * cannot add a path, a query or another host), and a domain only if it is a host name on the
- * internet: not an IP address in any notation, not `localhost` (see address.ts). A host built from
+ * internet: not an IP address in any notation, not `localhost` (see http/address.ts). A host built from
  * the service's names is held to the same rule.
  */
 export function healthUrl(spec: HealthSpec, values: { domain?: string; site: string; env: string; env_id: string }): { url: string } | { problem: string } {

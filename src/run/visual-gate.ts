@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import type { CameraPort, Shot, SiteCamera } from '../health/screenshots.js';
+import type { CameraPort, Shot, SiteCamera } from '../health/visual/screenshots.js';
 import { namedAddress, type HealthSpec } from '../health/spec.js';
-import { compareShots, expandCells, maskImage, noiseMask, type NoiseCells } from '../health/visual-compare.js';
-import { decodePng, encodePng } from '../health/visual-image.js';
-import { percentText, visualPages, type VisualSpec } from '../health/visual-spec.js';
+import { compareShots, expandCells, maskImage, noiseMask, type NoiseCells } from '../health/visual/compare.js';
+import { decodePng, encodePng } from '../health/visual/image.js';
+import { percentText, visualPages, type VisualSpec } from '../health/visual/spec.js';
 import { sleepOn, type Clock } from '../util/clock.js';
 import type { ImageKind, ImageStore } from './visual-images.js';
 import type { VisualPage } from './types.js';

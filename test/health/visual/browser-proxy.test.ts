@@ -3,10 +3,10 @@ import { existsSync, readdirSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Screenshooter, type ShotOptions } from '../../src/health/screenshots.js';
-import type { Resolver } from '../../src/health/lookup.js';
-import { CHROMIUM } from '../helpers/browser.js';
-import { tempDir } from '../helpers/cli.js';
+import { Screenshooter, type ShotOptions } from '../../../src/health/visual/screenshots.js';
+import type { Resolver } from '../../../src/health/http/lookup.js';
+import { CHROMIUM } from '../../helpers/browser.js';
+import { tempDir } from '../../helpers/cli.js';
 
 /**
  * The visual check's browser reaches only where a check may go, whatever a (compromised) page does:

@@ -2,8 +2,8 @@ import { once } from 'node:events';
 import { createServer, request, type Server } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Resolver } from '../../src/health/lookup.js';
-import { PageProxy, type ProxyRule } from '../../src/health/page-proxy.js';
+import type { Resolver } from '../../../src/health/http/lookup.js';
+import { PageProxy, type ProxyRule } from '../../../src/health/visual/page-proxy.js';
 
 /**
  * The proxy's three ways in, spoken to as Chromium speaks to it (absolute-form HTTP, CONNECT, an

@@ -1,7 +1,7 @@
 import { Agent, createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, isIP, type AddressInfo, type Socket } from 'node:net';
-import { addressRefusal, nameRefusal } from './address.js';
-import { AddressRefusedError, checkedLookup, refusalIn, type Resolver } from './lookup.js';
+import { addressRefusal, nameRefusal } from '../http/address.js';
+import { AddressRefusedError, checkedLookup, refusalIn, type Resolver } from '../http/lookup.js';
 
 /** Where the pages of one site may go. */
 export interface ProxyRule {
@@ -18,7 +18,7 @@ const HOP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'pr
 /**
  * The forward proxy every request of a site's pages goes through (HTTP, HTTPS tunnelled with CONNECT,
  * WebSockets): on 127.0.0.1, in this process. Chromium is told to resolve nothing itself, so each host
- * is resolved here, once per connection, checked by the address rule (address.ts: no loopback, private,
+ * is resolved here, once per connection, checked by the address rule (http/address.ts: no loopback, private,
  * link-local or metadata address unless `allowPrivate`), and the socket connects to the very address
  * that was checked. Every hop of a redirect is a request of its own, so a page cannot be led where a
  * check may not go, nor reach it by a name that answers a public address to one lookup and a private

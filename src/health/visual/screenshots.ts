@@ -1,9 +1,9 @@
 import PQueue from 'p-queue';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { CHROMIUM_FLAGS, NO_SANDBOX } from '../util/chromium.js';
-import { systemResolver, type Resolver } from './lookup.js';
+import { CHROMIUM_FLAGS, NO_SANDBOX } from '../../util/chromium.js';
+import { systemResolver, type Resolver } from '../http/lookup.js';
 import { PageProxy } from './page-proxy.js';
-import { PAGE_TIMEOUT_MS } from './visual-spec.js';
+import { PAGE_TIMEOUT_MS } from './spec.js';
 
 /** One screenshot: the PNG of the top of the page, the page's whole height in CSS pixels, and the ms it took (waiting for a turn not counted). */
 export interface Shot {
