@@ -120,7 +120,7 @@ export class PageProxy {
       upstream.pipe(client);
       client.pipe(upstream);
     });
-    upstream.once('error', (error) => {
+    upstream.on('error', (error) => {
       if (error instanceof AddressRefusedError) return refuse(error.message);
       if (joined) client.destroy();
       else client.end('HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n');
@@ -163,6 +163,7 @@ export class PageProxy {
     });
     // The browser gave up on the answer (the page was closed): the request to the site is dropped too.
     res.once('close', () => res.writableFinished || out.destroy());
+    req.once('error', () => out.destroy());
     req.pipe(out);
   }
 

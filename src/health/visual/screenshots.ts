@@ -189,8 +189,11 @@ export class Screenshooter implements CameraPort {
   async close(): Promise<void> {
     this.#closed = true;
     this.#queue.clear();
-    await this.#browser.close();
-    await this.proxy.close();
+    try {
+      await this.#browser.close();
+    } finally {
+      await this.proxy.close();
+    }
   }
 }
 

@@ -120,4 +120,19 @@ describe('PageProxy', () => {
     expect(await upgrade((await proxyOf({})).port)).toMatch(/^HTTP\/1\.1 403 /);
     expect(site.seen).toEqual(['UPGRADE /ws']);
   });
+
+  it('a browser that goes away mid-request, or a site that does, ends that request only: the proxy answers the next', async () => {
+    const site = await target();
+    const { port } = await proxyOf({ allowPrivate: true });
+    const cut = connect(port, '127.0.0.1');
+    await once(cut, 'connect');
+    cut.write(`POST http://site.example:${site.port}/form HTTP/1.1\r\nHost: site.example\r\nContent-Length: 100\r\n\r\nhalf`);
+    // The site answers on the request's head; the browser goes away before the rest of its body.
+    await once(cut, 'data');
+    cut.destroy();
+    const tunnel = await raw(port, `CONNECT 127.0.0.1:1 HTTP/1.1\r\nHost: 127.0.0.1:1\r\n\r\n`);
+    expect(tunnel).toMatch(/^HTTP\/1\.1 502 /);
+    expect(await viaProxy(port, `http://site.example:${site.port}/after`)).toEqual({ status: 200, body: 'hello' });
+    expect(site.seen.map((s) => s.split(' ').slice(0, 2).join(' '))).toEqual(['POST /form', 'GET /after']);
+  });
 });
