@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { SiteProbe } from '../src/health/probe.js';
+import { SiteProbe } from '../src/health/http/probe.js';
 import { playbookSchema } from '../src/playbook/schema.js';
 import { buildReport } from '../src/report/report.js';
 import { createAjv } from '../src/util/ajv.js';

@@ -1,5 +1,5 @@
 import { backupCreatedMs } from '../api/backup-time.js';
-import { SiteProbe } from '../health/probe.js';
+import { SiteProbe } from '../health/http/probe.js';
 import { clearsCache } from '../health/spec.js';
 import { stepHealthUrl, type Plan, type Step, type TaskSummary } from '../plan/plan.js';
 import { clearCache } from '../run/cache-clear.js';

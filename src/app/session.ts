@@ -14,7 +14,7 @@ import type { GlobalOptions, Runtime } from './runtime.js';
 import type { RunScope } from './run-scope.js';
 import { endsOf, recordStagingOrWarn } from './staging-record.js';
 import { finishRun, type OutputFlags, type Started } from './finish-run.js';
-import { SiteProbe } from '../health/probe.js';
+import { SiteProbe } from '../health/http/probe.js';
 import { openVisual } from './visual.js';
 import { siteUserAgent } from '../util/version.js';
 import { closingAt, type Deadline } from './window.js';

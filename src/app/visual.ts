@@ -65,7 +65,7 @@ export async function openVisual(
   const sandbox = plan.settings.visual_sandbox !== false;
   if (!sandbox) run.warn(SANDBOX_OFF_WARNING);
   const [{ Screenshooter }, { VisualGate }, { ReportImages }] = await Promise.all([
-    import('../health/screenshots.js'),
+    import('../health/visual/screenshots.js'),
     import('../run/visual-gate.js'),
     import('../run/visual-images.js'),
   ]);

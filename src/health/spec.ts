@@ -1,8 +1,8 @@
 import { isIP } from 'node:net';
 import type { InputProblem } from '../errors.js';
-import { nameRefusal } from './address.js';
+import { nameRefusal } from './http/address.js';
 import { durationSchema, LONGEST, parseDuration } from '../util/duration.js';
-import { resolveVisual, visualSchema, type VisualInput, type VisualSpec } from './visual-spec.js';
+import { resolveVisual, visualSchema, type VisualInput, type VisualSpec } from './visual/spec.js';
 
 /**
  * A task's `health:` as the playbook gives it: `true` for every default, or an object. The checks
@@ -39,7 +39,7 @@ export interface HealthInput {
    * restore loses what changed on the site since its backup. @default "leave"
    */
   on_broken?: 'leave' | 'restore';
-  /** Screenshots before and after the write, compared (see visual-spec.ts). */
+  /** Screenshots before and after the write, compared (see visual/spec.ts). */
   visual?: true | VisualInput;
   /**
    * Clear the environment's page cache through the service after the write and before any look
@@ -216,7 +216,7 @@ const HOST_NAME = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-
 /**
  * The URL to check for one environment. Names from the service go in percent-encoded (a site name
  * cannot add a path, a query or another host), and a domain only if it is a host name on the
- * internet: not an IP address in any notation, not `localhost` (see address.ts). A host built from
+ * internet: not an IP address in any notation, not `localhost` (see http/address.ts). A host built from
  * the service's names is held to the same rule.
  */
 export function healthUrl(spec: HealthSpec, values: { domain?: string; site: string; env: string; env_id: string }): { url: string } | { problem: string } {
@@ -253,4 +253,14 @@ export function literalAddress(template: string): string | undefined {
   if (hostFromService(template)) return undefined;
   const host = new URL(template.replace(/\{\{[^}]*\}\}/g, PLACEHOLDER)).hostname;
   return isIP(host.replace(/^\[|\]$/g, '')) ? host : undefined;
+}
+
+/**
+ * `127.0.0.1:8080`: the address and port of `url` (a page of the check) when the playbook's own
+ * `health.url` template names that address; undefined when its host is a name or the service's.
+ */
+export function namedAddress(url: string, template: string): string | undefined {
+  const at = new URL(url);
+  if (at.hostname !== literalAddress(template)) return undefined;
+  return `${at.hostname}:${at.port || (at.protocol === 'https:' ? '443' : '80')}`;
 }

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { ACTIONS, restorePoint } from '../actions/index.js';
 import type { Logger } from 'pino';
-import type { HealthVerdict, SiteProbePort } from '../health/probe.js';
+import type { HealthVerdict, SiteProbePort } from '../health/http/probe.js';
 import { sleepOn, systemClock, type Clock } from '../util/clock.js';
 import { stepHealthUrl, type Plan, type Step, type TaskSummary } from '../plan/plan.js';
 import type { CallPort, HeldPlace } from './caller.js';

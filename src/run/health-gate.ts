@@ -1,5 +1,5 @@
 import PQueue from 'p-queue';
-import { judge, type HealthVerdict, type SiteProbePort } from '../health/probe.js';
+import { judge, type HealthVerdict, type SiteProbePort } from '../health/http/probe.js';
 import type { HealthSpec } from '../health/spec.js';
 import { sleepOn, type Clock } from '../util/clock.js';
 import type { CacheClear, HealthOutcome, HealthRecord } from './types.js';

@@ -5,7 +5,7 @@ import type { Step } from '../plan/plan.js';
 import type { CallPort, Outcome } from './caller.js';
 import type { HealthGate } from './health-gate.js';
 import { PRIORITY } from './rate-budget.js';
-import type { HealthVerdict } from '../health/probe.js';
+import type { HealthVerdict } from '../health/http/probe.js';
 import type { CacheClear, Restored, StepResult } from './types.js';
 import type { Watcher, WatchOptions } from './watcher.js';
 

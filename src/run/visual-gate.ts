@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import type { CameraPort, Shot, SiteCamera } from '../health/screenshots.js';
-import type { HealthSpec } from '../health/spec.js';
-import { compareShots, expandCells, maskImage, noiseMask, type NoiseCells } from '../health/visual-compare.js';
-import { decodePng, encodePng } from '../health/visual-image.js';
-import { percentText, visualPages, type VisualSpec } from '../health/visual-spec.js';
+import type { CameraPort, Shot, SiteCamera } from '../health/visual/screenshots.js';
+import { namedAddress, type HealthSpec } from '../health/spec.js';
+import { compareShots, expandCells, maskImage, noiseMask, type NoiseCells } from '../health/visual/compare.js';
+import { decodePng, encodePng } from '../health/visual/image.js';
+import { percentText, visualPages, type VisualSpec } from '../health/visual/spec.js';
 import { sleepOn, type Clock } from '../util/clock.js';
 import type { ImageKind, ImageStore } from './visual-images.js';
 import type { VisualPage } from './types.js';
@@ -52,7 +52,8 @@ export class VisualGate implements VisualPort {
 
   async before(stepId: string, url: string, spec: HealthSpec): Promise<VisualBaseline> {
     const visual = spec.visual!;
-    const site = { width: visual.width, height: visual.height, host: new URL(url).host, ...(spec.allow_private ? { allow_private: true as const } : {}) };
+    const named = namedAddress(url, spec.url);
+    const site = { width: visual.width, height: visual.height, ...(named ? { named } : {}), ...(spec.allow_private ? { allow_private: true as const } : {}) };
     let camera: SiteCamera;
     try {
       camera = await this.camera.site(site);

@@ -1,4 +1,4 @@
-import { percentText, type VisualSpec } from '../health/visual-spec.js';
+import { percentText, type VisualSpec } from '../health/visual/spec.js';
 import type { HeldReason, VisualDifference, VisualPage, VisualRecord, VisualUnchecked } from './types.js';
 
 /** What a step's pages add up to: its record, and why it is held or broken (for its reason). */

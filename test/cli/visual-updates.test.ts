@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Report, ReportResult } from '../../src/report/report.js';
 import type { Simulator } from '../../src/sim/server.js';
-import { decodePng } from '../../src/health/visual-image.js';
+import { decodePng } from '../../src/health/visual/image.js';
 import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
 import { useSimulator } from '../helpers/sim.js';
 import { busiestTheme } from '../helpers/themes.js';

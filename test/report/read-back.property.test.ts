@@ -18,8 +18,8 @@ import { restoreReadBack } from '../../src/run/restore.js';
 import { VisualGate } from '../../src/run/visual-gate.js';
 import type { ImageStore } from '../../src/run/visual-images.js';
 import type { Restored, StepResult, StepStatus, VisualPage } from '../../src/run/types.js';
-import type { CameraPort, Shot } from '../../src/health/screenshots.js';
-import { encodePng } from '../../src/health/visual-image.js';
+import type { CameraPort, Shot } from '../../src/health/visual/screenshots.js';
+import { encodePng } from '../../src/health/visual/image.js';
 import type { HealthSpec } from '../../src/health/spec.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ProbeResult, SiteProbePort } from '../../src/health/probe.js';
+import type { ProbeResult, SiteProbePort } from '../../src/health/http/probe.js';
 import { resolveHealth } from '../../src/health/spec.js';
 import { HealthGate } from '../../src/run/health-gate.js';
 import { ManualClock } from '../helpers/manual-clock.js';

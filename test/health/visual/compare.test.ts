@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { alignRows, rowHashes } from '../../src/health/visual-align.js';
-import { compareShots, expandCells, noiseMask } from '../../src/health/visual-compare.js';
-import { decodePng, encodePng, topRows, type Image } from '../../src/health/visual-image.js';
+import { alignRows, rowHashes } from '../../../src/health/visual/align.js';
+import { compareShots, expandCells, noiseMask } from '../../../src/health/visual/compare.js';
+import { decodePng, encodePng, topRows, type Image } from '../../../src/health/visual/image.js';
 
 /** A page of `rows` rows, 200 wide: a grey band every 10 rows (each band a different grey), white between, so rows are told apart. */
 function page(rows: number, paint?: (x: number, y: number) => [number, number, number] | undefined): Image {

@@ -1,10 +1,9 @@
-import { isIP } from 'node:net';
 import PQueue from 'p-queue';
-import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
-import { CHROMIUM_FLAGS, NO_SANDBOX } from '../util/chromium.js';
-import { addressRefusal, nameRefusal } from './address.js';
-import { systemResolver, type Resolver } from './lookup.js';
-import { PAGE_TIMEOUT_MS } from './visual-spec.js';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CHROMIUM_FLAGS, NO_SANDBOX } from '../../util/chromium.js';
+import { systemResolver, type Resolver } from '../http/lookup.js';
+import { PageProxy } from './page-proxy.js';
+import { PAGE_TIMEOUT_MS } from './spec.js';
 
 /** One screenshot: the PNG of the top of the page, the page's whole height in CSS pixels, and the ms it took (waiting for a turn not counted). */
 export interface Shot {
@@ -28,14 +27,27 @@ export interface SiteCamera {
   close(): Promise<void>;
 }
 
-/** A site's context: its window, and the host its pages are on (`host:port`, as a URL has it). */
-export type SiteOptions = Pick<ShotOptions, 'width' | 'height' | 'allow_private'> & { host: string };
+/**
+ * A site's context: its window, where its pages may go (`allow_private`), and `named`, the address and
+ * port its pages are on when the playbook's own `health.url` names them by address (`127.0.0.1:8080`).
+ */
+export type SiteOptions = Pick<ShotOptions, 'width' | 'height' | 'allow_private'> & { named?: string };
 
 /** What a visual check needs of the browser: tests may script it, the CLI passes a Screenshooter. */
 export interface CameraPort {
   site(options: SiteOptions): Promise<SiteCamera>;
   close(): Promise<void>;
 }
+
+/**
+ * What the visual check's Chromium is told beside CHROMIUM_FLAGS: resolve no name itself (every request
+ * goes through a PageProxy, which resolves and checks), and send no UDP of WebRTC's outside the proxy
+ * (a page could otherwise reach an address of the machine's network without any request).
+ */
+const PAGE_FLAGS = ['--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1', '--webrtc-ip-handling-policy=disable_non_proxied_udp'];
+
+/** Loopback is proxied too: Chromium sends `localhost` and 127.0.0.1 past a proxy unless told otherwise. */
+const PROXY_LOOPBACK = '<-loopback>';
 
 /**
  * The machine's own Chromium, driven by playwright-core (loaded here, when a playbook asks for a
@@ -57,6 +69,8 @@ export class Screenshooter implements CameraPort {
     concurrency: number,
     private readonly userAgent: string,
     private readonly resolve: Resolver,
+    /** The browser's own proxy (nothing of the network's allowed): what no site's context overrides goes there. */
+    private readonly proxy: PageProxy,
   ) {
     this.#browser = browser;
     this.#queue = new PQueue({ concurrency });
@@ -65,10 +79,24 @@ export class Screenshooter implements CameraPort {
   /** `sandbox: false` only when the playbook says settings.visual_sandbox: false (playwright's own default is no sandbox). */
   static async launch(executable: string, options: { concurrency: number; userAgent: string; sandbox: boolean; resolve?: Resolver }): Promise<Screenshooter> {
     const { chromium } = await import('playwright-core');
-    const args = options.sandbox ? CHROMIUM_FLAGS : [...CHROMIUM_FLAGS, NO_SANDBOX];
+    const args = [...CHROMIUM_FLAGS, ...PAGE_FLAGS, ...(options.sandbox ? [] : [NO_SANDBOX])];
+    const resolve = options.resolve ?? systemResolver;
+    const proxy = await PageProxy.start({ resolve, allowPrivate: false });
     // A fresh profile per browser, in a temporary folder playwright removes when it closes (or the browser dies).
-    const start = () => chromium.launch({ executablePath: executable, args, chromiumSandbox: options.sandbox, timeout: PAGE_TIMEOUT_MS });
-    return new Screenshooter(await start(), start, options.concurrency, options.userAgent, options.resolve ?? systemResolver);
+    const start = () =>
+      chromium.launch({
+        executablePath: executable,
+        args,
+        chromiumSandbox: options.sandbox,
+        timeout: PAGE_TIMEOUT_MS,
+        proxy: { server: proxy.server, bypass: PROXY_LOOPBACK },
+      });
+    try {
+      return new Screenshooter(await start(), start, options.concurrency, options.userAgent, resolve, proxy);
+    } catch (error) {
+      await proxy.close();
+      throw error;
+    }
   }
 
   /** The browser to use now: the one running, or (once per run) a new one when it went away. */
@@ -90,38 +118,52 @@ export class Screenshooter implements CameraPort {
   }
 
   async site(options: SiteOptions): Promise<SiteCamera> {
-    let open = await this.#context(options);
+    const rule = { resolve: this.resolve, allowPrivate: options.allow_private === true, ...(options.named ? { named: options.named } : {}) };
+    const proxy = await PageProxy.start(rule);
+    let open: BrowserContext;
+    try {
+      open = await this.#context(options, proxy);
+    } catch (error) {
+      await proxy.close();
+      throw error;
+    }
     let closed = false;
     /** The site's context in the browser running now: opened again when the browser was restarted. */
     const current = async (): Promise<BrowserContext> => {
       if (open.browser()?.isConnected()) return open;
-      open = await this.#context(options);
+      open = await this.#context(options, proxy);
       if (closed) await open.close();
       return open;
     };
     const shoot = async (url: string, shot: ShotOptions): Promise<Shot> => {
       const context = await current();
       try {
-        return await shootPage(context, url, shot);
+        return await shootPage(context, url, shot, proxy);
       } catch (error) {
         // The browser went away under this page: it is looked at once more in the browser started after it.
         if (context.browser()?.isConnected() !== false || closed) throw error;
-        return shootPage(await current(), url, shot);
+        return shootPage(await current(), url, shot, proxy);
       }
     };
     return {
       shoot: (url, shot) => this.#queue.add(() => shoot(url, shot)),
-      close: () => {
+      close: async () => {
         closed = true;
-        return closeOnce(open)();
+        await closeOnce(open)();
+        await proxy.close();
       },
     };
   }
 
-  /** A site's own context: its window, no service workers, and only the requests the filter lets go. */
-  async #context(options: SiteOptions): Promise<BrowserContext> {
+  /**
+   * A site's own context: its window, no service workers, and every request through the site's proxy,
+   * which lets a page reach only where a check may go (see PageProxy): its playbook-named address, or
+   * hosts whose addresses are on the internet (unless `allow_private`).
+   */
+  async #context(options: SiteOptions, proxy: PageProxy): Promise<BrowserContext> {
     const browser = await this.#live();
     const context = await browser.newContext({
+      proxy: { server: proxy.server, bypass: PROXY_LOOPBACK },
       viewport: { width: options.width, height: options.height },
       deviceScaleFactor: 1,
       userAgent: this.userAgent,
@@ -141,43 +183,17 @@ export class Screenshooter implements CameraPort {
         .then((opener) => (opener ? page.close() : undefined))
         .catch(() => undefined);
     });
-    const refusals = new Map<string, Promise<string | undefined>>();
-    await context.route('**/*', (route) => this.#filter(route, refusals, options));
     return context;
-  }
-
-  /**
-   * A page's resources come from where a check may go (see address.ts): its own host, or hosts whose
-   * addresses are on the internet (unless `allow_private`), so a site cannot have the browser fetch a
-   * service of the runner's network into a screenshot. The site's own host was checked by the health
-   * check before any screenshot is taken.
-   */
-  async #filter(route: Route, refusals: Map<string, Promise<string | undefined>>, site: SiteOptions): Promise<void> {
-    const url = new URL(route.request().url());
-    if (!/^https?:$/.test(url.protocol)) return route.abort('blockedbyclient');
-    if (site.allow_private || url.host === site.host) return route.continue();
-    let why = refusals.get(url.hostname);
-    if (!why) refusals.set(url.hostname, (why = this.#hostRefusal(url.hostname)));
-    return (await why) ? route.abort('blockedbyclient') : route.continue();
-  }
-
-  async #hostRefusal(host: string): Promise<string | undefined> {
-    const bare = host.replace(/^\[|\]$/g, '');
-    if (isIP(bare)) return addressRefusal(bare);
-    const named = nameRefusal(host);
-    if (named) return named;
-    try {
-      const addresses = await this.resolve(host);
-      return addresses.map((a) => addressRefusal(a.address)).find(Boolean);
-    } catch {
-      return 'does not resolve';
-    }
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     this.#queue.clear();
-    await this.#browser.close();
+    try {
+      await this.#browser.close();
+    } finally {
+      await this.proxy.close();
+    }
   }
 }
 
@@ -197,7 +213,7 @@ function closeOnce(context: BrowserContext): () => Promise<void> {
  * PAGE_TIMEOUT_MS in all, opening the page included, and ends at once when the browser goes away: a
  * call in flight then may never be answered.
  */
-async function shootPage(context: BrowserContext, url: string, options: ShotOptions): Promise<Shot> {
+async function shootPage(context: BrowserContext, url: string, options: ShotOptions, proxy: PageProxy): Promise<Shot> {
   const started = performance.now();
   let page: Page | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -212,7 +228,11 @@ async function shootPage(context: BrowserContext, url: string, options: ShotOpti
   const work = async (): Promise<Shot> => {
     page = await context.newPage();
     page.setDefaultTimeout(PAGE_TIMEOUT_MS);
-    await page.goto(url, { waitUntil: 'load' });
+    const refused = proxy.refused;
+    await page.goto(url, { waitUntil: 'load' }).catch((error: Error) => {
+      // A page led where a check may not go says where, not only the browser's net::ERR_….
+      throw proxy.refused > refused ? new Error(`${error.message.split('\n')[0]} (refused: ${proxy.lastRefusal})`) : error;
+    });
     if (options.hide.length > 0) await page.addStyleTag({ content: options.hide.map((s) => `${s} { visibility: hidden !important; }`).join('\n') });
     const height = await page.evaluate<number>('Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0)');
     const clip = { x: 0, y: 0, width: options.width, height: Math.max(1, Math.min(options.max_height, height)) };

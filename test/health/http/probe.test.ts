@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { judge, redirectRefusal, SiteProbe } from '../../src/health/probe.js';
-import { DEFAULT_NOT_CONTAINS, resolveHealth, type HealthInput } from '../../src/health/spec.js';
+import { judge, redirectRefusal, SiteProbe } from '../../../src/health/http/probe.js';
+import { DEFAULT_NOT_CONTAINS, resolveHealth, type HealthInput } from '../../../src/health/spec.js';
 
 /** The task's `health:` for a test server: its `url` names the server's address, as the simulator's demo does. */
 const specFor = (url: string, more: HealthInput = {}) => resolveHealth({ url: `${url}/`, timeout: '1s', ...more }).spec!;

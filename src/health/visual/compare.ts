@@ -1,8 +1,8 @@
 import pixelmatch from 'pixelmatch';
-import { alignRows, rowHashes, type Line } from './visual-align.js';
-import { BLANK_SHARE, blankImage, dominantShare, type Image, type NoiseCells } from './visual-image.js';
+import { alignRows, rowHashes, type Line } from './align.js';
+import { BLANK_SHARE, blankImage, dominantShare, type Image, type NoiseCells } from './image.js';
 
-export type { NoiseCells } from './visual-image.js';
+export type { NoiseCells } from './image.js';
 
 /** Two colours closer than this (pixelmatch's OKLab distance, 0 to 1) are the same colour: font smoothing is not a change. */
 const THRESHOLD = 0.1;
@@ -75,7 +75,7 @@ export interface Clipped {
 
 /**
  * Compares the screenshot after the write with the one before, masked by the page's noise, row
- * shifts forgiven (visual-align.ts): rows in both are compared pixel by pixel, rows in one only
+ * shifts forgiven (align.ts): rows in both are compared pixel by pixel, rows in one only
  * count whole.
  */
 export function compareShots(before: Image, after: Image, mask: Uint8Array, clipped: Clipped = {}): Comparison {

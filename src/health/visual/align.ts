@@ -1,4 +1,4 @@
-import type { Image } from './visual-image.js';
+import type { Image } from './image.js';
 
 /**
  * How far content may move up or down between the two screenshots and still be matched row to row: a

@@ -1,5 +1,5 @@
-import type { InputProblem } from '../errors.js';
-import { durationSchema, LONGEST, parseDuration } from '../util/duration.js';
+import type { InputProblem } from '../../errors.js';
+import { durationSchema, LONGEST, parseDuration } from '../../util/duration.js';
 
 /**
  * `health.visual` as the playbook gives it: `true` for every default, or an object. Before a guarded

@@ -7,7 +7,7 @@ export interface Image {
   data: Uint8Array;
 }
 
-/** The page's own noise, as cells of squares of pixels (visual-compare.ts) (1: masked): small enough to keep for every page until its write ends. */
+/** The page's own noise, as cells of squares of pixels (compare.ts) (1: masked): small enough to keep for every page until its write ends. */
 export interface NoiseCells {
   cols: number;
   rows: number;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addressRefusal, nameRefusal } from '../../src/health/address.js';
+import { addressRefusal, nameRefusal } from '../../../src/health/http/address.js';
 
 describe('where a domain from the service may send a health check', () => {
   it.each([

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
 import { nameRefusal } from './address.js';
 import { checkedLookup, refusalIn, systemResolver, type Resolver } from './lookup.js';
-import { hostFromService, literalAddress, MAX_REDIRECTS, type HealthSpec } from './spec.js';
+import { hostFromService, literalAddress, MAX_REDIRECTS, type HealthSpec } from '../spec.js';
 
 /** One fetch of a site's page: what came back, before any judgement. */
 export interface ProbeResult {
