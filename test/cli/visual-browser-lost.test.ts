@@ -25,18 +25,30 @@ tasks:
 }
 
 /**
- * Runs the playbook and, once its first write reached the service, does `then` to the browser: the
- * operation takes seconds (operationDelayMs), so every screenshot before it is taken and none after.
+ * The simulator's clock, stopped until `release`: no operation ends before then, so no look after a
+ * write can begin, however slowly the machine takes the screenshots before them. Released, it runs an
+ * hour ahead, and every operation started while it stood still has ended.
  */
-async function runLosing(sim: Simulator, browser: WrappedChromium, then: () => void) {
+function heldClock() {
+  const stopped = Date.now();
+  let released = false;
+  return { now: () => (released ? Date.now() + 3_600_000 : stopped), release: () => void (released = true) };
+}
+
+/**
+ * Runs the playbook and, once both writes reached the service (every screenshot before them taken,
+ * none after: their operations cannot end while the clock stands), does `then` to the browser.
+ */
+async function runLosing(sim: Simulator, clock: ReturnType<typeof heldClock>, browser: WrappedChromium, then: () => void) {
   const reportPath = join(tempDir(), 'r.json');
   const md = join(tempDir(), 'summary.md');
   const running = runCli(['run', playbook(sim), '--yes', '--poll-interval', '50', '--report', reportPath, '--summary-md', md], {
     ...simEnv(sim),
     SITEFLEET_CHROMIUM: browser.path,
   });
-  await waitFor(() => sim.log.some((e) => e.method !== 'GET'), 20_000);
+  await waitFor(() => sim.log.filter((e) => e.method !== 'GET').length === 2, 25_000);
   then();
+  clock.release();
   const result = await running;
   const report = JSON.parse(readFileSync(reportPath, 'utf8')) as Report;
   return { ...result, report, writes: report.results.filter((r) => r.step_id !== null), md: readFileSync(md, 'utf8') };
@@ -44,9 +56,10 @@ async function runLosing(sim: Simulator, browser: WrappedChromium, then: () => v
 
 describe('health.visual when the browser goes away mid-run', () => {
   it('killed after a write: started once more, and every page is still looked at', async () => {
-    const { sim } = await start({ sites: 4, themes: 2, operationDelayMs: 3000 });
+    const clock = heldClock();
+    const { sim } = await start({ sites: 4, themes: 2, operationDelayMs: 3000, now: clock.now });
     const browser = wrappedChromium();
-    const { code, writes, stdout } = await runLosing(sim, browser, () => browser.kill());
+    const { code, writes, stdout } = await runLosing(sim, clock, browser, () => browser.kill());
     expect(browser.starts()).toBe(2);
     expect(writes.map((w) => [w.status, w.visual?.outcome])).toEqual([
       ['succeeded', 'passed'],
@@ -57,9 +70,10 @@ describe('health.visual when the browser goes away mid-run', () => {
   });
 
   it('killed and not starting again: pages not looked at after the write hold their steps (visual_unchecked), counted in the summary', async () => {
-    const { sim } = await start({ sites: 4, themes: 2, operationDelayMs: 3000 });
+    const clock = heldClock();
+    const { sim } = await start({ sites: 4, themes: 2, operationDelayMs: 3000, now: clock.now });
     const browser = wrappedChromium();
-    const { code, writes, stdout, md } = await runLosing(sim, browser, () => {
+    const { code, writes, stdout, md } = await runLosing(sim, clock, browser, () => {
       browser.refuse();
       browser.kill();
     });
