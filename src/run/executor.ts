@@ -375,11 +375,34 @@ class Execution {
       // Broken by this write, and seen healthy just before it: put back from this run's restore point.
       if ((failsStep || seen?.broken) && guarded.before?.healthy && task.health?.on_broken === 'restore') {
         await this.record('update', step, result);
-        return restoreBroken(this.restoring(task), step, result, guarded.gate, url);
+        const restored = await restoreBroken(this.restoring(task), step, result, guarded.gate, url);
+        await this.undoneBy(step, restored);
+        return restored;
       }
     }
     if (result !== final) await this.record('update', step, result);
     return result;
+  }
+
+  /**
+   * A restore puts back the environment as it was at its restore point, taken before its first write
+   * of the task: the writes of the same environment that went before the broken one (pinned updates,
+   * one step per theme) are undone with it. They are no longer reported done: failed, saying why, so
+   * the report, the staging record and every sink tell what the environment runs. Not counted
+   * against the budget again: the one breakage was counted on the step that broke.
+   */
+  async undoneBy(step: Step, restored: StepResult): Promise<void> {
+    const status = restored.restored?.status;
+    if (status === 'failed' || status === 'not sent' || !step.backup_step) return;
+    const backupId = restored.restored!.backup_id;
+    const put = status === 'unknown' ? 'may have been put back' : 'was put back';
+    for (const other of this.plan.steps) {
+      const known = this.results.get(other.id);
+      if (other.id === step.id || other.backup_step !== step.backup_step || !known || !['succeeded', 'held', 'accepted'].includes(known.status)) continue;
+      const reason = `undone: the environment ${put} from backup ${backupId}, taken before this write, after ${step.precondition ?? step.id} broke its site`;
+      const { held: _held, ...sent } = known;
+      await this.record('update', other, { ...sent, status: 'failed', reason });
+    }
   }
 
   /**

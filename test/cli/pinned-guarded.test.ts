@@ -1,0 +1,60 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Report } from '../../src/report/report.js';
+import type { Simulator } from '../../src/sim/server.js';
+import { runCli, simEnv, tempDir } from '../helpers/cli.js';
+import { useSimulator } from '../helpers/sim.js';
+import { shapeFleet } from '../helpers/themes.js';
+
+const start = useSimulator();
+
+/** One site whose live environment has three themes with a patch offered; the second one's patch breaks the site. */
+async function threeThemes(maxFailures: string): Promise<{ sim: Simulator; file: string }> {
+  const { sim } = await start({ sites: 1, seed: 5 });
+  const patch = { versions: ['1.0.0', '1.0.1'], vulnerable: [] };
+  shapeFleet(sim, { a: patch, b: patch, c: patch });
+  sim.breakTheme('b@1.0.1');
+  const file = join(tempDir(), 'p.yaml');
+  writeFileSync(
+    file,
+    `version: 1
+name: pinned guarded
+tasks:
+  - name: themes
+    action: themes.update
+    target: { environment: live }
+    with: { max_bump: minor }
+    backup_first: true
+${maxFailures}    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: restore }
+`,
+  );
+  return { sim, file };
+}
+
+describe('pinned updates of several themes on one guarded environment', () => {
+  it.each([
+    ['the run stops at its budget', '    max_failures: 0\n'],
+    ['the run goes on', ''],
+  ])('a restore after the second theme broke the site undoes the first: it is not reported done (%s)', async (_, maxFailures) => {
+    const { sim, file } = await threeThemes(maxFailures);
+    const path = join(tempDir(), 'r.json');
+    const res = await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
+    expect(res.code).not.toBe(0);
+    const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
+    const live = [...sim.fleet.environments.values()].find((e) => e.displayName === 'live')!;
+    // The restore put back the backup taken before the first write: theme a runs 1.0.0 again.
+    expect(live.themes.get('a')!.version).toBe('1.0.0');
+    const a = report.results.find((r) => r.step_id?.endsWith(':theme=a'))!;
+    expect(a.status).toBe('failed');
+    expect(a.reason).toMatch(/^undone: the environment was put back from backup \d+, taken before this write, after b 1\.0\.0 → 1\.0\.1 broke its site$/);
+    expect(res.stdout).toContain('undone: the environment was put back from backup');
+    const b = report.results.find((r) => r.step_id?.endsWith(':theme=b'))!;
+    expect(b).toMatchObject({ status: 'failed', restored: { status: 'succeeded' } });
+    // No step is reported done whose change the environment no longer runs.
+    for (const r of report.results.filter((x) => x.status === 'succeeded' && x.role !== 'backup')) {
+      const theme = (r.request!.body as { name: string }).name;
+      expect(live.themes.get(theme)!.version).toBe('1.0.1');
+    }
+  });
+});
