@@ -18,7 +18,16 @@ import { PRIORITY } from './rate-budget.js';
 import { RunStop } from './run-stop.js';
 import { sendStep } from './send-step.js';
 import { followRestore, restoreBroken, type RestoreContext } from './restore.js';
-import { countsAgainstBudget, ENDED_STATUSES, type CacheClear, type ExecuteOutcome, type RestorePoint, type RunEvent, type StepResult } from './types.js';
+import {
+  countsAgainstBudget,
+  ENDED_STATUSES,
+  UNDONE,
+  type CacheClear,
+  type ExecuteOutcome,
+  type RestorePoint,
+  type RunEvent,
+  type StepResult,
+} from './types.js';
 import type { VisualBaseline, VisualPort } from './visual-gate.js';
 import { heldText, type VisualSeen } from './visual-outcome.js';
 import { verifyTask } from './verify.js';
@@ -399,7 +408,7 @@ class Execution {
     for (const other of this.plan.steps) {
       const known = this.results.get(other.id);
       if (other.id === step.id || other.backup_step !== step.backup_step || !known || !['succeeded', 'held', 'accepted'].includes(known.status)) continue;
-      const reason = `undone: the environment ${put} from backup ${backupId}, taken before this write, after ${step.precondition ?? step.id} broke its site`;
+      const reason = `${UNDONE}the environment ${put} from backup ${backupId}, taken before this write, after ${step.precondition ?? step.id} broke its site`;
       const { held: _held, ...sent } = known;
       await this.record('update', other, { ...sent, status: 'failed', reason });
     }
