@@ -17,17 +17,8 @@ import { OperationFollower, type FollowContext } from './follow.js';
 import { PRIORITY } from './rate-budget.js';
 import { RunStop } from './run-stop.js';
 import { sendStep } from './send-step.js';
-import { followRestore, restoreBroken, type RestoreContext } from './restore.js';
-import {
-  countsAgainstBudget,
-  ENDED_STATUSES,
-  UNDONE,
-  type CacheClear,
-  type ExecuteOutcome,
-  type RestorePoint,
-  type RunEvent,
-  type StepResult,
-} from './types.js';
+import { followRestore, restoreBroken, undoneWrites, type RestoreContext } from './restore.js';
+import { countsAgainstBudget, ENDED_STATUSES, type CacheClear, type ExecuteOutcome, type RestorePoint, type RunEvent, type StepResult } from './types.js';
 import type { VisualBaseline, VisualPort } from './visual-gate.js';
 import { heldText, type VisualSeen } from './visual-outcome.js';
 import { verifyTask } from './verify.js';
@@ -385,33 +376,12 @@ class Execution {
       if ((failsStep || seen?.broken) && guarded.before?.healthy && task.health?.on_broken === 'restore') {
         await this.record('update', step, result);
         const restored = await restoreBroken(this.restoring(task), step, result, guarded.gate, url);
-        await this.undoneBy(step, restored);
+        for (const [other, undone] of undoneWrites(this.plan.steps, this.results, step, restored)) await this.record('update', other, undone);
         return restored;
       }
     }
     if (result !== final) await this.record('update', step, result);
     return result;
-  }
-
-  /**
-   * A restore puts back the environment as it was at its restore point, taken before its first write
-   * of the task: the writes of the same environment that went before the broken one (pinned updates,
-   * one step per theme) are undone with it. They are no longer reported done: failed, saying why, so
-   * the report, the staging record and every sink tell what the environment runs. Not counted
-   * against the budget again: the one breakage was counted on the step that broke.
-   */
-  async undoneBy(step: Step, restored: StepResult): Promise<void> {
-    const status = restored.restored?.status;
-    if (status === 'failed' || status === 'not sent' || !step.backup_step) return;
-    const backupId = restored.restored!.backup_id;
-    const put = status === 'unknown' ? 'may have been put back' : 'was put back';
-    for (const other of this.plan.steps) {
-      const known = this.results.get(other.id);
-      if (other.id === step.id || other.backup_step !== step.backup_step || !known || !['succeeded', 'held', 'accepted'].includes(known.status)) continue;
-      const reason = `${UNDONE}the environment ${put} from backup ${backupId}, taken before this write, after ${step.precondition ?? step.id} broke its site`;
-      const { held: _held, ...sent } = known;
-      await this.record('update', other, { ...sent, status: 'failed', reason });
-    }
   }
 
   /**

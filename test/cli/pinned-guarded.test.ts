@@ -10,7 +10,7 @@ import { shapeFleet } from '../helpers/themes.js';
 const start = useSimulator();
 
 /** One site whose live environment has three themes with a patch offered; the second one's patch breaks the site. */
-async function threeThemes(maxFailures: string, rollout = ''): Promise<{ sim: Simulator; file: string }> {
+async function threeThemes(maxFailures: string, rollout = '', onBroken = 'restore'): Promise<{ sim: Simulator; file: string }> {
   const { sim } = await start({ sites: 1, seed: 5 });
   const patch = { versions: ['1.0.0', '1.0.1'], vulnerable: [] };
   shapeFleet(sim, { a: patch, b: patch, c: patch });
@@ -26,7 +26,7 @@ tasks:
     target: { environment: live }
     with: { max_bump: minor }
     backup_first: true
-${maxFailures}${rollout}    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: restore }
+${maxFailures}${rollout}    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: ${onBroken} }
 `,
   );
   return { sim, file };
@@ -80,5 +80,21 @@ describe('pinned updates of several themes on one guarded environment', () => {
     expect(of('a')).toEqual([]);
     expect(of('b')).toEqual(['1.0.1 failed']);
     expect(of('c')).toEqual(['1.0.1 healthy']);
+  });
+
+  it('sitefleet restore the morning after: the writes of the environment before the broken one are undone with it, and say so', async () => {
+    const { sim, file } = await threeThemes('    max_failures: 0\n', '', 'leave');
+    const path = join(tempDir(), 'r.json');
+    const ran = await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
+    expect(ran.code).toBe(3);
+    const restored = await runCli(['restore', path, '--yes', '--poll-interval', '50'], simEnv(sim));
+    expect(restored.code, restored.stdout + restored.stderr).toBe(0);
+    const live = [...sim.fleet.environments.values()].find((e) => e.displayName === 'live')!;
+    expect(live.themes.get('a')!.version).toBe('1.0.0');
+    const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
+    expect(report.results.find((r) => r.step_id?.endsWith(':theme=b'))).toMatchObject({ status: 'failed', restored: { status: 'succeeded' } });
+    const a = report.results.find((r) => r.step_id?.endsWith(':theme=a'))!;
+    expect(a.status).toBe('failed');
+    expect(a.reason).toMatch(/^undone: the environment was put back from backup \d+, taken before this write, after b 1\.0\.0 → 1\.0\.1 broke its site$/);
   });
 });
