@@ -448,7 +448,9 @@ class Execution {
   /** Resume: an operation accepted before the interruption is followed when its task waits, or when its environment is needed. */
   async resumeKnown(task: TaskSummary, budget: FailureBudget, step: Step, known: StepResult, guarded: Guarded): Promise<void> {
     if (known.restored?.status === 'accepted' && known.restored.operation_id) {
-      return void (await followRestore(this.restoring(task), step, known, guarded.gate, stepHealthUrl(step)));
+      const restored = await followRestore(this.restoring(task), step, known, guarded.gate, stepHealthUrl(step));
+      for (const [other, undone] of undoneWrites(this.plan.steps, this.results, step, restored)) await this.record('update', other, undone);
+      return;
     }
     if (known.status === 'succeeded' && !known.health && stepHealthUrl(step) && guarded.gate && task.wait)
       return this.lookAgain(task, budget, step, known, guarded);

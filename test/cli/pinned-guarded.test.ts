@@ -97,4 +97,32 @@ describe('pinned updates of several themes on one guarded environment', () => {
     expect(a.status).toBe('failed');
     expect(a.reason).toMatch(/^undone: the environment was put back from backup \d+, taken before this write, after b 1\.0\.0 → 1\.0\.1 broke its site$/);
   });
+
+  it('resume after a kill while the restore went: the writes it undid are said so, and the rest is sent', async () => {
+    const { sim, file } = await threeThemes('');
+    const path = join(tempDir(), 'r.json');
+    await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
+    // What a kill just after the restore was accepted leaves: the journal up to that answer.
+    const journal = path.replace(/\.json$/, '.journal.jsonl');
+    const lines = readFileSync(journal, 'utf8').split('\n').filter(Boolean);
+    const accepted = lines.findIndex((l) => l.startsWith('{"t":"update"') && l.includes('"restored":{') && l.includes('"status":"accepted"'));
+    expect(accepted).toBeGreaterThan(0);
+    writeFileSync(
+      journal,
+      lines
+        .slice(0, accepted + 1)
+        .map((l) => `${l}\n`)
+        .join(''),
+    );
+    const live = [...sim.fleet.environments.values()].find((e) => e.displayName === 'live')!;
+    live.themes.get('c')!.version = '1.0.0';
+    const resumed = await runCli(['resume', path, '--yes', '--poll-interval', '50'], simEnv(sim));
+    expect(resumed.code).toBe(1);
+    const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
+    const status = (theme: string) => report.results.find((r) => r.step_id?.endsWith(`:theme=${theme}`))!;
+    expect(status('a')).toMatchObject({ status: 'failed', reason: expect.stringMatching(/^undone: /) as unknown });
+    expect(status('b')).toMatchObject({ status: 'failed', restored: { status: 'succeeded' } });
+    expect(status('c').status).toBe('succeeded');
+    expect([...live.themes].map(([n, t]) => `${n} ${t.version}`).sort()).toEqual(['a 1.0.0', 'b 1.0.0', 'c 1.0.1']);
+  });
 });
