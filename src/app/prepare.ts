@@ -123,19 +123,21 @@ async function readFleet(runtime: Runtime, playbook: Playbook & { company: strin
  */
 async function pairBySiteId(runtime: Runtime, playbook: Playbook & { company: string }, inventory: Fleet): Promise<void> {
   const ids = await readSiteIds(runtime.caller, playbook.company);
-  if (ids) return attachListedSiteIds(inventory, ids);
   const task = playbook.tasks.find((t) => t.rollout?.staging_first === true)!;
   const selected = playbook.tasks.filter((t) => t.rollout?.staging_first === true).flatMap((t) => selectEnvironments(playbook, t, inventory));
   const names = new Set(selected.map((e) => e.site));
-  const ambiguous = ambiguousSiteNames(inventory.environments).filter((name) => names.has(name));
+  const ambiguous = (ids ? attachListedSiteIds(inventory, ids) : ambiguousSiteNames(inventory.environments)).filter((name) => names.has(name));
   if (ambiguous.length === 0) return;
+  const why = ids
+    ? "the service's site listing (GET /sites) leaves out some of their environments"
+    : 'the service serves no site listing (GET /sites answered 404)';
   const path = `tasks.${task.index}.rollout.staging_first`;
   throw new InvalidInputError([
     {
       file: playbook.file,
       ...playbook.locate(path),
       path,
-      message: `staging first pairs live and staging by site id, and the service serves no site listing (GET /sites answered 404): the display name${ambiguous.length === 1 ? '' : 's'} ${ambiguous.map((n) => JSON.stringify(n)).join(', ')} stand${ambiguous.length === 1 ? 's' : ''} for more than one site; rename them apart, or leave them out of this task's target`,
+      message: `staging first pairs live and staging by site id, and ${why}: the display name${ambiguous.length === 1 ? '' : 's'} ${ambiguous.map((n) => JSON.stringify(n)).join(', ')} stand${ambiguous.length === 1 ? 's' : ''} for more than one site; rename them apart, or leave them out of this task's target`,
     },
   ]);
 }

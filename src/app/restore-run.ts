@@ -6,6 +6,7 @@ import { reportFromJournal } from '../report/from-journal.js';
 import { Journal, journalPathFor, readJournal, type JournalState } from '../run/journal.js';
 import { readJournalBack } from '../run/journal-read-back.js';
 import { chooseRestores, type LeftAlone, type RestoreCandidate, type RestoreChoice } from '../run/restore-choice.js';
+import { undoneWrites } from '../run/restore.js';
 import type { StepResult } from '../run/types.js';
 import { terminalMessage, terminalName } from '../util/safe-text.js';
 import { UsageError, type GlobalOptions } from './runtime.js';
@@ -58,7 +59,7 @@ export async function restoreRun(reportPath: string, globals: GlobalOptions, opt
           `Restore ${todo.length} site${todo.length === 1 ? '' : 's'} through ${globals.baseUrl} for company ${plan.company}? ${restoreFrom.warning}.`,
           opts.yes,
         );
-      const results = await restoreAll(reportPath, plan, { ...choice, todo }, tools);
+      const results = await restoreAll(reportPath, plan, fresh.results, { ...choice, todo }, tools);
       await finish(reportPath, globals, opts);
       if (tools.lost)
         throw new CoordinationError(
@@ -104,6 +105,7 @@ function describe(globals: GlobalOptions, { todo, left, follow }: { todo: Confir
 async function restoreAll(
   reportPath: string,
   plan: Plan,
+  known: ReadonlyMap<string, StepResult>,
   choice: Pick<RestoreChoice, 'follow' | 'inQuestion'> & { todo: Confirmed[] },
   tools: RestoreTools,
 ): Promise<StepResult[]> {
@@ -113,7 +115,15 @@ async function restoreAll(
     for (const c of choice.inQuestion) await journal.append({ t: 'update', step: c.step.id, result: c.result, at: Date.now() });
     const update = (step: RestoreCandidate['step'], result: StepResult) => journal.append({ t: 'update', step: step.id, result, at: Date.now() });
     // Every restore ends (its answer journaled) before the journal closes, even when one of them failed.
-    return await allEnded([...choice.todo.map((c) => tools.restore(c, update)), ...choice.follow.map((c) => tools.follow(c, update))]);
+    // A restore undoes the environment's earlier writes of the task too (one restore point before them all): said on each.
+    const undoing = async (c: RestoreCandidate, restored: StepResult) => {
+      for (const [step, undone] of undoneWrites(plan.steps, known, c.step, restored)) await update(step, undone);
+      return restored;
+    };
+    return await allEnded([
+      ...choice.todo.map((c) => tools.restore(c, update).then((r) => undoing(c, r))),
+      ...choice.follow.map((c) => tools.follow(c, update).then((r) => undoing(c, r))),
+    ]);
   } finally {
     await journal.close();
   }

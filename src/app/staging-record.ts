@@ -2,7 +2,7 @@ import type { ItemVersion, Target } from '../actions/action.js';
 import type { Plan } from '../plan/plan.js';
 import type { StagingDecision } from '../plan/staging-first.js';
 import type { StagingEntry } from '../inventory/staging-table.js';
-import { isProblem, type StepResult, type StepStatus } from '../run/types.js';
+import { isProblem, UNDONE, type StepResult, type StepStatus } from '../run/types.js';
 import type { RunScope } from './run-scope.js';
 import { forTerminal } from '../util/safe-text.js';
 
@@ -38,7 +38,8 @@ async function recordStaging(scope: RunScope, company: string, ended: readonly S
   for (const e of ended) {
     if (e.role !== 'staging' || !e.staging || !e.target.env_id) continue;
     const kind = e.status === 'succeeded' ? 'healthy' : isProblem(e.status) ? 'failed' : undefined;
-    if (!kind) continue;
+    // A write a restore undid passed its own checks: neither soaking nor barred, it is staged again.
+    if (!kind || e.reason?.startsWith(UNDONE)) continue;
     const why = kind === 'failed' ? `its staging update ended ${e.status}${e.reason ? `: ${e.reason}` : ''}` : undefined;
     for (const d of e.staging) {
       // Soaking is of what staging runs, as read back: a healthy step runs the version judged (a pinned

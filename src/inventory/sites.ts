@@ -83,12 +83,32 @@ export async function readSiteIds(caller: ReadCaller, company: string): Promise<
   return new Map(answer.company.sites.flatMap((site) => (site.environments ?? []).map((env) => [env.id, site.id] as const)));
 }
 
-/** Sets each listed environment's `site_id` from the site listing: the service's word, over a sites map's by name. */
-export function attachListedSiteIds(inventory: Inventory, ids: ReadonlyMap<string, string>): void {
+/**
+ * Sets each listed environment's `site_id` from the site listing: the service's word, over a sites
+ * map's by name. An environment the listing does not name (made since it was read, or left out) is
+ * known by its site's display name, as without the listing: it takes the id of the one listed site of
+ * that name; with none listed, its name alone pairs it. Returns the site names such an environment
+ * cannot be told apart by (two sites of that name): a listed live keyed by id would never find an
+ * unlisted staging keyed by name, and "no staging" would send its update to live at once.
+ */
+export function attachListedSiteIds(inventory: Inventory, ids: ReadonlyMap<string, string>): string[] {
+  const listed = new Map<string, Set<string>>();
   for (const env of inventory.environments) {
     const id = ids.get(env.id);
-    if (id !== undefined) env.site_id = id;
+    if (id === undefined) continue;
+    env.site_id = id;
+    listed.set(env.site, (listed.get(env.site) ?? new Set()).add(id));
   }
+  const unlisted = inventory.environments.filter((e) => !ids.has(e.id));
+  const names = new Set(unlisted.map((e) => e.site));
+  const twice = new Set(ambiguousSiteNames(inventory.environments.filter((e) => names.has(e.site))));
+  const ambiguous = new Set<string>();
+  for (const env of unlisted) {
+    const sites = listed.get(env.site);
+    if (twice.has(env.site) || (sites && sites.size > 1)) ambiguous.add(env.site);
+    else if (sites) env.site_id = [...sites][0];
+  }
+  return [...ambiguous].sort();
 }
 
 /**

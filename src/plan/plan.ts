@@ -219,6 +219,8 @@ interface TaskInPlan {
 /** The steps, skipped targets and body problems of a plan as its tasks are expanded, in the playbook's order. */
 class PlanParts {
   readonly steps: Step[] = [];
+  /** Each write's target, by step id: a rollout's waves share out targets, all of a target's calls in one wave. */
+  private readonly targetOf = new Map<string, string>();
   readonly skipped: SkippedTarget[] = [];
   readonly problems: InputProblem[] = [];
 
@@ -246,7 +248,7 @@ class PlanParts {
     };
     const before = { steps: this.steps.length, skipped: this.skipped.length };
     const matched = this.expand(t);
-    if (task.rollout) assignTaskWaves(task.name, task.rollout, this.steps.slice(before.steps));
+    if (task.rollout) assignTaskWaves(task.name, task.rollout, this.steps.slice(before.steps), this.targetOf);
     return taskSummary(t, playbook, {
       matched,
       steps: this.steps.length - before.steps,
@@ -397,6 +399,7 @@ class PlanParts {
         });
       }
       const id = `${task.index}:${key}${e.key !== undefined ? `:${e.key}` : expansions.length > 1 ? `:${i}` : ''}`;
+      this.targetOf.set(id, `${task.index}:${key}`);
       const endpoint = ENDPOINTS[e.request.endpoint];
       if ('body' in endpoint) this.problems.push(...checkBody(task, endpoint.body, e.request.body, target, this.input.env ?? {}));
       // Each call carries the staging decisions of the items it updates (a pinned update: its one theme).
@@ -417,17 +420,17 @@ class PlanParts {
   }
 }
 
-/** A rollout's waves over the task's writes; a write's restore point goes in its write's wave. */
-function assignTaskWaves(taskName: string, rollout: NonNullable<Task['rollout']>, taskSteps: Step[]): void {
+/**
+ * A rollout's waves over the task's targets: every write of a target (pinned updates: one per theme)
+ * goes in its target's wave, and so does its restore point, which all of them wait for.
+ */
+function assignTaskWaves(taskName: string, rollout: NonNullable<Task['rollout']>, taskSteps: Step[], targetOf: Map<string, string>): void {
   const writes = taskSteps.filter((s) => s.role !== 'backup');
-  const waves = assignWaves(
-    taskName,
-    writes.map((s) => s.id),
-    rollout,
-  );
+  const target = (s: Step) => targetOf.get(s.id) ?? s.id;
+  const waves = assignWaves(taskName, [...new Set(writes.map(target))], rollout);
   const byId = new Map(taskSteps.map((s) => [s.id, s]));
   for (const step of writes) {
-    step.wave = waves.get(step.id)!;
+    step.wave = waves.get(target(step))!;
     if (step.backup_step) byId.get(step.backup_step)!.wave = step.wave;
   }
 }

@@ -11,12 +11,13 @@ function fnv1a(text: string): number {
 }
 
 /**
- * Splits a task's steps into waves: `canary` steps first, then cumulative shares of all the steps.
- * Membership is drawn from a hash of task and target, so it is the same for the same inventory and
- * does not always put the alphabetically first sites first. Returns each step's wave, by step id.
+ * Splits a task's targets into waves: `canary` targets first, then cumulative shares of all of them
+ * (plan.ts puts every call of a target in its target's wave). Membership is drawn from a hash of task
+ * and target, so it is the same for the same inventory and does not always put the alphabetically
+ * first sites first. Returns each target's wave, by the ids given.
  */
-export function assignWaves(taskName: string, stepIds: string[], rollout: Rollout): Map<string, number> {
-  const order = [...stepIds].sort((a, b) => fnv1a(`${taskName}\0${a}`) - fnv1a(`${taskName}\0${b}`) || (a < b ? -1 : 1));
+export function assignWaves(taskName: string, targetIds: string[], rollout: Rollout): Map<string, number> {
+  const order = [...targetIds].sort((a, b) => fnv1a(`${taskName}\0${a}`) - fnv1a(`${taskName}\0${b}`) || (a < b ? -1 : 1));
   const bounds: number[] = [];
   const canary = Math.min(rollout.canary ?? 0, order.length);
   if (canary > 0) bounds.push(canary);

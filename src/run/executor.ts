@@ -17,7 +17,7 @@ import { OperationFollower, type FollowContext } from './follow.js';
 import { PRIORITY } from './rate-budget.js';
 import { RunStop } from './run-stop.js';
 import { sendStep } from './send-step.js';
-import { followRestore, restoreBroken, type RestoreContext } from './restore.js';
+import { followRestore, restoreBroken, undoneWrites, type RestoreContext } from './restore.js';
 import { countsAgainstBudget, ENDED_STATUSES, type CacheClear, type ExecuteOutcome, type RestorePoint, type RunEvent, type StepResult } from './types.js';
 import type { VisualBaseline, VisualPort } from './visual-gate.js';
 import { heldText, type VisualSeen } from './visual-outcome.js';
@@ -375,7 +375,9 @@ class Execution {
       // Broken by this write, and seen healthy just before it: put back from this run's restore point.
       if ((failsStep || seen?.broken) && guarded.before?.healthy && task.health?.on_broken === 'restore') {
         await this.record('update', step, result);
-        return restoreBroken(this.restoring(task), step, result, guarded.gate, url);
+        const restored = await restoreBroken(this.restoring(task), step, result, guarded.gate, url);
+        for (const [other, undone] of undoneWrites(this.plan.steps, this.results, step, restored)) await this.record('update', other, undone);
+        return restored;
       }
     }
     if (result !== final) await this.record('update', step, result);
@@ -446,7 +448,9 @@ class Execution {
   /** Resume: an operation accepted before the interruption is followed when its task waits, or when its environment is needed. */
   async resumeKnown(task: TaskSummary, budget: FailureBudget, step: Step, known: StepResult, guarded: Guarded): Promise<void> {
     if (known.restored?.status === 'accepted' && known.restored.operation_id) {
-      return void (await followRestore(this.restoring(task), step, known, guarded.gate, stepHealthUrl(step)));
+      const restored = await followRestore(this.restoring(task), step, known, guarded.gate, stepHealthUrl(step));
+      for (const [other, undone] of undoneWrites(this.plan.steps, this.results, step, restored)) await this.record('update', other, undone);
+      return;
     }
     if (known.status === 'succeeded' && !known.health && stepHealthUrl(step) && guarded.gate && task.wait)
       return this.lookAgain(task, budget, step, known, guarded);

@@ -6,7 +6,7 @@ import type { CallPort, Outcome } from './caller.js';
 import type { HealthGate } from './health-gate.js';
 import { PRIORITY } from './rate-budget.js';
 import type { HealthVerdict } from '../health/http/probe.js';
-import type { CacheClear, Restored, StepResult } from './types.js';
+import { UNDONE, type CacheClear, type Restored, type StepResult } from './types.js';
 import type { Watcher, WatchOptions } from './watcher.js';
 
 /** What putting a broken site back needs from the run. */
@@ -134,4 +134,25 @@ export function restoreReadBack(result: StepResult): StepResult {
       reason: 'the run stopped while the restore was being sent: it may have reached the service, so it is not sent again; look at the site',
     },
   };
+}
+
+/**
+ * A restore puts back the environment as it was at its restore point, taken before the task's first
+ * write there: the writes of the same environment that went before the broken one (pinned updates,
+ * one step per theme) are undone with it. They are no longer reported done: failed, saying why, so the
+ * report, the staging record and every sink tell what the environment runs. Returns those writes as
+ * they now stand (the caller journals them); none when the restore was refused or never sent. Not
+ * counted against a budget again: the one breakage was counted on the write that broke.
+ */
+export function undoneWrites(steps: readonly Step[], results: ReadonlyMap<string, StepResult>, step: Step, restored: StepResult): [Step, StepResult][] {
+  const status = restored.restored?.status;
+  if (!status || status === 'failed' || status === 'not sent' || !step.backup_step) return [];
+  const put = status === 'unknown' ? 'may have been put back' : 'was put back';
+  const reason = `${UNDONE}the environment ${put} from backup ${restored.restored!.backup_id}, taken before this write, after ${step.precondition ?? step.id} broke its site`;
+  return steps.flatMap((other): [Step, StepResult][] => {
+    const known = results.get(other.id);
+    if (other.id === step.id || other.backup_step !== step.backup_step || !known || !['succeeded', 'held', 'accepted'].includes(known.status)) return [];
+    const { held: _held, ...sent } = known;
+    return [[other, { ...sent, status: 'failed', reason }]];
+  });
 }

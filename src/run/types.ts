@@ -33,6 +33,13 @@ export function countsAgainstBudget(status: StepStatus, failOnHold: boolean): bo
   return isProblem(status) && (status !== 'held' || failOnHold);
 }
 
+/**
+ * How the reason of a write a restore undid begins (the environment was put back from a restore point
+ * taken before it, after a later write of the task broke the site): failed, but not for what it
+ * installed, so no verdict on its version (staging first records none).
+ */
+export const UNDONE = 'undone: ';
+
 /** The problems a summary counts (isProblem's statuses); a report of an older version has no `held`. */
 export function problemCount(summary: Record<StepStatus, number>): number {
   return summary.failed + summary.unknown + (summary.held ?? 0);

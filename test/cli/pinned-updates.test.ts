@@ -100,4 +100,28 @@ describe('what was judged is what gets installed', () => {
       expect(r.runs).toBeUndefined();
     }
   });
+
+  it('a held write is read back too: what it runs is recorded, and another version than was judged fails it, saying which', async () => {
+    const { sim } = await start({ sites: 2, seed: 5 });
+    shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1', '1.0.2'], vulnerable: [] } });
+    const updateTheme = HANDLERS.updateTheme;
+    let n = 0;
+    // The first environment is given another version than the one named; the second the one named.
+    vi.spyOn(HANDLERS, 'updateTheme').mockImplementation((ctx) =>
+      updateTheme(n++ === 0 ? { ...ctx, body: { ...(ctx.body as object), update_version: '1.0.1' } } : ctx),
+    );
+    // Every clear refused: each write is held (cache_not_cleared).
+    sim.setFaults('500=1', { only: ['clearCache'] });
+    const { code, report } = await night(sim, `{ max_bump: minor }\n    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms }`);
+    expect(code).toBe(1);
+    const writes = report.results.filter((r) => r.step_id !== null);
+    expect(writes.length).toBeGreaterThan(1);
+    const [failed, ...held] = writes.sort((a, b) => (a.status < b.status ? -1 : 1));
+    expect(failed).toMatchObject({
+      status: 'failed',
+      reason: 'verify: the environment runs calm 1.0.1, not 1.0.2 as judged',
+      runs: [{ name: 'calm', version: '1.0.1' }],
+    });
+    for (const r of held) expect(r).toMatchObject({ status: 'held', held: { code: 'cache_not_cleared' }, runs: [{ name: 'calm', version: '1.0.2' }] });
+  });
 });

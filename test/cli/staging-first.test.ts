@@ -1,11 +1,12 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseRedisUrl, RedisLink } from '../../src/coord/redis/link.js';
 import { companyKey } from '../../src/coord/redis/lock.js';
 import { jsonSummary } from '../../src/notify/run-end.js';
 import { slackMessage } from '../../src/notify/slack.js';
 import type { StagingDecision } from '../../src/plan/staging-first.js';
+import { HANDLERS } from '../../src/sim/handlers.js';
 import type { Report } from '../../src/report/report.js';
 import type { Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
@@ -15,6 +16,7 @@ import { installed, shapeFleet } from '../helpers/themes.js';
 
 const start = useSimulator();
 const redis = useRedis();
+afterEach(() => vi.restoreAllMocks());
 
 /** Nights of a fleet's life, given to the CLI as its clock: no test waits for the soak to pass. */
 const T0 = Date.parse('2026-03-02T02:00:00.000Z');
@@ -410,6 +412,42 @@ describe('rollout.staging_first: staging takes the update first, live on a later
     expect(lines, refused.stderr).toEqual([expect.any(String), '1 problem; nothing was sent']);
     expect(lines[0]).toMatch(/playbook\.yaml:\d+:\d+: tasks\.0\.rollout\.staging_first: staging first pairs live and staging by site id/);
     expect(lines[0]).toContain(JSON.stringify(a!.displayName));
+    expect(sim.log.filter((e) => e.method !== 'GET')).toHaveLength(writes);
+  });
+
+  it('a site listing that leaves out an environment: it is known by its site name, as without the listing; never "no staging" for a site that has one', async () => {
+    const { sim } = await start({ sites: 4, seed: 5 });
+    shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
+    const [a, b] = [...sim.fleet.sites.values()].filter((s) => s.envIds.length === 2);
+    const stagingOf = (site: typeof a) => site!.envIds.find((id) => sim.fleet.environments.get(id)!.displayName === 'staging')!;
+    // The listing leaves out a's staging environment (made since it was read, say).
+    const listSites = HANDLERS.listSites;
+    vi.spyOn(HANDLERS, 'listSites').mockImplementation((ctx) => {
+      const answer = listSites(ctx) as { body: { company: { sites: { environments?: { id: string }[] }[] } } };
+      for (const site of answer.body.company.sites) site.environments = site.environments?.filter((e) => e.id !== stagingOf(a));
+      return answer as never;
+    });
+    const file = writePlaybook(
+      `version: 1\nname: staged\nsettings: { rate_limit: 50/s }\ntasks:\n  - name: themes\n    action: themes.update\n    target: { environment: live }\n    rollout: { staging_first: true, no_staging: live }\n`,
+    );
+    const ran = await runCli(['run', file, '--yes', '--report', join(tempDir(), 'r.json')], simEnv(sim), { now: () => T0 });
+    expect(ran.code, ran.stderr).toBe(0);
+    // a's staging takes the update tonight; a's live waits for it, never "updated on live directly".
+    const versions = installed(sim);
+    expect(versions.get(`${stagingOf(a)} calm`)).toBe('1.0.1');
+    expect(versions.get(`${a!.envIds.find((id) => id !== stagingOf(a))!} calm`)).toBe('1.0.0');
+    expect(ran.stdout).not.toMatch(/no_staging/);
+
+    // Once a's name stands for two sites, the environment left out cannot be told apart: refused, nothing sent.
+    const writes = sim.log.filter((e) => e.method !== 'GET').length;
+    sim.rename('site', b!.displayName, a!.displayName);
+    const refused = await runCli(['run', file, '--yes', '--report', join(tempDir(), 'r.json')], simEnv(sim), { now: () => T0 + 48 * HOUR });
+    expect(refused.code).toBe(2);
+    const lines = refused.stderr.trim().split('\n');
+    expect(lines, refused.stderr).toEqual([expect.any(String), '1 problem; nothing was sent']);
+    expect(lines[0]).toContain(
+      `site listing (GET /sites) leaves out some of their environments: the display name ${JSON.stringify(a!.displayName)} stands for more than one site`,
+    );
     expect(sim.log.filter((e) => e.method !== 'GET')).toHaveLength(writes);
   });
 
