@@ -2,7 +2,7 @@ import { closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openS
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { StateFolderError } from '../errors.js';
-import { syncFolder } from '../util/atomic-write.js';
+import { syncFolder, writeNewFile } from '../util/atomic-write.js';
 import { isUuid } from '../util/uuid.js';
 import { tryLockFile } from './file-lock.js';
 
@@ -104,7 +104,7 @@ function compactFile(path: string, rewrite: (lines: readonly string[]) => string
       const text = rewrite(wholeLines(read.subarray(0, whole).toString('utf8')).lines);
       if (text === undefined) return false;
       const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-      writeTemp(tmp, text);
+      writeNewFile(tmp, text.map((l) => `${l}\n`).join(''), 0o600);
       if (!sameFile(fstatSync(fd), path)) {
         unlinkSync(tmp);
         return false;
@@ -119,20 +119,6 @@ function compactFile(path: string, rewrite: (lines: readonly string[]) => string
   } finally {
     release();
   }
-}
-
-function writeTemp(tmp: string, lines: readonly string[]): void {
-  const fd = openSync(tmp, 'wx', 0o600);
-  try {
-    const data = Buffer.from(lines.map((l) => `${l}\n`).join(''));
-    for (let written = 0; written < data.length;) written += writeSync(fd, data, written);
-    fsyncSync(fd);
-  } catch (error) {
-    closeSync(fd);
-    unlinkSync(tmp);
-    throw error;
-  }
-  closeSync(fd);
 }
 
 /** The file opened for reading, never through a link; undefined when there is none. Anything but a regular file is refused. */

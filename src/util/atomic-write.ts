@@ -11,19 +11,24 @@ import { dirname } from 'node:path';
  */
 export function writeFileAtomic(path: string, text: string | Uint8Array, mode = 0o644): void {
   const tmp = tempName(path);
-  const fd = openSync(tmp, 'wx', mode);
+  writeNewFile(tmp, text, mode);
+  renameSync(tmp, path);
+  syncFolder(dirname(path));
+}
+
+/** Creates `path` (exclusively: never through a link left there), writes `text` whole and fsyncs it; on a failure nothing is left. */
+export function writeNewFile(path: string, text: string | Uint8Array, mode: number): void {
+  const fd = openSync(path, 'wx', mode);
   try {
     const data = typeof text === 'string' ? Buffer.from(text) : text;
     for (let written = 0; written < data.length;) written += writeSync(fd, data, written);
     fsyncSync(fd);
   } catch (error) {
     closeSync(fd);
-    unlinkSync(tmp);
+    unlinkSync(path);
     throw error;
   }
   closeSync(fd);
-  renameSync(tmp, path);
-  syncFolder(dirname(path));
 }
 
 /** The same, without holding the event loop (report snapshots during a run). */
