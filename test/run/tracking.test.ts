@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { failureBudget } from '../../src/run/failure-budget.js';
 import { runInProcess } from '../helpers/run.js';
-import { useSimulator } from '../helpers/sim.js';
+import { useSimulator, waitFor } from '../helpers/sim.js';
 
 const start = useSimulator();
 const fast = { tracking: { intervalMs: 20, maxIntervalMs: 100, notFoundGraceMs: 5000 } };
@@ -22,14 +22,22 @@ describe('operation tracking', () => {
   });
 
   it('an environment busy with someone else’s operation: the step is sent again once it is free', async () => {
-    const { sim, client } = await start({ sites: 4, operationDelayMs: 300 });
+    // The simulator's clock stands until our step was refused once: the other actor's operation cannot
+    // end first, however long the run takes to plan on a busy machine; then it runs an hour ahead.
+    const stopped = Date.now();
+    let released = false;
+    const { sim, client } = await start({ sites: 4, operationDelayMs: 300, now: () => (released ? Date.now() + 3_600_000 : stopped) });
     const busy = [...sim.fleet.environments.values()][0]!;
     await client.call('addManualBackup', { env_id: busy.id }, { tag: 'someone else' }); // another actor keeps this environment busy
+    const refused = waitFor(() => sim.log.some((e) => e.method === 'PUT' && (e.body as { environment_id: string }).environment_id === busy.id), 20_000).then(
+      () => void (released = true),
+    );
     const { results, plan } = await runInProcess(
       sim,
       'tasks:\n  - { name: p, action: php.set_version, target: all, wait: true, with: { php_version: "8.4" } }\n',
       { ...fast, blockedBackoffMs: 500 },
     );
+    await refused;
     const byEnv = new Map(plan.steps.map((s) => [s.target.env_id, results.get(s.id)!]));
     expect(byEnv.get(busy.id)).toMatchObject({ status: 'succeeded', attempts: 2 });
     expect([...byEnv.values()].every((r) => r.status === 'succeeded')).toBe(true);
