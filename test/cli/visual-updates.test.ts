@@ -1,45 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Report, ReportResult } from '../../src/report/report.js';
-import type { Simulator } from '../../src/sim/server.js';
 import { decodePng } from '../../src/health/visual/image.js';
-import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
+import { runCli, simEnv } from '../helpers/cli.js';
 import { useSimulator } from '../helpers/sim.js';
-import { busiestTheme } from '../helpers/themes.js';
+import { oneSite, playbook, run } from '../helpers/visual-run.js';
 
 const start = useSimulator();
-
-/** One live environment with an update of the busiest theme: its site, theme and domain. */
-function oneSite(sim: Simulator): { theme: string; site: string; domain: string; envId: string } {
-  const { theme, envs } = busiestTheme(sim);
-  const env = sim.fleet.environments.get(envs[0]!)!;
-  return { theme, site: sim.fleet.sites.get(env.siteId)!.displayName, domain: env.domains[0]!.name, envId: env.id };
-}
-
-/** A guarded theme update of one site, with the pages looked at (the gap between screenshots tiny: the carousel moves per load, not per second). */
-function playbook(sim: Simulator, at: ReturnType<typeof oneSite>, visual = '{ gap: 10ms }'): string {
-  return writePlaybook(`version: 1
-name: visual
-settings: { visual_sandbox: false } # root here: see visual-chromium.test.ts
-tasks:
-  - name: update ${at.theme}
-    action: themes.update
-    target: { site: "${at.site}", environment: live, theme: ${at.theme} }
-    with: { themes: ${at.theme}, skip_vulnerable_updates: false }
-    backup_first: true
-    health: { url: "${sim.siteUrl}", attempts: 1, on_broken: restore, visual: ${visual} }
-`);
-}
-
-async function run(sim: Simulator, file: string): Promise<{ code: number | null; out: string; report: Report; reportPath: string; write: ReportResult }> {
-  const reportPath = join(tempDir(), 'night.json');
-  const html = join(tempDir(), 'page.html');
-  const result = await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', reportPath, '--html', html], simEnv(sim));
-  const report = JSON.parse(readFileSync(reportPath, 'utf8')) as Report;
-  const write = report.results.find((r) => r.role !== 'backup' && r.step_id !== null)!;
-  return { code: result.code, out: result.stdout + result.stderr + readFileSync(html, 'utf8'), report, reportPath, write };
-}
 
 describe('health.visual: the pages before and after a theme update, in the machine’s Chromium', () => {
   it('a page that does not change passes: two screenshots before, one after, nothing kept', async () => {
@@ -103,47 +70,5 @@ describe('health.visual: the pages before and after a theme update, in the machi
     const status = await runCli(['status', reportPath], simEnv(sim));
     expect(status.stderr).not.toMatch(/report|schema|changed_percent/i);
     expect(status.code).toBe(1);
-  });
-
-  it.each(['unstyled', 'blank'] as const)(
-    'a page unstable before the write (a wide slider nobody hides) that the update leaves %s is broken all the same, and restored',
-    async (look) => {
-      const { sim } = await start({ sites: 8, themes: 4, seed: 3 });
-      const at = oneSite(sim);
-      sim.addSlider(at.domain);
-      sim.lookTheme(`${at.theme}@latest`, look);
-      const { code, write } = await run(sim, playbook(sim, at));
-      const page = write.visual!.pages[0]!;
-      expect(page).toMatchObject({ unstable: true, verdict: 'broken' });
-      expect(page.noise_percent).toBeGreaterThan(1);
-      expect(write).toMatchObject({ status: 'failed', visual: { outcome: 'broken' }, restored: { status: 'succeeded' } });
-      if (look === 'blank') expect(write.reason).toMatch(/^visual: .* after the write: blank page$/);
-      expect(code).toBe(1);
-    },
-  );
-
-  it('on an unstable page a change over hold_over (not restore_over) is advice: the step passes, the page says what it saw', async () => {
-    const { sim } = await start({ sites: 8, themes: 4, seed: 3 });
-    const at = oneSite(sim);
-    sim.addSlider(at.domain);
-    sim.lookTheme(`${at.theme}@latest`, 'tint');
-    const { code, write } = await run(sim, playbook(sim, at));
-    expect(write.visual!.pages[0]).toMatchObject({ unstable: true, verdict: 'changed' });
-    expect(write).toMatchObject({ status: 'succeeded', visual: { outcome: 'passed' } });
-    expect(code).toBe(0);
-  });
-
-  it('a rotating carousel causes no hold: what moves between the two screenshots before is masked', async () => {
-    const { sim } = await start({ sites: 8, themes: 4, seed: 3 });
-    const at = oneSite(sim);
-    sim.addCarousel(at.domain);
-    const { code, write } = await run(sim, playbook(sim, at));
-    expect(code).toBe(0);
-    const page = write.visual!.pages[0]!;
-    expect(write.status).toBe('succeeded');
-    // The slides differed before the write (noise), and nothing outside them differs after it.
-    expect(page.noise_percent).toBeGreaterThan(0);
-    expect(page).toMatchObject({ verdict: 'same', changed_percent: 0 });
-    expect(page.unstable).toBeUndefined();
   });
 });
