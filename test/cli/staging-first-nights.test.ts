@@ -16,15 +16,20 @@ const start = useSimulator();
 const redis = useRedis();
 afterEach(() => vi.restoreAllMocks());
 
+/** A first night of staging first on six sites (one theme, one update): its report and the state folder's staging store. */
+async function stagedNight() {
+  const { sim } = await start({ sites: 6, seed: 5 });
+  shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
+  const env = simEnv(sim);
+  const reportPath = join(tempDir(), 'r.json');
+  const run = await runCli(['run', playbook(sim), '--yes', '--report', reportPath], env, { now: () => T0 });
+  expect(run.code, run.stderr).toBe(0);
+  return { sim, env, reportPath, store: join(env.SITEFLEET_STATE_DIR!, 'staging', `${sim.companyId}.jsonl`) };
+}
+
 describe('rollout.staging_first across nights: the stores, releases between nights, the site that was meant, one count', () => {
   it('status records a staging end once: three status calls leave the store as the first left it', async () => {
-    const { sim } = await start({ sites: 6, seed: 5 });
-    shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
-    const env = simEnv(sim);
-    const reportPath = join(tempDir(), 'r.json');
-    const run = await runCli(['run', playbook(sim), '--yes', '--report', reportPath], env, { now: () => T0 });
-    expect(run.code, run.stderr).toBe(0);
-    const store = join(env.SITEFLEET_STATE_DIR!, 'staging', `${sim.companyId}.jsonl`);
+    const { env, reportPath, store } = await stagedNight();
     const lines = () => readFileSync(store, 'utf8').split('\n').filter(Boolean);
     const staged = (JSON.parse(readFileSync(reportPath, 'utf8')) as Report).results.filter((r) => r.role === 'staging' && r.status === 'succeeded');
     expect(staged.length).toBeGreaterThan(0);
@@ -64,13 +69,7 @@ describe('rollout.staging_first across nights: the stores, releases between nigh
   });
 
   it('a staging store that cannot be written is a warning, not the end of the command: resume with nothing left says so and finishes', async () => {
-    const { sim } = await start({ sites: 6, seed: 5 });
-    shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
-    const env = simEnv(sim);
-    const reportPath = join(tempDir(), 'r.json');
-    const run = await runCli(['run', playbook(sim), '--yes', '--report', reportPath], env, { now: () => T0 });
-    expect(run.code, run.stderr).toBe(0);
-    const store = join(env.SITEFLEET_STATE_DIR!, 'staging', `${sim.companyId}.jsonl`);
+    const { env, reportPath, store } = await stagedNight();
     rmSync(store);
     mkdirSync(store);
     // No base URL: a resume with nothing to send needs none, nor a runtime to warn through.

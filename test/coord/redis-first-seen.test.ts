@@ -1,24 +1,19 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { redisFirstSeen } from '../../src/coord/redis/first-seen.js';
-import { parseRedisUrl, RedisLink } from '../../src/coord/redis/link.js';
 import { companyKey } from '../../src/coord/redis/lock.js';
 import { CoordinationError } from '../../src/errors.js';
-import { useRedis } from '../helpers/redis.js';
+import { useRedis, useRedisLinks } from '../helpers/redis.js';
 
 // Two links are two machines: each its own connection to a real redis-server.
 const redis = useRedis();
-const links: RedisLink[] = [];
-afterEach(async () => {
-  for (const link of links.splice(0)) await link.close();
-});
+const connect = useRedisLinks();
 const COMPANY = '0f1e2d3c-4b5a-4697-8899-aabbccddeeff';
 const T0 = Date.parse('2026-03-02T02:00:00.000Z');
 const DAY = 86_400_000;
 
 async function twoMachines() {
   const r = await redis();
-  const [a, b] = await Promise.all([RedisLink.connect(parseRedisUrl(r.url)), RedisLink.connect(parseRedisUrl(r.url))]);
-  links.push(a, b);
+  const [a, b] = await Promise.all([connect(r.url), connect(r.url)]);
   return { r, a, b };
 }
 

@@ -1,16 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { parseRedisUrl, RedisLink, Script } from '../../src/coord/redis/link.js';
+import { describe, expect, it } from 'vitest';
+import { Script } from '../../src/coord/redis/link.js';
 import { companyKey } from '../../src/coord/redis/lock.js';
 import { STAGING_MIGRATE } from '../../src/coord/redis/scripts.js';
 import { redisStaging } from '../../src/coord/redis/staging.js';
 import type { StagingEntry } from '../../src/inventory/staging-table.js';
-import { useRedis } from '../helpers/redis.js';
+import { useRedis, useRedisLinks } from '../helpers/redis.js';
 
 const redis = useRedis();
-const links: RedisLink[] = [];
-afterEach(async () => {
-  for (const link of links.splice(0)) await link.close();
-});
+const linkTo = useRedisLinks();
 const COMPANY = '0f1e2d3c-4b5a-4697-8899-aabbccddeeff';
 const T0 = Date.parse('2026-03-02T02:00:00.000Z');
 const HOUR = 3_600_000;
@@ -22,10 +19,7 @@ const oldLine = (e: StagingEntry) =>
   JSON.stringify({ env_id: e.env_id, theme: e.theme, version: e.version, kind: e.kind, at: new Date(e.at).toISOString(), ...(e.why ? { why: e.why } : {}) });
 
 async function connect() {
-  const r = await redis();
-  const link = await RedisLink.connect(parseRedisUrl(r.url));
-  links.push(link);
-  return link;
+  return linkTo((await redis()).url);
 }
 
 describe('what staging ran, in Redis', () => {

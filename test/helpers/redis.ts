@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { afterEach } from 'vitest';
+import { parseRedisUrl, RedisLink } from '../../src/coord/redis/link.js';
 
 /**
  * A real Redis (Debian's redis-server) on a free 127.0.0.1 port, without persistence: nothing is
@@ -81,5 +82,21 @@ export function useRedis(): () => Promise<TestRedis> {
         if (attempt >= 5) throw error;
       }
     }
+  };
+}
+
+/**
+ * Connections to a test's Redis (`await connect(url)`: each its own, as two machines have), closed
+ * after the test. Call it after useRedis: hooks run in reverse, so the links close before Redis stops.
+ */
+export function useRedisLinks(): (url: string) => Promise<RedisLink> {
+  const links: RedisLink[] = [];
+  afterEach(async () => {
+    for (const link of links.splice(0)) await link.close();
+  });
+  return async (url) => {
+    const link = await RedisLink.connect(parseRedisUrl(url));
+    links.push(link);
+    return link;
   };
 }
