@@ -13,7 +13,9 @@ export function useSimulator() {
   });
   return async (options: SimulatorOptions = {}) => {
     // Scaled as the operations are: the vendor's one cache clear per 10 s would hold a restore's clear that long.
-    const sim = await startSimulator({ sites: 6, themes: 5, operationDelayMs: 50, clearCacheGapMs: 250, ...options });
+    // SITEFLEET_TEST_PROFILE=real: a test file against the real service's answers where the spec is silent.
+    const profile = process.env.SITEFLEET_TEST_PROFILE === 'real' ? { profile: 'real' as const } : {};
+    const sim = await startSimulator({ sites: 6, themes: 5, operationDelayMs: 50, clearCacheGapMs: 250, ...profile, ...options });
     const client = new HostingClient({ baseUrl: sim.baseUrl, token: sim.token });
     started.push({ sim, client });
     return { sim, client };
