@@ -1,4 +1,15 @@
-import type { ApiKeyListResponse, BackupListResponse, DomainListResponse, OperationKind, SiteListResponse, SshConfig, ThemeListResponse } from './types.js';
+import type {
+  ApiKeyListResponse,
+  BackupListResponse,
+  DomainListResponse,
+  EnvironmentPluginListResponse,
+  LogsResponse,
+  OperationKind,
+  PluginListResponse,
+  SiteListResponse,
+  SshConfig,
+  ThemeListResponse,
+} from './types.js';
 
 /**
  * The 22 endpoints of the spec as data (and, with their `evidence`, restore, which it names without
@@ -38,6 +49,40 @@ export interface Endpoint {
 export const ENDPOINTS = {
   listApiKeys: { method: 'GET', path: '/company/{id}/api-keys', response: 'api-key-list-response' },
   listThemes: { method: 'GET', path: '/company/{id}/wp-themes', body: 'theme-list-query', response: 'theme-list-response' },
+  // Plugins: beyond the spec, the twins of the theme endpoints (shared/real-service-notes.md, "Beyond the spec").
+  listPlugins: {
+    method: 'GET',
+    path: '/company/{id}/wp-plugins',
+    body: 'theme-list-query',
+    response: 'plugin-list-response',
+    evidence: 'shared/real-service-notes.md, "Plugins of the company": the twin of the theme listing, with the same filters and paging',
+  },
+  listEnvironmentPlugins: {
+    method: 'GET',
+    path: '/sites/environments/{env_id}/wp-plugins',
+    response: 'environment-plugin-list-response',
+    evidence: 'shared/real-service-notes.md, "Plugins of an environment": environment.plugins.items[] with the vulnerability flags',
+  },
+  bulkUpdatePlugins: {
+    method: 'PUT',
+    path: '/sites/environments/{env_id}/plugins/bulk-update',
+    body: 'bulk-update-plugins',
+    operation: 'wp-plugins:bulk-update',
+    evidence: 'shared/real-service-notes.md, "Updating plugins": 200 with an optional operation_id wp-plugins:bulk-update-…',
+  },
+  updatePlugin: {
+    method: 'PUT',
+    path: '/sites/environments/{env_id}/plugins',
+    body: 'update-plugin',
+    operation: 'wp-plugin:update',
+    evidence: 'shared/real-service-notes.md, "Updating plugins": {name, update_version}, 202 with operation_id wp-plugin:update-…',
+  },
+  getLogs: {
+    method: 'GET',
+    path: '/sites/environments/{env_id}/logs',
+    response: 'logs-response',
+    evidence: 'shared/real-service-notes.md, "Logs": file_name=error|access|kinsta-cache-perf, lines ≤ 20000, in the query',
+  },
   createEnvironment: { method: 'POST', path: '/sites/{site_id}/environments', body: 'create-environment', operation: 'environment:add', creates: true },
   addDomain: { method: 'POST', path: '/sites/environments/{env_id}/domains', body: 'add-domain', operation: 'sites:add-domain', creates: true },
   createDnsRecord: {
@@ -126,6 +171,9 @@ export type EndpointName = keyof typeof ENDPOINTS;
 export interface ReadAnswers {
   listApiKeys: ApiKeyListResponse;
   listThemes: ThemeListResponse;
+  listPlugins: PluginListResponse;
+  listEnvironmentPlugins: EnvironmentPluginListResponse;
+  getLogs: LogsResponse;
   getSshConfig: SshConfig;
   listBackups: BackupListResponse;
   listDomains: DomainListResponse;

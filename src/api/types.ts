@@ -22,6 +22,9 @@ export type OperationKind =
   | 'wp-themes:bulk-update'
   /** Beyond the spec (real-service-notes.md, "Updating one theme to a given version"). */
   | 'wp-theme:update'
+  /** Beyond the spec (real-service-notes.md, "Updating plugins"): the bulk update answers 200 with it, when it has one. */
+  | 'wp-plugins:bulk-update'
+  | 'wp-plugin:update'
   | 'php:modify-version'
   | 'sites:add-plain'
   | 'backups:add-manual'
@@ -46,34 +49,42 @@ export interface ApiKeyListResponse {
 }
 
 /**
- * One environment a theme is installed on. The spec lists every field; the real service may leave
- * the optional ones out or null (`theme_update` where no update is available), so only the ids,
- * names and version are relied on.
+ * One environment an item (a theme, a plugin) is installed on, as a company listing shows it: the
+ * fields carry the kind's prefix (`theme_version`, `plugin_version`). The spec lists every field of
+ * the theme listing; the real service may leave the optional ones out or null (`theme_update` where no
+ * update is available), so only the ids, names and version are relied on.
  */
-export interface ThemeEnvironment {
+export type ListedEnvironment<P extends 'theme' | 'plugin'> = {
   id: Uuid;
   site_display_name: string;
   display_name: string;
-  theme_status?: string | null;
-  theme_update?: string | null;
-  theme_version: string;
-  is_theme_version_vulnerable?: boolean | null;
-  theme_update_version?: string | null;
-  is_theme_update_version_vulnerable?: boolean | null;
-  theme_update_status?: string | null;
   auto_update_type?: string | null;
-}
+} & { [K in `${P}_version`]: string } & {
+  [K in `${P}_status` | `${P}_update` | `${P}_update_version` | `${P}_update_status`]?: string | null;
+} & { [K in `is_${P}_version_vulnerable` | `is_${P}_update_version_vulnerable`]?: boolean | null };
 
-export interface Theme {
+export type ThemeEnvironment = ListedEnvironment<'theme'>;
+/**
+ * The plugin listing's sample in the vendor's changelog shows no environment `id` (the theme
+ * listing's entries have one): an entry without it cannot be told from another environment of the
+ * same names, so the inventory does not plan from it (inventory/read.ts).
+ */
+export type PluginEnvironment = Omit<ListedEnvironment<'plugin'>, 'id'> & { id?: Uuid | null };
+
+/** One item of a company listing, with the environments it is installed on. */
+export interface ListedItem<E> {
   name: string;
   title: string;
-  description: string;
+  description?: string;
   latest_version: string;
   is_latest_version_vulnerable: boolean;
   environment_count: number;
   update_count: number;
-  environments: ThemeEnvironment[];
+  environments: E[];
 }
+
+export type Theme = ListedItem<ThemeEnvironment>;
+export type Plugin = ListedItem<PluginEnvironment>;
 
 export interface ThemeListQuery {
   offset?: number;
@@ -85,6 +96,33 @@ export interface ThemeListQuery {
 
 export interface ThemeListResponse {
   company: { themes: { total: number; last_updated_at: string; items: Theme[] } };
+}
+
+/** `GET /company/{id}/wp-plugins` (beyond the spec: real-service-notes.md, "Plugins of the company"). */
+export interface PluginListResponse {
+  company: { plugins: { total: number; last_updated_at: string; items: Plugin[] } };
+}
+
+/** One plugin of `GET /sites/environments/{env_id}/wp-plugins` (real-service-notes.md, "Plugins of an environment"). */
+export interface EnvironmentPlugin {
+  name: string;
+  title?: string | null;
+  status?: string | null;
+  version: string;
+  update?: string | null;
+  update_version?: string | null;
+  update_status?: string | null;
+  is_version_vulnerable?: boolean | null;
+  is_update_version_vulnerable?: boolean | null;
+}
+
+export interface EnvironmentPluginListResponse {
+  environment: { id?: string; plugins: { items: EnvironmentPlugin[] } };
+}
+
+/** `GET /sites/environments/{env_id}/logs?file_name=error&lines=N`: the file's last lines, as one string. */
+export interface LogsResponse {
+  environment: { container_info: { logs: string } };
 }
 
 export interface CreateEnvironmentBody {
@@ -151,6 +189,13 @@ export interface UpdateThemeBody {
   name: string;
   update_version: string;
 }
+
+export interface BulkUpdatePluginsBody {
+  plugins: { name: string }[];
+}
+
+/** The pinned update of one plugin (both fields required by the vendor's document). */
+export type UpdatePluginBody = UpdateThemeBody;
 
 export interface ModifyPhpVersionBody {
   environment_id: Uuid;

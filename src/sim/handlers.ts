@@ -98,6 +98,12 @@ function siteEnvironment(e: SimEnvironment) {
   };
 }
 
+function unserved(route: string): () => HandlerResult {
+  return () => {
+    throw new SimHttpError(404, `No route for ${route}`);
+  };
+}
+
 export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResult> = {
   listApiKeys(ctx) {
     company(ctx, ctx.params.id!);
@@ -122,6 +128,12 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
     company(ctx, ctx.params.id!);
     return ok(listThemes(ctx.fleet, ctx.body ?? {}, ctx.maxPageSize));
   },
+  // Plugins and logs: answered as by a service that does not know them, until the plugin catalogue serves them.
+  listPlugins: unserved('GET /company/{id}/wp-plugins'),
+  listEnvironmentPlugins: unserved('GET /sites/environments/{env_id}/wp-plugins'),
+  bulkUpdatePlugins: unserved('PUT /sites/environments/{env_id}/plugins/bulk-update'),
+  updatePlugin: unserved('PUT /sites/environments/{env_id}/plugins'),
+  getLogs: unserved('GET /sites/environments/{env_id}/logs'),
   createEnvironment(ctx) {
     const s = site(ctx);
     const body = ctx.body as T.CreateEnvironmentBody;

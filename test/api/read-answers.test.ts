@@ -6,10 +6,17 @@ import { Caller } from '../../src/run/caller.js';
 import { silent } from '../helpers/run.js';
 
 /** Every read the table names, as the answer map knows them: a GET missing here fails the type check below. */
-const READS = { listApiKeys: true, listThemes: true, getSshConfig: true, listBackups: true, listDomains: true, listSites: true } satisfies Record<
-  ReadEndpoint,
-  true
->;
+const READS = {
+  listApiKeys: true,
+  listThemes: true,
+  listPlugins: true,
+  listEnvironmentPlugins: true,
+  getLogs: true,
+  getSshConfig: true,
+  listBackups: true,
+  listDomains: true,
+  listSites: true,
+} satisfies Record<ReadEndpoint, true>;
 const COMPANY = '0f1e2d3c-4b5a-4697-8877-665544332211';
 
 describe('typed reads: each answer is held to its schema where it arrives', () => {

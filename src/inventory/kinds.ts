@@ -1,0 +1,79 @@
+/**
+ * What differs by the kind of an installed item, as data: the listing read, the writes sent, the words
+ * printed. Everything else (update policies, release age, staging first, checks, restore, outputs)
+ * speaks of items and reads this table; a third kind is a new row, never a copy (ARCHITECTURE.md, "An
+ * installed item has a kind").
+ */
+
+export const KINDS = ['theme', 'plugin'] as const;
+export type Kind = (typeof KINDS)[number];
+
+export interface KindRow {
+  kind: Kind;
+  /** The plural as the API and the playbook say it: `with: { themes }`, the bulk body's `{ themes: [...] }`. */
+  plural: 'themes' | 'plugins';
+  /** The company listing's endpoint (theme-major pages, each with the environments it is on). */
+  listing: 'listThemes' | 'listPlugins';
+  /** An environment's own listing, where the kind has one: read where the company one cannot be used. */
+  environmentListing?: 'listEnvironmentPlugins';
+  /** The bulk update: it names no version, and installs whatever is newest when the service runs it. */
+  bulk: 'bulkUpdateThemes' | 'bulkUpdatePlugins';
+  /** The update of one item to the version the plan judged. */
+  pinned: 'updateTheme' | 'updatePlugin';
+  /** The heading of a monthly record's list of these updates. */
+  heading: string;
+  /** Where a PHP error names the item's files (`… in /www/x/public/wp-content/plugins/<slug>/…`). */
+  codePath: string;
+}
+
+export const KIND_TABLE: Record<Kind, KindRow> = {
+  theme: {
+    kind: 'theme',
+    plural: 'themes',
+    listing: 'listThemes',
+    bulk: 'bulkUpdateThemes',
+    pinned: 'updateTheme',
+    heading: 'Theme updates',
+    codePath: 'wp-content/themes/',
+  },
+  plugin: {
+    kind: 'plugin',
+    plural: 'plugins',
+    listing: 'listPlugins',
+    environmentListing: 'listEnvironmentPlugins',
+    bulk: 'bulkUpdatePlugins',
+    pinned: 'updatePlugin',
+    heading: 'Plugin updates',
+    codePath: 'wp-content/plugins/',
+  },
+};
+
+/**
+ * How a record (a release-age or staging decision, a store's line) names its item: one field named
+ * for its kind, `{ theme: "astra" }` or `{ plugin: "akismet" }`. A theme's records read as they did
+ * before plugins came, and no record can name an item without saying which kind it is.
+ */
+export type ItemRef = { theme: string } | { plugin: string };
+
+export function refOf(kind: Kind, name: string): ItemRef {
+  return (kind === 'theme' ? { theme: name } : { plugin: name }) as ItemRef;
+}
+
+/** The kind and name a record names; undefined for one that names none (a store line of another shape). */
+export function itemOf(record: object): { kind: Kind; name: string } | undefined {
+  for (const kind of KINDS) {
+    const name = (record as Record<string, unknown>)[kind];
+    if (typeof name === 'string') return { kind, name };
+  }
+  return undefined;
+}
+
+/** The name a record gives its item ('' when it gives none: the schemas make sure one is there). */
+export function nameOf(record: object): string {
+  return itemOf(record)?.name ?? '';
+}
+
+/** One key for (kind, name): the Maps of stores and tables use it, never an object field. */
+export function itemKey(kind: Kind, name: string): string {
+  return `${kind}\u0000${name}`;
+}
