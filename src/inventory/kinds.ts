@@ -56,7 +56,7 @@ export const KIND_TABLE: Record<Kind, KindRow> = {
 export type ItemRef = { theme: string } | { plugin: string };
 
 export function refOf(kind: Kind, name: string): ItemRef {
-  return (kind === 'theme' ? { theme: name } : { plugin: name }) as ItemRef;
+  return kind === 'theme' ? { theme: name } : { plugin: name };
 }
 
 /** The kind and name a record names; undefined for one that names none (a store line of another shape). */
