@@ -1,6 +1,7 @@
 import type { EndpointName } from '../api/endpoints.js';
 import type { InputProblem } from '../errors.js';
 import type { Environment, Inventory } from '../inventory/inventory.js';
+import type { Kind } from '../inventory/kinds.js';
 import type { ReleaseAgeDecision, ReleaseClock } from '../inventory/release-age.js';
 import type { PlaybookFiles } from '../util/input-file.js';
 import type { OutputKind } from '../util/output-file.js';
@@ -87,7 +88,7 @@ export interface DomainTarget {
 
 /**
  * What the plan must read before it can expand a task (beyond the theme listing). `first_seen`: when
- * each theme version was first seen, which the command records from the listing before it plans.
+ * each item version was first seen, which the command records from the listings before it plans.
  */
 export type InventoryRead = 'domains' | 'backups' | 'first_seen';
 
@@ -118,7 +119,7 @@ export interface RecordLine {
   kind?: 'backup';
 }
 
-/** An installed item (a theme) and the version an environment runs of it. */
+/** An installed item (a theme, a plugin) and the version an environment runs of it. */
 export interface ItemVersion {
   name: string;
   version: string;
@@ -169,6 +170,11 @@ interface ActionBase<W extends object> {
   endpoint: EndpointName;
   /** Other endpoints its requests may name (themes.update sends a version it judged by the pinned update). */
   alsoSends?: EndpointName[];
+  /**
+   * The kind of installed item the action updates: the plan reads that kind's listing first, and
+   * `verify`, `readBack` and `confirmBatch` are handed a listing of that kind (kinds.ts says which).
+   */
+  items?: Kind;
   /**
    * True when sending the call twice would do the work twice (a second backup, a second domain).
    * Such calls are never re-sent once they may have reached the server.

@@ -9,13 +9,15 @@ import { domainsAdd } from './domains-add.js';
 import { sftpAccountsSetStatus, sshSetPasswordExpiration, sshSetStatus } from './env-settings.js';
 import { environmentsClone, environmentsCreate, environmentsCreatePlain, environmentsPush, sitesCreatePlain } from './environments.js';
 import { phpSetVersion } from './php-set-version.js';
-import { themesUpdate } from './themes-update.js';
+import { itemsUpdate } from './items-update.js';
+import { KIND_TABLE, KINDS } from '../inventory/kinds.js';
 import { wpCliRun } from './wp-cli-run.js';
 
 /** Every playbook action, by the name playbooks use. */
 export const ACTIONS: ReadonlyMap<string, Action> = new Map(
   [
-    themesUpdate,
+    // One update action per kind of installed item, each made from its row of the kind table.
+    ...KINDS.map((kind) => itemsUpdate(KIND_TABLE[kind])),
     phpSetVersion,
     deniedIpsSet,
     backupsCreate,

@@ -1,12 +1,12 @@
 import { InvalidInputError, UsageError } from '../errors.js';
 import { resolveHealth } from '../health/spec.js';
 import type { Inventory } from '../inventory/inventory.js';
-import { inventoryReader, readBackups, readDomains, readInventory } from '../inventory/read.js';
+import { inventoryReader, readBackups, readDomains, readEnvironmentItems, readInventory, readKind, type InventoryReader } from '../inventory/read.js';
 import { ambiguousSiteNames, attachListedSiteIds, attachSiteIds, loadSitesFile, readSiteIds } from '../inventory/sites.js';
 import { selectEnvironments } from '../plan/select.js';
 import { loadChecked } from './load-playbook.js';
 import type { Playbook } from '../playbook/types.js';
-import { buildPlan, readsNeeded, releasesNeeded, stagingNeeded, type Plan } from '../plan/plan.js';
+import { buildPlan, itemReadsNeeded, kindsNeeded, readsNeeded, releasesNeeded, stagingNeeded, type Plan } from '../plan/plan.js';
 import { releaseClock } from './release-clock.js';
 import type { Inventory as Fleet } from '../inventory/inventory.js';
 import type { GlobalOptions, Runtime } from './runtime.js';
@@ -97,23 +97,40 @@ export async function planFrom(
   return { playbook, inventory, plan, runtime };
 }
 
-/** The theme listing, the site ids, and the domains and backups the playbook's tasks read first (GETs only). */
+/** The theme listing, the other kinds' listings the tasks update, the site ids, and the domains and backups the tasks read first (GETs only). */
 async function readFleet(runtime: Runtime, playbook: Playbook & { company: string }, opts: GlobalOptions): Promise<Fleet> {
   runtime.logger.info({ playbook: playbook.file, company: playbook.company }, 'reading the fleet');
   const readStart = performance.now();
   const reader = inventoryReader(runtime.caller);
   const inventory = await readInventory(reader, playbook.company);
+  for (const kind of kindsNeeded(playbook)) await readKind(reader, inventory, kind);
   attachSiteIds(inventory, { ...playbook.sites, ...(opts.sites ? loadSitesFile(opts.sites) : {}) });
   if (stagingNeeded(playbook)) await pairBySiteId(runtime, playbook, inventory);
+  await readEachEnvironment(runtime, reader, playbook, inventory);
   const domainEnvs = readsNeeded(playbook, inventory, 'domains');
   if (domainEnvs.length > 0) await readDomains(reader, inventory, domainEnvs);
   const backupEnvs = readsNeeded(playbook, inventory, 'backups');
   if (backupEnvs.length > 0) await readBackups(reader, inventory, backupEnvs);
   runtime.logger.info(
-    { environments: inventory.environments.length, themes: inventory.theme_count, wall_ms: Math.round(performance.now() - readStart) },
+    { environments: inventory.environments.length, listed: inventory.listed, wall_ms: Math.round(performance.now() - readStart) },
     'fleet read',
   );
   return inventory;
+}
+
+/**
+ * A kind whose company listing could not be used (kinds.ts: the service does not serve it, or its
+ * entries name no environment) is read from each environment the tasks of that kind select, one read
+ * each through the company's budget; the plan says why (its `inventory`), and so does the log.
+ */
+async function readEachEnvironment(runtime: Runtime, reader: InventoryReader, playbook: Playbook, inventory: Fleet): Promise<void> {
+  for (const kind of kindsNeeded(playbook)) {
+    const why = inventory.listed[kind]?.from_environments;
+    if (why === undefined) continue;
+    const envIds = itemReadsNeeded(playbook, inventory, kind);
+    runtime.logger.warn({ kind, environments: envIds.length, why }, "reading each environment's own listing");
+    await readEnvironmentItems(reader, inventory, kind, envIds);
+  }
 }
 
 /**

@@ -2,6 +2,7 @@ import type { ItemVersion, Target } from '../actions/action.js';
 import type { Plan } from '../plan/plan.js';
 import type { StagingDecision } from '../plan/staging-first.js';
 import type { StagingEntry } from '../inventory/staging-table.js';
+import { nameOf, refFrom } from '../inventory/kinds.js';
 import { isProblem, UNDONE, type StepResult, type StepStatus } from '../run/types.js';
 import type { RunScope } from './run-scope.js';
 import { forTerminal } from '../util/safe-text.js';
@@ -44,8 +45,8 @@ async function recordStaging(scope: RunScope, company: string, ended: readonly S
     for (const d of e.staging) {
       // Soaking is of what staging runs, as read back: a healthy step runs the version judged (a pinned
       // update that runs another failed), and a failure holds the version it was judged for.
-      const version = kind === 'healthy' ? (e.runs?.find((r) => r.name === d.theme)?.version ?? d.version) : d.version;
-      entries.push({ env_id: e.target.env_id, theme: d.theme, version, kind, at, ...(why ? { why } : {}) });
+      const version = kind === 'healthy' ? (e.runs?.find((r) => r.name === nameOf(d))?.version ?? d.version) : d.version;
+      entries.push({ env_id: e.target.env_id, ...refFrom(d), version, kind, at, ...(why ? { why } : {}) });
     }
   }
   if (entries.length > 0) await scope.coordination.staging(company).record(entries);

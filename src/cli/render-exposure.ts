@@ -1,18 +1,20 @@
 import type { Exposure, UpdateAge } from '../inventory/exposure.js';
-import { forCsv, jsonText } from '../util/safe-text.js';
+import { itemOf, KIND_TABLE, KINDS } from '../inventory/kinds.js';
+import { forCsv, jsonText, terminalMessage } from '../util/safe-text.js';
 import { table } from './render.js';
 
 /**
- * `inventory --exposure`: one row per environment running a vulnerable theme version, grouped by
- * theme, with the update the listing offers and whether that one is flagged too. JSON keeps the
+ * `inventory --exposure`: one row per environment running a vulnerable item version (a theme, a
+ * plugin), grouped by item, with the update the listing offers and whether that one is flagged too. JSON keeps the
  * counts and every string exactly; CSV and the table make service text safe for their sink.
  */
 export function renderExposure(exposure: Exposure, format: 'table' | 'json' | 'csv'): string {
   if (format === 'json') return jsonText(exposure, 2);
-  const withSiteIds = exposure.themes.some((t) => t.environments.some((e) => e.site_id !== undefined));
-  const withAges = exposure.themes.some((t) => t.environments.some((e) => e.release_age !== undefined));
+  const withSiteIds = exposure.items.some((t) => t.environments.some((e) => e.site_id !== undefined));
+  const withAges = exposure.items.some((t) => t.environments.some((e) => e.release_age !== undefined));
   const header = [
-    'theme',
+    'kind',
+    'name',
     'site',
     ...(withSiteIds ? ['site_id'] : []),
     'environment',
@@ -23,9 +25,10 @@ export function renderExposure(exposure: Exposure, format: 'table' | 'json' | 'c
     'safe_update',
     ...(withAges ? ['first_seen', 'eligible'] : []),
   ];
-  const rows = exposure.themes.flatMap((t) =>
+  const rows = exposure.items.flatMap((t) =>
     t.environments.map((e) => [
-      t.theme,
+      itemOf(t)!.kind,
+      itemOf(t)!.name,
       e.site,
       ...(withSiteIds ? [e.site_id ?? ''] : []),
       e.environment,
@@ -38,9 +41,20 @@ export function renderExposure(exposure: Exposure, format: 'table' | 'json' | 'c
     ]),
   );
   if (format === 'csv') return [header, ...rows].map((r) => r.map(forCsv).join(',')).join('\n');
+  const unchecked = (exposure.unchecked ?? []).map((u) => `\n${KIND_TABLE[u.kind].plural} not checked: ${terminalMessage(u.why)}`).join('');
   const fixable = exposure.fixable_environments;
-  const counts = `${exposure.installs} vulnerable installs of ${exposure.themes.length} themes on ${exposure.environments} environments; ${fixable} ${fixable === 1 ? 'environment has' : 'environments have'} a safe update available`;
-  return rows.length === 0 ? 'no environment runs a theme version flagged vulnerable' : `${table(header, rows)}\n\n${counts}`;
+  const counts = `${exposure.installs} vulnerable installs of ${itemCounts(exposure)} on ${exposure.environments} environments; ${fixable} ${fixable === 1 ? 'environment has' : 'environments have'} a safe update available`;
+  const said = rows.length === 0 ? 'no environment runs a theme or plugin version flagged vulnerable' : `${table(header, rows)}\n\n${counts}`;
+  return `${said}${unchecked}`;
+}
+
+/** `2 themes and 5 plugins`: the vulnerable items by kind, a kind with none left out. */
+function itemCounts(exposure: Exposure): string {
+  const parts = KINDS.flatMap((kind) => {
+    const n = exposure.items.filter((t) => itemOf(t)!.kind === kind).length;
+    return n > 0 ? [`${n} ${n === 1 ? kind : KIND_TABLE[kind].plural}`] : [];
+  });
+  return parts.join(' and ');
 }
 
 /** First seen, and `yes`, `yes (security_bypass)` or the date a held update becomes eligible and why. */

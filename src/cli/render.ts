@@ -7,7 +7,8 @@ import { styleText } from 'node:util';
 import type { Io, Output } from '../app/io.js';
 import { formatProblem, type InputProblem } from '../errors.js';
 import { answerLines } from '../report/answer-lines.js';
-import type { Inventory } from '../inventory/inventory.js';
+import { installedOf, type Inventory } from '../inventory/inventory.js';
+import { KIND_TABLE, KINDS, type Kind } from '../inventory/kinds.js';
 import { stepHealthUrl, type Plan, type Step } from '../plan/plan.js';
 import { ENDPOINTS } from '../api/endpoints.js';
 import { clearsCache } from '../health/spec.js';
@@ -213,25 +214,29 @@ export function renderInventory(inventory: Inventory, format: 'table' | 'json' |
   const withSiteIds = inventory.environments.some((e) => e.site_id !== undefined);
   if (format === 'json') return jsonText(inventory, 2);
   const rows = inventory.environments.flatMap((env) =>
-    env.themes.map((t) => [
-      env.site,
-      ...(withSiteIds ? [env.site_id ?? ''] : []),
-      env.name,
-      env.id,
-      t.name,
-      t.status,
-      t.version,
-      t.update_available ? t.update_version : '',
-      t.update_available && t.update_vulnerable ? 'yes' : '',
-      t.version_vulnerable ? 'yes' : '',
-    ]),
+    KINDS.flatMap((kind) =>
+      installedOf(env, kind).map((t) => [
+        env.site,
+        ...(withSiteIds ? [env.site_id ?? ''] : []),
+        env.name,
+        env.id,
+        kind,
+        t.name,
+        t.status,
+        t.version,
+        t.update_available ? t.update_version : '',
+        t.update_available && t.update_vulnerable ? 'yes' : '',
+        t.version_vulnerable ? 'yes' : '',
+      ]),
+    ),
   );
   const header = [
     'site',
     ...(withSiteIds ? ['site_id'] : []),
     'environment',
     'env_id',
-    'theme',
+    'kind',
+    'name',
     'status',
     'version',
     'update',
@@ -239,8 +244,15 @@ export function renderInventory(inventory: Inventory, format: 'table' | 'json' |
     'version_vulnerable',
   ];
   if (format === 'csv') return [header, ...rows].map((r) => r.map(forCsv).join(',')).join('\n');
-  const updates = inventory.environments.reduce((n, e) => n + e.themes.filter((t) => t.update_available).length, 0);
-  return `${table(header, rows)}\n\n${inventory.environments.length} environments, ${rows.length} installed themes, ${updates} updates available`;
+  const count = (kind: Kind) => inventory.environments.reduce((n, e) => n + installedOf(e, kind).length, 0);
+  const installs = KINDS.filter((kind) => inventory.listed[kind]).map((kind) => `${count(kind)} installed ${KIND_TABLE[kind].plural}`);
+  const updates = rows.filter((r) => r.at(-3) !== '').length;
+  const from = KINDS.flatMap((kind) => {
+    const { from_environments: each, unavailable } = inventory.listed[kind] ?? {};
+    if (unavailable) return [`\nno ${KIND_TABLE[kind].plural} shown: ${terminalMessage(unavailable)}`];
+    return each ? [`\n${KIND_TABLE[kind].plural} read from each environment's own listing: ${terminalMessage(each)}`] : [];
+  });
+  return `${table(header, rows)}\n\n${inventory.environments.length} environments, ${installs.join(', ')}, ${updates} updates available${from.join('')}`;
 }
 
 /** Reasons shown per task in the summary, most frequent first; the report holds every one. */

@@ -1,12 +1,13 @@
+import { itemOf, refOf } from '../inventory/kinds.js';
 import { StagingTable, type StagingEntry } from '../inventory/staging-table.js';
 import { recordFolded, type LineFormat } from './folded-file.js';
 import { companyJsonl, stateFolderFailure } from './jsonl-file.js';
 import type { StagingStore } from './types.js';
 
 /**
- * What staging ran of a company's theme versions, in the state folder: `staging/<company>.jsonl`,
+ * What staging ran of a company's item versions, in the state folder: `staging/<company>.jsonl`,
  * one entry a line (jsonl-file.ts), appended only when it is the earliest of its kind for its
- * (environment, theme, version), and compacted now and then. The table keeps the earliest time of
+ * (environment, item, version), and compacted now and then. The table keeps the earliest time of
  * each kind, so the order lines land in does not matter and a soak never restarts. Only staging
  * steps, as they end, write it (app/staging-record.ts); an end recorded again (by each `status`)
  * adds nothing.
@@ -30,13 +31,26 @@ export function stagingFile(stateDir: string, company: string, options: { compac
  * one is skipped (a soak that starts again holds live longer, never sends sooner).
  */
 export const STAGING_LINES: LineFormat<StagingEntry> = {
-  fromRecord({ env_id, theme, version, kind, at, why }) {
+  fromRecord(record) {
+    const { env_id, version, kind, at, why } = record;
+    const item = itemOf(record);
     const ms = typeof at === 'string' ? Date.parse(at) : NaN;
-    if (typeof env_id !== 'string' || typeof theme !== 'string' || typeof version !== 'string' || !Number.isFinite(ms)) return undefined;
+    if (typeof env_id !== 'string' || !item || typeof version !== 'string' || !Number.isFinite(ms)) return undefined;
     if (kind !== 'healthy' && kind !== 'failed') return undefined;
-    return { env_id, theme, version, kind, at: ms, ...(typeof why === 'string' ? { why } : {}) };
+    return { env_id, ...refOf(item.kind, item.name), version, kind, at: ms, ...(typeof why === 'string' ? { why } : {}) };
   },
-  toRecord: (e) => ({ env_id: e.env_id, theme: e.theme, version: e.version, kind: e.kind, at: new Date(e.at).toISOString(), ...(e.why ? { why: e.why } : {}) }),
-  key: (e) => JSON.stringify([e.env_id, e.theme, e.version, e.kind]),
+  toRecord: (e) => ({
+    env_id: e.env_id,
+    ...refOf(itemOf(e)!.kind, itemOf(e)!.name),
+    version: e.version,
+    kind: e.kind,
+    at: new Date(e.at).toISOString(),
+    ...(e.why ? { why: e.why } : {}),
+  }),
+  // A theme's key as before plugins came; another kind's names its kind last.
+  key: (e) => {
+    const { kind, name } = itemOf(e)!;
+    return JSON.stringify(kind === 'theme' ? [e.env_id, name, e.version, e.kind] : [e.env_id, name, e.version, e.kind, kind]);
+  },
   at: (e) => e.at,
 };

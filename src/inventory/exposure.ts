@@ -1,8 +1,9 @@
-import { versionJump } from '../util/theme-version.js';
-import type { Environment, InstalledTheme, Inventory } from './inventory.js';
+import { versionJump } from '../util/item-version.js';
+import { installedOf, type Environment, type InstalledItem, type Inventory } from './inventory.js';
+import { KINDS, refOf, type ItemRef, type Kind } from './kinds.js';
 import { ageOf, judgeReleaseAge, type ReleaseAgeCode, type ReleaseAgePolicy, type ReleaseClock } from './release-age.js';
 
-/** One environment running a theme version the listing flags vulnerable. */
+/** One environment running an item version the listing flags vulnerable. */
 export interface ExposedEnvironment {
   site: string;
   site_id?: string;
@@ -35,46 +36,56 @@ export interface ExposureReleases {
   policy: ReleaseAgePolicy;
 }
 
-export interface ThemeExposure {
-  theme: string;
-  environments: ExposedEnvironment[];
-}
+/** One vulnerable item, named for its kind (`theme`, `plugin`), with the environments that run a vulnerable version of it. */
+export type ItemExposure = ItemRef & { environments: ExposedEnvironment[] };
 
-/** The fleet's exposure: per theme, the environments whose installed version is vulnerable. */
+/** The fleet's exposure: per item, the environments whose installed version is vulnerable. */
 export interface Exposure {
-  /** Installs of a vulnerable version (an environment with two such themes counts twice). */
+  /** Installs of a vulnerable version (an environment with two such items counts twice). */
   installs: number;
   /** Environments running at least one vulnerable version. */
   environments: number;
   /** Environments running a vulnerable version that has a safe update: what `--fail-on vulnerable` fails on. */
   fixable_environments: number;
-  themes: ThemeExposure[];
+  /** Themes first, then plugins, each by name (kinds.ts's order). */
+  items: ItemExposure[];
+  /** Kinds that could not be read, and why: their exposure is unknown, never none (`--fail-on` fails on it). */
+  unchecked?: { kind: Kind; why: string }[];
 }
 
-/** Pure: the listing's flags folded per theme, themes by name, environments in inventory order; with `releases`, each update's age. */
+/** Pure: the listings' flags folded per item (by kind, then name), environments in inventory order; with `releases`, each update's age. */
 export function exposureOf(inventory: Inventory, releases?: ExposureReleases): Exposure {
-  const byTheme = new Map<string, ExposedEnvironment[]>();
   const exposed = new Set<string>();
   const fixable = new Set<string>();
-  for (const env of inventory.environments) {
-    for (const t of env.themes) {
-      if (!t.version_vulnerable) continue;
-      const row = { ...exposedRow(env, t), ...(releases ? { release_age: t.update_available ? updateAge(t, releases) : null } : {}) };
-      exposed.add(env.id);
-      if (row.safe_update) fixable.add(env.id);
-      byTheme.set(t.name, [...(byTheme.get(t.name) ?? []), row]);
+  const items: ItemExposure[] = [];
+  for (const kind of KINDS) {
+    const byName = new Map<string, ExposedEnvironment[]>();
+    for (const env of inventory.environments) {
+      for (const t of installedOf(env, kind)) {
+        if (!t.version_vulnerable) continue;
+        const row = { ...exposedRow(env, t), ...(releases ? { release_age: t.update_available ? updateAge(t, releases) : null } : {}) };
+        exposed.add(env.id);
+        if (row.safe_update) fixable.add(env.id);
+        byName.set(t.name, [...(byName.get(t.name) ?? []), row]);
+      }
     }
+    const names = [...byName].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    items.push(...names.map(([name, environments]) => ({ ...refOf(kind, name), environments })));
   }
-  const themes = [...byTheme].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([theme, environments]) => ({ theme, environments }));
+  const unchecked = KINDS.flatMap((kind) => {
+    const why = inventory.listed[kind]?.unavailable;
+    return why ? [{ kind, why }] : [];
+  });
   return {
-    installs: themes.reduce((n, t) => n + t.environments.length, 0),
+    installs: items.reduce((n, t) => n + t.environments.length, 0),
     environments: exposed.size,
     fixable_environments: fixable.size,
-    themes,
+    items,
+    ...(unchecked.length > 0 ? { unchecked } : {}),
   };
 }
 
-function exposedRow(env: Environment, t: Environment['themes'][number]): ExposedEnvironment {
+function exposedRow(env: Environment, t: InstalledItem): ExposedEnvironment {
   const update = t.update_available && t.update_version !== '' ? t.update_version : null;
   return {
     site: env.site,
@@ -88,8 +99,8 @@ function exposedRow(env: Environment, t: Environment['themes'][number]): Exposed
   };
 }
 
-function updateAge(t: InstalledTheme, { clock, policy }: ExposureReleases): UpdateAge {
-  const firstSeen = clock.firstSeen.at(t.name, t.update_version) ?? clock.now;
+function updateAge(t: InstalledItem, { clock, policy }: ExposureReleases): UpdateAge {
+  const firstSeen = clock.firstSeen.at(t.kind, t.name, t.update_version) ?? clock.now;
   const decision = judgeReleaseAge(t, policy, clock);
   if (decision) return { first_seen: decision.first_seen, eligible: !decision.held, eligible_at: decision.eligible_at, code: decision.code };
   const agedAt = firstSeen + ageOf(policy, versionJump(t.version, t.update_version)).ms;

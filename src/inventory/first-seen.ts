@@ -1,26 +1,23 @@
-import { versionKey } from '../util/theme-version.js';
-import type { Inventory } from './inventory.js';
+import { versionKey } from '../util/item-version.js';
+import { installedOf, type Inventory } from './inventory.js';
+import { itemKey, itemOf, KINDS, refOf, type ItemRef, type Kind } from './kinds.js';
 
-/** One theme version the listing showed, installed somewhere or offered as an update. */
-export interface Sighting {
-  theme: string;
-  version: string;
-}
+/** One item version a listing showed, installed somewhere or offered as an update; the item named for its kind (`{ theme }`, `{ plugin }`). */
+export type Sighting = ItemRef & { version: string };
 
 /** A sighting with when it was first made, in ms since the epoch. */
-export interface FirstSighting extends Sighting {
-  at: number;
-}
+export type FirstSighting = Sighting & { at: number };
 
 /**
- * When sitefleet first saw each theme version in a company's listing. The listing gives no release
+ * When sitefleet first saw each item version in a company's listings. The listings give no release
  * dates, so this is the only age a version has: the clock of `min_release_age` (see release-age.ts).
- * Built by the store (coord/), read by the pure planner. Keys are Maps, never object fields: theme
- * names come from the service and may be anything, `__proto__` included. A version is kept under its
- * key (`versionKey`: `6.0` and `6.0.0` are one release), so a store's old and new spellings fold.
+ * Keyed by kind, name and version: a plugin and a theme of one slug age apart. Built by the store
+ * (coord/), read by the pure planner. Keys are Maps, never object fields: names come from the service
+ * and may be anything, `__proto__` included. A version is kept under its key (`versionKey`: `6.0` and
+ * `6.0.0` are one release), so a store's old and new spellings fold.
  */
 export class FirstSeen {
-  readonly #byTheme = new Map<string, Map<string, number>>();
+  readonly #byItem = new Map<string, { kind: Kind; name: string; versions: Map<string, number> }>();
 
   /** Folds sightings in; of two times for one version the earlier wins (a first-seen time never moves later). */
   static of(sightings: Iterable<FirstSighting>): FirstSeen {
@@ -29,44 +26,47 @@ export class FirstSeen {
     return table;
   }
 
-  #add({ theme, version, at }: FirstSighting): void {
-    if (!Number.isFinite(at)) return;
-    const versions = this.#byTheme.get(theme) ?? new Map<string, number>();
-    const key = versionKey(version);
-    const known = versions.get(key);
-    if (known === undefined || at < known) versions.set(key, at);
-    this.#byTheme.set(theme, versions);
+  #add(s: FirstSighting): void {
+    const item = itemOf(s);
+    if (!item || !Number.isFinite(s.at)) return;
+    const key = itemKey(item.kind, item.name);
+    const entry = this.#byItem.get(key) ?? { ...item, versions: new Map<string, number>() };
+    const version = versionKey(s.version);
+    const known = entry.versions.get(version);
+    if (known === undefined || s.at < known) entry.versions.set(version, s.at);
+    this.#byItem.set(key, entry);
   }
 
-  /** When `version` of `theme` was first seen; undefined when it never was. */
-  at(theme: string, version: string): number | undefined {
-    return this.#byTheme.get(theme)?.get(versionKey(version));
+  /** When `version` of the item was first seen; undefined when it never was. */
+  at(kind: Kind, name: string, version: string): number | undefined {
+    return this.#byItem.get(itemKey(kind, name))?.versions.get(versionKey(version));
   }
 
-  /** Every version of `theme` seen (by its key), with when. */
-  versions(theme: string): [version: string, at: number][] {
-    return [...(this.#byTheme.get(theme) ?? [])];
+  /** Every version of the item seen (by its key), with when. */
+  versions(kind: Kind, name: string): [version: string, at: number][] {
+    return [...(this.#byItem.get(itemKey(kind, name))?.versions ?? [])];
   }
 
   /** Every sighting (versions by their key), for a store to write. */
   *entries(): Generator<FirstSighting> {
-    for (const [theme, versions] of this.#byTheme) for (const [version, at] of versions) yield { theme, version, at };
+    for (const { kind, name, versions } of this.#byItem.values()) for (const [version, at] of versions) yield { ...refOf(kind, name), version, at };
   }
 }
 
 /**
- * Every distinct theme version the listing shows: the versions installed and the updates offered.
+ * Every distinct item version the listings show: the versions installed and the updates offered.
  * An installed version counts as seen too: it was public at least since it showed up on a site.
  */
 export function sightingsOf(inventory: Inventory): Sighting[] {
   const seen = new Map<string, Sighting>();
-  const add = (theme: string, version: string) => {
-    if (version !== '') seen.set(JSON.stringify([theme, versionKey(version)]), { theme, version: versionKey(version) });
+  const add = (kind: Kind, name: string, version: string) => {
+    if (version !== '') seen.set(JSON.stringify([kind, name, versionKey(version)]), { ...refOf(kind, name), version: versionKey(version) });
   };
   for (const env of inventory.environments)
-    for (const t of env.themes) {
-      add(t.name, t.version);
-      if (t.update_available) add(t.name, t.update_version);
-    }
+    for (const kind of KINDS)
+      for (const t of installedOf(env, kind)) {
+        add(kind, t.name, t.version);
+        if (t.update_available) add(kind, t.name, t.update_version);
+      }
   return [...seen.values()];
 }

@@ -24,6 +24,15 @@ export interface KindRow {
   heading: string;
   /** Where a PHP error names the item's files (`… in /www/x/public/wp-content/plugins/<slug>/…`). */
   codePath: string;
+  /**
+   * The company listing shows a write once its operation ended, so one filtered read can confirm a
+   * batch of them (themes). The plugin listing may lag hours behind (the vendor's staff: cached up to
+   * 12 hours): its writes are confirmed by their operations, and `verify` reads each environment's own.
+   */
+  listingConfirms: boolean;
+  /** A slug glob a playbook example names, and a slug it matches (the stand-in environment validate expands on). */
+  example: string;
+  sample: string;
 }
 
 export const KIND_TABLE: Record<Kind, KindRow> = {
@@ -35,6 +44,9 @@ export const KIND_TABLE: Record<Kind, KindRow> = {
     pinned: 'updateTheme',
     heading: 'Theme updates',
     codePath: 'wp-content/themes/',
+    listingConfirms: true,
+    example: 'twenty*',
+    sample: 'twentytwentyfour',
   },
   plugin: {
     kind: 'plugin',
@@ -45,6 +57,9 @@ export const KIND_TABLE: Record<Kind, KindRow> = {
     pinned: 'updatePlugin',
     heading: 'Plugin updates',
     codePath: 'wp-content/plugins/',
+    listingConfirms: false,
+    example: 'woo*',
+    sample: 'woocommerce',
   },
 };
 
@@ -66,6 +81,12 @@ export function itemOf(record: object): { kind: Kind; name: string } | undefined
     if (typeof name === 'string') return { kind, name };
   }
   return undefined;
+}
+
+/** The field that names a record's item, copied into another record (a webhook's line of it). */
+export function refFrom(record: ItemRef): ItemRef {
+  const item = itemOf(record)!;
+  return refOf(item.kind, item.name);
 }
 
 /** The name a record gives its item ('' when it gives none: the schemas make sure one is there). */

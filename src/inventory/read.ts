@@ -1,23 +1,31 @@
-import type { Backup, SiteDomain, SiteDomainAnswer, Theme } from '../api/types.js';
-import { SitefleetError } from '../errors.js';
+import type { Backup, EnvironmentPlugin, ListedItem, SiteDomain, SiteDomainAnswer } from '../api/types.js';
+import { HttpError, SitefleetError } from '../errors.js';
 import type { ReadAnswers } from '../api/endpoints.js';
-import { foldThemes, type Inventory } from './inventory.js';
+import { foldItems, foldThemes, installedFromEnvironment, sortedEnvironments, type Environment, type Inventory } from './inventory.js';
+import { KIND_TABLE, type Kind } from './kinds.js';
+
+/** One page of a kind's company listing, whichever kind. */
+export interface ListingPage {
+  total: number;
+  last_updated_at?: string | null;
+  items: ListedItem<{ id?: string | null; site_display_name: string; display_name: string } & Record<string, unknown>>[];
+}
 
 /** The reads the inventory needs; the runner passes rate-limited, retried versions of these. */
 export interface InventoryReader {
   /** `inQuery`: send offset and limit in the query string too (for a listing whose GET body is dropped). */
-  listThemes(
-    company: string,
-    query: { offset: number; limit: number; search?: string },
-    inQuery?: boolean,
-  ): Promise<{ company: { themes: { total: number; last_updated_at: string; items: Theme[] } } }>;
+  listItems(kind: Kind, company: string, query: { offset: number; limit: number; search?: string }, inQuery?: boolean): Promise<ListingPage>;
+  /** An environment's own listing of a kind that has one (`KindRow.environmentListing`). */
+  listEnvironmentItems(kind: Kind, envId: string): Promise<EnvironmentPlugin[]>;
   listDomains(envId: string): Promise<{ environment: { site_domains: SiteDomainAnswer[] } }>;
   listBackups(envId: string): Promise<{ environment: { backups: Backup[] } }>;
 }
 
+type Reads = 'listThemes' | 'listPlugins' | 'listEnvironmentPlugins' | 'listDomains' | 'listBackups' | 'listSites';
+
 /** Anything that can make a read call: the runner's rate-limited, retrying Caller. */
 export interface ReadCaller {
-  read<N extends 'listThemes' | 'listDomains' | 'listBackups' | 'listSites'>(
+  read<N extends Reads>(
     endpoint: N,
     params: Record<string, string>,
     body?: unknown,
@@ -29,7 +37,16 @@ export interface ReadCaller {
 export function inventoryReader(caller: ReadCaller, priority?: number): InventoryReader {
   const extra = priority === undefined ? {} : { priority };
   return {
-    listThemes: (company, query, inQuery) => caller.read('listThemes', { id: company }, query, inQuery ? { query, ...extra } : extra),
+    async listItems(kind, company, query, inQuery) {
+      const options = inQuery ? { query, ...extra } : extra;
+      const answer = await caller.read(KIND_TABLE[kind].listing, { id: company }, query, options);
+      return 'themes' in answer.company ? answer.company.themes : answer.company.plugins;
+    },
+    async listEnvironmentItems(kind, envId) {
+      const endpoint = KIND_TABLE[kind].environmentListing;
+      if (!endpoint) throw new Error(`no environment listing of ${KIND_TABLE[kind].plural}`);
+      return (await caller.read(endpoint, { env_id: envId }, undefined, extra)).environment.plugins.items;
+    },
     listDomains: (envId) => caller.read('listDomains', { env_id: envId }),
     listBackups: (envId) => caller.read('listBackups', { env_id: envId }),
   };
@@ -41,31 +58,37 @@ export class IncompleteListingError extends SitefleetError {
 }
 
 /**
- * Pages through the theme listing until `total` themes are read, and proves every page moved on.
+ * Pages through a kind's company listing until `total` items are read, and proves every page moved on.
  *
- * A page may hold fewer themes than asked (the server caps pages), so the offset advances by what
- * came back, never by the limit. A page made only of themes already read means the paging is being
+ * A page may hold fewer items than asked (the server caps pages), so the offset advances by what
+ * came back, never by the limit. A page made only of items already read means the paging is being
  * ignored: the spec sends offset and limit in a GET body, which some proxies drop, and then every
  * page is the first one again. The page is asked again with the parameters in the query string as
  * well; if the listing still does not move, or ends (an empty page) before `total`, reading stops
  * with an error instead of planning from part of the fleet.
  */
-export async function readInventory(reader: InventoryReader, company: string, pageSize = 100, filter: { search?: string } = {}): Promise<Inventory> {
-  const themes: Theme[] = [];
+export async function readListing(
+  reader: InventoryReader,
+  kind: Kind,
+  company: string,
+  pageSize = 100,
+  filter: { search?: string } = {},
+): Promise<{ items: ListingPage['items']; lastUpdatedAt?: string }> {
+  const items: ListingPage['items'] = [];
   const seen = new Set<string>();
+  const plural = KIND_TABLE[kind].plural;
   let total = Infinity;
   let offset = 0;
   let lastUpdatedAt: string | undefined;
   let inQuery = false;
   while (seen.size < total) {
-    const page = await reader.listThemes(company, { offset, limit: pageSize, ...filter }, inQuery);
-    const listing = page.company.themes;
+    const listing = await reader.listItems(kind, company, { offset, limit: pageSize, ...filter }, inQuery);
     total = listing.total;
-    lastUpdatedAt ??= listing.last_updated_at;
+    lastUpdatedAt ??= listing.last_updated_at ?? undefined;
     if (listing.items.length === 0) {
       if (seen.size >= total) break;
       throw new IncompleteListingError(
-        `the theme listing ended at ${seen.size} of its ${total} themes (an empty page at offset ${offset}); nothing was planned from part of the fleet`,
+        `the ${kind} listing ended at ${seen.size} of its ${total} ${plural} (an empty page at offset ${offset}); nothing was planned from part of the fleet`,
       );
     }
     const fresh = listing.items.filter((t) => !seen.has(t.name));
@@ -75,14 +98,76 @@ export async function readInventory(reader: InventoryReader, company: string, pa
         continue;
       }
       throw new IncompleteListingError(
-        `the theme listing does not page: offset ${offset} answered themes already read, with offset and limit in the body and in the query string (read ${seen.size} of ${total}); nothing was planned from part of the fleet`,
+        `the ${kind} listing does not page: offset ${offset} answered ${plural} already read, with offset and limit in the body and in the query string (read ${seen.size} of ${total}); nothing was planned from part of the fleet`,
       );
     }
     for (const t of fresh) seen.add(t.name);
-    themes.push(...fresh);
+    items.push(...fresh);
     offset += listing.items.length;
   }
-  return foldThemes(company, themes, lastUpdatedAt);
+  return { items, ...(lastUpdatedAt ? { lastUpdatedAt } : {}) };
+}
+
+/** The theme listing read whole and folded: the inventory every plan starts from. */
+export async function readInventory(reader: InventoryReader, company: string, pageSize = 100, filter: { search?: string } = {}): Promise<Inventory> {
+  const { items, lastUpdatedAt } = await readListing(reader, 'theme', company, pageSize, filter);
+  return foldThemes(company, items, lastUpdatedAt);
+}
+
+/**
+ * Adds a kind's company listing to the inventory. Where it cannot be used, nothing of it is kept and
+ * the inventory says why (`listed[kind].from_environments`): the service does not serve it (404), or
+ * its entries name no environment id (the vendor's sample shows none), so an entry cannot be told from
+ * another environment of the same names. The caller then reads each selected environment's own
+ * listing (`readEnvironmentItems`).
+ */
+export async function readKind(reader: InventoryReader, inventory: Inventory, kind: Kind, pageSize = 100, filter: { search?: string } = {}): Promise<void> {
+  let read: Awaited<ReturnType<typeof readListing>>;
+  try {
+    read = await readListing(reader, kind, inventory.company, pageSize, filter);
+  } catch (error) {
+    if (!isNotFound(error) || !KIND_TABLE[kind].environmentListing) throw error;
+    inventory.listed[kind] = { count: 0, from_environments: `the service does not serve the company ${kind} listing (${KIND_TABLE[kind].plural}: 404)` };
+    return;
+  }
+  const byId = new Map(inventory.environments.map((e) => [e.id, e]));
+  const probe = new Map<string, Environment>();
+  const { unnamed } = foldItems(kind, read.items, probe);
+  if (unnamed > 0 && KIND_TABLE[kind].environmentListing) {
+    inventory.listed[kind] = {
+      count: 0,
+      from_environments: `the company ${kind} listing names no environment id for ${unnamed} of its entries`,
+    };
+    return;
+  }
+  for (const [id, env] of probe) {
+    const known = byId.get(id);
+    if (known) known.items[kind] = env.items[kind];
+    else byId.set(id, env);
+  }
+  inventory.environments = sortedEnvironments(byId);
+  inventory.listed[kind] = { count: read.items.length, ...(read.lastUpdatedAt ? { last_updated_at: read.lastUpdatedAt } : {}) };
+}
+
+/** Whether a read failed because the service has no such route (an HTTP 404 for the listing itself). */
+function isNotFound(error: unknown): boolean {
+  return error instanceof HttpError && error.status === 404;
+}
+
+/**
+ * Reads each given environment's own listing of a kind (where the company one could not be used),
+ * all at once through the caller's budget, and sets what they list.
+ */
+export async function readEnvironmentItems(reader: InventoryReader, inventory: Inventory, kind: Kind, envIds: string[], onRead?: () => void): Promise<void> {
+  const byId = new Map(inventory.environments.map((e) => [e.id, e]));
+  const lists = await readEach(envIds, undefined, (id) => reader.listEnvironmentItems(kind, id), onRead);
+  for (const [id, list] of Object.entries(lists)) {
+    const env = byId.get(id);
+    if (env) env.items[kind] = list.map((p) => installedFromEnvironment(kind, p)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+  const listed = inventory.listed[kind] ?? { count: 0 };
+  listed.count = new Set(inventory.environments.flatMap((e) => (e.items[kind] ?? []).map((i) => i.name))).size;
+  inventory.listed[kind] = listed;
 }
 
 /**

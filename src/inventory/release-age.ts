@@ -1,7 +1,8 @@
 import { parseDuration } from '../util/duration.js';
-import { orderVersions, versionJump, versionKey, type Bump, type Jump } from '../util/theme-version.js';
+import { orderVersions, versionJump, versionKey, type Bump, type Jump } from '../util/item-version.js';
 import type { FirstSeen } from './first-seen.js';
-import type { InstalledTheme } from './inventory.js';
+import type { InstalledItem } from './inventory.js';
+import { refOf, type ItemRef } from './kinds.js';
 
 /**
  * Letting new versions age: a theme update is taken only once its version has been seen in the
@@ -27,9 +28,10 @@ export const DEFAULT_MAX_HOLD = '21d';
 export const RELEASE_AGE_CODES = ['age_pending', 'superseded', 'security_bypass', 'max_hold'] as const;
 export type ReleaseAgeCode = (typeof RELEASE_AGE_CODES)[number];
 
-/** What the rule decided for one theme on one environment, when it decided more than "old enough". */
-export interface ReleaseAgeDecision {
-  theme: string;
+/** What the rule decided for one item on one environment, when it decided more than "old enough"; the item named for its kind. */
+export type ReleaseAgeDecision = ItemRef & ReleaseAgeFacts;
+
+interface ReleaseAgeFacts {
   code: ReleaseAgeCode;
   /** True for an update held back; false for one sent before its age. */
   held: boolean;
@@ -58,7 +60,7 @@ export function usesReleaseAge(policy: ReleaseAgePolicy): boolean {
 }
 
 /** An update that moves off a vulnerable version to one not flagged: the kind `release_age_bypass: vulnerable` sends at once. */
-export function fixesVulnerable(t: Pick<InstalledTheme, 'version_vulnerable' | 'update_vulnerable'>): boolean {
+export function fixesVulnerable(t: Pick<InstalledItem, 'version_vulnerable' | 'update_vulnerable'>): boolean {
   return t.version_vulnerable && !t.update_vulnerable;
 }
 
@@ -100,8 +102,9 @@ export function maxHoldOf(policy: ReleaseAgePolicy): { ms: number; text: string 
 }
 
 /** When `version` becomes eligible for an install of `installed`: first seen plus its jump's age. */
-function ripeAt(policy: ReleaseAgePolicy, clock: ReleaseClock, theme: string, installed: string, version: string) {
-  const firstSeen = clock.firstSeen.at(theme, version) ?? clock.now;
+function ripeAt(policy: ReleaseAgePolicy, clock: ReleaseClock, item: InstalledItem, version: string) {
+  const firstSeen = clock.firstSeen.at(item.kind, item.name, version) ?? clock.now;
+  const installed = item.version;
   return { firstSeen, eligibleAt: firstSeen + ageOf(policy, versionJump(installed, version)).ms };
 }
 
@@ -113,11 +116,11 @@ function ripeAt(policy: ReleaseAgePolicy, clock: ReleaseClock, theme: string, in
  * theme numbered in a way we cannot read would count only from its newest version, and one that
  * releases faster than `max_hold` would never be freed.
  */
-function pendingVersions(t: InstalledTheme, table: FirstSeen, now: number): { version: string; at: number }[] {
+function pendingVersions(t: InstalledItem, table: FirstSeen, now: number): { version: string; at: number }[] {
   const [installed, offered] = [versionKey(t.version), versionKey(t.update_version)];
-  const seenAt = (v: string) => table.at(t.name, v) ?? now;
+  const seenAt = (v: string) => table.at(t.kind, t.name, v) ?? now;
   const order = (a: string, b: string) => orderVersions(a, b) ?? seenAt(a) - seenAt(b);
-  const between = table.versions(t.name).filter(([v]) => v !== installed && v !== offered && order(v, installed) > 0 && order(v, offered) < 0);
+  const between = table.versions(t.kind, t.name).filter(([v]) => v !== installed && v !== offered && order(v, installed) > 0 && order(v, offered) < 0);
   return between.map(([version, at]) => ({ version, at })).sort((a, b) => a.at - b.at);
 }
 
@@ -125,12 +128,12 @@ function pendingVersions(t: InstalledTheme, table: FirstSeen, now: number): { ve
  * Judges one offered update (the caller has checked the listing shows one). Undefined when it is old
  * enough or no age is asked for; else a decision to hold it or to send it early, with dates.
  */
-export function judgeReleaseAge(t: InstalledTheme, policy: ReleaseAgePolicy, clock: ReleaseClock): ReleaseAgeDecision | undefined {
+export function judgeReleaseAge(t: InstalledItem, policy: ReleaseAgePolicy, clock: ReleaseClock): ReleaseAgeDecision | undefined {
   if (!usesReleaseAge(policy)) return undefined;
-  const offered = ripeAt(policy, clock, t.name, t.version, t.update_version);
+  const offered = ripeAt(policy, clock, t, t.update_version);
   if (offered.eligibleAt <= clock.now) return undefined;
   const ageField = ageOf(policy, versionJump(t.version, t.update_version)).field;
-  const base = { theme: t.name, installed: t.version, version: t.update_version, first_seen: iso(offered.firstSeen) };
+  const base = { ...refOf(t.kind, t.name), installed: t.version, version: t.update_version, first_seen: iso(offered.firstSeen) };
   if (fixesVulnerable(t) && (policy.release_age_bypass ?? 'vulnerable') === 'vulnerable')
     return { ...base, code: 'security_bypass', held: false, eligible_at: iso(offered.eligibleAt), override: 'with.release_age_bypass: none waits anyway' };
   const pending = pendingVersions(t, clock.firstSeen, clock.now);
@@ -147,9 +150,9 @@ export function judgeReleaseAge(t: InstalledTheme, policy: ReleaseAgePolicy, clo
       override: `raise with.max_hold (${maxHold.text}) to wait longer`,
     };
   const held = { ...base, held: true, eligible_at: iso(Math.min(offered.eligibleAt, releaseAt)), override: `lower ${ageField} to take it sooner` };
-  const aged = pending.find((p) => ripeAt(policy, clock, t.name, t.version, p.version).eligibleAt <= clock.now);
+  const aged = pending.find((p) => ripeAt(policy, clock, t, p.version).eligibleAt <= clock.now);
   if (aged === undefined) return { ...held, code: 'age_pending' };
-  const agedAt = ripeAt(policy, clock, t.name, t.version, aged.version).eligibleAt;
+  const agedAt = ripeAt(policy, clock, t, aged.version).eligibleAt;
   return { ...held, code: 'superseded', superseded: { version: aged.version, eligible_at: iso(agedAt) } };
 }
 

@@ -1,3 +1,4 @@
+import { refFrom } from '../inventory/kinds.js';
 import { releaseAgeGroups } from '../report/release-age-lines.js';
 import { stagingGroups } from '../report/staging-lines.js';
 import { exitMeaning } from '../errors.js';
@@ -78,14 +79,14 @@ export function jsonSummary(end: RunEnd, sentAt: Date): Record<string, unknown> 
           .slice(0, LISTED)
           .map(({ task, decision, environments }) => ({ task, ...decision, environments }))
       : [],
-    // Staging first, folded by code and theme version: how many sites each stands for, with dates and override.
+    // Staging first, folded by code and item version: how many sites each stands for, with dates and override.
     staging: report
       ? stagingGroups(report.results)
           .slice(0, LISTED)
           .map(({ task, decision: d, sites }) => ({
             task,
             code: d.code,
-            theme: d.theme,
+            ...refFrom(d),
             version: d.version,
             until: d.until ?? null,
             override: d.override ?? null,

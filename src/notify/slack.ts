@@ -1,3 +1,4 @@
+import { nameOf } from '../inventory/kinds.js';
 import { restoreLine } from '../report/report.js';
 import { clip, forSlack, MESSAGE_WIDTH, NAME_WIDTH } from '../util/safe-text.js';
 import { continueCommand } from '../report/ci-formats.js';
@@ -54,11 +55,11 @@ function heldLines(report: Report): string[] {
     .filter((g) => g.decision.held)
     .map(({ decision: d, environments }) => ({
       code: d.code,
-      text: `${d.theme} ${d.installed} → ${d.version} on ${environments} environments, eligible ${d.eligible_at}`,
+      text: `${nameOf(d)} ${d.installed} → ${d.version} on ${environments} environments, eligible ${d.eligible_at}`,
     }));
   const staging = stagingGroups(report.results)
     .filter((g) => g.decision.code !== 'promoted')
-    .map(({ decision: d, sites }) => ({ code: d.code, text: `${d.theme} ${d.version} on ${sites} sites${d.until ? `, live after ${d.until}` : ''}` }));
+    .map(({ decision: d, sites }) => ({ code: d.code, text: `${nameOf(d)} ${d.version} on ${sites} sites${d.until ? `, live after ${d.until}` : ''}` }));
   const lines = [...ages, ...staging];
   // The code is sitefleet's own word, in a code span (its underscores stay); the rest names the service's themes.
   const shown = lines.slice(0, SLACK_LISTED).map(({ code, text }) => `• held: \`${code}\` ${forSlack(clip(text, MESSAGE_WIDTH))}`);

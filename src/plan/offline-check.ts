@@ -2,29 +2,33 @@ import { ACTIONS } from '../actions/index.js';
 import type { Action, Expansion, WithBlock } from '../actions/action.js';
 import { ENDPOINTS, type Endpoint } from '../api/endpoints.js';
 import type { InputProblem } from '../errors.js';
-import type { Environment, Inventory } from '../inventory/inventory.js';
+import type { Environment, InstalledItem, Inventory } from '../inventory/inventory.js';
+import { KIND_TABLE, KINDS, type Kind } from '../inventory/kinds.js';
 import type { Task } from '../playbook/types.js';
 import { checkBody } from './plan.js';
 
-/** A stand-in environment with one theme update and one provider-DNS domain: every action expands on it. */
+/** A stand-in environment with one update of each kind of item and one provider-DNS domain: every action expands on it. */
 const ENV: Environment = {
   id: '00000000-0000-4000-8000-000000000000',
   site: 'example-site',
   name: 'live',
-  themes: [
-    {
-      name: 'twentytwentyfour',
-      status: 'active',
-      version: '1.0.0',
-      version_vulnerable: false,
-      update_available: true,
-      update_version: '1.1.0',
-      update_vulnerable: false,
-      update_status: '',
-      auto_update_type: '',
-    },
-  ],
+  items: Object.fromEntries(KINDS.map((kind) => [kind, [standInItem(kind)]])),
 };
+
+function standInItem(kind: Kind): InstalledItem {
+  return {
+    kind,
+    name: KIND_TABLE[kind].sample,
+    status: 'active',
+    version: '1.0.0',
+    version_vulnerable: false,
+    update_available: true,
+    update_version: '1.1.0',
+    update_vulnerable: false,
+    update_status: '',
+    auto_update_type: '',
+  };
+}
 const DOMAIN = { id: '00000000-0000-4000-8000-000000000001', name: 'example-site.example.org', uses_provider_dns: true };
 const COMPANY = '00000000-0000-4000-8000-000000000002';
 const SITE = '00000000-0000-4000-8000-000000000003';
@@ -32,7 +36,12 @@ const OTHER_ENV = '00000000-0000-4000-8000-000000000004';
 
 /** What `action` sends for a `with:` block on the stand-in environment (or site, or domain). */
 export function standInExpansions(action: Action, withBlock: WithBlock, targeted: boolean, date: string, company = COMPANY): Expansion[] {
-  const inventory: Inventory = { company, environments: [ENV], theme_count: 1, domains: { [ENV.id]: [DOMAIN] } };
+  const inventory: Inventory = {
+    company,
+    environments: [ENV],
+    listed: Object.fromEntries(KINDS.map((kind) => [kind, { count: 1 }])),
+    domains: { [ENV.id]: [DOMAIN] },
+  };
   const ctx = { with: withBlock, company, date, inventory };
   switch (action.scope) {
     case 'site':

@@ -16,7 +16,8 @@ import { matchesAny } from '../util/glob.js';
 import { ENDPOINTS, fillPath, type EndpointName } from '../api/endpoints.js';
 import { bodyProblems } from '../api/request-schemas.js';
 import { InvalidInputError, type InputProblem } from '../errors.js';
-import type { Environment, InstalledTheme, Inventory } from '../inventory/inventory.js';
+import { installedOf, type Environment, type InstalledItem, type Inventory } from '../inventory/inventory.js';
+import { KIND_TABLE, KINDS, nameOf, type Kind } from '../inventory/kinds.js';
 import type { ReleaseAgeDecision, ReleaseClock } from '../inventory/release-age.js';
 import type { Playbook, Task } from '../playbook/types.js';
 import { parseDuration } from '../util/duration.js';
@@ -115,7 +116,11 @@ export interface Plan {
   /** The date `{{date}}` stands for. */
   date: string;
   settings: Playbook['settings'];
-  inventory: { environments: number; themes: number; last_updated_at?: string };
+  /**
+   * What the plan was made from: environments, and items of each kind read (`themes`, `plugins`); a
+   * kind read from each environment's own listing says why (`plugins_from_environments`).
+   */
+  inventory: { environments: number; themes: number; last_updated_at?: string } & Partial<Record<`${Plural}` | `${Plural}_from_environments`, number | string>>;
   tasks: TaskSummary[];
   steps: Step[];
   skipped: SkippedTarget[];
@@ -143,10 +148,28 @@ export interface PlanInput {
 
 /** Environments whose `read` (domain lists, backups) the plan needs first, as the tasks' actions say. */
 export function readsNeeded(playbook: Playbook, inventory: Inventory, read: InventoryRead): string[] {
+  return environmentsOfTasks(playbook, inventory, (task) => {
+    const healthReads = task.health !== undefined && usesDomain(task.health) ? ['domains'] : [];
+    return [...readsOf(ACTIONS.get(task.action)!, task.with), ...healthReads].includes(read);
+  });
+}
+
+/** The kinds of item the playbook's tasks update besides themes, whose listings the plan reads too. */
+export function kindsNeeded(playbook: Playbook): Kind[] {
+  const kinds = new Set(playbook.tasks.map((t) => ACTIONS.get(t.action)!.items));
+  return KINDS.filter((k) => k !== 'theme' && kinds.has(k));
+}
+
+/** Environments whose items of `kind` the plan needs (where they are read one environment at a time). */
+export function itemReadsNeeded(playbook: Playbook, inventory: Inventory, kind: Kind): string[] {
+  return environmentsOfTasks(playbook, inventory, (task) => ACTIONS.get(task.action)!.items === kind);
+}
+
+/** The environments the tasks that `need` it select, with the staging environments staging first writes to. */
+function environmentsOfTasks(playbook: Playbook, inventory: Inventory, need: (task: Task) => boolean): string[] {
   const ids = new Set<string>();
   for (const task of playbook.tasks) {
-    const healthReads = task.health !== undefined && usesDomain(task.health) ? ['domains'] : [];
-    if ([...readsOf(ACTIONS.get(task.action)!, task.with), ...healthReads].includes(read)) {
+    if (need(task)) {
       const selected = selectEnvironments(playbook, task, inventory);
       // Staging first also writes to (and checks) the sites' staging environments.
       const staging = task.rollout?.staging_first ? new StagingSites(inventory, task.rollout).ofSites(selected) : [];
@@ -187,11 +210,7 @@ export function buildPlan(input: PlanInput): Plan {
     company,
     date,
     settings: playbook.settings,
-    inventory: {
-      environments: inventory.environments.length,
-      themes: inventory.theme_count,
-      ...(inventory.last_updated_at ? { last_updated_at: inventory.last_updated_at } : {}),
-    },
+    inventory: inventorySummary(inventory),
     tasks,
     steps: plan.steps,
     skipped: plan.skipped,
@@ -302,18 +321,18 @@ class PlanParts {
     const stagingSites = new StagingSites(this.input.inventory, t.task.rollout!);
     const live = envs.filter((env) => !stagingSites.isStaging(env));
     const sites = live.flatMap((env) => this.judgeSite(t, action, env, stagingSites.of(env)) ?? []);
-    type Staging = { env: Environment; themes: Map<string, InstalledTheme>; decisions: StagingDecision[] };
+    type Staging = { env: Environment; items: Map<string, InstalledItem>; decisions: StagingDecision[] };
     const stagings = new Map<string, Staging>();
     for (const { staging, judged } of sites) {
       if (!staging || judged.stage.length === 0) continue;
-      const entry: Staging = stagings.get(staging.id) ?? { env: staging, themes: new Map(), decisions: [] };
-      for (const th of judged.stage) entry.themes.set(th.name, th);
+      const entry: Staging = stagings.get(staging.id) ?? { env: staging, items: new Map(), decisions: [] };
+      for (const th of judged.stage) entry.items.set(th.name, th);
       for (const d of judged.decisions.filter((d) => d.code === 'staged'))
-        if (!entry.decisions.some((k) => k.theme === d.theme && k.version === d.version)) entry.decisions.push(d);
+        if (!entry.decisions.some((k) => nameOf(k) === nameOf(d) && k.version === d.version)) entry.decisions.push(d);
       stagings.set(staging.id, entry);
     }
     for (const s of stagings.values())
-      this.onEnvironment(t, s.env, action.expandEnvironment(offering(s.env, [...s.themes.values()]), t.ctx), { role: 'staging', staging: s.decisions });
+      this.onEnvironment(t, s.env, action.expandEnvironment(offering(s.env, [...s.items.values()]), t.ctx), { role: 'staging', staging: s.decisions });
     for (const site of sites) this.onLive(t, action, site);
     return live.length;
   }
@@ -325,7 +344,7 @@ class PlanParts {
    * cannot be staged: held, in the staging skip's words.
    */
   private judgeSite(t: TaskInPlan, action: EnvironmentAction, env: Environment, staging: Environment | undefined): StagedSite | undefined {
-    const offered = env.themes.filter((th) => th.update_available);
+    const offered = installedOf(env, action.items!).filter((th) => th.update_available);
     // The policy judges the version live would take: one staging soaked (pinned), else the newest offered.
     const table = this.input.staging!.table;
     const wanted = offered.filter((th) =>
@@ -337,11 +356,11 @@ class PlanParts {
     const judged = judgeStaged({ live: env, staging }, wanted, t.task.rollout!, this.input.staging!);
     for (const [i, d] of judged.decisions.entries()) {
       if (d.code !== 'staged') continue;
-      const theme = staging!.themes.find((th) => th.name === d.theme)!;
-      const refused = action.expandEnvironment(offering(staging!, [theme]), t.ctx).find((e) => 'skip' in e);
+      const item = installedOf(staging!, action.items!).find((th) => th.name === nameOf(d))!;
+      const refused = action.expandEnvironment(offering(staging!, [item]), t.ctx).find((e) => 'skip' in e);
       if (!refused || !('skip' in refused)) continue;
       judged.decisions[i] = mismatch(d, `the task's policy leaves it alone on ${staging!.name}: ${refused.skip}`);
-      judged.stage = judged.stage.filter((th) => th.name !== d.theme);
+      judged.stage = judged.stage.filter((th) => th.name !== nameOf(d));
     }
     return { env, staging, judged };
   }
@@ -349,7 +368,7 @@ class PlanParts {
   /** Live's part: the promoted themes' update, and one skip naming why each other theme waits. */
   private onLive(t: TaskInPlan, action: EnvironmentAction, { env, judged }: StagedSite): void {
     // What live takes tonight; a theme may also be staged anew the night live takes the version staging soaked.
-    const promoted = judged.decisions.filter((d) => (d.code === 'promoted' || d.code === 'no_staging') && judged.promote.some((th) => th.name === d.theme));
+    const promoted = judged.decisions.filter((d) => (d.code === 'promoted' || d.code === 'no_staging') && judged.promote.some((th) => th.name === nameOf(d)));
     if (judged.promote.length > 0) this.onEnvironment(t, env, action.expandEnvironment(offering(env, judged.promote), t.ctx), { staging: promoted });
     const held = judged.decisions.filter((d) => !promoted.includes(d));
     if (held.length > 0)
@@ -403,7 +422,7 @@ class PlanParts {
       const endpoint = ENDPOINTS[e.request.endpoint];
       if ('body' in endpoint) this.problems.push(...checkBody(task, endpoint.body, e.request.body, target, this.input.env ?? {}));
       // Each call carries the staging decisions of the items it updates (a pinned update: its one theme).
-      const staging = e.items ? mark.staging?.filter((d) => e.items!.includes(d.theme)) : mark.staging;
+      const staging = e.items ? mark.staging?.filter((d) => e.items!.includes(nameOf(d))) : mark.staging;
       // A staging step's decisions are live's to say (its skip): its own note stays the action's.
       const note = [e.note, ...(mark.role === 'staging' ? [] : (staging ?? []).map(stagingWords))].filter(Boolean).join('; ');
       this.steps.push({
@@ -418,6 +437,25 @@ class PlanParts {
       });
     }
   }
+}
+
+/** The plural of a kind other than the theme (whose count every plan gives). */
+type Plural = Exclude<(typeof KIND_TABLE)[Kind]['plural'], 'themes'>;
+
+/** The plan's line on what it read: a kind not read is left out (a theme-only plan reads as before plugins came). */
+function inventorySummary(inventory: Inventory): Plan['inventory'] {
+  const others = KINDS.filter((k) => k !== 'theme').flatMap((kind): [string, number | string][] => {
+    const listed = inventory.listed[kind];
+    const plural = KIND_TABLE[kind].plural;
+    if (!listed) return [];
+    return [[plural, listed.count], ...(listed.from_environments ? [[`${plural}_from_environments`, listed.from_environments]] : [])];
+  });
+  return {
+    environments: inventory.environments.length,
+    themes: inventory.listed.theme?.count ?? 0,
+    ...Object.fromEntries(others),
+    ...(inventory.last_updated_at ? { last_updated_at: inventory.last_updated_at } : {}),
+  };
 }
 
 /**

@@ -1,11 +1,11 @@
-import type { Environment, Inventory } from '../inventory/inventory.js';
+import { installedOf, type Environment, type Inventory } from '../inventory/inventory.js';
 import type { Playbook, Selector, Task } from '../playbook/types.js';
 import { matchesAny } from '../util/glob.js';
 
 export function matches(env: Environment, selector: Selector): boolean {
   if (!matchesAny(env.site, selector.site)) return false;
   if (!matchesAny(env.name, selector.environment)) return false;
-  if (selector.theme !== undefined && !env.themes.some((t) => matchesAny(t.name, selector.theme))) return false;
+  if (selector.theme !== undefined && !installedOf(env, 'theme').some((t) => matchesAny(t.name, selector.theme))) return false;
   if (selector.ids !== undefined && !selector.ids.some((id) => id.toLowerCase() === env.id.toLowerCase())) return false;
   if (selector.exclude !== undefined && matches(env, selector.exclude)) return false;
   return true;

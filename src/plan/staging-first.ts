@@ -1,8 +1,9 @@
-import type { Environment, InstalledTheme, Inventory } from '../inventory/inventory.js';
+import { installedOf, type Environment, type InstalledItem, type Inventory } from '../inventory/inventory.js';
+import { itemOf, nameOf, refOf, type ItemRef } from '../inventory/kinds.js';
 import type { Rollout } from '../playbook/types.js';
 import { parseDuration } from '../util/duration.js';
 import { globMatcher } from '../util/glob.js';
-import { orderVersions } from '../util/theme-version.js';
+import { orderVersions } from '../util/item-version.js';
 import type { StagingTable } from '../inventory/staging-table.js';
 
 /**
@@ -14,12 +15,14 @@ import type { StagingTable } from '../inventory/staging-table.js';
  * reads no clock and no store: both are inputs.
  */
 
-/** What became of one theme update of one site under staging first. */
+/** What became of one item update of one site under staging first. */
 export type StagingCode = 'staged' | 'promoted' | 'staging_soaking' | 'staging_failed' | 'staging_mismatch' | 'staging_unchecked' | 'no_staging';
 
-export interface StagingDecision {
+/** The item is named for its kind (`theme`, `plugin`: kinds.ts). */
+export type StagingDecision = ItemRef & StagingFacts;
+
+interface StagingFacts {
   code: StagingCode;
-  theme: string;
   /** The version the update moves to, on staging and then live. */
   version: string;
   /** The site's staging environment, where it has one. */
@@ -93,39 +96,39 @@ function siteKey(env: Environment): string {
   return env.site_id !== undefined ? `id:${env.site_id}` : `name:${env.site}`;
 }
 
-/** What one site's update comes to tonight: the themes to stage, those live may take, and a decision for each. */
+/** What one site's update comes to tonight: the items to stage, those live may take, and a decision for each. */
 export interface StagingJudgement {
-  stage: InstalledTheme[];
-  promote: InstalledTheme[];
+  stage: InstalledItem[];
+  promote: InstalledItem[];
   decisions: StagingDecision[];
 }
 
 /**
  * Judges each update `live` would take (`wanted`, as the task's own policy allows it) against the
- * site's staging environment and the store. One rule per theme, the most basic first: no staging
+ * site's staging environment and the store. One rule per item, the most basic first: no staging
  * (rollout.no_staging), a failure recorded for this version on staging, staging not running it yet
  * (stage it, if staging is offered that very version), running it for less than the soak, or promote.
  */
 export function judgeStaged(
   site: { live: Environment; staging: Environment | undefined },
-  wanted: readonly InstalledTheme[],
+  wanted: readonly InstalledItem[],
   rollout: Rollout,
   clock: StagingClock,
 ): StagingJudgement {
   const out: StagingJudgement = { stage: [], promote: [], decisions: [] };
   const { staging } = site;
-  for (const theme of wanted) {
-    const soaked = staging && soakedOn(theme, staging, clock.table);
+  for (const item of wanted) {
+    const soaked = staging && soakedOn(item, staging, clock.table);
     const decisions = soaked
-      ? judgeSoaked(theme, staging, soaked, rollout, clock)
-      : [staging ? judgeTheme(theme, staging, rollout, clock) : noStaging(theme, site.live, rollout)];
+      ? judgeSoaked(item, staging, soaked, rollout, clock)
+      : [staging ? judgeItem(item, staging, rollout, clock) : noStaging(item, site.live, rollout)];
     for (const decision of decisions) {
       out.decisions.push(decision);
-      if (decision.code === 'staged') out.stage.push(staging!.themes.find((t) => t.name === theme.name)!);
+      if (decision.code === 'staged') out.stage.push(onStagingOf(item, staging!)!);
       // Live takes the very version staging soaked (pinned), whatever is newest tonight.
-      if (decision.code === 'promoted') out.promote.push(towards(theme, soaked));
+      if (decision.code === 'promoted') out.promote.push(towards(item, soaked));
       // `no_staging: live` is for a site with no staging environment, never for one whose staging cannot take the version.
-      if (decision.code === 'no_staging' && !staging && rollout.no_staging === 'live') out.promote.push(theme);
+      if (decision.code === 'no_staging' && !staging && rollout.no_staging === 'live') out.promote.push(item);
     }
   }
   return out;
@@ -147,55 +150,60 @@ export interface Soaked {
  * meanwhile: staging does not move on to the newer one before live followed, so a theme that releases
  * faster than the soak still reaches live, one soaked version after another.
  */
-export function soakedOn(theme: InstalledTheme, staging: Environment, table: StagingTable): Soaked | undefined {
-  const onStaging = staging.themes.find((t) => t.name === theme.name);
-  if (!onStaging || onStaging.version === theme.version) return undefined;
+export function soakedOn(item: InstalledItem, staging: Environment, table: StagingTable): Soaked | undefined {
+  const onStaging = onStagingOf(item, staging);
+  if (!onStaging || onStaging.version === item.version) return undefined;
   const version = onStaging.version;
-  if (version !== theme.update_version) {
-    const [above, below] = [orderVersions(version, theme.version), orderVersions(version, theme.update_version)];
+  if (version !== item.update_version) {
+    const [above, below] = [orderVersions(version, item.version), orderVersions(version, item.update_version)];
     if (above === undefined || below === undefined || above <= 0 || below >= 0) return undefined;
   }
-  const record = table.get(staging.id, theme.name, version);
+  const record = table.get(staging.id, item, version);
   if (record?.healthy === undefined || record.failed) return undefined;
   return { version, since: record.healthy, vulnerable: onStaging.version_vulnerable };
 }
 
 /** Live's theme as it would move to what staging soaked: that version, pinned, in place of the newest offered. */
-export function towards(theme: InstalledTheme, soaked: Soaked | undefined): InstalledTheme {
-  return soaked && soaked.version !== theme.update_version ? { ...theme, update_version: soaked.version, update_vulnerable: soaked.vulnerable } : theme;
+export function towards(item: InstalledItem, soaked: Soaked | undefined): InstalledItem {
+  return soaked && soaked.version !== item.update_version ? { ...item, update_version: soaked.version, update_vulnerable: soaked.vulnerable } : item;
 }
 
 /**
  * Live behind a version staging soaked: it waits for the soak, then takes that version; and the night it
  * does, staging stages the newer one live is offered, if staging is offered it too.
  */
-function judgeSoaked(theme: InstalledTheme, staging: Environment, soaked: Soaked, rollout: Rollout, { now }: StagingClock): StagingDecision[] {
-  const base = { theme: theme.name, version: soaked.version, staging: { env_id: staging.id, environment: staging.name }, since: iso(soaked.since) };
+function judgeSoaked(item: InstalledItem, staging: Environment, soaked: Soaked, rollout: Rollout, { now }: StagingClock): StagingDecision[] {
+  const base = {
+    ...refOf(item.kind, item.name),
+    version: soaked.version,
+    staging: { env_id: staging.id, environment: staging.name },
+    since: iso(soaked.since),
+  };
   const soakMs = parseDuration(rollout.soak ?? '0s') ?? 0;
   if (now - soaked.since < soakMs) return [{ ...base, code: 'staging_soaking', until: iso(soaked.since + soakMs), override: 'a shorter rollout.soak' }];
   const promoted: StagingDecision = { ...base, code: 'promoted' };
-  const onStaging = staging.themes.find((t) => t.name === theme.name)!;
-  const next = theme.update_version;
+  const onStaging = onStagingOf(item, staging)!;
+  const next = item.update_version;
   if (next === soaked.version || !onStaging.update_available || onStaging.update_version !== next) return [promoted];
   const { since: _since, ...stagingOf } = base;
   return [promoted, { ...stagingOf, version: next, code: 'staged', override: 'rollout.staging_first: false sends it to live at once' }];
 }
 
-function noStaging(theme: InstalledTheme, live: Environment, rollout: Rollout): StagingDecision {
+function noStaging(item: InstalledItem, live: Environment, rollout: Rollout): StagingDecision {
   const live_ = rollout.no_staging === 'live';
   return {
     code: 'no_staging',
-    theme: theme.name,
-    version: theme.update_version,
+    ...refOf(item.kind, item.name),
+    version: item.update_version,
     why: `the site has no environment named ${rollout.staging ?? DEFAULT_STAGING_NAME}${live_ ? ': updated on live directly (rollout.no_staging: live)' : ''}`,
     ...(live_ ? {} : { override: 'rollout.no_staging: live updates such sites directly' }),
   };
 }
 
-function judgeTheme(theme: InstalledTheme, staging: Environment, rollout: Rollout, { now, table }: StagingClock): StagingDecision {
-  const version = theme.update_version;
-  const base = { theme: theme.name, version, staging: { env_id: staging.id, environment: staging.name } };
-  const record = table.get(staging.id, theme.name, version);
+function judgeItem(item: InstalledItem, staging: Environment, rollout: Rollout, { now, table }: StagingClock): StagingDecision {
+  const version = item.update_version;
+  const base = { ...refOf(item.kind, item.name), version, staging: { env_id: staging.id, environment: staging.name } };
+  const record = table.get(staging.id, item, version);
   if (record?.failed)
     return {
       ...base,
@@ -204,11 +212,11 @@ function judgeTheme(theme: InstalledTheme, staging: Environment, rollout: Rollou
       why: record.failed.why,
       override: 'none by this rule: a newer version is staged afresh; a person who mended staging can update live by hand',
     };
-  const onStaging = staging.themes.find((t) => t.name === theme.name);
+  const onStaging = onStagingOf(item, staging);
   if (onStaging?.version !== version) {
     if (onStaging?.update_available && onStaging.update_version === version)
       return { ...base, code: 'staged', override: 'rollout.staging_first: false sends it to live at once' };
-    const runs = `${staging.name} runs ${theme.name} ${onStaging?.version ?? '(not installed)'} and is not offered ${version}`;
+    const runs = `${staging.name} runs ${item.name} ${onStaging?.version ?? '(not installed)'} and is not offered ${version}`;
     return mismatch({ ...base, code: 'staged' }, `${runs}, so it cannot be staged`);
   }
   if (record?.healthy === undefined)
@@ -228,12 +236,12 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 /** A version staging cannot take (another version there, or the task's policy leaves it alone there): live waits. */
 export function mismatch(d: StagingDecision, why: string): StagingDecision {
-  return { ...d, code: 'staging_mismatch', why, override: "bring staging to the same theme and version as live, within the task's policy" };
+  return { ...d, code: 'staging_mismatch', why, override: `bring staging to the same ${itemOf(d)!.kind} and version as live, within the task's policy` };
 }
 
 /** The decision in words, for a step's note or a skip's reason: code first, so a reader and a grep find it. */
 export function stagingWords(d: StagingDecision): string {
-  const what = `${d.theme} ${d.version}`;
+  const what = `${nameOf(d)} ${d.version}`;
   switch (d.code) {
     case 'staged':
       return `staged: ${what} goes to ${d.staging!.environment} first; live follows on a run after the soak`;
@@ -252,9 +260,17 @@ export function stagingWords(d: StagingDecision): string {
   }
 }
 
-/** An environment as one of its updates' judgements lets the action see it: only `themes` still offered. */
-export function offering(env: Environment, themes: readonly InstalledTheme[]): Environment {
-  // The themes as given: a promoted one offers the version staging soaked, not the newest.
-  const byName = new Map(themes.map((t) => [t.name, t]));
-  return { ...env, themes: env.themes.map((t) => byName.get(t.name) ?? { ...t, update_available: false }) };
+/** The same item on the site's staging environment, if installed there. */
+function onStagingOf(item: InstalledItem, staging: Environment): InstalledItem | undefined {
+  return installedOf(staging, item.kind).find((t) => t.name === item.name);
+}
+
+/** An environment as one of its updates' judgements lets the action see it: of the items' kind, only `items` still offered. */
+export function offering(env: Environment, items: readonly InstalledItem[]): Environment {
+  const kind = items[0]?.kind;
+  if (kind === undefined)
+    return { ...env, items: Object.fromEntries(Object.entries(env.items).map(([k, list]) => [k, list.map((t) => ({ ...t, update_available: false }))])) };
+  // The items as given: a promoted one offers the version staging soaked, not the newest.
+  const byName = new Map(items.map((t) => [t.name, t]));
+  return { ...env, items: { ...env.items, [kind]: installedOf(env, kind).map((t) => byName.get(t.name) ?? { ...t, update_available: false }) } };
 }

@@ -1,3 +1,4 @@
+import { nameOf } from '../inventory/kinds.js';
 import type { ReleaseAgeDecision } from '../inventory/release-age.js';
 
 /** Lines shown per task; the plan (`--out`) and the report hold every one. */
@@ -19,7 +20,7 @@ export function releaseAgeGroups(items: readonly { task: string; release_age?: R
   const groups = new Map<string, ReleaseAgeGroup>();
   for (const item of items)
     for (const d of item.release_age ?? []) {
-      const key = JSON.stringify([item.task, d.theme, d.code, d.installed, d.version, d.first_seen, d.eligible_at]);
+      const key = JSON.stringify([item.task, nameOf(d), d.code, d.installed, d.version, d.first_seen, d.eligible_at]);
       const group = groups.get(key) ?? { task: item.task, decision: d, environments: 0 };
       group.environments++;
       groups.set(key, group);
@@ -38,7 +39,7 @@ export function releaseAgeLines(items: readonly { task: string; release_age?: Re
     const mine = groups.filter((g) => g.task === task);
     for (const { decision: d, environments: n } of mine.slice(0, SHOWN))
       lines.push(
-        `release age (${task}): ${d.theme} ${d.installed} → ${d.version} first seen ${d.first_seen}, eligible ${d.eligible_at}: ${d.code}, ${d.held ? 'held' : 'sent'} on ${n} environment${n === 1 ? '' : 's'} (${d.override})`,
+        `release age (${task}): ${nameOf(d)} ${d.installed} → ${d.version} first seen ${d.first_seen}, eligible ${d.eligible_at}: ${d.code}, ${d.held ? 'held' : 'sent'} on ${n} environment${n === 1 ? '' : 's'} (${d.override})`,
       );
     if (mine.length > SHOWN) lines.push(`release age (${task}): ${mine.length - SHOWN} more, in the plan (--out) or the report`);
   }

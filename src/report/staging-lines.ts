@@ -1,3 +1,4 @@
+import { nameOf } from '../inventory/kinds.js';
 import type { Target } from '../actions/action.js';
 import type { StagingDecision } from '../plan/staging-first.js';
 
@@ -26,7 +27,7 @@ export function stagingRows(items: readonly Item[]): StagingRow[] {
   const seen = new Set<string>();
   const rows = items.flatMap((item) =>
     (item.staging ?? []).flatMap((decision) => {
-      const key = JSON.stringify([item.task, decision.staging?.env_id ?? item.target.env_id ?? '', decision.code, decision.theme, decision.version]);
+      const key = JSON.stringify([item.task, decision.staging?.env_id ?? item.target.env_id ?? '', decision.code, nameOf(decision), decision.version]);
       if (seen.has(key)) return [];
       seen.add(key);
       return [{ task: item.task, site: item.target.site ?? '', environment: item.target.environment ?? '', decision }];
@@ -47,7 +48,7 @@ export function stagingGroups(items: readonly Item[]): { task: string; decision:
   const groups = new Map<string, { task: string; decision: StagingDecision; sites: number }>();
   for (const row of stagingRows(items)) {
     const d = row.decision;
-    const key = JSON.stringify([row.task, d.code, d.theme, d.version, d.until ?? null]);
+    const key = JSON.stringify([row.task, d.code, nameOf(d), d.version, d.until ?? null]);
     const group = groups.get(key) ?? { task: row.task, decision: d, sites: 0 };
     group.sites++;
     groups.set(key, group);
@@ -63,7 +64,7 @@ export function stagingLines(items: readonly Item[]): string[] {
     const mine = groups.filter((g) => g.task === task);
     for (const { decision: d, sites } of mine.slice(0, SHOWN))
       lines.push(
-        `staging first (${task}): ${d.code}: ${d.theme} ${d.version} on ${sites} site${sites === 1 ? '' : 's'}${d.until ? `, live after ${d.until}` : ''}${d.override ? ` (${d.override})` : ''}`,
+        `staging first (${task}): ${d.code}: ${nameOf(d)} ${d.version} on ${sites} site${sites === 1 ? '' : 's'}${d.until ? `, live after ${d.until}` : ''}${d.override ? ` (${d.override})` : ''}`,
       );
     if (mine.length > SHOWN) lines.push(`staging first (${task}): ${mine.length - SHOWN} more, in the plan (--out) or the report`);
   }

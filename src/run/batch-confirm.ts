@@ -1,5 +1,6 @@
 import type { BatchConfirm, StepOutcome } from '../actions/action.js';
 import type { Environment, Inventory } from '../inventory/inventory.js';
+import { KINDS } from '../inventory/kinds.js';
 import { inventoryReader, readInventory } from '../inventory/read.js';
 import type { CallPort } from './caller.js';
 import type { Priority } from './rate-budget.js';
@@ -208,8 +209,15 @@ export interface ListingSource {
   logger: Logger;
 }
 
+/** Two reads' items of one environment, each kind's lists joined. */
+function mergeItems(a: Environment, b: Environment): Environment['items'] {
+  const merged: Environment['items'] = { ...a.items };
+  for (const kind of KINDS) if (b.items[kind]) merged[kind] = [...(a.items[kind] ?? []), ...b.items[kind]];
+  return merged;
+}
+
 /**
- * The listing filtered by each search term ([]: all of it), merged into one: an environment's themes
+ * The listing filtered by each search term ([]: all of it), merged into one: an environment's items
  * from every read, and the oldest `last_updated_at` (what every part is at least as fresh as).
  * Undefined when a read failed, said in a log line: the operations are then polled, and each poll
  * reports what its operation did.
@@ -230,7 +238,7 @@ export async function readListing(source: ListingSource, searches: string[], pri
   for (const part of parts)
     for (const env of part.environments) {
       const known = envs.get(env.id);
-      envs.set(env.id, known ? { ...known, themes: [...known.themes, ...env.themes] } : env);
+      envs.set(env.id, known ? { ...known, items: mergeItems(known, env) } : env);
     }
   const times = parts.map((p) => p.last_updated_at).filter((t) => t !== undefined);
   const { last_updated_at: _, ...first } = parts[0]!;

@@ -1,11 +1,14 @@
 import type { Action } from '../actions/action.js';
-import { inventoryReader, readInventory } from '../inventory/read.js';
+import type { Inventory } from '../inventory/inventory.js';
+import { KIND_TABLE } from '../inventory/kinds.js';
+import { inventoryReader, readEnvironmentItems, readInventory, readKind } from '../inventory/read.js';
 import type { Step } from '../plan/plan.js';
 import type { CallPort } from './caller.js';
 import type { StepResult } from './types.js';
 
 /**
- * Once a task's operations ended, read the listing again (one read for the task) and let the action
+ * Once a task's operations ended, read the listing again (one read for the task, or one per
+ * environment for a kind whose company listing lags: see listingFor) and let the action
  * judge its steps that were accepted or succeeded. `verify: true`: those it does not see done fail;
  * steps the listing already confirmed (`confirmed_by: "listing"`) are not judged again. Steps the
  * action reads back (`readBack`: a pinned version) are read whatever `verify` says, confirmed or not,
@@ -28,7 +31,7 @@ export async function verifyTask(
     (s) => (ended(s) && verify && action.verify && results.get(s.id)?.confirmed_by !== 'listing') || ((ended(s) || held(s)) && readsBack(action, s)),
   );
   if (judged.length === 0) return [];
-  const listing = await readInventory(inventoryReader(caller), company);
+  const listing = await listingFor(action, caller, company, judged);
   const changed: [Step, StepResult][] = [];
   for (const step of judged) {
     const result = results.get(step.id)!;
@@ -45,7 +48,27 @@ export async function verifyTask(
   return changed;
 }
 
+/**
+ * The listing the judged steps are read against: the company listing of the action's kind, or where
+ * that listing may lag behind a write (plugins: `listingConfirms` false), each judged environment's own
+ * listing, one read each.
+ */
+async function listingFor(action: Action, caller: CallPort, company: string, judged: Step[]): Promise<Inventory> {
+  const reader = inventoryReader(caller);
+  const kind = action.items ?? 'theme';
+  const row = KIND_TABLE[kind];
+  if (row.listingConfirms || !row.environmentListing) {
+    const listing = await readInventory(reader, company);
+    if (kind !== 'theme') await readKind(reader, listing, kind);
+    return listing;
+  }
+  const envIds = [...new Set(judged.flatMap((s) => (s.target.env_id ? [s.target.env_id] : [])))];
+  const listing: Inventory = { company, environments: envIds.map((id) => ({ id, site: '', name: '', items: {} })), listed: {} };
+  await readEnvironmentItems(reader, listing, kind, envIds);
+  return listing;
+}
+
 /** Whether the action reads this step back (asked of its body alone: no listing is needed to tell). */
 function readsBack(action: Action, step: Step): boolean {
-  return action.readBack?.(step, { company: '', environments: [], theme_count: 0 }) !== undefined;
+  return action.readBack?.(step, { company: '', environments: [], listed: {} }) !== undefined;
 }

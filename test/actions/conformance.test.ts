@@ -119,7 +119,7 @@ describe('action knowledge stays in src/actions/', () => {
   });
 
   it('every verify-able, answer-reading or output-writing action is one the hooks name, not a list elsewhere', () => {
-    expect(all.filter((a) => a.verify !== undefined).map((a) => a.name)).toEqual(['themes.update']);
+    expect(all.filter((a) => a.verify !== undefined).map((a) => a.name)).toEqual(['themes.update', 'plugins.update']);
     expect(all.filter((a) => a.privateOutput !== undefined).map((a) => a.name)).toEqual(['wp_cli.run', 'admin_users.login_link']);
     expect(all.filter((a) => a.readOperation !== undefined).map((a) => a.name)).toEqual([
       'wp_cli.run',
@@ -128,13 +128,13 @@ describe('action knowledge stays in src/actions/', () => {
       'environments.clone',
       'sites.create_plain',
     ]);
-    expect(all.filter((a) => a.reads !== undefined).map((a) => a.name)).toEqual(['themes.update', 'backups.create']);
+    expect(all.filter((a) => a.reads !== undefined).map((a) => a.name)).toEqual(['themes.update', 'plugins.update', 'backups.create']);
     expect(all.filter((a) => a.confirmBatch !== undefined).map((a) => a.name)).toEqual(['themes.update']);
     expect(all.filter((a) => a.scope === 'environment' && a.readOnly).map((a) => a.name)).toEqual(['admin_users.login_link']);
   });
 
   it('a batch confirmation never confirms a step whose environment the listing does not show', () => {
-    const empty = { company: 'c', environments: [], theme_count: 0, last_updated_at: '2026-11-22T00:00:00.000Z' };
+    const empty = { company: 'c', environments: [], listed: {}, last_updated_at: '2026-11-22T00:00:00.000Z' };
     for (const action of all.filter((a) => a.confirmBatch)) {
       const requests = standInExpansions(action, action.example as never, true, DATE).flatMap((e) => ('request' in e ? [e.request] : []));
       expect(requests.length).toBeGreaterThan(0);

@@ -96,14 +96,15 @@ describe('the simulator with the real profile, read by the client', () => {
     expect(entries.some(({ e }) => e.theme_update === null)).toBe(true);
     const inventory = await readInventory(
       {
-        listThemes: (c, q) => read(client, 'listThemes', { id: c }, q),
+        listItems: async (_kind, c, q) => (await read(client, 'listThemes', { id: c }, q)).company.themes,
+        listEnvironmentItems: async (_kind, id) => (await read(client, 'listEnvironmentPlugins', { env_id: id })).environment.plugins.items,
         listDomains: (id) => read(client, 'listDomains', { env_id: id }),
         listBackups: (id) => read(client, 'listBackups', { env_id: id }),
       },
       sim.companyId,
     );
     const withUpdate = entries.filter(({ e }) => e.theme_update === 'available').length;
-    expect(inventory.environments.flatMap((e) => e.themes).filter((t) => t.update_available)).toHaveLength(withUpdate);
+    expect(inventory.environments.flatMap((e) => e.items.theme ?? []).filter((t) => t.update_available)).toHaveLength(withUpdate);
     const pending = entries.find(({ e }) => e.theme_update === 'available')!;
     const answer = await client.call('bulkUpdateThemes', { env_id: pending.e.id }, { themes: [{ name: pending.theme }] });
     expect(answer.data).toMatchObject({ status: 200 });

@@ -1,3 +1,4 @@
+import { nameOf } from '../../src/inventory/kinds.js';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -49,8 +50,8 @@ async function night(sim: Simulator, env: Record<string, string>, at: number, wi
 /** Every release-age decision of a report, by theme: the same for each environment, as they share versions. */
 function decisions(report: Report): Map<string, ReleaseAgeDecision> {
   const all = report.results.flatMap((r) => r.release_age ?? []);
-  const byTheme = new Map(all.map((d) => [d.theme, d]));
-  for (const d of all) expect(d).toEqual(byTheme.get(d.theme));
+  const byTheme = new Map(all.map((d) => [nameOf(d), d]));
+  for (const d of all) expect(d).toEqual(byTheme.get(nameOf(d)));
   return byTheme;
 }
 
@@ -211,7 +212,7 @@ describe('with.min_release_age: new versions age before they are sent', () => {
     const args = ['inventory', '--exposure', '--min-release-age', '3d'];
     const json = await runCli([...args, '--format', 'json'], env, { now: () => T0 });
     expect(json.code, json.stderr).toBe(0);
-    const row = (JSON.parse(json.stdout) as { themes: { theme: string; environments: { release_age: unknown }[] }[] }).themes[0]!;
+    const row = (JSON.parse(json.stdout) as { items: { theme: string; environments: { release_age: unknown }[] }[] }).items[0]!;
     expect(row.theme).toBe('patch-sec');
     expect(row.environments[0]!.release_age).toEqual({ first_seen: iso(T0), eligible: true, eligible_at: iso(T0 + 3 * DAY), code: 'security_bypass' });
     const table = await runCli(args, env, { now: () => T0 + DAY });

@@ -12,6 +12,11 @@ import { parse as parseCsv } from '../../src/inventory/csv.js';
 import { HOSTILE_NAMES } from '../../src/sim/hostile-names.js';
 import { installed, shapeFleet, type Catalog } from '../helpers/themes.js';
 
+/** The exposure's themes (the simulator's plugins are exposed too, apart). */
+function themesOf(exposure: Exposure): { theme: string; environments: Exposure['items'][number]['environments'] }[] {
+  return exposure.items.flatMap((t) => ('theme' in t ? [t] : []));
+}
+
 const start = useSimulator();
 
 /**
@@ -202,10 +207,10 @@ describe('inventory --exposure', () => {
     expect(json.code).toBe(0);
     const exposure = JSON.parse(json.stdout) as Exposure;
     expect(exposure.fixable_environments).toBe(fixable(sim));
-    expect(exposure.themes.map((t) => t.theme)).toEqual(['bad-update', 'beta-sec', 'current', 'minor-sec', 'patch-sec']);
-    const bad = exposure.themes.find((t) => t.theme === 'bad-update')!.environments[0]!;
+    expect(themesOf(exposure).map((t) => t.theme)).toEqual(['bad-update', 'beta-sec', 'current', 'minor-sec', 'patch-sec']);
+    const bad = themesOf(exposure).find((t) => t.theme === 'bad-update')!.environments[0]!;
     expect([bad.version, bad.update, bad.update_vulnerable, bad.safe_update]).toEqual(['3.0.0', '3.0.1', true, false]);
-    const current = exposure.themes.find((t) => t.theme === 'current')!.environments[0]!;
+    const current = themesOf(exposure).find((t) => t.theme === 'current')!.environments[0]!;
     expect([current.update, current.safe_update]).toEqual([null, false]);
 
     const failing = await runCli(['inventory', '--exposure', '--fail-on', 'vulnerable'], simEnv(sim));
@@ -217,7 +222,7 @@ describe('inventory --exposure', () => {
     expect(csv.code).toBe(1);
     expect(csv.stdout.trimEnd().split('\n')).toHaveLength(1 + exposure.installs);
     // Then when the update was first seen, and whether it may go (no min_release_age asked: at once).
-    expect(csv.stdout).toMatch(/^bad-update,[^,\n]+,[^,\n]+,[0-9a-f-]{36},3\.0\.0,3\.0\.1,yes,no,\d{4}-\d\d-\d\dT[\d:.]+Z,yes$/m);
+    expect(csv.stdout).toMatch(/^theme,bad-update,[^,\n]+,[^,\n]+,[0-9a-f-]{36},3\.0\.0,3\.0\.1,yes,no,\d{4}-\d\d-\d\dT[\d:.]+Z,yes$/m);
 
     // The security night takes exactly the safe updates of vulnerable versions: monitoring is quiet after it.
     const night = await run(sim, '{ only_vulnerable: true }');
@@ -227,7 +232,7 @@ describe('inventory --exposure', () => {
     expect(quiet.code).toBe(0);
     const left = JSON.parse(quiet.stdout) as Exposure;
     expect(left.fixable_environments).toBe(0);
-    expect(left.themes.map((t) => t.theme)).toEqual(['bad-update', 'current']);
+    expect(themesOf(left).map((t) => t.theme)).toEqual(['bad-update', 'current']);
   });
 
   it('one environment with a safe update is enough to exit 1; a fleet with nothing vulnerable says so and exits 0', async () => {
@@ -244,7 +249,7 @@ describe('inventory --exposure', () => {
     for (const env of sim.fleet.environments.values()) env.themes.delete('held');
     first!.themes.get('plain')!.version = '1.1.0';
     const none = await runCli(args, simEnv(sim));
-    expect([none.code, none.stdout]).toEqual([0, 'no environment runs a theme version flagged vulnerable\n']);
+    expect([none.code, none.stdout]).toEqual([0, 'no environment runs a theme or plugin version flagged vulnerable\n']);
   });
 
   it('--fail-on without --exposure is refused before anything is read', async () => {
@@ -265,10 +270,10 @@ describe('inventory --exposure', () => {
     expectSafeTerminal(csv.stdout, 'exposure csv');
     const rows = parseCsv(csv.stdout);
     expect(rows.flat().filter((c) => /^[=+\-@\t\r]/.test(c))).toEqual([]);
-    expect(rows.map((r) => r[1])).toContain(`'${HOSTILE_NAMES[1]}`);
+    expect(rows.map((r) => r[2])).toContain(`'${HOSTILE_NAMES[1]}`);
     expect(csv.stdout.trimEnd().split('\n')).toHaveLength(rows.length);
     const json = JSON.parse((await runCli(['inventory', '--exposure', '--format', 'json'], simEnv(sim))).stdout) as Exposure;
     const sites = new Set([...sim.fleet.sites.values()].map((s) => s.displayName));
-    expect(new Set(json.themes.flatMap((t) => t.environments.map((e) => e.site)))).toEqual(sites);
+    expect(new Set(themesOf(json).flatMap((t) => t.environments.map((e) => e.site)))).toEqual(sites);
   });
 });

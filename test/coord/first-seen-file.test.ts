@@ -16,15 +16,15 @@ describe('first-seen times in the state folder', () => {
     const store = firstSeenFile(dir, COMPANY);
     expect(store.where).toBe(join(dir, 'first-seen', `${COMPANY.toLowerCase()}.jsonl`));
     const first = await store.record([astra('1.0'), astra('1.1')], T0);
-    expect([first.at('astra', '1.0'), first.at('astra', '1.1')]).toEqual([T0, T0]);
+    expect([first.at('theme', 'astra', '1.0'), first.at('theme', 'astra', '1.1')]).toEqual([T0, T0]);
     expect(statSync(store.where).mode & 0o777).toBe(0o600);
     // Seen again later: nothing is written, the time stays; a new version gets the new time.
     const again = await firstSeenFile(dir, COMPANY).record([astra('1.0'), astra('1.2')], T0 + DAY);
-    expect([again.at('astra', '1.0'), again.at('astra', '1.1'), again.at('astra', '1.2')]).toEqual([T0, T0, T0 + DAY]);
+    expect([again.at('theme', 'astra', '1.0'), again.at('theme', 'astra', '1.1'), again.at('theme', 'astra', '1.2')]).toEqual([T0, T0, T0 + DAY]);
     expect(readFileSync(store.where, 'utf8').trimEnd().split('\n')).toHaveLength(3);
     // A machine whose clock is behind records an earlier time: the earlier one is kept.
     const behind = await store.record([astra('1.2')], T0);
-    expect(behind.at('astra', '1.2')).toBe(T0);
+    expect(behind.at('theme', 'astra', '1.2')).toBe(T0);
   });
 
   it('a line cut by a crash is not read and does not spoil the next one', async () => {
@@ -33,9 +33,9 @@ describe('first-seen times in the state folder', () => {
     await store.record([astra('1.0')], T0);
     appendFileSync(store.where, '{"theme":"astra","version":"1.1","first_se');
     const after = await store.record([astra('1.1')], T0 + DAY);
-    expect(after.at('astra', '1.1')).toBe(T0 + DAY);
+    expect(after.at('theme', 'astra', '1.1')).toBe(T0 + DAY);
     const reread = await firstSeenFile(dir, COMPANY).record([], T0 + 2 * DAY);
-    expect([reread.at('astra', '1.0'), reread.at('astra', '1.1')]).toEqual([T0, T0 + DAY]);
+    expect([reread.at('theme', 'astra', '1.0'), reread.at('theme', 'astra', '1.1')]).toEqual([T0, T0 + DAY]);
   });
 
   it('reads the lines of the release before (no format version, 6.0 spelled short): 6.0 and 6.0.0 are one version, and nothing is appended for it', async () => {
@@ -45,7 +45,7 @@ describe('first-seen times in the state folder', () => {
     const old = `${JSON.stringify({ theme: 'astra', version: '6.0', first_seen: new Date(T0).toISOString() })}\n`;
     writeFileSync(store.where, old);
     const table = await store.record([astra('6.0.0'), astra('6.0'), astra('6.1')], T0 + DAY);
-    expect([table.at('astra', '6.0'), table.at('astra', '6.0.0'), table.at('astra', '6.1.0')]).toEqual([T0, T0, T0 + DAY]);
+    expect([table.at('theme', 'astra', '6.0'), table.at('theme', 'astra', '6.0.0'), table.at('theme', 'astra', '6.1.0')]).toEqual([T0, T0, T0 + DAY]);
     // Only 6.1 was lacking: written once, by its key, with the format's version.
     const lines = readFileSync(store.where, 'utf8').split('\n').filter(Boolean);
     expect(lines).toEqual([old.trimEnd(), JSON.stringify({ v: 1, theme: 'astra', version: '6.1.0', first_seen: new Date(T0 + DAY).toISOString() })]);

@@ -21,7 +21,7 @@ describe('first-seen times in Redis', () => {
   it('are shared between machines, keep the earlier of two times, and are kept per company (either case of its UUID)', async () => {
     const { a, b } = await twoMachines();
     const first = await redisFirstSeen(a, COMPANY).record([{ theme: 'astra', version: '1.1' }], T0);
-    expect(first.at('astra', '1.1')).toBe(T0);
+    expect(first.at('theme', 'astra', '1.1')).toBe(T0);
     // Machine B sees it a day later, with a version of its own: A's time stays.
     const later = await redisFirstSeen(b, COMPANY.toUpperCase()).record(
       [
@@ -30,11 +30,11 @@ describe('first-seen times in Redis', () => {
       ],
       T0 + DAY,
     );
-    expect([later.at('astra', '1.1'), later.at('neve', '2.0')]).toEqual([T0, T0 + DAY]);
+    expect([later.at('theme', 'astra', '1.1'), later.at('theme', 'neve', '2.0')]).toEqual([T0, T0 + DAY]);
     // A machine whose clock is behind moves a time earlier, never later.
-    expect((await redisFirstSeen(a, COMPANY).record([{ theme: 'neve', version: '2.0' }], T0)).at('neve', '2.0')).toBe(T0);
+    expect((await redisFirstSeen(a, COMPANY).record([{ theme: 'neve', version: '2.0' }], T0)).at('theme', 'neve', '2.0')).toBe(T0);
     const other = await redisFirstSeen(a, '11111111-2222-4333-8444-555555555555').record([], T0);
-    expect(other.at('astra', '1.1')).toBeUndefined();
+    expect(other.at('theme', 'astra', '1.1')).toBeUndefined();
     // A field this store did not write is skipped, not trusted.
     await a.redis.hset(companyKey(COMPANY, 'first-seen'), 'not json', '1');
     expect([...(await redisFirstSeen(a, COMPANY).record([], T0)).entries()]).toHaveLength(2);
@@ -52,7 +52,7 @@ describe('first-seen times in Redis', () => {
       ],
       T0 + DAY,
     );
-    expect([table.at('astra', '6.0'), table.at('astra', '6.0.0'), table.at('astra', '6.1')]).toEqual([T0, T0, T0 + DAY]);
+    expect([table.at('theme', 'astra', '6.0'), table.at('theme', 'astra', '6.0.0'), table.at('theme', 'astra', '6.1')]).toEqual([T0, T0, T0 + DAY]);
     expect((await a.redis.hkeys(key)).sort()).toEqual([
       JSON.stringify(['astra', '6.0']),
       JSON.stringify(['astra', '6.0.0']),

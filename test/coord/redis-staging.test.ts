@@ -16,7 +16,14 @@ const healthy = (at: number, version = '1.0.1'): StagingEntry => ({ env_id: ENV,
 const failed = (at: number, why: string): StagingEntry => ({ env_id: ENV, theme: 'calm', version: '1.0.1', kind: 'failed', at, why });
 /** A line as the release before pushed it to its list. */
 const oldLine = (e: StagingEntry) =>
-  JSON.stringify({ env_id: e.env_id, theme: e.theme, version: e.version, kind: e.kind, at: new Date(e.at).toISOString(), ...(e.why ? { why: e.why } : {}) });
+  JSON.stringify({
+    env_id: e.env_id,
+    theme: (e as { theme: string }).theme,
+    version: e.version,
+    kind: e.kind,
+    at: new Date(e.at).toISOString(),
+    ...(e.why ? { why: e.why } : {}),
+  });
 
 async function connect() {
   return linkTo((await redis()).url);
@@ -28,11 +35,11 @@ describe('what staging ran, in Redis', () => {
     const store = redisStaging(link, COMPANY);
     for (const at of [T0, T0 + HOUR, T0 + 2 * HOUR]) await store.record([healthy(at)]);
     const table = await redisStaging(link, COMPANY.toUpperCase()).record([healthy(T0 - HOUR), failed(T0 + HOUR, 'broke'), failed(T0 + 2 * HOUR, 'later')]);
-    expect(table.get(ENV, 'calm', '1.0.1')).toEqual({ healthy: T0 - HOUR, failed: { at: T0 + HOUR, why: 'broke' } });
+    expect(table.get(ENV, { kind: 'theme', name: 'calm' }, '1.0.1')).toEqual({ healthy: T0 - HOUR, failed: { at: T0 + HOUR, why: 'broke' } });
     expect(await link.redis.hlen(store.where)).toBe(2);
     // A field or value this store did not write is skipped, not trusted.
     await link.redis.hset(store.where, 'not json', '1', JSON.stringify([ENV, 'calm', '1.0.2', 'healthy']), '{"v":2,"at":1}');
-    expect((await store.record([])).get(ENV, 'calm', '1.0.2')).toBeUndefined();
+    expect((await store.record([])).get(ENV, { kind: 'theme', name: 'calm' }, '1.0.2')).toBeUndefined();
   });
 
   it('moves the list an earlier release appended to into the hash, and reads it so: nothing lost, the list gone', async () => {
@@ -44,8 +51,8 @@ describe('what staging ran, in Redis', () => {
     await link.redis.rpush(list, ...lines);
     const table = await redisStaging(link, COMPANY).record([healthy(T0 + HOUR, '1.0.0')]);
     expect(await link.redis.exists(list)).toBe(0);
-    expect(table.get(ENV, 'calm', '1.0.0')).toEqual({ healthy: T0 });
-    expect(table.get(ENV, 'calm', '1.0.1')).toEqual({ healthy: T0 + HOUR, failed: { at: T0 + 2 * HOUR, why: 'night 2' } });
+    expect(table.get(ENV, { kind: 'theme', name: 'calm' }, '1.0.0')).toEqual({ healthy: T0 });
+    expect(table.get(ENV, { kind: 'theme', name: 'calm' }, '1.0.1')).toEqual({ healthy: T0 + HOUR, failed: { at: T0 + 2 * HOUR, why: 'night 2' } });
     expect(await link.redis.hlen(companyKey(COMPANY, 'staging', 'table'))).toBe(3);
   });
 

@@ -25,7 +25,7 @@ describe('what staging ran, in the state folder', () => {
     // A machine whose clock is behind: its earlier time stands, so it is written.
     const table = await store.record([healthy(T0 - HOUR), failed(T0 + HOUR, 'broke the site')]);
     expect(linesOf(store.where)).toHaveLength(3);
-    expect(table.get(ENV, 'calm', '1.0.1')).toEqual({ healthy: T0 - HOUR, failed: { at: T0 + HOUR, why: 'broke the site' } });
+    expect(table.get(ENV, { kind: 'theme', name: 'calm' }, '1.0.1')).toEqual({ healthy: T0 - HOUR, failed: { at: T0 + HOUR, why: 'broke the site' } });
   });
 
   it('is compacted past its size (and twice the lines it needs) to one line per end, the earliest, reading the lines of the release before', async () => {
@@ -35,7 +35,7 @@ describe('what staging ran, in the state folder', () => {
     const old = (e: StagingEntry) =>
       JSON.stringify({
         env_id: e.env_id,
-        theme: e.theme,
+        theme: (e as { theme: string }).theme,
         version: e.version,
         kind: e.kind,
         at: new Date(e.at).toISOString(),
@@ -58,7 +58,7 @@ describe('what staging ran, in the state folder', () => {
       { v: 1, env_id: ENV, theme: 'calm', version: '1.0.1', kind: 'failed', at: new Date(T0 + HOUR).toISOString(), why: 'first' },
       { v: 1, env_id: ENV, theme: 'calm', version: '1.0.2', kind: 'healthy', at: new Date(T0 + 3 * HOUR).toISOString() },
     ]);
-    expect(table.get(ENV, 'calm', '1.0.1')).toEqual(before.get(ENV, 'calm', '1.0.1'));
-    expect(table.get(ENV, 'calm', '1.0.1')).toEqual({ healthy: T0, failed: { at: T0 + HOUR, why: 'first' } });
+    expect(table.get(ENV, { kind: 'theme', name: 'calm' }, '1.0.1')).toEqual(before.get(ENV, { kind: 'theme', name: 'calm' }, '1.0.1'));
+    expect(table.get(ENV, { kind: 'theme', name: 'calm' }, '1.0.1')).toEqual({ healthy: T0, failed: { at: T0 + HOUR, why: 'first' } });
   });
 });

@@ -30,11 +30,14 @@ function listing(
   const asked: { offset: number; inQuery: boolean }[] = [];
   return {
     asked,
-    async listThemes(_company, query, inQuery = false) {
+    async listItems(_kind, _company, query, inQuery = false) {
       asked.push({ offset: query.offset, inQuery });
       const from = served(query.offset, inQuery);
       const items = Array.from({ length: Math.max(0, Math.min(pageSize, total - from)) }, (_, i) => theme(`t${from + i}`));
-      return { company: { themes: { total, last_updated_at: '2026-11-22T00:00:00Z', items } } };
+      return { total, last_updated_at: '2026-11-22T00:00:00Z', items };
+    },
+    listEnvironmentItems() {
+      throw new Error('not read here');
     },
     async listDomains() {
       return { environment: { site_domains: [] } };
@@ -49,7 +52,7 @@ describe('paging through the theme listing', () => {
   it('a listing that ignores the paging in the body is asked again with it in the query string', async () => {
     const reader = listing(16, (offset, inQuery) => (inQuery ? offset : 0));
     const inventory = await readInventory(reader, 'c');
-    expect(inventory.theme_count).toBe(16);
+    expect(inventory.listed.theme?.count).toBe(16);
     expect(reader.asked).toEqual([
       { offset: 0, inQuery: false },
       { offset: 5, inQuery: false },
@@ -84,9 +87,9 @@ describe('paging through the theme listing', () => {
     const { sim } = await start({ sites: 12, themes: 16, maxPageSize: 5, dropGetBodies: true });
     const result = await runCli(['inventory', '--format', 'json'], simEnv(sim));
     expect(result.code).toBe(0);
-    const inventory = JSON.parse(result.stdout) as { environments: { themes: unknown[] }[]; theme_count: number };
-    expect(inventory.theme_count).toBe(16);
-    const rows = inventory.environments.reduce((n, e) => n + e.themes.length, 0);
+    const inventory = JSON.parse(result.stdout) as { environments: { items: { theme?: unknown[] } }[]; listed: { theme?: { count: number } } };
+    expect(inventory.listed.theme?.count).toBe(16);
+    const rows = inventory.environments.reduce((n, e) => n + (e.items.theme?.length ?? 0), 0);
     const expected = [...sim.fleet.environments.values()].reduce((n, e) => n + e.themes.size, 0);
     expect(rows).toBe(expected);
     expect(sim.log.filter((e) => e.path.endsWith('/wp-themes')).length).toBeGreaterThan(16 / 5);

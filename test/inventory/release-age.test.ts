@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { FirstSeen } from '../../src/inventory/first-seen.js';
-import type { InstalledTheme } from '../../src/inventory/inventory.js';
+import type { InstalledItem } from '../../src/inventory/inventory.js';
 import { ageOf, judgeReleaseAge, type ReleaseAgePolicy } from '../../src/inventory/release-age.js';
 
 const T0 = Date.parse('2026-03-02T02:00:00.000Z');
 const DAY = 86_400_000;
 const iso = (at: number) => new Date(at).toISOString();
 
-function theme(version: string, update: string, o: Partial<InstalledTheme> = {}): InstalledTheme {
+function theme(version: string, update: string, o: Partial<InstalledItem> = {}): InstalledItem {
   return {
+    kind: 'theme',
     name: 'astra',
     status: 'active',
     version,
@@ -24,7 +25,7 @@ function theme(version: string, update: string, o: Partial<InstalledTheme> = {})
 
 /** A table of `version → days after T0 it was first seen`, all of theme astra. */
 const seen = (days: Record<string, number>) => FirstSeen.of(Object.entries(days).map(([version, d]) => ({ theme: 'astra', version, at: T0 + d * DAY })));
-const judge = (t: InstalledTheme, policy: ReleaseAgePolicy, days: Record<string, number>, nowDays: number) =>
+const judge = (t: InstalledItem, policy: ReleaseAgePolicy, days: Record<string, number>, nowDays: number) =>
   judgeReleaseAge(t, policy, { now: T0 + nowDays * DAY, firstSeen: seen(days) });
 
 describe('release age', () => {
@@ -106,7 +107,7 @@ describe('release age', () => {
     const policy = { min_release_age: '3d', max_hold: '5d' };
     // A line written as 6.0 by the previous release (day 0), and 6.0.0 as the listing spells it now (day 2).
     const table = { '6.0': 0, '6.0.0': 2 };
-    expect(seen(table).versions('astra')).toEqual([['6.0.0', T0]]);
+    expect(seen(table).versions('theme', 'astra')).toEqual([['6.0.0', T0]]);
     expect(judge(theme('5.9', '6.0.0'), policy, table, 2.5)).toMatchObject({ code: 'age_pending', first_seen: iso(T0), eligible_at: iso(T0 + 3 * DAY) });
     expect(judge(theme('5.9', '6.0.0'), policy, table, 3)).toBeUndefined();
   });
@@ -118,8 +119,8 @@ describe('release age', () => {
       { theme: 'astra', version: '1.0', at: T0 + 2 * DAY },
       { theme: '__proto__', version: 'constructor', at: T0 },
     ]);
-    expect(table.at('astra', '1.0')).toBe(T0);
-    expect(table.at('__proto__', 'constructor')).toBe(T0);
-    expect(table.at('toString', '1.0')).toBeUndefined();
+    expect(table.at('theme', 'astra', '1.0')).toBe(T0);
+    expect(table.at('theme', '__proto__', 'constructor')).toBe(T0);
+    expect(table.at('theme', 'toString', '1.0')).toBeUndefined();
   });
 });

@@ -1,6 +1,7 @@
+import type { Kind } from '../../src/inventory/kinds.js';
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../src/errors.js';
-import type { Environment, InstalledTheme, Inventory } from '../../src/inventory/inventory.js';
+import type { Environment, InstalledItem, Inventory } from '../../src/inventory/inventory.js';
 import { foldThemes } from '../../src/inventory/inventory.js';
 import { FirstSeen } from '../../src/inventory/first-seen.js';
 import { readInventory } from '../../src/inventory/read.js';
@@ -10,8 +11,9 @@ import { buildPlan } from '../../src/plan/plan.js';
 const COMPANY = '0f1e2d3c-4b5a-4697-8877-665544332211';
 const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
-function theme(name: string, o: Partial<InstalledTheme> = {}): InstalledTheme {
+function theme(name: string, o: Partial<InstalledItem> = {}): InstalledItem {
   return {
+    kind: 'theme',
     name,
     status: 'active',
     version: '1.0.0',
@@ -25,13 +27,13 @@ function theme(name: string, o: Partial<InstalledTheme> = {}): InstalledTheme {
   };
 }
 
-function env(n: number, site: string, name: string, themes: InstalledTheme[] = [theme('astra')]): Environment {
-  return { id: id(n), site, name, themes };
+function env(n: number, site: string, name: string, themes: InstalledItem[] = [theme('astra')]): Environment {
+  return { id: id(n), site, name, items: { theme: themes } };
 }
 
 const inventory: Inventory = {
   company: COMPANY,
-  theme_count: 3,
+  listed: { theme: { count: 3 } },
   environments: [
     env(1, 'acme-001', 'live', [
       theme('astra', { update_available: true, update_version: '1.2.0' }),
@@ -218,9 +220,12 @@ describe('inventory', () => {
     const asked: [number, number][] = [];
     const reader = {
       // A server that caps pages at 2 themes whatever the limit asks.
-      async listThemes(_: string, q: { offset: number; limit: number }) {
+      async listItems(_kind: Kind, _: string, q: { offset: number; limit: number }) {
         asked.push([q.offset, q.limit]);
-        return { company: { themes: { total: 5, last_updated_at: '2026-01-01T00:00:00.000Z', items: themes.slice(q.offset, q.offset + 2) } } };
+        return { total: 5, last_updated_at: '2026-01-01T00:00:00.000Z', items: themes.slice(q.offset, q.offset + 2) };
+      },
+      listEnvironmentItems(): never {
+        throw new Error('not read here');
       },
       async listDomains() {
         return { environment: { site_domains: [] } };
@@ -235,11 +240,11 @@ describe('inventory', () => {
       [2, 100],
       [4, 100],
     ]);
-    expect(inv.environments.map((e) => [e.site, e.themes.map((t) => t.name)])).toEqual([
+    expect(inv.environments.map((e) => [e.site, (e.items.theme ?? []).map((t) => t.name)])).toEqual([
       ['s0', ['a', 'c', 'e']],
       ['s1', ['b', 'd']],
     ]);
-    expect(inv.environments[0]!.themes.find((t) => t.name === 'e')!.update_available).toBe(true);
+    expect(inv.environments[0]!.items.theme!.find((t) => t.name === 'e')!.update_available).toBe(true);
     expect(foldThemes(COMPANY, []).environments).toEqual([]);
   });
 });

@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import type { Environment, InstalledTheme } from '../../src/inventory/inventory.js';
+import type { Environment, InstalledItem } from '../../src/inventory/inventory.js';
 import { StagingTable, type StagingEntry } from '../../src/inventory/staging-table.js';
 import { judgeStaged } from '../../src/plan/staging-first.js';
 
 const HOUR = 3_600_000;
 const NOW = Date.parse('2026-03-03T02:00:00.000Z');
 
-function theme(version: string, update?: string): InstalledTheme {
+function theme(version: string, update?: string): InstalledItem {
   return {
+    kind: 'theme',
     name: 'calm',
     status: 'active',
     version,
@@ -20,19 +21,19 @@ function theme(version: string, update?: string): InstalledTheme {
   };
 }
 
-const env = (id: string, name: string, t: InstalledTheme): Environment => ({ id, site: 'acme', name, themes: [t] });
+const env = (id: string, name: string, t: InstalledItem): Environment => ({ id, site: 'acme', name, items: { theme: [t] } });
 const live = env('L', 'live', theme('1.0.0', '1.0.1'));
 const entry = (kind: StagingEntry['kind'], at: number, version = '1.0.1'): StagingEntry => ({ env_id: 'S', theme: 'calm', version, kind, at });
 
 function judge(staging: Environment | undefined, entries: StagingEntry[], soak = '20h') {
-  return judgeStaged({ live, staging }, live.themes, { staging_first: true, soak }, { now: NOW, table: StagingTable.of(entries) });
+  return judgeStaged({ live, staging }, live.items.theme!, { staging_first: true, soak }, { now: NOW, table: StagingTable.of(entries) });
 }
 
 describe('staging first, judged', () => {
   it('keeps the earliest time of each kind, whatever order the lines came in', () => {
     const table = StagingTable.of([entry('healthy', 5), entry('healthy', 3), entry('failed', 9), entry('failed', 7)]);
-    expect(table.get('S', 'calm', '1.0.1')).toEqual({ healthy: 3, failed: { at: 7, why: 'its staging update failed' } });
-    expect(table.get('S', 'calm', '1.0.2')).toBeUndefined();
+    expect(table.get('S', { kind: 'theme', name: 'calm' }, '1.0.1')).toEqual({ healthy: 3, failed: { at: 7, why: 'its staging update failed' } });
+    expect(table.get('S', { kind: 'theme', name: 'calm' }, '1.0.2')).toBeUndefined();
   });
 
   it('stages where staging is offered the same version, soaks, then promotes; a failure holds for good', () => {
@@ -60,7 +61,7 @@ describe('staging first, judged', () => {
     // no_staging: live is for a site without staging, never for one whose staging cannot take it.
     const mismatched = judgeStaged(
       { live, staging: env('S', 'staging', theme('1.1.0')) },
-      live.themes,
+      live.items.theme!,
       { staging_first: true, no_staging: 'live' },
       { now: NOW, table: StagingTable.of([]) },
     );

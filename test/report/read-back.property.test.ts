@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Environment, InstalledTheme, Inventory } from '../../src/inventory/inventory.js';
+import type { Environment, InstalledItem, Inventory } from '../../src/inventory/inventory.js';
 import { FirstSeen } from '../../src/inventory/first-seen.js';
 import { parsePlaybook } from '../../src/playbook/load.js';
 import { buildPlan, type Plan, type Step } from '../../src/plan/plan.js';
@@ -49,8 +49,9 @@ const theme = fc.record({
   update_vulnerable: fc.boolean(),
 });
 
-function installed(t: Of<typeof theme>): InstalledTheme {
+function installed(t: Of<typeof theme>): InstalledItem {
   return {
+    kind: 'theme',
     name: t.name,
     status: t.active ? 'active' : 'inactive',
     version: t.version,
@@ -84,10 +85,10 @@ function inventoryOf(sites: Of<typeof fleet>): Inventory {
   let n = 0;
   sites.forEach((s, i) => {
     const site = `${s.site}-${i % 2}`;
-    environments.push({ id: id(++n), site, name: 'live', themes: s.themes.map(installed) });
-    if (s.staging) environments.push({ id: id(++n), site, name: 'staging', themes: s.stagingThemes.map(installed) });
+    environments.push({ id: id(++n), site, name: 'live', items: { theme: s.themes.map(installed) } });
+    if (s.staging) environments.push({ id: id(++n), site, name: 'staging', items: { theme: s.stagingThemes.map(installed) } });
   });
-  return { company: COMPANY, theme_count: 4, environments };
+  return { company: COMPANY, listed: { theme: { count: 4 } }, environments };
 }
 
 /** The task's options: each guard on or off, in the playbook's own words. */

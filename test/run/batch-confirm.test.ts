@@ -19,8 +19,8 @@ function fakeService(clock: ManualClock) {
   const reads: { at: number; searches: string[]; urgent: boolean }[] = [];
   const listing = (): Inventory => ({
     company: 'c',
-    environments: [...done].map((id) => ({ id, site: 's', name: id, themes: [] })),
-    theme_count: 0,
+    environments: [...done].map((id) => ({ id, site: 's', name: id, items: { theme: [] } })),
+    listed: { theme: { count: 0 } },
     last_updated_at: new Date(lastUpdatedWall).toISOString(),
   });
   return {

@@ -20,12 +20,20 @@ const COMPANY = '0f1e2d3c-4b5a-4697-8877-665544332211';
 
 function env(i: number): Environment {
   const id = `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
-  const theme = { name: 'twentytwentyfour', status: 'active', version: '1.0', version_vulnerable: false, update_available: true, update_version: '1.1' };
-  return { id, site: `site-${i}`, name: 'live', themes: [{ ...theme, update_vulnerable: false, update_status: '', auto_update_type: '' }] };
+  const theme = {
+    kind: 'theme' as const,
+    name: 'twentytwentyfour',
+    status: 'active',
+    version: '1.0',
+    version_vulnerable: false,
+    update_available: true,
+    update_version: '1.1',
+  };
+  return { id, site: `site-${i}`, name: 'live', items: { theme: [{ ...theme, update_vulnerable: false, update_status: '', auto_update_type: '' }] } };
 }
 
 function plan(tasks: string, environments = 5) {
-  const inventory: Inventory = { company: COMPANY, environments: Array.from({ length: environments }, (_, i) => env(i + 1)), theme_count: 1 };
+  const inventory: Inventory = { company: COMPANY, environments: Array.from({ length: environments }, (_, i) => env(i + 1)), listed: { theme: { count: 1 } } };
   return buildPlan({
     playbook: parsePlaybook(`version: 1\nname: t\ncompany: ${COMPANY}\ntasks:\n${tasks}`, 'pb.yaml', { env: {} }),
     inventory,

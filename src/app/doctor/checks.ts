@@ -80,7 +80,11 @@ async function serviceChecks(runtime: Runtime, company: string, warnMs: number, 
   }
   const inventory = await readInventory(inventoryReader(runtime.caller), company);
   const envs = inventory.environments.length;
-  checks.push({ check: 'environments', status: envs > 0 ? 'ok' : 'fail', detail: `${envs} environments, ${inventory.theme_count} themes in the listing` });
+  checks.push({
+    check: 'environments',
+    status: envs > 0 ? 'ok' : 'fail',
+    detail: `${envs} environments, ${inventory.listed.theme?.count ?? 0} themes in the listing`,
+  });
   const findings = keyFindings(keys, Date.now(), warnMs);
   const inactive = findings.inactive.length ? `; not active: ${findings.inactive.map((k) => `"${k.name}" (${k.status})`).join(', ')}` : '';
   checks.push(

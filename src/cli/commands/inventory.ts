@@ -9,14 +9,16 @@ interface InventoryOptions {
   exposure?: boolean;
   failOn?: 'vulnerable';
   minReleaseAge?: string;
+  eachEnvironment?: boolean;
 }
 
 export function registerInventory(program: Command): void {
   program
     .command('inventory')
-    .description('list every environment as the theme listing shows it: site, name, themes, versions, updates')
+    .description('list every environment as the item listings show it: site, name, themes and plugins, versions, updates')
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
-    .option('--exposure', 'per theme, the environments running a version flagged vulnerable, and whether a safe update is available')
+    .option('--exposure', 'per theme and plugin, the environments running a version flagged vulnerable, and whether a safe update is available')
+    .option('--each-environment', "where the service serves no company plugin listing, read each environment's own (one read each, through the rate budget)")
     .addOption(
       new Option('--fail-on <what>', 'with --exposure: exit 1 when an environment runs a vulnerable version that has a safe update').choices(['vulnerable']),
     )
@@ -27,7 +29,7 @@ export function registerInventory(program: Command): void {
     )
     .addHelpText(
       'after',
-      '\nWith --exposure --fail-on vulnerable, for monitoring: exit 0 when no environment runs a vulnerable theme version\nthat a safe update (one not flagged vulnerable itself) would fix, 1 when some do, 2 for bad input.\n\nExamples:\n  sitefleet inventory --company 0f1e2d3c-… --format csv > fleet.csv\n  sitefleet inventory --exposure --fail-on vulnerable\n',
+      '\nWith --exposure --fail-on vulnerable, for monitoring: exit 0 when no environment runs a vulnerable theme or plugin version\nthat a safe update (one not flagged vulnerable itself) would fix, 1 when some do, 2 for bad input.\n\nExamples:\n  sitefleet inventory --company 0f1e2d3c-… --format csv > fleet.csv\n  sitefleet inventory --exposure --fail-on vulnerable\n',
     )
     .action(async (opts: InventoryOptions, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
@@ -38,7 +40,9 @@ export function registerInventory(program: Command): void {
       ] as const)
         if (given !== undefined && !opts.exposure) throw new InvalidInputError([{ path: flag, message: 'judges the exposure view: add --exposure' }]);
       const { readFleetView } = await import('../../app/fleet-view.js');
-      const view = await readFleetView({ ...globals, company: globals.company }, opts.exposure ? { minReleaseAge: opts.minReleaseAge } : undefined);
+      const view = await readFleetView({ ...globals, company: globals.company }, opts.exposure ? { minReleaseAge: opts.minReleaseAge } : undefined, {
+        eachEnvironment: opts.eachEnvironment === true,
+      });
       if (!view.exposure) {
         const { renderInventory } = await import('../render.js');
         globals.io.stdout.write(`${renderInventory(view.inventory, opts.format)}\n`);
@@ -46,6 +50,8 @@ export function registerInventory(program: Command): void {
       }
       const { renderExposure } = await import('../render-exposure.js');
       globals.io.stdout.write(`${renderExposure(view.exposure, opts.format)}\n`);
-      if (opts.failOn === 'vulnerable' && view.exposure.fixable_environments > 0) globals.io.exitCode = EXIT.someFailed;
+      // A kind that could not be read is not known safe: monitoring fails on it as on a fixable exposure.
+      if (opts.failOn === 'vulnerable' && (view.exposure.fixable_environments > 0 || view.exposure.unchecked !== undefined))
+        globals.io.exitCode = EXIT.someFailed;
     });
 }

@@ -13,9 +13,10 @@ const MIGRATE = new Script(STAGING_MIGRATE);
 const MIGRATE_TRIES = 20;
 
 /**
- * What staging ran of a company's theme versions, in one Redis hash shared by every machine that
- * names the Redis: a field per (environment, theme, version, kind), `[env_id, theme, version, kind]`
- * as JSON, its value `{"v":1,"at":ms,"why"?}`; a Lua script keeps the earliest time, so the hash never
+ * What staging ran of a company's item versions, in one Redis hash shared by every machine that
+ * names the Redis: a field per (environment, item, version, kind), `[env_id, theme, version, kind]`
+ * as JSON (another item kind than a theme named last: `[env_id, name, version, kind, "plugin"]`),
+ * its value `{"v":1,"at":ms,"why"?}`; a Lua script keeps the earliest time, so the hash never
  * holds more than one field per key however often an end is recorded. Releases before it appended
  * lines to a list (`…:staging`): its lines are moved into the hash before anything is recorded, by
  * whichever process comes first. A failure stops the command as any lost coordination does
@@ -53,10 +54,10 @@ function tableOf(reply: readonly string[]): StagingEntry[] {
   const entries: StagingEntry[] = [];
   for (let i = 0; i + 1 < reply.length; i += 2) {
     try {
-      const [env_id, theme, version, kind, ...more] = JSON.parse(reply[i]!) as unknown[];
+      const [env_id, name, version, kind, item = 'theme', ...more] = JSON.parse(reply[i]!) as unknown[];
       const { v, at, why } = JSON.parse(reply[i + 1]!) as Record<string, unknown>;
-      if (more.length > 0 || v !== FORMAT || typeof at !== 'number') continue;
-      const entry = STAGING_LINES.fromRecord({ env_id, theme, version, kind, at: new Date(at).toISOString(), why });
+      if (more.length > 0 || v !== FORMAT || typeof at !== 'number' || typeof item !== 'string') continue;
+      const entry = STAGING_LINES.fromRecord({ env_id, [item]: name, version, kind, at: new Date(at).toISOString(), why });
       if (entry) entries.push(entry);
     } catch {
       // not this store's

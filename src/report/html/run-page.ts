@@ -1,3 +1,4 @@
+import { nameOf } from '../../inventory/kinds.js';
 import { shellQuote } from '../../util/safe-text.js';
 import { taskCounts } from '../task-counts.js';
 import { isProblem } from '../../run/types.js';
@@ -145,7 +146,7 @@ function releaseAgeSection(report: Report): Markup {
       h`<tr class="release-age" data-code="${d.code}">
         <td>${d.code}</td>
         <td>${task}</td>
-        <td>${d.theme} ${d.installed} → ${d.version}</td>
+        <td>${nameOf(d)} ${d.installed} → ${d.version}</td>
         <td class="n">${environments}</td>
         <td>${d.first_seen}</td>
         <td>${d.held ? d.eligible_at : 'sent'}</td>
@@ -167,7 +168,7 @@ function stagingSection(report: Report): Markup {
         <td>${site}</td>
         <td>${environment}</td>
         <td>${task}</td>
-        <td>${d.theme} ${d.version}</td>
+        <td>${nameOf(d)} ${d.version}</td>
         <td>${d.since ?? ''}</td>
         <td>${d.until ?? d.failed_at ?? ''}</td>
         <td>${d.why ?? d.override ?? ''}</td>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { orderVersions, versionJump, versionKey, versionParts, withinBump, type Bump, type Jump } from '../../src/util/theme-version.js';
+import { orderVersions, versionJump, versionKey, versionParts, withinBump, type Bump, type Jump } from '../../src/util/item-version.js';
 
 describe('theme version jumps', () => {
   it('reads two or three numeric parts, a missing part as 0, and nothing else', () => {

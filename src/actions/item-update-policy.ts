@@ -1,5 +1,6 @@
 import type { InputProblem } from '../errors.js';
-import type { InstalledTheme } from '../inventory/inventory.js';
+import type { InstalledItem } from '../inventory/inventory.js';
+import type { KindRow } from '../inventory/kinds.js';
 import {
   DEFAULT_MAX_HOLD,
   describeDecision,
@@ -12,11 +13,13 @@ import {
   type ReleaseClock,
 } from '../inventory/release-age.js';
 import { ageSchema, LONGEST_AGE } from '../util/duration.js';
-import { BUMPS, versionJump, withinBump, type Bump } from '../util/theme-version.js';
+import { BUMPS, versionJump, withinBump, type Bump } from '../util/item-version.js';
 import { globs } from './schema-parts.js';
 
-export type ThemesUpdateWith = ReleaseAgePolicy & {
+/** The `with:` block of an item update (`themes.update`, `plugins.update`): which items, by the kind's plural, and the policy. */
+export type ItemsUpdateWith = ReleaseAgePolicy & {
   themes?: string | string[];
+  plugins?: string | string[];
   skip_vulnerable_updates?: boolean;
   only_vulnerable?: boolean;
   max_bump?: Bump;
@@ -24,11 +27,15 @@ export type ThemesUpdateWith = ReleaseAgePolicy & {
 
 const releaseAge = (what: string) => ageSchema(LONGEST_AGE.releaseAge, what);
 
-/** The `with:` fields of themes.update: which themes, and the update policy that judges each. */
+/** Which items of a kind a task updates: `themes:` or `plugins:`, slugs as globs. */
+export function itemsField(row: KindRow) {
+  return { [row.plural]: { ...globs, description: `only these ${row.kind} slugs (globs); default all` } };
+}
+
+/** The `with:` fields of an item update besides which items: the update policy that judges each. */
 export const POLICY_FIELDS = {
-  themes: { ...globs, description: 'only these theme slugs (globs); default all' },
   skip_vulnerable_updates: { type: 'boolean', default: true, description: 'leave alone updates whose version is flagged vulnerable' },
-  only_vulnerable: { type: 'boolean', default: false, description: 'update only themes whose installed version is flagged vulnerable' },
+  only_vulnerable: { type: 'boolean', default: false, description: 'update only items whose installed version is flagged vulnerable' },
   max_bump: {
     enum: [...BUMPS],
     default: 'major',
@@ -44,7 +51,7 @@ export const POLICY_FIELDS = {
   },
   max_hold: ageSchema(
     LONGEST_AGE.maxHold,
-    `an install behind on a theme for this long gets its update whatever its age, counted from the first-seen time of the oldest newer version it has not taken (default ${DEFAULT_MAX_HOLD})`,
+    `an install behind on an item for this long gets its update whatever its age, counted from the first-seen time of the oldest newer version it has not taken (default ${DEFAULT_MAX_HOLD})`,
   ),
   release_age_bypass: {
     enum: ['vulnerable', 'none'],
@@ -54,7 +61,7 @@ export const POLICY_FIELDS = {
 };
 
 /** Cross-field rules of the release age, which the schema cannot say. Paths are relative to `with`. */
-export function checkPolicy(w: ThemesUpdateWith): InputProblem[] {
+export function checkPolicy(w: ItemsUpdateWith): InputProblem[] {
   if (!usesReleaseAge(w))
     return (['max_hold', 'release_age_bypass'] as const)
       .filter((field) => w[field] !== undefined)
@@ -79,7 +86,7 @@ export type Judgement = { send: true; early?: ReleaseAgeDecision } | { send: fal
  * before it weighs the update itself, and the release age comes last. `releases` is undefined only
  * where no age can be judged (validate's stand-in expansion, which checks bodies alone).
  */
-export function judgeUpdate(t: InstalledTheme, policy: ThemesUpdateWith, releases: ReleaseClock | undefined): Judgement {
+export function judgeUpdate(t: InstalledItem, policy: ItemsUpdateWith, releases: ReleaseClock | undefined): Judgement {
   const reason = heldBack(t, policy);
   if (reason !== undefined) return { send: false, reason };
   const decision = releases && judgeReleaseAge(t, policy, releases);
@@ -88,7 +95,7 @@ export function judgeUpdate(t: InstalledTheme, policy: ThemesUpdateWith, release
 }
 
 /** Why the version rules leave this update alone, in words that name the versions judged; undefined when it may go. */
-function heldBack(t: InstalledTheme, policy: ThemesUpdateWith): string | undefined {
+function heldBack(t: InstalledItem, policy: ItemsUpdateWith): string | undefined {
   if (policy.only_vulnerable === true && !t.version_vulnerable) return `installed version ${t.version} not vulnerable`;
   if ((policy.skip_vulnerable_updates ?? true) && t.update_vulnerable) return `update ${t.version} → ${t.update_version} flagged vulnerable`;
   const max = policy.max_bump ?? 'major';

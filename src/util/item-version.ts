@@ -1,5 +1,5 @@
 /**
- * How far a theme update moves, as WordPress themes number their releases: two or three numeric
+ * How far an update of an item (a theme, a plugin) moves, as WordPress themes and plugins number their releases: two or three numeric
  * parts (`6.0`, `4.1.2`), a missing part read as 0 (`6.0` is `6.0.0`). Anything else (`1.0-beta`,
  * `v2`, four parts) is not judged: its jump is `unnumbered`, which no bound short of `major` allows,
  * because a version we cannot read must never pass for a small change.

@@ -1,0 +1,197 @@
+import { matchesAny } from '../util/glob.js';
+import { describeDecision, usesReleaseAge } from '../inventory/release-age.js';
+import type { Action, BatchConfirm, Expansion, ItemVersion, StepOutcome } from './action.js';
+import { nameOf } from '../inventory/kinds.js';
+import { installedOf, type Inventory, type InstalledItem } from '../inventory/inventory.js';
+import type { KindRow } from '../inventory/kinds.js';
+import { withBlock } from './schema-parts.js';
+import { checkPolicy, itemsField, judgeUpdate, POLICY_FIELDS, type ItemsUpdateWith } from './item-update-policy.js';
+
+/**
+ * An item update (themes.update, plugins.update: one action per row of the kind table, kinds.ts):
+ * the items the listing shows an update `available` for, as the task's update policy allows
+ * (item-update-policy.ts). An update whose target version is itself flagged vulnerable is left alone
+ * by default: moving from one vulnerable version to another is not a fix, and a person should choose.
+ * `only_vulnerable` keeps to installed versions flagged vulnerable (security-only nights); `max_bump`
+ * leaves updates that jump further than a patch or minor release (see util/item-version.ts);
+ * `min_release_age` and `by_bump` let new versions age first (inventory/release-age.ts), which needs
+ * the first-seen table the plan is given (`reads`).
+ *
+ * What was judged is what gets installed. The bulk update (`PUT …/themes/bulk-update`,
+ * `…/plugins/bulk-update`) names no version: the service installs whatever is newest when it runs
+ * it, which may be a release the plan never saw. So a task whose plan judged the very version it
+ * sends updates each item pinned (`PUT …/themes` or `…/plugins` `{name, update_version}`, one call per item), and its steps are read back
+ * (`readBack`): the version the environment runs is recorded, and a step that runs another fails.
+ * A task judges the version when it has
+ * - a release age (`min_release_age`, `by_bump`): the age is that version's;
+ * - `max_bump`, written in the task (the default, `major`, lets any numbered jump through): the jump
+ *   is to that version;
+ * - `rollout.staging_first` (`pinVersions`): live takes the version staging soaked, staging the one
+ *   it stages, never a newer one that came meanwhile.
+ * `only_vulnerable` judges the installed version, not the new one, and `skip_vulnerable_updates`
+ * (on by default) the listing's flag, which every task has: neither pins, so that a task with no
+ * policy keeps its bulk update, its plan and its report as they were. Such a task takes whatever is
+ * newest when the service runs the update: if that matters, give it `max_bump`.
+ */
+/** A kind's update action (`themes.update`, `plugins.update`), made from its row of the kind table. */
+export function itemsUpdate(row: KindRow): Action<ItemsUpdateWith> {
+  const { kind, plural } = row;
+  const namesOf = (step: StepOutcome) => itemsOf(row, step);
+  return {
+    name: `${plural}.update`,
+    summary: `update ${plural} where the listing shows an update available, within an update policy (PUT …/${plural}/bulk-update; a version the policy judged: PUT …/${plural}, pinned)`,
+    scope: 'environment',
+    endpoint: row.bulk,
+    alsoSends: [row.pinned],
+    creates: false,
+    stagesFirst: true,
+    items: kind,
+    example: { [plural]: [row.example], max_bump: 'minor' },
+    withSchema: withBlock({ ...itemsField(row), ...POLICY_FIELDS }),
+    check: (w) => checkPolicy(w),
+    reads: (w) => (usesReleaseAge(w) ? ['first_seen'] : []),
+    // `verify: true`: an item this step updated still shows an update available in a fresh listing
+    // (a pinned one: runs another version than the one sent, readBack's rule).
+    verify(step, listing) {
+      const pinned = pinnedOf(step);
+      if (pinned) return differs(pinned, runsOf(row, step, listing)[0]);
+      const still = stillAvailable(row, step, listing);
+      return still.length > 0 ? `the listing still shows an update available for ${still.join(', ')}` : undefined;
+    },
+    // A pinned update is read back whatever `verify` says: the report records what the environment runs.
+    readBack(step, listing) {
+      const pinned = pinnedOf(step);
+      if (!pinned) return undefined;
+      const runs = runsOf(row, step, listing);
+      const difference = differs(pinned, runs[0]);
+      return { runs, ...(difference ? { differs: difference } : {}) };
+    },
+    ...(row.listingConfirms ? { confirmBatch: confirmByListing(row) } : {}),
+    // The versions the policy judged are the ones the update moved between.
+    record: (step) => ({ heading: row.heading, text: step.precondition ?? `${namesOf(step).join(', ')} updated` }),
+    reasonParts,
+    expandEnvironment(env, ctx) {
+      const wanted = ctx.with[plural];
+      const available = installedOf(env, kind).filter((t) => t.update_available && matchesAny(t.name, wanted));
+      const judged = available.map((item) => ({ item, judgement: judgeUpdate(item, ctx.with, ctx.releases) }));
+      const update = judged.flatMap(({ item, judgement }) => (judgement.send ? [item] : []));
+      const held = judged.flatMap(({ item, judgement }) => (judgement.send ? [] : [`${item.name}: ${judgement.reason}`]));
+      const decisions = judged.flatMap(({ judgement: j }) => (j.send ? (j.early ?? []) : (j.decision ?? [])));
+      const early = decisions.filter((d) => !d.held).map((d) => `${nameOf(d)}: ${describeDecision(d)}`);
+      const note = [listed(LEFT_ALONE, held), listed(SENT_EARLY, early)].filter(Boolean).join(ITEM_SEPARATOR) || undefined;
+      const ages = decisions.length > 0 ? { release_age: decisions } : {};
+      if (update.length === 0) return [{ skip: note ?? `no ${kind} update available`, ...ages }];
+      if (!pins(ctx.with, ctx.pinVersions)) return [{ ...updateOf(row, env.id, update, note), ...ages }];
+      // One call per item; the environment's note and dates go with its first.
+      return update.map((t, i) => (i === 0 ? { ...pinnedUpdate(row, env.id, t), ...(note ? { note } : {}), ...ages } : pinnedUpdate(row, env.id, t)));
+    },
+  };
+}
+
+/**
+ * One read of the listing, filtered to the items being updated, settles every environment that no
+ * longer shows their update available: the same rule as verify. Only for a kind whose company listing
+ * shows a write when its operation ends (`KindRow.listingConfirms`).
+ */
+function confirmByListing(row: KindRow): BatchConfirm {
+  return {
+    searches(steps) {
+      const names = [...new Set(steps.flatMap((s) => itemsOf(row, s)))].sort();
+      // A search matches a name or a title anywhere: a few names are a read each, many the whole listing.
+      return names.length <= MAX_SEARCHES ? names : [];
+    },
+    shows(step, listing) {
+      const env = listing.environments.find((e) => e.id === step.target.env_id);
+      const installed = env ? installedOf(env, row.kind) : [];
+      // A pinned update is done when the environment runs that version (another one is polled, and read back).
+      const pinned = pinnedOf(step);
+      if (pinned) return installed.some((t) => t.name === pinned.name && t.version === pinned.update_version);
+      return env !== undefined && itemsOf(row, step).every((name) => installed.some((t) => t.name === name && !t.update_available));
+    },
+  };
+}
+
+/** A note or skip lists the items left alone, then those sent before their age: each counts apart in the summary. */
+function reasonParts(reason: string): string[] {
+  let prefix = NOTE_PREFIXES.find((p) => reason.startsWith(p));
+  if (prefix === undefined) return [reason];
+  return reason.split(ITEM_SEPARATOR).map((part) => {
+    const own = NOTE_PREFIXES.find((p) => part.startsWith(p));
+    prefix = own ?? prefix!;
+    return own === undefined ? `${prefix}${part}` : part;
+  });
+}
+
+/** Whether a task's plan judged the version each update installs (see the top of this file). */
+export function pins(w: ItemsUpdateWith, pinVersions: true | undefined): boolean {
+  return pinVersions === true || usesReleaseAge(w) || w.max_bump !== undefined;
+}
+
+/** The pinned update of one item to the version the plan judged. */
+function pinnedUpdate(row: KindRow, envId: string, t: InstalledItem): Expansion {
+  return {
+    request: { endpoint: row.pinned, params: { env_id: envId }, body: { name: t.name, update_version: t.update_version } },
+    precondition: `${t.name} ${t.version} → ${t.update_version}`,
+    key: `${row.kind}=${t.name}`,
+    items: [t.name],
+  };
+}
+
+function updateOf(row: KindRow, envId: string, update: InstalledItem[], note: string | undefined): Expansion {
+  return {
+    request: { endpoint: row.bulk, params: { env_id: envId }, body: { [row.plural]: update.map((t) => ({ name: t.name })) } },
+    note,
+    // The body names no version: a saved plan must not install a newer one than was reviewed. These
+    // are the versions the policy judged, so a release that moves them moves the judgement too.
+    precondition: update.map((t) => `${t.name} ${t.version} → ${t.update_version}`).join(', '),
+  };
+}
+
+const LEFT_ALONE = 'left alone: ';
+/** Updates sent though younger than their age (release age: security_bypass, max_hold). */
+const SENT_EARLY = 'sent before its age: ';
+const NOTE_PREFIXES = [LEFT_ALONE, SENT_EARLY];
+const ITEM_SEPARATOR = '; ';
+
+/** `left alone: a: why; b: why`, or nothing for an empty list. */
+function listed(prefix: string, parts: string[]): string {
+  return parts.length > 0 ? `${prefix}${parts.join(ITEM_SEPARATOR)}` : '';
+}
+
+/** Past this many items in a batch, one read of the whole listing costs less than a search each. */
+const MAX_SEARCHES = 3;
+
+/** The items a step updates: a pinned update's one, or the bulk body's list under the kind's plural. */
+function itemsOf(row: KindRow, step: StepOutcome): string[] {
+  const pinned = pinnedOf(step);
+  if (pinned) return [pinned.name];
+  const list = (step.body as Record<string, unknown> | undefined)?.[row.plural];
+  return Array.isArray(list) ? list.flatMap((t) => (typeof (t as { name?: unknown }).name === 'string' ? [(t as { name: string }).name] : [])) : [];
+}
+
+/** A pinned update's body (one item, the version judged); undefined for a bulk update. */
+function pinnedOf(step: StepOutcome): { name: string; update_version: string } | undefined {
+  const body = step.body as { name?: unknown; update_version?: unknown } | undefined;
+  return typeof body?.name === 'string' && typeof body.update_version === 'string' ? { name: body.name, update_version: body.update_version } : undefined;
+}
+
+/** What the listing shows the step's environment runs of its items (an item gone from it: none). */
+function runsOf(row: KindRow, step: StepOutcome, listing: Inventory): ItemVersion[] {
+  const env = listing.environments.find((e) => e.id === step.target.env_id);
+  const installed = env ? installedOf(env, row.kind) : [];
+  return itemsOf(row, step).flatMap((name) => installed.filter((t) => t.name === name).map((t) => ({ name, version: t.version })));
+}
+
+/** Why an environment does not run the version judged, in words; undefined when it does. */
+function differs(pinned: { name: string; update_version: string }, runs: ItemVersion | undefined): string | undefined {
+  if (runs?.version === pinned.update_version) return undefined;
+  const now = runs ? `runs ${pinned.name} ${runs.version}` : `does not list ${pinned.name}`;
+  return `the environment ${now}, not ${pinned.update_version} as judged`;
+}
+
+/** The step's items the listing still shows an update available for. */
+function stillAvailable(row: KindRow, step: StepOutcome, listing: Inventory): string[] {
+  const env = listing.environments.find((e) => e.id === step.target.env_id);
+  const installed = env ? installedOf(env, row.kind) : [];
+  return itemsOf(row, step).filter((name) => installed.some((t) => t.name === name && t.update_available));
+}
