@@ -448,7 +448,8 @@ function inventorySummary(inventory: Inventory): Plan['inventory'] {
     const listed = inventory.listed[kind];
     const plural = KIND_TABLE[kind].plural;
     if (!listed) return [];
-    return [[plural, listed.count], ...(listed.from_environments ? [[`${plural}_from_environments`, listed.from_environments]] : [])];
+    const each: [string, string][] = listed.from_environments ? [[`${plural}_from_environments`, listed.from_environments]] : [];
+    return [[plural, listed.count], ...each];
   });
   return {
     environments: inventory.environments.length,
