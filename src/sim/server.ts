@@ -148,6 +148,8 @@ export interface Simulator {
   breakPlugin(plugin: string): string;
   /** Each environment's logs (error, access, kinsta-cache-perf), as `GET …/logs` reads them. */
   logs: SiteLogs;
+  /** The company plugin listing's lag, when `pluginListingLagMs` set one (a test sees what it holds). */
+  pluginListingLag?: ListingLag;
   /** From now on sites with this theme version look so (a notice bar, or no style at all) and answer 200; returns it resolved. */
   lookTheme(theme: string, look: SiteLook): string;
   /** From now on the site at this domain has a carousel that shows the next slide at each load. */
@@ -493,6 +495,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       return resolved;
     },
     logs,
+    pluginListingLag: plugins.lag,
     lookTheme(theme, look) {
       const resolved = parseThemeBreak(fleet, theme);
       breaks.looks!.set(resolved, look);
