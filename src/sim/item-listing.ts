@@ -26,23 +26,36 @@ export interface ListingView {
 
 type Json = Record<string, unknown>;
 
-/** One environment of a company listing, its fields prefixed by the kind (`theme_version`, `plugin_version`). */
-function entry(kind: ItemKind, item: CatalogItem, env: SimEnvironment, siteName: string, installed: InstalledItem, withId: boolean): Json {
+/** The prefixed field names of a kind's listing entries (`theme_version`, `plugin_version`), made once a listing. */
+function entryKeys(kind: ItemKind) {
+  return {
+    status: `${kind}_status`,
+    update: `${kind}_update`,
+    version: `${kind}_version`,
+    versionVulnerable: `is_${kind}_version_vulnerable`,
+    updateVersion: `${kind}_update_version`,
+    updateVulnerable: `is_${kind}_update_version_vulnerable`,
+    updateStatus: `${kind}_update_status`,
+  };
+}
+
+/** One environment of a company listing, its fields prefixed by the kind. */
+function entry(keys: ReturnType<typeof entryKeys>, item: CatalogItem, env: SimEnvironment, siteName: string, installed: InstalledItem, withId: boolean): Json {
   const latest = latestOf(item);
   const offered = behind(installed.version, latest);
-  return {
-    ...(withId ? { id: env.id } : {}),
-    site_display_name: siteName,
-    display_name: env.displayName,
-    [`${kind}_status`]: installed.status,
-    [`${kind}_update`]: offered ? 'available' : 'none',
-    [`${kind}_version`]: installed.version,
-    [`is_${kind}_version_vulnerable`]: item.vulnerable.has(installed.version),
-    [`${kind}_update_version`]: offered ? latest : '',
-    [`is_${kind}_update_version_vulnerable`]: offered && item.vulnerable.has(latest),
-    [`${kind}_update_status`]: installed.updateStatus,
-    auto_update_type: installed.autoUpdateType,
-  };
+  const e: Json = {};
+  if (withId) e.id = env.id;
+  e.site_display_name = siteName;
+  e.display_name = env.displayName;
+  e[keys.status] = installed.status;
+  e[keys.update] = offered ? 'available' : 'none';
+  e[keys.version] = installed.version;
+  e[keys.versionVulnerable] = item.vulnerable.has(installed.version);
+  e[keys.updateVersion] = offered ? latest : '';
+  e[keys.updateVulnerable] = offered && item.vulnerable.has(latest);
+  e[keys.updateStatus] = installed.updateStatus;
+  e.auto_update_type = installed.autoUpdateType;
+  return e;
 }
 
 type Installs = [SimEnvironment, InstalledItem][];
@@ -84,8 +97,9 @@ export function listItems(fleet: Fleet, kind: ItemKind, query: ThemeListQuery, m
   const all = installsByItem(fleet, kind, query, seen);
   const offset = query.offset ?? 0;
   const limit = Math.min(query.limit ?? 20, maxPageSize);
+  const keys = entryKeys(kind);
   const items = all.slice(offset, offset + limit).map(([item, installs]) => {
-    const environments = installs.map(([env, installed]) => entry(kind, item, env, fleet.sites.get(env.siteId)!.displayName, installed, seen.withIds));
+    const environments = installs.map(([env, installed]) => entry(keys, item, env, fleet.sites.get(env.siteId)!.displayName, installed, seen.withIds));
     const latest = latestOf(item);
     return {
       name: item.name,
@@ -94,7 +108,7 @@ export function listItems(fleet: Fleet, kind: ItemKind, query: ThemeListQuery, m
       latest_version: latest,
       is_latest_version_vulnerable: item.vulnerable.has(latest),
       environment_count: environments.length,
-      update_count: environments.filter((e) => e[`${kind}_update`] === 'available').length,
+      update_count: environments.filter((e) => e[keys.update] === 'available').length,
       environments,
     };
   });
