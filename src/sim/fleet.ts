@@ -1,6 +1,7 @@
 import type { Backup } from '../api/types.js';
 import { HOSTILE_NAMES, hostileName, type FleetNames } from './hostile-names.js';
-import { makePluginCatalog } from './plugin-catalog.js';
+import { makeCatalog, type CatalogItem, type CatalogShape } from './catalog.js';
+import { NAMED_PLUGINS, PLUGIN_SHAPE } from './plugin-catalog.js';
 import { Random } from './random.js';
 
 /**
@@ -69,15 +70,7 @@ export interface SimSite {
   envIds: string[];
 }
 
-/** An item of a kind's catalogue: its versions, oldest first, and those known vulnerable. */
-export interface CatalogItem {
-  name: string;
-  title: string;
-  /** The theme listing shows one; the plugin listing's sample does not. */
-  description?: string;
-  versions: string[];
-  vulnerable: Set<string>;
-}
+export type { CatalogItem } from './catalog.js';
 
 export interface Fleet {
   companyId: string;
@@ -159,24 +152,22 @@ export function title(slug: string): string {
   return slug.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => (dash ? ' ' : '') + c.toUpperCase());
 }
 
-function makeCatalog(rng: Random, count: number): Map<string, CatalogItem> {
-  const catalog = new Map<string, CatalogItem>();
-  for (let i = 0; i < count; i++) {
+/** The theme catalogue's names and spread of versions. */
+const THEME_SHAPE: CatalogShape = {
+  named(i) {
     const name = THEME_NAMES[i] ?? `theme-${String(i + 1).padStart(3, '0')}`;
-    const major = rng.int(1, 4);
-    const versions = Array.from({ length: rng.int(3, 7) }, (_, minor) => `${major}.${minor}.${rng.int(0, 3)}`);
-    const vulnerable = new Set<string>();
-    for (const v of versions.slice(0, -1)) if (rng.chance(0.25)) vulnerable.add(v);
-    // Some latest versions are vulnerable too: updating to them is what skip_vulnerable_updates avoids.
-    if (rng.chance(0.2)) vulnerable.add(versions.at(-1)!);
-    catalog.set(name, { name, title: title(name), description: `The ${title(name)} theme.`, versions, vulnerable });
-  }
-  return catalog;
-}
+    return { name, title: title(name), description: `The ${title(name)} theme.` };
+  },
+  majors: [1, 4],
+  versionCount: [3, 7],
+  patches: 3,
+  olderVulnerable: 0.25,
+  latestVulnerable: 0.2,
+};
 
 export function generateFleet(options: FleetOptions): Fleet {
   const rng = new Random(options.seed);
-  const catalog = makeCatalog(rng, Math.max(1, options.themes));
+  const catalog = makeCatalog(rng, Math.max(1, options.themes), THEME_SHAPE);
   const themeNames = [...catalog.keys()];
   // Keys as a company has them: one for automation, one about to expire, one expired, one revoked.
   const now = options.now ?? Date.now();
@@ -250,7 +241,7 @@ export function generateFleet(options: FleetOptions): Fleet {
  */
 function addPlugins(fleet: Fleet, options: FleetOptions): void {
   const rng = new Random(Math.imul(options.seed ^ 0x706c7567, 0x9e3779b1)); // 'plug'
-  fleet.pluginCatalog = makePluginCatalog(rng, options.pluginsPerEnv ?? 0);
+  fleet.pluginCatalog = makeCatalog(rng, Math.max(NAMED_PLUGINS, options.pluginsPerEnv ?? 0), PLUGIN_SHAPE);
   for (const env of fleet.environments.values()) installPlugins(env, fleet.pluginCatalog, rng, options.pluginsPerEnv);
 }
 

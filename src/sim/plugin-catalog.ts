@@ -1,5 +1,4 @@
-import type { CatalogItem } from './fleet.js';
-import type { Random } from './random.js';
+import type { CatalogShape } from './catalog.js';
 
 /** Plugins agencies' sites run, with their titles as the plugin directory shows them. */
 const PLUGINS: readonly (readonly [slug: string, title: string])[] = [
@@ -51,18 +50,17 @@ const PLUGINS: readonly (readonly [slug: string, title: string])[] = [
 ];
 
 /** The plugin catalogue: the named plugins, and numbered ones beyond them when environments install more. */
-export function makePluginCatalog(rng: Random, atLeast: number): Map<string, CatalogItem> {
-  const catalog = new Map<string, CatalogItem>();
-  const count = Math.max(PLUGINS.length, atLeast);
-  for (let i = 0; i < count; i++) {
+export const PLUGIN_SHAPE: CatalogShape = {
+  named(i) {
     const [name, title] = PLUGINS[i] ?? [`plugin-${String(i + 1).padStart(3, '0')}`, `Plugin ${i + 1}`];
-    const major = rng.int(1, 9);
-    const versions = Array.from({ length: rng.int(4, 8) }, (_, minor) => `${major}.${minor}.${rng.int(0, 5)}`);
-    const vulnerable = new Set<string>();
-    for (const v of versions.slice(0, -1)) if (rng.chance(0.2)) vulnerable.add(v);
-    // A vulnerable latest version: the update a careful policy holds back.
-    if (rng.chance(0.15)) vulnerable.add(versions.at(-1)!);
-    catalog.set(name, { name, title, versions, vulnerable });
-  }
-  return catalog;
-}
+    return { name, title };
+  },
+  majors: [1, 9],
+  versionCount: [4, 8],
+  patches: 5,
+  olderVulnerable: 0.2,
+  latestVulnerable: 0.15,
+};
+
+/** How many plugins the catalogue names: it holds these at least. */
+export const NAMED_PLUGINS = PLUGINS.length;
