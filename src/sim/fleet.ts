@@ -1,9 +1,18 @@
 import type { Backup } from '../api/types.js';
 import { HOSTILE_NAMES, hostileName, type FleetNames } from './hostile-names.js';
+import { makeCatalog, type CatalogItem, type CatalogShape } from './catalog.js';
+import { NAMED_PLUGINS, PLUGIN_SHAPE } from './plugin-catalog.js';
 import { Random } from './random.js';
 
-/** The simulator's world: one company, its sites, environments, themes, domains and backups. */
-export interface InstalledTheme {
+/**
+ * The simulator's world: one company, its sites, environments, installed items (themes and
+ * plugins, one model by kind), domains and backups.
+ */
+export type ItemKind = 'theme' | 'plugin';
+export const ITEM_KINDS: readonly ItemKind[] = ['theme', 'plugin'];
+
+/** An item (a theme or a plugin) installed on an environment. */
+export interface InstalledItem {
   version: string;
   status: 'active' | 'inactive';
   /** `updated` once a bulk update brought it to the latest version. */
@@ -23,7 +32,8 @@ export interface SimEnvironment {
   id: string;
   siteId: string;
   displayName: string;
-  themes: Map<string, InstalledTheme>;
+  themes: Map<string, InstalledItem>;
+  plugins: Map<string, InstalledItem>;
   phpVersion: string;
   phpAutoUpdateOptOut: boolean;
   deniedIps: string[];
@@ -41,15 +51,16 @@ export interface SimEnvironment {
 }
 
 /**
- * What a backup keeps of its environment, as far as the simulator models one: the themes and their
- * versions, the PHP version, the denied IPs, and the SSH and SFTP settings. Restoring it puts these
+ * What a backup keeps of its environment, as far as the simulator models one: the themes and
+ * plugins and their versions, the PHP version, the denied IPs, and the SSH and SFTP settings. Restoring it puts these
  * back (a site whose breaking theme version is reverted is healthy again).
  */
 export interface EnvironmentState extends Pick<
   SimEnvironment,
   'phpVersion' | 'phpAutoUpdateOptOut' | 'deniedIps' | 'sshEnabled' | 'sshExpInterval' | 'sftpAccountsEnabled'
 > {
-  themes: [string, InstalledTheme][];
+  themes: [string, InstalledItem][];
+  plugins: [string, InstalledItem][];
 }
 
 export interface SimSite {
@@ -59,13 +70,7 @@ export interface SimSite {
   envIds: string[];
 }
 
-export interface CatalogTheme {
-  name: string;
-  title: string;
-  description: string;
-  versions: string[];
-  vulnerable: Set<string>;
-}
+export type { CatalogItem } from './catalog.js';
 
 export interface Fleet {
   companyId: string;
@@ -75,7 +80,9 @@ export interface Fleet {
   sites: Map<string, SimSite>;
   environments: Map<string, SimEnvironment>;
   domains: Map<string, SimDomain>;
-  catalog: Map<string, CatalogTheme>;
+  /** The theme catalogue (named before plugins came: the tests read it so). */
+  catalog: Map<string, CatalogItem>;
+  pluginCatalog: Map<string, CatalogItem>;
   nextBackupId: number;
   lastUpdatedAt: number;
   /** What each backup keeps of its environment (backup-state.ts), by backup id: never in an answer. */
@@ -88,6 +95,8 @@ export interface FleetOptions {
   names?: FleetNames;
   sites: number;
   themes: number;
+  /** Plugins installed on each environment (default: drawn from 5 to 40). */
+  pluginsPerEnv?: number;
   /** Backups are aged from this moment (ms since the epoch; default now), so "younger than 26 h" means something. */
   now?: number;
 }
@@ -99,6 +108,23 @@ export const REGIONS = ['us-central1', 'us-east1', 'europe-west1', 'europe-west3
 /** The spec names `days_7` and says there are five; the other four are the simulator's guess. */
 export { SSH_EXPIRATION_INTERVALS } from '../api/types.js';
 export const SERVICE_AUTO_UPDATE = 'managed';
+
+/**
+ * Where a kind's items live: the environment's and the fleet's fields keep the names they had
+ * before plugins (`themes`, `catalog`), which the whole test suite reads.
+ */
+export function installedOf(env: SimEnvironment, kind: ItemKind): Map<string, InstalledItem> {
+  return kind === 'theme' ? env.themes : env.plugins;
+}
+
+export function catalogOf(fleet: Fleet, kind: ItemKind): Map<string, CatalogItem> {
+  return kind === 'theme' ? fleet.catalog : fleet.pluginCatalog;
+}
+
+/** The latest version of a catalogue item. */
+export function latestOf(item: CatalogItem): string {
+  return item.versions.at(-1)!;
+}
 
 const SITE_PREFIXES = ['acme', 'blue', 'coral', 'delta', 'ember', 'fjord', 'legacy', 'nova'];
 const THEME_NAMES = [
@@ -122,28 +148,26 @@ const THEME_NAMES = [
 /** A fixed "now" for generated history, so the same seed gives the same fleet on any day. */
 const EPOCH = Date.UTC(2026, 0, 1);
 
-function title(slug: string): string {
+export function title(slug: string): string {
   return slug.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => (dash ? ' ' : '') + c.toUpperCase());
 }
 
-function makeCatalog(rng: Random, count: number): Map<string, CatalogTheme> {
-  const catalog = new Map<string, CatalogTheme>();
-  for (let i = 0; i < count; i++) {
+/** The theme catalogue's names and spread of versions. */
+const THEME_SHAPE: CatalogShape = {
+  named(i) {
     const name = THEME_NAMES[i] ?? `theme-${String(i + 1).padStart(3, '0')}`;
-    const major = rng.int(1, 4);
-    const versions = Array.from({ length: rng.int(3, 7) }, (_, minor) => `${major}.${minor}.${rng.int(0, 3)}`);
-    const vulnerable = new Set<string>();
-    for (const v of versions.slice(0, -1)) if (rng.chance(0.25)) vulnerable.add(v);
-    // Some latest versions are vulnerable too: updating to them is what skip_vulnerable_updates avoids.
-    if (rng.chance(0.2)) vulnerable.add(versions.at(-1)!);
-    catalog.set(name, { name, title: title(name), description: `The ${title(name)} theme.`, versions, vulnerable });
-  }
-  return catalog;
-}
+    return { name, title: title(name), description: `The ${title(name)} theme.` };
+  },
+  majors: [1, 4],
+  versionCount: [3, 7],
+  patches: 3,
+  olderVulnerable: 0.25,
+  latestVulnerable: 0.2,
+};
 
 export function generateFleet(options: FleetOptions): Fleet {
   const rng = new Random(options.seed);
-  const catalog = makeCatalog(rng, Math.max(1, options.themes));
+  const catalog = makeCatalog(rng, Math.max(1, options.themes), THEME_SHAPE);
   const themeNames = [...catalog.keys()];
   // Keys as a company has them: one for automation, one about to expire, one expired, one revoked.
   const now = options.now ?? Date.now();
@@ -162,6 +186,7 @@ export function generateFleet(options: FleetOptions): Fleet {
     environments: new Map(),
     domains: new Map(),
     catalog,
+    pluginCatalog: new Map(),
     nextBackupId: 1000,
     backupStates: new Map(),
     lastUpdatedAt: EPOCH,
@@ -206,7 +231,40 @@ export function generateFleet(options: FleetOptions): Fleet {
       }
     }
   }
+  addPlugins(fleet, options);
   return fleet;
+}
+
+/**
+ * The plugins come from a stream of their own, drawn after the themes: the same seed gives the same
+ * theme side (every theme answer, id and backup) as before plugins were modelled.
+ */
+function addPlugins(fleet: Fleet, options: FleetOptions): void {
+  const rng = new Random(Math.imul(options.seed ^ 0x706c7567, 0x9e3779b1)); // 'plug'
+  fleet.pluginCatalog = makeCatalog(rng, Math.max(NAMED_PLUGINS, options.pluginsPerEnv ?? 0), PLUGIN_SHAPE);
+  for (const env of fleet.environments.values()) installPlugins(env, fleet.pluginCatalog, rng, options.pluginsPerEnv);
+}
+
+/**
+ * Installs `count` plugins (default: drawn from 5 to 40) on an environment, in catalogue order:
+ * about three in four active, about half behind their latest version.
+ */
+function installPlugins(env: SimEnvironment, catalog: Map<string, CatalogItem>, rng: Random, count?: number): void {
+  const items = [...catalog.values()];
+  const wanted = Math.min(items.length, count ?? rng.int(5, 40));
+  // Selection sampling (Knuth's algorithm S): each plugin in turn, kept with the chance still needed.
+  let left = wanted;
+  for (let i = 0; i < items.length && left > 0; i++) {
+    if (rng.next() * (items.length - i) >= left) continue;
+    left--;
+    const { name, versions } = items[i]!;
+    env.plugins.set(name, {
+      version: rng.chance(0.5) ? versions.at(-1)! : rng.pick(versions.slice(0, -1)),
+      status: rng.chance(0.75) ? 'active' : 'inactive',
+      updateStatus: 'none',
+      autoUpdateType: rng.chance(0.1) ? SERVICE_AUTO_UPDATE : 'none',
+    });
+  }
 }
 
 export function newEnvironment(fleet: Fleet, rng: Random, site: SimSite, displayName: string): SimEnvironment {
@@ -215,6 +273,7 @@ export function newEnvironment(fleet: Fleet, rng: Random, site: SimSite, display
     siteId: site.id,
     displayName,
     themes: new Map(),
+    plugins: new Map(),
     phpVersion: rng.pick(PHP_VERSIONS.slice(0, 5)),
     phpAutoUpdateOptOut: false,
     deniedIps: [],

@@ -1,13 +1,29 @@
 import type { EndpointName } from '../api/endpoints.js';
 import type * as T from '../api/types.js';
-import { addDomain, newEnvironment, PHP_VERSIONS, REGIONS, SSH_EXPIRATION_INTERVALS, type Fleet, type SimEnvironment, type SimSite } from './fleet.js';
+import {
+  addDomain,
+  catalogOf,
+  installedOf,
+  ITEM_KINDS,
+  latestOf,
+  newEnvironment,
+  PHP_VERSIONS,
+  REGIONS,
+  SSH_EXPIRATION_INTERVALS,
+  type Fleet,
+  type ItemKind,
+  type SimEnvironment,
+  type SimSite,
+} from './fleet.js';
 import { HOSTILE_SSH } from './hostile-names.js';
 import { captureState, putBack } from './backup-state.js';
 import type { PageCache } from './page-cache.js';
 import type { OperationWork } from './operations.js';
 import type { SimProfile } from './profile.js';
 import type { Random } from './random.js';
-import { listThemes } from './theme-listing.js';
+import { environmentItems, listItems } from './item-listing.js';
+import type { ListingLag } from './listing-lag.js';
+import { LOG_FILES, MAX_LOG_LINES, type LogFile, type SiteLogs } from './site-logs.js';
 import { wpCliOutput } from './wp-cli-output.js';
 
 /** An error answer: the real service's `{status, message, data}`. */
@@ -39,6 +55,25 @@ export interface HandlerContext {
   siteListing: boolean;
   /** The environments' page caches (what the sites' pages are served through). */
   pages: PageCache;
+  /** How the plugin endpoints answer (server.ts, the options `pluginListing`, `pluginListingLagMs`, `pluginBulkOperationId`). */
+  plugins: PluginServing;
+  /** The environments' logs (site-logs.ts). */
+  logs: SiteLogs;
+}
+
+/**
+ * `served`: the company plugin listing with each environment's id; `absent`: 404, as a service that
+ * does not know it; `no-ids`: entries without the id, as the vendor's changelog sample shows them.
+ */
+export type PluginListing = 'served' | 'absent' | 'no-ids';
+export const PLUGIN_LISTINGS: readonly PluginListing[] = ['served', 'absent', 'no-ids'];
+
+export interface PluginServing {
+  listing: PluginListing;
+  /** False: the bulk update answers 200 without an operation and has applied the update already. */
+  bulkOperationId: boolean;
+  /** The company listing's lag behind writes, when it has one. */
+  lag?: ListingLag;
 }
 
 /**
@@ -82,6 +117,63 @@ function installDefaultTheme(ctx: HandlerContext, e: SimEnvironment): void {
   e.themes.set(theme.name, { version: theme.versions.at(-1)!, status: 'active', updateStatus: 'none', autoUpdateType: 'none' });
 }
 
+/** The kinds whose company listing lags, and their lags: only plugins' (the vendor's cache of plugin data). */
+function lagOf(ctx: HandlerContext, kind: ItemKind): ListingLag | undefined {
+  return kind === 'plugin' ? ctx.plugins.lag : undefined;
+}
+
+/** Before any write to an environment's items: the lagging listings keep what they showed. */
+function beforeItemsWrite(ctx: HandlerContext, e: SimEnvironment, kinds: readonly ItemKind[] = ITEM_KINDS): void {
+  for (const kind of kinds) lagOf(ctx, kind)?.beforeWrite(e, installedOf(e, kind));
+}
+
+/** Installs `version` (default: the catalogue's newest when the work runs) of each named item of a kind. */
+function installVersions(ctx: HandlerContext, e: SimEnvironment, kind: ItemKind, names: string[], version?: string): void {
+  beforeItemsWrite(ctx, e, [kind]);
+  const installed = installedOf(e, kind);
+  for (const name of names) {
+    const item = installed.get(name);
+    if (!item) continue; // gone since it was accepted (a restore ran first): nothing left to update
+    item.version = version ?? latestOf(catalogOf(ctx.fleet, kind).get(name)!);
+    item.updateStatus = 'updated';
+  }
+}
+
+/** The names a bulk update body gives (`{themes: [{name}]}`, `{plugins: [{name}]}`), each installed, or a 400. */
+function bulkNames(ctx: HandlerContext, e: SimEnvironment, kind: ItemKind): string[] {
+  const names = (ctx.body as Record<string, { name: string }[]>)[`${kind}s`]!.map((t) => t.name);
+  const installed = installedOf(e, kind);
+  for (const name of names) if (!installed.has(name)) throw new SimHttpError(400, `${kind}s: ${name} is not installed on environment ${e.id}`);
+  return names;
+}
+
+/**
+ * Beyond the spec (real-service-notes.md): one item to the version named, which must be one the
+ * catalogue has; it answers 202 with a `wp-theme:update-…` or `wp-plugin:update-…` operation.
+ */
+function pinnedUpdate(ctx: HandlerContext, kind: ItemKind): HandlerResult {
+  const e = env(ctx);
+  const { name, update_version } = ctx.body as T.UpdateThemeBody;
+  if (!installedOf(e, kind).has(name)) throw new SimHttpError(400, `name: ${name} is not installed on environment ${e.id}`);
+  if (!catalogOf(ctx.fleet, kind).get(name)?.versions.includes(update_version))
+    throw new SimHttpError(400, `update_version: ${update_version} is not a version of ${name}`);
+  return later(e.id, () => installVersions(ctx, e, kind, [name], update_version));
+}
+
+/** Copies every item of every kind from one environment onto another (a clone, a push of files). */
+function copyItems(ctx: HandlerContext, from: SimEnvironment, to: SimEnvironment): void {
+  beforeItemsWrite(ctx, to);
+  for (const kind of ITEM_KINDS) for (const [name, item] of installedOf(from, kind)) installedOf(to, kind).set(name, { ...item });
+}
+
+/** `?lines=N` of a log read: a whole number from 1 to 20000, as the vendor documents. */
+function logLines(ctx: HandlerContext): number {
+  const raw = ctx.query.lines ?? '';
+  const lines = /^\d{1,6}$/.test(raw) ? Number(raw) : 0;
+  if (lines < 1 || lines > MAX_LOG_LINES) throw new SimHttpError(400, `lines: must be a whole number from 1 to ${MAX_LOG_LINES}`);
+  return lines;
+}
+
 /** An environment as the site listing shows it (real-service-notes.md). */
 function siteEnvironment(e: SimEnvironment) {
   const domains = e.domains.map((d) => ({ id: d.id, name: d.name, type: 'live' }));
@@ -95,12 +187,6 @@ function siteEnvironment(e: SimEnvironment) {
     wordpress_version: '6.7.1',
     domains,
     primaryDomain: domains[0] ?? null,
-  };
-}
-
-function unserved(route: string): () => HandlerResult {
-  return () => {
-    throw new SimHttpError(404, `No route for ${route}`);
   };
 }
 
@@ -126,14 +212,36 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
   },
   listThemes(ctx) {
     company(ctx, ctx.params.id!);
-    return ok(listThemes(ctx.fleet, ctx.body ?? {}, ctx.maxPageSize));
+    return ok(listItems(ctx.fleet, 'theme', ctx.body ?? {}, ctx.maxPageSize));
   },
-  // Plugins and logs: answered as by a service that does not know them, until the plugin catalogue serves them.
-  listPlugins: unserved('GET /company/{id}/wp-plugins'),
-  listEnvironmentPlugins: unserved('GET /sites/environments/{env_id}/wp-plugins'),
-  bulkUpdatePlugins: unserved('PUT /sites/environments/{env_id}/plugins/bulk-update'),
-  updatePlugin: unserved('PUT /sites/environments/{env_id}/plugins'),
-  getLogs: unserved('GET /sites/environments/{env_id}/logs'),
+  // Beyond the spec (real-service-notes.md, "Plugins of the company"): the theme listing's twin, which
+  // may lag behind writes and, in the vendor's sample, shows no environment id.
+  listPlugins(ctx) {
+    if (ctx.plugins.listing === 'absent') throw new SimHttpError(404, `No route for GET /company/${ctx.params.id}/wp-plugins`);
+    company(ctx, ctx.params.id!);
+    const lag = ctx.plugins.lag;
+    const installed = (e: SimEnvironment) => (lag ? lag.seen(e, e.plugins) : e.plugins);
+    return ok(listItems(ctx.fleet, 'plugin', ctx.body ?? {}, ctx.maxPageSize, { installed, withIds: ctx.plugins.listing !== 'no-ids' }));
+  },
+  listEnvironmentPlugins(ctx) {
+    return ok(environmentItems(ctx.fleet, env(ctx), 'plugin'));
+  },
+  // 200, with an operation unless the service applied it at once (real-service-notes.md, "Updating plugins").
+  bulkUpdatePlugins(ctx) {
+    const e = env(ctx);
+    const names = bulkNames(ctx, e, 'plugin');
+    if (ctx.plugins.bulkOperationId) return later(e.id, () => installVersions(ctx, e, 'plugin', names));
+    installVersions(ctx, e, 'plugin', names);
+    ctx.fleet.lastUpdatedAt = ctx.now;
+    return ok({ message: 'Successfully updated WP plugins', status: 200 });
+  },
+  updatePlugin: (ctx) => pinnedUpdate(ctx, 'plugin'),
+  getLogs(ctx) {
+    const e = env(ctx);
+    const file = ctx.query.file_name ?? '';
+    if (!(LOG_FILES as readonly string[]).includes(file)) throw new SimHttpError(400, `file_name: must be one of ${LOG_FILES.join(', ')}`);
+    return ok({ environment: { container_info: { logs: ctx.logs.tail(e.id, file as LogFile, logLines(ctx)) } } });
+  },
   createEnvironment(ctx) {
     const s = site(ctx);
     const body = ctx.body as T.CreateEnvironmentBody;
@@ -179,7 +287,7 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
     const source = sameSite(ctx, s, body.source_env_id, 'source_env_id');
     return later(source.id, () => {
       const copy = newEnvironment(ctx.fleet, ctx.rng, s, body.display_name);
-      for (const [name, t] of source.themes) copy.themes.set(name, { ...t });
+      copyItems(ctx, source, copy);
       copy.phpVersion = source.phpVersion;
       return { idEnv: copy.id };
     });
@@ -214,30 +322,10 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
   },
   bulkUpdateThemes(ctx) {
     const e = env(ctx);
-    const names = (ctx.body as T.BulkUpdateThemesBody).themes.map((t) => t.name);
-    for (const name of names) if (!e.themes.has(name)) throw new SimHttpError(400, `themes: ${name} is not installed on environment ${e.id}`);
-    return later(e.id, () => {
-      for (const name of names) {
-        const installed = e.themes.get(name)!;
-        installed.version = ctx.fleet.catalog.get(name)!.versions.at(-1)!;
-        installed.updateStatus = 'updated';
-      }
-    });
+    const names = bulkNames(ctx, e, 'theme');
+    return later(e.id, () => installVersions(ctx, e, 'theme', names));
   },
-  // Beyond the spec (real-service-notes.md): one theme to the version named, which must be one the
-  // catalogue has; it answers 202 with a `wp-theme:update-…` operation, as the notes say.
-  updateTheme(ctx) {
-    const e = env(ctx);
-    const { name, update_version } = ctx.body as T.UpdateThemeBody;
-    const installed = e.themes.get(name);
-    if (!installed) throw new SimHttpError(400, `name: ${name} is not installed on environment ${e.id}`);
-    if (!ctx.fleet.catalog.get(name)?.versions.includes(update_version))
-      throw new SimHttpError(400, `update_version: ${update_version} is not a version of ${name}`);
-    return later(e.id, () => {
-      installed.version = update_version;
-      installed.updateStatus = 'updated';
-    });
-  },
+  updateTheme: (ctx) => pinnedUpdate(ctx, 'theme'),
   modifyPhpVersion(ctx) {
     const body = ctx.body as T.ModifyPhpVersionBody;
     const e = env(ctx, body.environment_id);
@@ -281,7 +369,10 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
     const { backup_id } = ctx.body as T.RestoreBackupBody;
     const state = e.backups.some((b) => b.id === backup_id) ? ctx.fleet.backupStates.get(backup_id) : undefined;
     if (!state) throw new SimHttpError(404, `Backup ${backup_id} not found for environment ${e.id}`);
-    return later(e.id, () => putBack(e, state));
+    return later(e.id, () => {
+      beforeItemsWrite(ctx, e);
+      putBack(e, state);
+    });
   },
   toggleSftpAccounts(ctx) {
     const e = env(ctx);
@@ -357,7 +448,7 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
     const target = sameSite(ctx, s, body.target_env_id, 'target_env_id');
     if (source.id === target.id) throw new SimHttpError(400, 'target_env_id: must differ from source_env_id');
     return later(target.id, () => {
-      if (body.push_files !== false) for (const [name, t] of source.themes) target.themes.set(name, { ...t });
+      if (body.push_files !== false) copyItems(ctx, source, target);
     });
   },
 };

@@ -16,8 +16,16 @@ import type { SimOperation } from './operations.js';
  * - 401 says `Unauthenticated.`;
  * - adding a domain already in use is accepted, and its operation fails with the recorded reason;
  * - a separate window for creating calls; new operations unknown (404) for a few seconds;
- * - `theme_update: null` where no update is available; the vendor document's name for the domain
- *   list's DNS flag; theme bulk updates answered 200, as the vendor document says.
+ * - `theme_update: null` where no update is available, and `plugin_update: null` likewise in the
+ *   plugin listing (the notes call it the theme listing's twin); the vendor document's name for the
+ *   domain list's DNS flag; theme bulk updates answered 200, as the vendor document says.
+ *
+ * Plugins in both profiles: the bulk update answers 200 with its operation (the notes' only answer;
+ * `pluginBulkOperationId: false` for the one without), the pinned one 202. The `real` profile keeps the
+ * plugin listing's environment ids and no listing lag: the changelog sample that shows no id is an
+ * excerpt of the theme listing's twin, whose entries have one, and the staff's "can be cached for up
+ * to 12 hours" says it may lag, not by how much. Both are options (`pluginListing: 'no-ids'`,
+ * `pluginListingLagMs`), so that a test says which real behaviour it is about.
  */
 export type SimProfile = 'spec' | 'real';
 export const SIM_PROFILES: readonly SimProfile[] = ['spec', 'real'];
@@ -63,6 +71,7 @@ export function operationId(profile: SimProfile, endpoint: EndpointName, kind: s
 
 /** The answer that accepts an asynchronous call. */
 export function acceptedAnswer(profile: SimProfile, endpoint: EndpointName, kind: string, id: string): Answer {
+  if (endpoint === 'bulkUpdatePlugins') return { status: 200, body: { operation_id: id, message: 'Successfully updated WP plugins', status: 200 } };
   if (profile === 'real' && endpoint === 'bulkUpdateThemes') {
     return { status: 200, body: { message: 'Successfully updated WP themes', status: 200, operation_id: id } };
   }
@@ -81,7 +90,8 @@ export function unauthenticatedMessage(profile: SimProfile): string {
 /** A synchronous answer, reshaped as the real service's where they differ. */
 export function syncAnswer(profile: SimProfile, endpoint: EndpointName, body: unknown): unknown {
   if (profile !== 'real') return body;
-  if (endpoint === 'listThemes') return withNullUpdates(body);
+  if (endpoint === 'listThemes') return withNullUpdates(body, 'theme');
+  if (endpoint === 'listPlugins') return withNullUpdates(body, 'plugin');
   if (endpoint === 'listDomains') return withCloudflareFlag(body);
   if (endpoint === 'getSshConfig') return flatSshConfig(body);
   return body;
@@ -89,15 +99,17 @@ export function syncAnswer(profile: SimProfile, endpoint: EndpointName, body: un
 
 type Json = Record<string, unknown>;
 
-function withNullUpdates(body: unknown): unknown {
-  const themes = ((body as Json).company as Json).themes as Json;
-  const items = (themes.items as Json[]).map((theme) => ({
-    ...theme,
-    environments: (theme.environments as Json[]).map((e) =>
-      e.theme_update === 'available' ? e : { ...e, theme_update: null, theme_update_version: null, is_theme_update_version_vulnerable: null },
+function withNullUpdates(body: unknown, kind: 'theme' | 'plugin'): unknown {
+  const listing = ((body as Json).company as Json)[`${kind}s`] as Json;
+  const items = (listing.items as Json[]).map((item) => ({
+    ...item,
+    environments: (item.environments as Json[]).map((e) =>
+      e[`${kind}_update`] === 'available'
+        ? e
+        : { ...e, [`${kind}_update`]: null, [`${kind}_update_version`]: null, [`is_${kind}_update_version_vulnerable`]: null },
     ),
   }));
-  return { company: { themes: { ...themes, items } } };
+  return { company: { [`${kind}s`]: { ...listing, items } } };
 }
 
 function withCloudflareFlag(body: unknown): unknown {

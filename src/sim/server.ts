@@ -8,13 +8,15 @@ import { FaultPlan, parseFaults, type FaultKind, type FaultRates } from './fault
 import { captureGenerated } from './backup-state.js';
 import { generateFleet, rename, type Fleet, type Renamable } from './fleet.js';
 import type { FleetNames } from './hostile-names.js';
-import { HANDLERS, SimHttpError } from './handlers.js';
+import { HANDLERS, SimHttpError, type PluginListing } from './handlers.js';
+import { ListingLag } from './listing-lag.js';
+import { SiteLogs } from './site-logs.js';
 import { Operations, type OperationDelay } from './operations.js';
 import { acceptedAnswer, operationAnswer, operationId, profileDefaults, syncAnswer, unauthenticatedMessage, type SimProfile } from './profile.js';
 import { Random } from './random.js';
 import { parseRate, SlidingWindow } from './rate-window.js';
 import { PageCache } from './page-cache.js';
-import { DomainIndex, parseThemeBreak, sitePage, type SiteBreaks, type SiteLogEntry } from './sites.js';
+import { DomainIndex, parseItemBreak, parseThemeBreak, sitePage, type SiteBreaks, type SiteLogEntry } from './sites.js';
 import type { SiteLook } from './site-look.js';
 
 export interface SimulatorOptions {
@@ -33,6 +35,22 @@ export interface SimulatorOptions {
   token?: string;
   sites?: number;
   themes?: number;
+  /** Plugins installed on each environment (default: drawn from 5 to 40 an environment). */
+  pluginsPerEnv?: number;
+  /**
+   * The company plugin listing (beyond the spec): `served` (default) with each environment's id,
+   * `absent` (404, as a service that does not know it), `no-ids` (entries without the id, as the
+   * vendor's changelog sample). See profile.ts for what the `real` profile does.
+   */
+  pluginListing?: PluginListing;
+  /**
+   * The company plugin listing shows each environment's plugins as they were this long ago, on the
+   * simulator's clock (`now`): the vendor's cache of plugin data. The environment's listing is always
+   * current. @default 0
+   */
+  pluginListingLagMs?: number;
+  /** False: the plugin bulk update answers 200 without an operation, having applied at once. @default true */
+  pluginBulkOperationId?: boolean;
   seed?: number;
   /** `hostile`: sites, staging environments, backups, a key and SSH answers named from the hostile corpus. */
   names?: FleetNames;
@@ -74,6 +92,11 @@ export interface SimulatorOptions {
   keepLog?: boolean;
   /** Sites with a theme installed at one of these versions (`NAME@VERSION`, or `NAME@latest`) answer HTTP 500 with WordPress's critical error. */
   breakThemes?: string[];
+  /**
+   * Sites with one of these plugin versions (`NAME@VERSION`, `NAME@latest`) installed and active
+   * answer HTTP 500, and log PHP's fatal error naming the plugin's file.
+   */
+  breakPlugins?: string[];
   /** Domain names whose site answers broken whatever it runs. */
   brokenDomains?: string[];
   /** Every site page is delayed by a latency drawn from this range, in ms (default none). */
@@ -121,6 +144,12 @@ export interface Simulator {
   breakSite(domain: string, broken?: boolean): void;
   /** From now on sites with this theme version (`NAME@VERSION`, `NAME@latest`) answer broken; returns it resolved. */
   breakTheme(theme: string): string;
+  /** From now on sites with this plugin version active answer broken, with a fatal error in their error log; returns it resolved. */
+  breakPlugin(plugin: string): string;
+  /** Each environment's logs (error, access, kinsta-cache-perf), as `GET …/logs` reads them. */
+  logs: SiteLogs;
+  /** The company plugin listing's lag, when `pluginListingLagMs` set one (a test sees what it holds). */
+  pluginListingLag?: ListingLag;
   /** From now on sites with this theme version look so (a notice bar, or no style at all) and answer 200; returns it resolved. */
   lookTheme(theme: string, look: SiteLook): string;
   /** From now on the site at this domain has a carousel that shows the next slide at each load. */
@@ -189,7 +218,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
 /** Starts the simulator of the whole hosting API on 127.0.0.1. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const seed = options.seed ?? 1;
-  const fleet = generateFleet({ seed, sites: options.sites ?? 20, themes: options.themes ?? 8, names: options.names });
+  const fleet = generateFleet({ seed, sites: options.sites ?? 20, themes: options.themes ?? 8, pluginsPerEnv: options.pluginsPerEnv, names: options.names });
   captureGenerated(fleet);
   const rng = new Random(seed * 7919 + 1);
   let token = options.token ?? `sim-${rng.uuid().replace(/-/g, '')}`;
@@ -230,6 +259,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   let faultsOnly: ReadonlySet<string> | undefined;
   const breaks: SiteBreaks = {
     themes: new Set((options.breakThemes ?? []).map((b) => parseThemeBreak(fleet, b))),
+    plugins: new Set((options.breakPlugins ?? []).map((b) => parseItemBreak(fleet, 'plugin', b))),
     domains: new Set((options.brokenDomains ?? []).map((d) => d.toLowerCase())),
     looks: new Map(),
     carousels: new Map(),
@@ -239,13 +269,22 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const siteLog: SiteLogEntry[] = [];
   const siteRng = new Random(seed * 31_337 + 11);
   const pages = new PageCache(clock, options.pageCacheTtlMs, options.clearCacheGapMs);
+  const logs = new SiteLogs(clock);
+  const plugins = {
+    listing: options.pluginListing ?? 'served',
+    bulkOperationId: options.pluginBulkOperationId ?? true,
+    lag: options.pluginListingLagMs ? new ListingLag(options.pluginListingLagMs, clock) : undefined,
+  };
 
   /** A site's page: public (no token), outside the API's windows and faults, logged apart. */
   async function serveSite(res: ServerResponse, path: string, at: number): Promise<void> {
     const [, domain = '', rest] = /^\/sites\/([^/]+)(\/.*)?$/.exec(path) ?? [];
     const name = decodeURIComponent(domain);
     // WordPress's canonical redirect: the front page lives at the slash.
-    const { status, html, cached } = rest === undefined ? { status: 301, html: '' } : sitePage(fleet, domainIndex, breaks, name, { pages, path: rest });
+    const { status, html, cached, env, brokenBy } =
+      rest === undefined ? { status: 301, html: '' } : sitePage(fleet, domainIndex, breaks, name, { pages, path: rest });
+    if (env && brokenBy) logs.fatal(fleet, env, brokenBy.kind, brokenBy.name);
+    if (env) logs.access(env, rest!, status, Buffer.byteLength(html));
     siteLog.push({ at: Math.round(at * 1000) / 1000, domain: name, status, ...(cached ? { cached } : {}) });
     const [min, max] = options.siteLatencyMs ?? [0, 0];
     if (max > 0) await sleep(min + siteRng.next() * (max - min));
@@ -344,7 +383,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       const hasBody = rawBody.length > 0;
       const isJson = /^application\/json\b/i.test(req.headers['content-type'] ?? '');
       if (hasBody && !isJson) return fail(415, 'Content-Type must be application/json');
-      if (!hasBody && route.name !== 'listThemes') return fail(415, 'Content-Type must be application/json, with a JSON body');
+      if (!hasBody && method !== 'GET') return fail(415, 'Content-Type must be application/json, with a JSON body');
       try {
         body = hasBody ? JSON.parse(rawBody) : {};
       } catch {
@@ -361,7 +400,20 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     let result;
     try {
       const query = Object.fromEntries(url.searchParams);
-      result = HANDLERS[route.name]({ fleet, rng, params, body, maxPageSize: options.maxPageSize ?? 100, now: clock(), profile, query, siteListing, pages });
+      result = HANDLERS[route.name]({
+        fleet,
+        rng,
+        params,
+        body,
+        maxPageSize: options.maxPageSize ?? 100,
+        now: clock(),
+        profile,
+        query,
+        siteListing,
+        pages,
+        plugins,
+        logs,
+      });
     } catch (error) {
       if (error instanceof SimHttpError)
         return fail(error.status, error.message, error.data, error.retryAfterMs === undefined ? undefined : retryAfter(error.retryAfterMs));
@@ -437,6 +489,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       breaks.themes.add(resolved);
       return resolved;
     },
+    breakPlugin(plugin) {
+      const resolved = parseItemBreak(fleet, 'plugin', plugin);
+      breaks.plugins!.add(resolved);
+      return resolved;
+    },
+    logs,
+    pluginListingLag: plugins.lag,
     lookTheme(theme, look) {
       const resolved = parseThemeBreak(fleet, theme);
       breaks.looks!.set(resolved, look);

@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js';
-import type { Fleet, SimDomain, SimEnvironment } from './fleet.js';
+import { catalogOf, installedOf, ITEM_KINDS, latestOf, type Fleet, type ItemKind, type SimDomain, type SimEnvironment } from './fleet.js';
 import type { CachedView, PageCache } from './page-cache.js';
 import { lookedPage, type SiteLook } from './site-look.js';
 
@@ -9,12 +9,16 @@ import { lookedPage, type SiteLook } from './site-look.js';
  * window, and a log of their own, so a test can prove health checks never reach the API.
  *
  * A page is broken (HTTP 500 with WordPress's critical-error page, as WordPress 5.2+ shows it) when
- * the environment has a theme installed at a version named by `--break-theme NAME@VERSION`, or when
- * its domain was broken outright (a site that is down whatever sitefleet does).
+ * the environment has a theme installed at a version named by `--break-theme NAME@VERSION`, or a
+ * plugin installed and active at a version named by `--break-plugin NAME@VERSION` (an inactive
+ * plugin's code does not run), or when its domain was broken outright (a site that is down whatever
+ * sitefleet does).
  */
 export interface SiteBreaks {
   /** `name@version`, the version resolved (`@latest` is the catalogue's newest at start). */
   themes: Set<string>;
+  /** `name@version` of plugins that break a site where they are active. */
+  plugins?: Set<string>;
   /** Domain names that answer broken whatever the environment runs. */
   domains: Set<string>;
   /** `name@version` → how a site with that theme version looks (site-look.ts). */
@@ -30,6 +34,10 @@ export interface SitePage {
   html: string;
   /** Served from the environment's page cache, not by the site. */
   cached?: true;
+  /** The environment that served it (unknown domains have none). */
+  env?: SimEnvironment;
+  /** The item whose fatal error stopped the page, for the error log. */
+  brokenBy?: { kind: ItemKind; name: string };
 }
 
 export interface SiteLogEntry {
@@ -45,15 +53,22 @@ export interface SiteLogEntry {
 const CRITICAL_ERROR =
   '<p>There has been a critical error on this website.</p><p><a href="https://wordpress.org/documentation/article/faq-troubleshooting/">Learn more about troubleshooting WordPress.</a></p>';
 
-/** `NAME@VERSION` or `NAME@latest`, checked against the catalogue. */
-export function parseThemeBreak(fleet: Fleet, text: string): string {
+/** `NAME@VERSION` or `NAME@latest` of a kind's item, checked against its catalogue. */
+export function parseItemBreak(fleet: Fleet, kind: ItemKind, text: string): string {
+  const flag = `--break-${kind}`;
   const m = /^([a-z0-9][a-z0-9_-]*)@([A-Za-z0-9._-]+)$/.exec(text.trim());
-  if (!m) throw new UsageError(`--break-theme ${JSON.stringify(text)}: expected NAME@VERSION or NAME@latest, e.g. astra@latest`);
-  const theme = fleet.catalog.get(m[1]!);
-  if (!theme) throw new UsageError(`--break-theme ${text}: no theme ${m[1]} in the catalogue (${[...fleet.catalog.keys()].join(', ')})`);
-  const version = m[2] === 'latest' ? theme.versions.at(-1)! : m[2]!;
-  if (!theme.versions.includes(version)) throw new UsageError(`--break-theme ${text}: ${m[1]} has versions ${theme.versions.join(', ')}`);
-  return `${theme.name}@${version}`;
+  const example = kind === 'theme' ? 'astra@latest' : 'akismet@latest';
+  if (!m) throw new UsageError(`${flag} ${JSON.stringify(text)}: expected NAME@VERSION or NAME@latest, e.g. ${example}`);
+  const catalog = catalogOf(fleet, kind);
+  const item = catalog.get(m[1]!);
+  if (!item) throw new UsageError(`${flag} ${text}: no ${kind} ${m[1]} in the catalogue (${[...catalog.keys()].join(', ')})`);
+  const version = m[2] === 'latest' ? latestOf(item) : m[2]!;
+  if (!item.versions.includes(version)) throw new UsageError(`${flag} ${text}: ${m[1]} has versions ${item.versions.join(', ')}`);
+  return `${item.name}@${version}`;
+}
+
+export function parseThemeBreak(fleet: Fleet, text: string): string {
+  return parseItemBreak(fleet, 'theme', text);
 }
 
 /** Looks domains up by name; rebuilt when the fleet gains one (domains.add). */
@@ -79,18 +94,32 @@ export function sitePage(fleet: Fleet, index: DomainIndex, breaks: SiteBreaks, d
   if (!found || !env) return { status: 404, html: '<h1>Not Found</h1>' };
   const key = `${found.name.toLowerCase()}${cache?.path ?? '/'}`;
   const kept = cache?.pages.get(env.id, key);
+  const brokenBy = kept ? undefined : breaker(breaks, env);
+  if (brokenBy) return { status: 500, html: page('WordPress › Error', CRITICAL_ERROR), env, brokenBy };
   const view = kept ?? originView(fleet, breaks, found, env);
-  if (!view) return { status: 500, html: page('WordPress › Error', CRITICAL_ERROR) };
+  if (!view) return { status: 500, html: page('WordPress › Error', CRITICAL_ERROR), env };
   if (!kept) cache?.pages.put(env.id, key, view);
   const moving = found.name.toLowerCase();
   const { style, body } = lookedPage(escape(view.name), view.look, { slide: nextLoad(breaks.carousels, moving), wide: nextLoad(breaks.sliders, moving) });
-  return { status: 200, html: page(view.name, body, style), ...(kept ? { cached: true as const } : {}) };
+  return { status: 200, html: page(view.name, body, style), env, ...(kept ? { cached: true as const } : {}) };
 }
 
-/** What the site itself serves, past any cache: its name and look, or undefined when it is broken. */
+/** The theme or active plugin whose version is broken, if the environment runs one. */
+function breaker(breaks: SiteBreaks, env: SimEnvironment): { kind: ItemKind; name: string } | undefined {
+  for (const kind of ITEM_KINDS) {
+    const broken = kind === 'theme' ? breaks.themes : breaks.plugins;
+    if (!broken?.size) continue;
+    // An inactive plugin's code does not run; the simulator keeps breaking on any installed theme, as it always did.
+    for (const [name, item] of installedOf(env, kind)) {
+      if ((kind === 'theme' || item.status === 'active') && broken.has(`${name}@${item.version}`)) return { kind, name };
+    }
+  }
+  return undefined;
+}
+
+/** What the site itself serves, past any cache: its name and look, or undefined when its domain is broken. */
 function originView(fleet: Fleet, breaks: SiteBreaks, found: SimDomain, env: SimEnvironment): CachedView | undefined {
-  const broken = breaks.domains.has(found.name.toLowerCase()) || themesOf(env).some((t) => breaks.themes.has(t));
-  if (broken) return undefined;
+  if (breaks.domains.has(found.name.toLowerCase())) return undefined;
   const name = fleet.sites.get(env.siteId)?.displayName ?? found.name;
   const look = themesOf(env)
     .map((t) => breaks.looks?.get(t))

@@ -4,6 +4,7 @@ import { startSimulator, type Simulator } from '../../sim/server.js';
 import { parseRate } from '../../util/rate.js';
 import type { Io } from '../../app/io.js';
 import type { Renamable } from '../../sim/fleet.js';
+import type { PluginListing } from '../../sim/handlers.js';
 import type { FleetNames } from '../../sim/hostile-names.js';
 import type { SimProfile } from '../../sim/profile.js';
 
@@ -17,6 +18,11 @@ export interface SimOptions {
   token?: string;
   size: number;
   themes: number;
+  pluginsPerEnv?: number;
+  pluginListing: PluginListing;
+  pluginListingLag: number;
+  pluginBulkOperationId: boolean;
+  breakPlugin?: string[];
   seed: number;
   rate?: string;
   faults?: string;
@@ -68,6 +74,11 @@ function startFromOptions(opts: SimOptions): Promise<Simulator> {
     token: opts.token,
     sites: opts.size,
     themes: opts.themes,
+    pluginsPerEnv: opts.pluginsPerEnv,
+    pluginListing: opts.pluginListing,
+    pluginListingLagMs: opts.pluginListingLag,
+    pluginBulkOperationId: opts.pluginBulkOperationId,
+    breakPlugins: opts.breakPlugin,
     seed: opts.seed,
     rate: opts.rate,
     faults: opts.faults,

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { UsageError } from '../../errors.js';
 import { RENAMABLE, type Renamable } from '../../sim/fleet.js';
+import { PLUGIN_LISTINGS } from '../../sim/handlers.js';
 import { FLEET_NAMES } from '../../sim/hostile-names.js';
 import { SIM_PROFILES } from '../../sim/profile.js';
 import { intOption, rangeOption, shareOption } from '../parse.js';
@@ -29,7 +30,7 @@ export function registerSim(program: Command): void {
         .choices([...FLEET_NAMES])
         .default('plain'),
     );
-  behaviourOptions(fleetOptions(command))
+  pluginOptions(behaviourOptions(fleetOptions(command)))
     .addHelpText('after', '\nExample:\n  sitefleet sim --size 200 --rate 120/min --faults 5xx=0.02,reset=0.01 --json\n')
     .action(async (opts: SimOptions, command: Command) => {
       // `--rate` is also a global option (the client's budget); here it is the server's limit.
@@ -50,9 +51,35 @@ function fleetOptions(command: Command): Command {
     .option('--token <t>', 'the bearer token it accepts (default: generated from the seed)')
     .option('--size <n>', 'number of sites (each with a live and often a staging environment)', intOption('--size', 0, 1_000_000), 20)
     .option('--themes <n>', 'size of the theme catalogue', intOption('--themes', 1, 10_000), 8)
+    .option('--plugins-per-env <n>', 'plugins installed on each environment (default: drawn from 5 to 40)', intOption('--plugins-per-env', 0, 1000))
     .option('--seed <n>', 'seed of the generated fleet and of the faults', intOption('--seed', 0, 2 ** 31), 1)
     .option('--rate <N/period>', 'sliding-window limit per token, e.g. 120/min or 50/s (default: none)')
     .option('--faults <list>', 'fault probabilities, e.g. 5xx=0.05,reset=0.02,lost=0.01,malformed=0.01,slow=0.05,429=0.01');
+}
+
+/** How it serves plugins (beyond the spec): the company listing's mode and lag, the bulk update's answer, broken plugins. */
+function pluginOptions(command: Command): Command {
+  return command
+    .addOption(
+      new Option(
+        '--plugin-listing <mode>',
+        "the company plugin listing: served with environment ids, absent (404), or no-ids (as the vendor's changelog sample)",
+      )
+        .choices([...PLUGIN_LISTINGS])
+        .default('served'),
+    )
+    .option(
+      '--plugin-listing-lag <ms>',
+      "the company plugin listing shows each environment's plugins as they were this long ago (the vendor caches plugin data up to 12 h); 0: current",
+      intOption('--plugin-listing-lag', 0, 2_147_483_647),
+      0,
+    )
+    .option('--no-plugin-bulk-operation-id', 'the plugin bulk update answers 200 without an operation, having applied at once')
+    .option(
+      '--break-plugin <NAME@VERSION>',
+      'sites with this plugin version active answer HTTP 500 and log a PHP fatal error naming its file (@latest: the newest); repeatable',
+      (value: string, previous: string[] = []) => [...previous, value],
+    );
 }
 
 /** How it answers: latency, operation times, paging, broken themes, renames, the log. */

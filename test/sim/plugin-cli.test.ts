@@ -1,0 +1,45 @@
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { CLI, runCli } from '../helpers/cli.js';
+
+describe('sitefleet sim: the plugin flags, end to end', () => {
+  it('--plugins-per-env, --plugin-listing no-ids and --no-plugin-bulk-operation-id reach the served answers', async () => {
+    const args = [CLI, 'sim', '--size', '2', '--json', '--plugins-per-env', '7', '--plugin-listing', 'no-ids', '--no-plugin-bulk-operation-id'];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stdout }).once('line', resolve);
+        child.once('exit', (code) => reject(new Error(`sitefleet sim exited (${code}) before its start line`)));
+      });
+      const info = JSON.parse(line) as { base_url: string; token: string; company_id: string };
+      const get = async (method: 'GET' | 'PUT', path: string, body?: unknown) => {
+        const res = await request(`${info.base_url}/v2${path}`, {
+          method,
+          headers: { authorization: `Bearer ${info.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+          body: body ? JSON.stringify(body) : undefined,
+        });
+        return { status: res.statusCode, body: (await res.body.json()) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+      };
+      const listing = await get('GET', `/company/${info.company_id}/wp-plugins?limit=100`);
+      const entries = listing.body.company.plugins.items.flatMap((p: { environments: object[] }) => p.environments);
+      for (const e of entries) expect(e).not.toHaveProperty('id');
+      const envId = (await get('GET', `/sites?company=${info.company_id}&include_environments=true`)).body.company.sites[0].environments[0].id as string;
+      const plugins = (await get('GET', `/sites/environments/${envId}/wp-plugins`)).body.environment.plugins.items as { name: string }[];
+      expect(plugins).toHaveLength(7);
+      const bulk = await get('PUT', `/sites/environments/${envId}/plugins/bulk-update`, { plugins: [{ name: plugins[0]!.name }] });
+      expect(bulk).toEqual({ status: 200, body: { message: 'Successfully updated WP plugins', status: 200 } });
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+  });
+
+  it('`sim --help` documents the plugin flags; a listing mode it does not know is exit 2', async () => {
+    const help = await runCli(['sim', '--help']);
+    for (const flag of ['--plugins-per-env', '--plugin-listing', '--plugin-listing-lag', '--no-plugin-bulk-operation-id', '--break-plugin'])
+      expect(help.stdout).toContain(flag);
+    expect((await runCli(['sim', '--plugin-listing', 'sometimes'])).code).toBe(2);
+  });
+});
