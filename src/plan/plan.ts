@@ -35,6 +35,7 @@ import {
   type StagingJudgement,
 } from './staging-first.js';
 import { assignWaves } from './waves.js';
+import { joinSteps, partnerOf, withPartnerGuards } from './together.js';
 
 /** One API call the run will make. */
 export interface Step {
@@ -61,6 +62,8 @@ export interface Step {
   role?: 'backup' | 'staging';
   /** The write's restore point: the id of the backup step it waits for. */
   backup_step?: string;
+  /** `rollout.together`: the index of the task whose turn this write goes in on its environment (plan/together.ts). */
+  joins?: number;
   /** `health:`: the page checked before the write and after its operation, or why there is none (`on_missing_domain: fail`). */
   health?: { url: string } | { missing: string };
   /** What the listing showed that this call depends on (the action's words); a saved plan checks it again. */
@@ -249,8 +252,10 @@ class PlanParts {
   ) {}
 
   /** Expands one task onto its targets, assigns its waves, and says what it came to. */
-  task(task: Task): TaskSummary {
+  task(asWritten: Task): TaskSummary {
     const { playbook, inventory, date } = this.input;
+    const partner = partnerOf(playbook, asWritten);
+    const task = withPartnerGuards(asWritten, partner);
     const action = ACTIONS.get(task.action)!;
     const t: TaskInPlan = {
       task,
@@ -267,7 +272,8 @@ class PlanParts {
     };
     const before = { steps: this.steps.length, skipped: this.skipped.length };
     const matched = this.expand(t);
-    if (task.rollout) assignTaskWaves(task.name, task.rollout, this.steps.slice(before.steps), this.targetOf);
+    if (partner) this.steps.push(...joinSteps(this.steps.splice(before.steps), partner, this.steps));
+    else if (task.rollout) assignTaskWaves(task.name, task.rollout, this.steps.slice(before.steps), this.targetOf);
     return taskSummary(t, playbook, {
       matched,
       steps: this.steps.length - before.steps,
@@ -491,7 +497,7 @@ function taskSummary({ task, action, backupTag }: TaskInPlan, playbook: Playbook
     ...(task.verify ? { verify: true } : {}),
     ...(task.health ? { health: task.health } : {}),
     ...(backupTag ? { backup_first: { tag: backupTag } } : {}),
-    ...(task.rollout
+    ...(task.rollout && task.rollout.together === undefined
       ? { rollout: { canary: task.rollout.canary ?? 0, waves: task.rollout.waves ?? ['100%'], pause_ms: parseDuration(task.rollout.pause ?? '0s') ?? 0 } }
       : {}),
   };

@@ -209,6 +209,12 @@ function taskSchema(actions: Action[]): Record<string, unknown> {
           soak: ageSchema(LONGEST_AGE.stagingSoak, 'with staging_first: how long staging runs a version before live takes it (default 0s: the next run)'),
           no_staging: { enum: ['hold', 'live'], description: 'with staging_first: a site without staging is held (default) or updated on live' },
           staging: { type: 'string', minLength: 1, description: 'with staging_first: the name (glob) of the staging environment (default staging)' },
+          together: {
+            type: 'string',
+            minLength: 1,
+            description:
+              "the name of an earlier task updating another kind of item (themes.update and plugins.update): where both write to an environment, this task's writes join that task's, with one backup before both, one look after both and one restore of both; its health and backup_first are that task's",
+          },
         },
       },
     },

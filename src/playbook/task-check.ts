@@ -74,7 +74,7 @@ export function checkTask(t: RawTask, index: number, ctx: TaskCheckContext): Tas
   const withBlock = checkedWith(action, t, path, ctx);
   if (t.verify && !action.verify) problems.push({ path: `${path}.verify`, message: `verify is offered for ${verifiable().join(', ')} only` });
   const health = guardOf(action, t, path, problems);
-  problems.push(...waveProblems(t, path), ...stagingProblems(t, path));
+  problems.push(...waveProblems(t, path), ...stagingProblems(t, path), ...togetherProblems(t, index, ctx.tasks));
   return {
     index,
     name: t.name,
@@ -162,6 +162,37 @@ function stagingProblems(t: RawTask, path: string): InputProblem[] {
   }
   if (!ACTIONS.get(t.action)?.stagesFirst)
     return [{ path: `${path}.rollout.staging_first`, message: `staging first reruns an update on staging, then on live: ${stagers()} take it` }];
+  return [];
+}
+
+/**
+ * `rollout.together` names an earlier task that updates another kind of item and guards its writes
+ * (a backup, a look): this task's writes join that task's turn on each environment both write to, so
+ * it takes that task's guards and rollout, and nothing of its own that would disagree with them.
+ * One task of each kind at most joins a task.
+ */
+function togetherProblems(t: RawTask, index: number, tasks: readonly RawTask[]): InputProblem[] {
+  const name = t.rollout?.together;
+  if (name === undefined) return [];
+  const at = `tasks.${index}.rollout.together`;
+  const partner = tasks.findIndex((other) => other.name === name);
+  const kind = ACTIONS.get(t.action)?.items;
+  const other = partner >= 0 ? ACTIONS.get(tasks[partner]!.action)?.items : undefined;
+  if (partner < 0 || partner >= index)
+    return [{ path: at, message: `names no earlier task: ${JSON.stringify(name)} (the task this one joins must come first in the playbook)` }];
+  if (!kind || !other || kind === other)
+    return [{ path: at, message: `joins an update of another kind of item (${stagers()}): ${t.action} cannot join ${tasks[partner]!.action}` }];
+  const own = (['health', 'backup_first'] as const).find((k) => t[k] !== undefined && t[k] !== false);
+  if (own) return [{ path: `tasks.${index}.${own}`, message: `this task takes the ${own} of "${name}" (rollout.together): give it there only` }];
+  const stray = (['canary', 'waves', 'pause', 'staging_first'] as const).find((k) => t.rollout?.[k] !== undefined);
+  if (stray)
+    return [{ path: `tasks.${index}.rollout.${stray}`, message: `this task's writes go in the turn of "${name}" (rollout.together): give ${stray} there` }];
+  const p = tasks[partner]!;
+  if (p.rollout?.staging_first) return [{ path: at, message: `"${name}" goes through staging first, which rollout.together does not join` }];
+  if (!p.backup_first && p.health === undefined)
+    return [{ path: at, message: `"${name}" takes no backup and looks at no page (backup_first, health): there is nothing to share` }];
+  const joined = tasks.findIndex((other, i) => i !== index && other.rollout?.together === name && ACTIONS.get(other.action)?.items === kind);
+  if (joined >= 0 && joined < index) return [{ path: at, message: `tasks.${joined} already joins "${name}" with the same kind of item` }];
   return [];
 }
 

@@ -31,6 +31,12 @@ export interface Rollout {
   no_staging?: 'hold' | 'live';
   /** With staging_first: the name (a glob) of a site's staging environment. @default "staging" */
   staging?: string;
+  /**
+   * The name of an earlier task that updates another kind of item: on each environment both write to,
+   * this task's writes join that task's: one backup before both, one look after both, one restore of
+   * both when the site broke. This task's guards are that task's (plan/together.ts).
+   */
+  together?: string;
 }
 
 export interface Task {

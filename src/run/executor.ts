@@ -79,6 +79,21 @@ interface Guarded {
   before?: HealthVerdict;
   /** `health.visual`: the pages as they looked before the write (taken only of a site healthy then). */
   visual?: VisualBaseline;
+  /**
+   * `rollout.together`: the write is one of its environment's writes that share one look: the look
+   * before is taken once (by the first), and the look after is the group's, once all of them ended.
+   */
+  grouped?: true;
+}
+
+/** `rollout.together`: per environment a joining task writes to in this turn, the writes that share one look: this task's first, then the joined ones. */
+function lookGroups(steps: readonly Step[], taskIndex: number): Map<string, Step[]> {
+  const envs = new Set(steps.filter((s) => s.joins === taskIndex && s.target.env_id).map((s) => s.target.env_id!));
+  const groups = new Map<string, Step[]>();
+  for (const s of steps)
+    if (s.role !== 'backup' && s.target.env_id !== undefined && envs.has(s.target.env_id))
+      groups.set(s.target.env_id, [...(groups.get(s.target.env_id) ?? []), s]);
+  return groups;
 }
 
 /**
@@ -103,6 +118,7 @@ class Execution {
   readonly claims = new Map<string, { claim: BusyClaim; forMs: number }>();
   readonly clock: Clock;
   readonly stepsById: Map<string, Step>;
+  readonly budgets = new Map<number, FailureBudget>();
   /** What every wait before a send listens on: the run stopping, or its window closing. */
   readonly sends: AbortSignal;
 
@@ -157,11 +173,13 @@ class Execution {
     if (!this.options.sites && this.plan.tasks.some((t) => t.health)) throw new Error('a task checks sites (health:) but the run was given no site probe');
     if (!this.options.visual && this.plan.tasks.some((t) => t.health?.visual))
       throw new Error('a task looks at pages (health.visual) but the run was given no browser');
+    // A step goes in its own task's turn, or (rollout.together) in the turn of the task it joins.
     const stepsByTask = new Map<number, Step[]>();
     for (const step of this.plan.steps) {
-      const list = stepsByTask.get(step.task_index) ?? [];
+      const turn = step.joins ?? step.task_index;
+      const list = stepsByTask.get(turn) ?? [];
       list.push(step);
-      stepsByTask.set(step.task_index, list);
+      stepsByTask.set(turn, list);
     }
     for (const task of this.plan.tasks) {
       if (this.sendsOver()) break;
@@ -199,16 +217,30 @@ class Execution {
     await this.options.onEvent?.({ type, step, result });
   }
 
-  async runTask(task: TaskSummary, steps: Step[]): Promise<void> {
-    // A budget counts targets: a backup that failed is its environment's failure, and its write is not sent.
-    const budget = failureBudget(
-      this.options.overrideMaxFailures ?? task.max_failures ?? this.plan.settings.max_failures,
-      steps.filter((s) => s.role !== 'backup').length,
-    );
-    for (const step of steps) {
-      const known = this.results.get(step.id);
-      if (known) this.countFailure(task, budget, known);
+  /** A task's failure budget, made once: a task whose writes joined another's turn counts them there too. */
+  budgetOf(task: TaskSummary): FailureBudget {
+    let budget = this.budgets.get(task.index);
+    if (!budget) {
+      // A budget counts targets: a backup that failed is its environment's failure, and its write is not sent.
+      const writes = this.plan.steps.filter((s) => s.task_index === task.index && s.role !== 'backup').length;
+      budget = failureBudget(this.options.overrideMaxFailures ?? task.max_failures ?? this.plan.settings.max_failures, writes);
+      for (const step of this.plan.steps.filter((s) => s.task_index === task.index)) {
+        const known = this.results.get(step.id);
+        if (known) this.countFailure(task, budget, known);
+      }
+      this.budgets.set(task.index, budget);
     }
+    return budget;
+  }
+
+  /** The task a step belongs to (a joined step runs in another task's turn, under its own task's rules). */
+  taskOf(step: Step): TaskSummary {
+    return this.plan.tasks.find((t) => t.index === step.task_index)!;
+  }
+
+  /** `steps`: those that go in this task's turn, its own and (rollout.together) those that join it. */
+  async runTask(task: TaskSummary, steps: Step[]): Promise<void> {
+    const budget = this.budgetOf(task);
     // Checks in flight finish when a budget stops the run (whether those sites broke is worth knowing); Ctrl-C ends them.
     const gate = task.health && this.options.sites ? new HealthGate(this.options.sites, task.health, this.clock, this.options.signal) : undefined;
     const waves = [...new Set(steps.map((s) => s.wave ?? 0))].sort((a, b) => a - b);
@@ -216,9 +248,12 @@ class Execution {
       if (this.sendsOver()) break;
       // A write waits for its restore point's whole step (operation and backup id), not only its operation.
       const backups = new Map<string, Promise<StepResult | undefined>>();
-      await Promise.all(
-        steps
-          .filter((s) => (s.wave ?? 0) === wave)
+      const inWave = steps.filter((s) => (s.wave ?? 0) === wave);
+      const groups = lookGroups(inWave, task.index);
+      const grouped = new Set([...groups.values()].flat());
+      await Promise.all([
+        ...inWave
+          .filter((s) => !grouped.has(s))
           .map((step) => {
             const done = step.backup_step
               ? this.guardedStep(task, budget, step, backups.get(step.backup_step), gate)
@@ -230,7 +265,8 @@ class Execution {
               );
             return done;
           }),
-      );
+        ...[...groups.values()].map((group) => this.runGroup(task, group, backups, gate)),
+      ]);
       const pause = task.rollout?.pause_ms ?? 0;
       if (!this.sendsOver() && i < waves.length - 1 && pause > 0) {
         this.options.logger.info({ task: task.name, wave, pause_ms: pause }, 'wave done; pausing before the next');
@@ -242,7 +278,8 @@ class Execution {
         ACTIONS.get(task.action)!,
         this.options.caller,
         this.plan.company,
-        steps,
+        // Its own steps, wherever they ran (a joined step ran in another task's turn).
+        this.plan.steps.filter((s) => s.task_index === task.index),
         this.results,
         task.verify === true,
       ))
@@ -307,11 +344,13 @@ class Execution {
     try {
       // The baseline: what the site was like before this write, so a site already broken is not blamed on it.
       const url = stepHealthUrl(step);
-      if (url && guarded.gate) guarded.before = await guarded.gate.check(url);
+      // A grouped write after the first shares the first one's look before (rollout.together).
+      const looked = guarded.grouped && guarded.before !== undefined;
+      if (url && guarded.gate && !looked) guarded.before = await guarded.gate.check(url);
       if (this.sendsOver()) return;
       if (guarded.before?.refused) return await this.endRefused(task, budget, step, `health: ${guarded.before.detail} at ${url}`);
       // Pages are looked at only on a site that answers healthy: a broken one has no look to keep.
-      if (url && this.options.visual && task.health?.visual && guarded.before?.healthy && !this.sendsOver())
+      if (url && this.options.visual && task.health?.visual && guarded.before?.healthy && !looked && !this.sendsOver())
         guarded.visual = await this.options.visual.before(step.id, url, task.health);
       const claim = this.options.busy && step.lock ? await this.claim(this.options.busy, step.lock, task) : undefined;
       if (this.sendsOver()) {
@@ -335,8 +374,61 @@ class Execution {
       if (task.wait) this.countFailure(task, budget, await this.afterOperation(task, step, await follow.done(), guarded));
     } finally {
       release(turn);
-      // A write that never got to its check after (not sent, its operation not followed) lets its browser context go here.
+      // A write that never got to its check after (not sent, its operation not followed) lets its browser context go here;
+      // a grouped one's is the group's, which lets it go after its look.
+      if (!guarded.grouped) void guarded.visual?.close();
+    }
+  }
+
+  /**
+   * `rollout.together`: one environment's writes of this task and of the task that joins it, one
+   * after another under one look: the page is looked at before the first, and once after all of them
+   * ended (its cache cleared first); a site broken then is restored once, from the shared backup, and
+   * every write of the group that did its work is undone with it (undoneWrites).
+   */
+  async runGroup(task: TaskSummary, group: Step[], backups: Map<string, Promise<StepResult | undefined>>, gate?: HealthGate): Promise<void> {
+    const guarded: Guarded = { gate, grouped: true };
+    const done: Step[] = [];
+    try {
+      for (const step of group) {
+        const own = this.taskOf(step);
+        if (step.backup_step && !ENDED_STATUSES.has(this.results.get(step.id)?.status ?? 'planned')) {
+          const backupStep = this.stepsById.get(step.backup_step)!;
+          const backup = await (backups.get(step.backup_step) ?? Promise.resolve(this.results.get(backupStep.id)));
+          const verdict = afterBackup(backup, restorePoint.tagOf(backupStep.body));
+          if (this.sendsOver()) break;
+          if ('skip' in verdict) {
+            await this.endUnsent(step, 'skipped', verdict.skip);
+            continue;
+          }
+          guarded.restore = verdict.restore;
+        }
+        await this.runStep(own, this.budgetOf(own), step, guarded);
+        if (this.results.get(step.id)?.status === 'succeeded') done.push(step);
+      }
+      await this.lookAfterGroup(task, done, guarded);
+    } finally {
       void guarded.visual?.close();
+    }
+  }
+
+  /** The group's one look after, taken for its last write that did its work; what it found goes on each of them. */
+  async lookAfterGroup(task: TaskSummary, done: Step[], guarded: Guarded): Promise<void> {
+    const last = done.at(-1);
+    const url = last && stepHealthUrl(last);
+    if (!last || !url || !guarded.gate) return;
+    const own = this.taskOf(last);
+    const after = await this.lookAfter(own, last, this.results.get(last.id)!, { ...guarded, gate: guarded.gate, grouped: undefined }, url);
+    this.countFailure(own, this.budgetOf(own), after);
+    for (const step of done.slice(0, -1)) {
+      const now = this.results.get(step.id)!;
+      // Undone by the group's restore (undoneWrites said so), or its own look happened after all (a resume).
+      if (now.status !== 'succeeded' || now.health) continue;
+      const verdict =
+        after.status === 'succeeded' || after.restored ? {} : { status: after.status, reason: after.reason, ...(after.held ? { held: after.held } : {}) };
+      const shared: StepResult = { ...now, ...(after.health ? { health: after.health } : {}), ...verdict };
+      await this.record('update', step, shared);
+      this.countFailure(this.taskOf(step), this.budgetOf(this.taskOf(step)), shared);
     }
   }
 
@@ -353,32 +445,42 @@ class Execution {
       return result;
     }
     // A write sent again after "busy" has its answer from that send: it keeps its restore point.
-    let result = guarded.restore && !final.restore_point ? { ...final, restore_point: guarded.restore } : final;
+    const result = guarded.restore && !final.restore_point ? { ...final, restore_point: guarded.restore } : final;
     const url = stepHealthUrl(step);
-    if (url && guarded.gate) {
-      const looks = final.status === 'succeeded' && !this.stop.stopped;
-      // Before any look after the write: a page an edge cache or CDN kept from before it is not what visitors will get.
-      const cache = looks && clearsCache(task.health!) ? await this.clearCache(task, step) : undefined;
-      const after = looks && !this.stop.stopped ? await guarded.gate.check(url) : undefined;
-      const { failsStep, holdsStep } = healthOutcome(guarded.before, after, cache);
-      result = {
-        ...result,
-        health: healthRecord(url, guarded.before, after, cache),
-        ...(failsStep ? { status: 'failed' as const, reason: `health: ${after!.detail} at ${url}` } : {}),
-        ...(holdsStep ? cacheHeld(url, cache!) : {}),
-      };
-      // The pages are compared only when the site still answers healthy (a failed check said it all),
-      // and only when the cache was cleared: a kept page would look the same as before the write.
-      const seen =
-        !failsStep && !holdsStep && after?.healthy && guarded.visual ? await this.options.visual!.after(step.id, guarded.visual, task.health!) : undefined;
-      if (seen) result = withVisual(result, seen);
-      // Broken by this write, and seen healthy just before it: put back from this run's restore point.
-      if ((failsStep || seen?.broken) && guarded.before?.healthy && task.health?.on_broken === 'restore') {
-        await this.record('update', step, result);
-        const restored = await restoreBroken(this.restoring(task), step, result, guarded.gate, url);
-        for (const [other, undone] of undoneWrites(this.plan.steps, this.results, step, restored)) await this.record('update', other, undone);
-        return restored;
-      }
+    // A grouped write is looked at with its group, once all of it ended (runGroup).
+    if (url && guarded.gate && !guarded.grouped) return this.lookAfter(task, step, result, { ...guarded, gate: guarded.gate }, url, final);
+    if (result !== final) await this.record('update', step, result);
+    return result;
+  }
+
+  /**
+   * The look after a guarded write: its cache cleared, its page checked (and compared), and a site
+   * broken by it restored; what was seen is recorded on the step.
+   */
+  async lookAfter(task: TaskSummary, step: Step, sent: StepResult, guarded: Guarded & { gate: HealthGate }, url: string, final = sent): Promise<StepResult> {
+    let result = sent;
+    const looks = sent.status === 'succeeded' && !this.stop.stopped;
+    // Before any look after the write: a page an edge cache or CDN kept from before it is not what visitors will get.
+    const cache = looks && clearsCache(task.health!) ? await this.clearCache(task, step) : undefined;
+    const after = looks && !this.stop.stopped ? await guarded.gate.check(url) : undefined;
+    const { failsStep, holdsStep } = healthOutcome(guarded.before, after, cache);
+    result = {
+      ...result,
+      health: healthRecord(url, guarded.before, after, cache),
+      ...(failsStep ? { status: 'failed' as const, reason: `health: ${after!.detail} at ${url}` } : {}),
+      ...(holdsStep ? cacheHeld(url, cache!) : {}),
+    };
+    // The pages are compared only when the site still answers healthy (a failed check said it all),
+    // and only when the cache was cleared: a kept page would look the same as before the write.
+    const seen =
+      !failsStep && !holdsStep && after?.healthy && guarded.visual ? await this.options.visual!.after(step.id, guarded.visual, task.health!) : undefined;
+    if (seen) result = withVisual(result, seen);
+    // Broken by this write, and seen healthy just before it: put back from this run's restore point.
+    if ((failsStep || seen?.broken) && guarded.before?.healthy && task.health?.on_broken === 'restore') {
+      await this.record('update', step, result);
+      const restored = await restoreBroken(this.restoring(task), step, result, guarded.gate, url);
+      for (const [other, undone] of undoneWrites(this.plan.steps, this.results, step, restored)) await this.record('update', other, undone);
+      return restored;
     }
     if (result !== final) await this.record('update', step, result);
     return result;
