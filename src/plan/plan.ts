@@ -21,7 +21,7 @@ import { KIND_TABLE, KINDS, nameOf, type Kind } from '../inventory/kinds.js';
 import type { ReleaseAgeDecision, ReleaseClock } from '../inventory/release-age.js';
 import type { Playbook, Task } from '../playbook/types.js';
 import { parseDuration } from '../util/duration.js';
-import { selectEnvironments } from './select.js';
+import { selectEnvironments, selectorKinds } from './select.js';
 import {
   judgeStaged,
   offering,
@@ -159,12 +159,17 @@ export function readsNeeded(playbook: Playbook, inventory: Inventory, read: Inve
 
 /** The kinds of item the playbook's tasks update besides themes, whose listings the plan reads too. */
 export function kindsNeeded(playbook: Playbook): Kind[] {
-  const kinds = new Set(playbook.tasks.map((t) => ACTIONS.get(t.action)!.items));
+  const kinds = new Set(playbook.tasks.flatMap((t) => [ACTIONS.get(t.action)!.items, ...selectorKinds(playbook, t)]));
   return KINDS.filter((k) => k !== 'theme' && kinds.has(k));
 }
 
-/** Environments whose items of `kind` the plan needs (where they are read one environment at a time). */
+/**
+ * Environments whose items of `kind` the plan needs (where they are read one environment at a time):
+ * those the tasks updating that kind select; every environment when a selector picks by that kind,
+ * as what each runs must be known before it can be picked.
+ */
 export function itemReadsNeeded(playbook: Playbook, inventory: Inventory, kind: Kind): string[] {
+  if (playbook.tasks.some((t) => selectorKinds(playbook, t).includes(kind))) return inventory.environments.map((e) => e.id);
   return environmentsOfTasks(playbook, inventory, (task) => ACTIONS.get(task.action)!.items === kind);
 }
 

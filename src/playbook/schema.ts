@@ -61,6 +61,7 @@ export function playbookSchema(): Record<string, unknown> {
           site: { ...globs, description: 'site display name' },
           environment: { ...globs, description: 'environment display name' },
           theme: { ...globs, description: 'has a theme with this slug installed' },
+          plugin: { ...globs, description: 'has a plugin with this slug installed (the plan reads the plugin listing)' },
           ids: { type: 'array', minItems: 1, items: commonDef('uuid'), description: 'environment UUIDs' },
           exclude: { $ref: '#/$defs/selector' },
         },

@@ -8,7 +8,9 @@ export type Globs = string | string[];
 export interface Selector {
   site?: Globs;
   environment?: Globs;
+  /** Has an item of this kind (a selector field named for the kind, as kinds.ts names them) with a matching slug installed. */
   theme?: Globs;
+  plugin?: Globs;
   ids?: string[];
   exclude?: Selector;
 }
