@@ -171,6 +171,11 @@ interface ActionBase<W extends object> {
   /** Other endpoints its requests may name (themes.update sends a version it judged by the pinned update). */
   alsoSends?: EndpointName[];
   /**
+   * The environment as this task's `with:` offers it (WordPress: the version chosen of those known):
+   * the plan expands and judges the task on it, staging first included.
+   */
+  offer?(env: Environment, withBlock: W): Environment;
+  /**
    * The kind of installed item the action updates: the plan reads that kind's listing first, and
    * `verify`, `readBack` and `confirmBatch` are handed a listing of that kind (kinds.ts says which).
    */

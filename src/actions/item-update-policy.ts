@@ -14,23 +14,19 @@ import {
 } from '../inventory/release-age.js';
 import { ageSchema, LONGEST_AGE } from '../util/duration.js';
 import { BUMPS, versionJump, withinBump, type Bump } from '../util/item-version.js';
-import { globs } from './schema-parts.js';
 
 /** The `with:` block of an item update (`themes.update`, `plugins.update`): which items, by the kind's plural, and the policy. */
 export type ItemsUpdateWith = ReleaseAgePolicy & {
   themes?: string | string[];
   plugins?: string | string[];
+  /** WordPress: the versions a task may install (item-writes.ts). */
+  versions?: string[];
   skip_vulnerable_updates?: boolean;
   only_vulnerable?: boolean;
   max_bump?: Bump;
 };
 
 const releaseAge = (what: string) => ageSchema(LONGEST_AGE.releaseAge, what);
-
-/** Which items of a kind a task updates: `themes:` or `plugins:`, slugs as globs. */
-export function itemsField(row: KindRow) {
-  return { [row.plural]: { ...globs, description: `only these ${row.kind} slugs (globs); default all` } };
-}
 
 /** The `with:` fields of an item update besides which items: the update policy that judges each. */
 export const POLICY_FIELDS = {
@@ -59,6 +55,18 @@ export const POLICY_FIELDS = {
     description: 'vulnerable: an update that fixes a vulnerable installed version goes at once; none: it waits its age too',
   },
 };
+
+/**
+ * The policy fields of a kind's update. A kind whose listing flags no vulnerable version (WordPress:
+ * the site listing gives its version alone) takes no vulnerability rule: one would pass for a check
+ * while it could not look.
+ */
+export function policyFields(row: KindRow): Record<string, unknown> {
+  if (row.exposed === 'vulnerable') return POLICY_FIELDS;
+  const { skip_vulnerable_updates: _skip, only_vulnerable: _only, ...rest } = POLICY_FIELDS;
+  const { release_age_bypass: _bypass, ...aged } = rest;
+  return aged;
+}
 
 /** Cross-field rules of the release age, which the schema cannot say. Paths are relative to `with`. */
 export function checkPolicy(w: ItemsUpdateWith): InputProblem[] {

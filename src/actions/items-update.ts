@@ -2,10 +2,11 @@ import { matchesAny } from '../util/glob.js';
 import { describeDecision, usesReleaseAge } from '../inventory/release-age.js';
 import type { Action, BatchConfirm, Expansion, ItemVersion, StepOutcome } from './action.js';
 import { nameOf } from '../inventory/kinds.js';
-import { installedOf, type Inventory, type InstalledItem } from '../inventory/inventory.js';
-import type { KindRow } from '../inventory/kinds.js';
+import { installedOf, type Environment, type Inventory, type InstalledItem } from '../inventory/inventory.js';
+import type { Kind, KindRow } from '../inventory/kinds.js';
 import { withBlock } from './schema-parts.js';
-import { checkPolicy, itemsField, judgeUpdate, POLICY_FIELDS, type ItemsUpdateWith } from './item-update-policy.js';
+import { checkPolicy, judgeUpdate, policyFields, type ItemsUpdateWith } from './item-update-policy.js';
+import { ITEM_WRITES, offerOf, type ItemWrites } from './item-writes.js';
 
 /**
  * An item update (themes.update, plugins.update: one action per row of the kind table, kinds.ts):
@@ -33,34 +34,37 @@ import { checkPolicy, itemsField, judgeUpdate, POLICY_FIELDS, type ItemsUpdateWi
  * policy keeps its bulk update, its plan and its report as they were. Such a task takes whatever is
  * newest when the service runs the update: if that matters, give it `max_bump`.
  */
-/** A kind's update action (`themes.update`, `plugins.update`), made from its row of the kind table. */
+/** A kind's update action (`themes.update`, `plugins.update`, `core.update`), made from its row of the kind table. */
 export function itemsUpdate(row: KindRow): Action<ItemsUpdateWith> {
   const { kind, plural } = row;
-  const namesOf = (step: StepOutcome) => itemsOf(row, step);
+  const writes = ITEM_WRITES[kind];
+  const namesOf = (step: StepOutcome) => itemsOf(writes, step);
   return {
     name: `${plural}.update`,
-    summary: `update ${plural} where the listing shows an update available, within an update policy (PUT …/${plural}/bulk-update; a version the policy judged: PUT …/${plural}, pinned)`,
+    summary: writes.summary,
     scope: 'environment',
-    endpoint: row.bulk,
-    alsoSends: [row.pinned],
+    endpoint: row.bulk ?? row.pinned,
+    alsoSends: row.bulk ? [row.pinned] : [],
     creates: false,
     stagesFirst: true,
     items: kind,
-    example: { [plural]: [row.example], max_bump: 'minor' },
-    withSchema: withBlock({ ...itemsField(row), ...POLICY_FIELDS }),
+    example: { ...(row.only ? {} : { [plural]: [row.example] }), max_bump: 'minor' },
+    withSchema: withBlock({ ...writes.pick, ...policyFields(row) }),
     check: (w) => checkPolicy(w),
     reads: (w) => (usesReleaseAge(w) ? ['first_seen'] : []),
+    // WordPress is offered per task: the newest version the fleet runs or the task names, within its rules.
+    ...(row.only ? { offer: (env, w) => offered(env, kind, w) } : {}),
     // `verify: true`: an item this step updated still shows an update available in a fresh listing
     // (a pinned one: runs another version than the one sent, readBack's rule).
     verify(step, listing) {
-      const pinned = pinnedOf(step);
+      const pinned = writes.pinnedOf(step.body);
       if (pinned) return differs(pinned, runsOf(row, step, listing)[0]);
       const still = stillAvailable(row, step, listing);
       return still.length > 0 ? `the listing still shows an update available for ${still.join(', ')}` : undefined;
     },
     // A pinned update is read back whatever `verify` says: the report records what the environment runs.
     readBack(step, listing) {
-      const pinned = pinnedOf(step);
+      const pinned = writes.pinnedOf(step.body);
       if (!pinned) return undefined;
       const runs = runsOf(row, step, listing);
       const difference = differs(pinned, runs[0]);
@@ -71,8 +75,8 @@ export function itemsUpdate(row: KindRow): Action<ItemsUpdateWith> {
     record: (step) => ({ heading: row.heading, text: step.precondition ?? `${namesOf(step).join(', ')} updated` }),
     reasonParts,
     expandEnvironment(env, ctx) {
-      const wanted = ctx.with[plural];
-      const available = installedOf(env, kind).filter((t) => t.update_available && matchesAny(t.name, wanted));
+      const wanted = ctx.with[plural as 'themes' | 'plugins'];
+      const available = installedOf(env, kind).filter((t) => t.update_available && (row.only !== undefined || matchesAny(t.name, wanted)));
       const judged = available.map((item) => ({ item, judgement: judgeUpdate(item, ctx.with, ctx.releases) }));
       const update = judged.flatMap(({ item, judgement }) => (judgement.send ? [item] : []));
       const held = judged.flatMap(({ item, judgement }) => (judgement.send ? [] : [`${item.name}: ${judgement.reason}`]));
@@ -81,10 +85,21 @@ export function itemsUpdate(row: KindRow): Action<ItemsUpdateWith> {
       const note = [listed(LEFT_ALONE, held), listed(SENT_EARLY, early)].filter(Boolean).join(ITEM_SEPARATOR) || undefined;
       const ages = decisions.length > 0 ? { release_age: decisions } : {};
       if (update.length === 0) return [{ skip: note ?? `no ${kind} update available`, ...ages }];
-      if (!pins(ctx.with, ctx.pinVersions)) return [{ ...updateOf(row, env.id, update, note), ...ages }];
+      if (writes.bulk && !pins(ctx.with, ctx.pinVersions)) return [{ ...updateOf(writes, env.id, update, note), ...ages }];
       // One call per item; the environment's note and dates go with its first.
-      return update.map((t, i) => (i === 0 ? { ...pinnedUpdate(row, env.id, t), ...(note ? { note } : {}), ...ages } : pinnedUpdate(row, env.id, t)));
+      const one = (t: InstalledItem) => pinnedUpdate(row, writes, env.id, t);
+      return update.map((t, i) => (i === 0 ? { ...one(t), ...(note ? { note } : {}), ...ages } : one(t)));
     },
+  };
+}
+
+/** The environment as a task's policy offers its WordPress: one version chosen of those known (item-writes.ts offerOf). */
+function offered(env: Environment, kind: Kind, w: ItemsUpdateWith): Environment {
+  const items = env.items[kind];
+  if (!items) return env;
+  return {
+    ...env,
+    items: { ...env.items, [kind]: items.map((t) => offerOf(t, w.versions, (v) => judgeUpdate({ ...t, update_version: v }, w, undefined).send)) },
   };
 }
 
@@ -94,9 +109,10 @@ export function itemsUpdate(row: KindRow): Action<ItemsUpdateWith> {
  * shows a write when its operation ends (`KindRow.listingConfirms`).
  */
 function confirmByListing(row: KindRow): BatchConfirm {
+  const writes = ITEM_WRITES[row.kind];
   return {
     searches(steps) {
-      const names = [...new Set(steps.flatMap((s) => itemsOf(row, s)))].sort();
+      const names = [...new Set(steps.flatMap((s) => itemsOf(writes, s)))].sort();
       // A search matches a name or a title anywhere: a few names are a read each, many the whole listing.
       return names.length <= MAX_SEARCHES ? names : [];
     },
@@ -104,9 +120,9 @@ function confirmByListing(row: KindRow): BatchConfirm {
       const env = listing.environments.find((e) => e.id === step.target.env_id);
       const installed = env ? installedOf(env, row.kind) : [];
       // A pinned update is done when the environment runs that version (another one is polled, and read back).
-      const pinned = pinnedOf(step);
+      const pinned = writes.pinnedOf(step.body);
       if (pinned) return installed.some((t) => t.name === pinned.name && t.version === pinned.update_version);
-      return env !== undefined && itemsOf(row, step).every((name) => installed.some((t) => t.name === name && !t.update_available));
+      return env !== undefined && itemsOf(writes, step).every((name) => installed.some((t) => t.name === name && !t.update_available));
     },
   };
 }
@@ -128,18 +144,21 @@ export function pins(w: ItemsUpdateWith, pinVersions: true | undefined): boolean
 }
 
 /** The pinned update of one item to the version the plan judged. */
-function pinnedUpdate(row: KindRow, envId: string, t: InstalledItem): Expansion {
+function pinnedUpdate(row: KindRow, writes: ItemWrites, envId: string, t: InstalledItem): Expansion {
   return {
-    request: { endpoint: row.pinned, params: { env_id: envId }, body: { name: t.name, update_version: t.update_version } },
+    request: writes.pinned(envId, t),
     precondition: `${t.name} ${t.version} → ${t.update_version}`,
     key: `${row.kind}=${t.name}`,
     items: [t.name],
   };
 }
 
-function updateOf(row: KindRow, envId: string, update: InstalledItem[], note: string | undefined): Expansion {
+function updateOf(writes: ItemWrites, envId: string, update: InstalledItem[], note: string | undefined): Expansion {
   return {
-    request: { endpoint: row.bulk, params: { env_id: envId }, body: { [row.plural]: update.map((t) => ({ name: t.name })) } },
+    request: writes.bulk!(
+      envId,
+      update.map((t) => t.name),
+    ),
     note,
     // The body names no version: a saved plan must not install a newer one than was reviewed. These
     // are the versions the policy judged, so a release that moves them moves the judgement too.
@@ -161,25 +180,17 @@ function listed(prefix: string, parts: string[]): string {
 /** Past this many items in a batch, one read of the whole listing costs less than a search each. */
 const MAX_SEARCHES = 3;
 
-/** The items a step updates: a pinned update's one, or the bulk body's list under the kind's plural. */
-function itemsOf(row: KindRow, step: StepOutcome): string[] {
-  const pinned = pinnedOf(step);
-  if (pinned) return [pinned.name];
-  const list = (step.body as Record<string, unknown> | undefined)?.[row.plural];
-  return Array.isArray(list) ? list.flatMap((t) => (typeof (t as { name?: unknown }).name === 'string' ? [(t as { name: string }).name] : [])) : [];
-}
-
-/** A pinned update's body (one item, the version judged); undefined for a bulk update. */
-function pinnedOf(step: StepOutcome): { name: string; update_version: string } | undefined {
-  const body = step.body as { name?: unknown; update_version?: unknown } | undefined;
-  return typeof body?.name === 'string' && typeof body.update_version === 'string' ? { name: body.name, update_version: body.update_version } : undefined;
+/** The items a step updates: a pinned update's one, or the bulk body's list. */
+function itemsOf(writes: ItemWrites, step: StepOutcome): string[] {
+  const pinned = writes.pinnedOf(step.body);
+  return pinned ? [pinned.name] : writes.bulkNames(step.body);
 }
 
 /** What the listing shows the step's environment runs of its items (an item gone from it: none). */
 function runsOf(row: KindRow, step: StepOutcome, listing: Inventory): ItemVersion[] {
   const env = listing.environments.find((e) => e.id === step.target.env_id);
   const installed = env ? installedOf(env, row.kind) : [];
-  return itemsOf(row, step).flatMap((name) => installed.filter((t) => t.name === name).map((t) => ({ name, version: t.version })));
+  return itemsOf(ITEM_WRITES[row.kind], step).flatMap((name) => installed.filter((t) => t.name === name).map((t) => ({ name, version: t.version })));
 }
 
 /** Why an environment does not run the version judged, in words; undefined when it does. */
@@ -193,5 +204,5 @@ function differs(pinned: { name: string; update_version: string }, runs: ItemVer
 function stillAvailable(row: KindRow, step: StepOutcome, listing: Inventory): string[] {
   const env = listing.environments.find((e) => e.id === step.target.env_id);
   const installed = env ? installedOf(env, row.kind) : [];
-  return itemsOf(row, step).filter((name) => installed.some((t) => t.name === name && t.update_available));
+  return itemsOf(ITEM_WRITES[row.kind], step).filter((name) => installed.some((t) => t.name === name && t.update_available));
 }

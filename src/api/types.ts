@@ -323,5 +323,12 @@ export interface OperationStatus {
 
 /** `GET /sites?company={id}&include_environments=true` (beyond the spec): the fields sitefleet reads of it. */
 export interface SiteListResponse {
-  company: { sites: { id: string; display_name: string; environments?: { id: string; name?: string; display_name?: string }[] }[] };
+  company: {
+    sites: {
+      id: string;
+      display_name: string;
+      /** `wordpress_version`: the WordPress each runs, a string or null (real-service-notes.md, "WordPress core"). */
+      environments?: { id: string; name?: string; display_name?: string; wordpress_version?: string | null }[];
+    }[];
+  };
 }

@@ -1,6 +1,6 @@
 import { versionJump } from '../util/item-version.js';
 import { installedOf, type Environment, type InstalledItem, type Inventory } from './inventory.js';
-import { KINDS, refOf, type ItemRef, type Kind } from './kinds.js';
+import { KIND_TABLE, KINDS, refOf, type ItemRef, type Kind } from './kinds.js';
 import { ageOf, judgeReleaseAge, type ReleaseAgeCode, type ReleaseAgePolicy, type ReleaseClock } from './release-age.js';
 
 /** One environment running an item version the listing flags vulnerable. */
@@ -62,7 +62,7 @@ export function exposureOf(inventory: Inventory, releases?: ExposureReleases): E
     const byName = new Map<string, ExposedEnvironment[]>();
     for (const env of inventory.environments) {
       for (const t of installedOf(env, kind)) {
-        if (!t.version_vulnerable) continue;
+        if (!isExposed(t)) continue;
         const row = { ...exposedRow(env, t), ...(releases ? { release_age: t.update_available ? updateAge(t, releases) : null } : {}) };
         exposed.add(env.id);
         if (row.safe_update) fixable.add(env.id);
@@ -83,6 +83,18 @@ export function exposureOf(inventory: Inventory, releases?: ExposureReleases): E
     items,
     ...(unchecked.length > 0 ? { unchecked } : {}),
   };
+}
+
+/**
+ * An install the fleet should not run: a version the listing flags vulnerable, or where the service
+ * flags none (WordPress), one behind the newest the fleet runs by more than a minor release, in
+ * WordPress's words: another x.y release (6.7.1 with 6.8 out; 6.7.1 with 6.7.2 out is a minor one,
+ * which this tool's jumps call a patch).
+ */
+function isExposed(t: InstalledItem): boolean {
+  if (KIND_TABLE[t.kind].exposed === 'vulnerable') return t.version_vulnerable;
+  const jump = t.update_available ? versionJump(t.version, t.update_version) : 'none';
+  return jump === 'minor' || jump === 'major';
 }
 
 function exposedRow(env: Environment, t: InstalledItem): ExposedEnvironment {

@@ -13,6 +13,11 @@ export interface InstalledItem {
   update_vulnerable: boolean;
   update_status: string;
   auto_update_type: string;
+  /**
+   * A kind whose listing offers no version (WordPress): every newer version the fleet runs, newest
+   * first. A task chooses its offer among them (actions/item-writes.ts), and `update_version` is the newest.
+   */
+  offers?: string[];
 }
 
 export interface Environment {
@@ -82,6 +87,23 @@ function installed(kind: Kind, name: string, e: ListedEntry): InstalledItem {
     update_vulnerable: flag(e[`is_${kind}_update_version_vulnerable`]),
     update_status: text(f('update_status')),
     auto_update_type: text(e.auto_update_type),
+  };
+}
+
+/** The one item of its kind an environment runs (WordPress), at `version`, offered `offers` (newest first). */
+export function versionItem(kind: Kind, name: string, version: string, offers: string[]): InstalledItem {
+  return {
+    kind,
+    name,
+    status: 'active',
+    version,
+    version_vulnerable: false,
+    update_available: offers.length > 0,
+    update_version: offers[0] ?? '',
+    update_vulnerable: false,
+    update_status: '',
+    auto_update_type: '',
+    offers,
   };
 }
 

@@ -5,21 +5,31 @@
  * installed item has a kind").
  */
 
-export const KINDS = ['theme', 'plugin'] as const;
+export const KINDS = ['theme', 'plugin', 'core'] as const;
 export type Kind = (typeof KINDS)[number];
 
 export interface KindRow {
   kind: Kind;
-  /** The plural as the API and the playbook say it: `with: { themes }`, the bulk body's `{ themes: [...] }`. */
-  plural: 'themes' | 'plugins';
-  /** The company listing's endpoint (theme-major pages, each with the environments it is on). */
-  listing: 'listThemes' | 'listPlugins';
+  /** The plural as the API and the playbook say it: `with: { themes }`, the bulk body's `{ themes: [...] }`; the action is `<plural>.update`. */
+  plural: 'themes' | 'plugins' | 'core';
+  /**
+   * The company listing's endpoint (theme-major pages, each with the environments it is on); for
+   * WordPress itself, the site listing, which shows the version each environment runs.
+   */
+  listing: 'listThemes' | 'listPlugins' | 'listSites';
   /** An environment's own listing, where the kind has one: read where the company one cannot be used. */
   environmentListing?: 'listEnvironmentPlugins';
-  /** The bulk update: it names no version, and installs whatever is newest when the service runs it. */
-  bulk: 'bulkUpdateThemes' | 'bulkUpdatePlugins';
-  /** The update of one item to the version the plan judged. */
-  pinned: 'updateTheme' | 'updatePlugin';
+  /** The bulk update, where the kind has one: it names no version, and installs whatever is newest when the service runs it. */
+  bulk?: 'bulkUpdateThemes' | 'bulkUpdatePlugins';
+  /** The update of one item to the version the plan judged (WordPress: `wp core update --version=…` through WP-CLI). */
+  pinned: 'updateTheme' | 'updatePlugin' | 'runWpCliCommand';
+  /** The one item of a kind that has only one (WordPress itself): no slug to pick, its listing names none. */
+  only?: string;
+  /**
+   * What makes an install exposed (`inventory --exposure`): a version the listing flags vulnerable, or,
+   * where the service flags none (WordPress), being behind the newest version by more than a minor.
+   */
+  exposed: 'vulnerable' | 'behind';
   /** The heading of a monthly record's list of these updates. */
   heading: string;
   /** Where a PHP error names the item's files (`… in /www/x/public/wp-content/plugins/<slug>/…`). */
@@ -45,6 +55,7 @@ export const KIND_TABLE: Record<Kind, KindRow> = {
     heading: 'Theme updates',
     codePath: 'wp-content/themes/',
     listingConfirms: true,
+    exposed: 'vulnerable',
     example: 'twenty*',
     sample: 'twentytwentyfour',
   },
@@ -58,8 +69,23 @@ export const KIND_TABLE: Record<Kind, KindRow> = {
     heading: 'Plugin updates',
     codePath: 'wp-content/plugins/',
     listingConfirms: false,
+    exposed: 'vulnerable',
     example: 'woo*',
     sample: 'woocommerce',
+  },
+  core: {
+    kind: 'core',
+    plural: 'core',
+    listing: 'listSites',
+    pinned: 'runWpCliCommand',
+    only: 'wordpress',
+    heading: 'WordPress updates',
+    codePath: 'wp-includes/',
+    // The site listing shows the version once the command ran; a step is read back from it whatever.
+    listingConfirms: false,
+    exposed: 'behind',
+    example: 'wordpress',
+    sample: 'wordpress',
   },
 };
 
@@ -68,10 +94,10 @@ export const KIND_TABLE: Record<Kind, KindRow> = {
  * for its kind, `{ theme: "astra" }` or `{ plugin: "akismet" }`. A theme's records read as they did
  * before plugins came, and no record can name an item without saying which kind it is.
  */
-export type ItemRef = { theme: string } | { plugin: string };
+export type ItemRef = { theme: string } | { plugin: string } | { core: string };
 
 export function refOf(kind: Kind, name: string): ItemRef {
-  return kind === 'theme' ? { theme: name } : { plugin: name };
+  return { [kind]: name } as ItemRef;
 }
 
 /** The kind and name a record names; undefined for one that names none (a store line of another shape). */

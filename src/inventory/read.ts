@@ -1,7 +1,8 @@
-import type { Backup, EnvironmentPlugin, ListedItem, SiteDomain, SiteDomainAnswer } from '../api/types.js';
+import type { Backup, EnvironmentPlugin, ListedItem, SiteDomain, SiteDomainAnswer, SiteListResponse } from '../api/types.js';
 import { HttpError, SitefleetError } from '../errors.js';
 import type { ReadAnswers } from '../api/endpoints.js';
-import { foldItems, foldThemes, installedFromEnvironment, sortedEnvironments, type Environment, type Inventory } from './inventory.js';
+import { foldItems, foldThemes, installedFromEnvironment, sortedEnvironments, versionItem, type Environment, type Inventory } from './inventory.js';
+import { orderVersions, versionParts } from '../util/item-version.js';
 import { KIND_TABLE, type Kind } from './kinds.js';
 
 /** One page of a kind's company listing, whichever kind. */
@@ -17,11 +18,16 @@ export interface InventoryReader {
   listItems(kind: Kind, company: string, query: { offset: number; limit: number; search?: string }, inQuery?: boolean): Promise<ListingPage>;
   /** An environment's own listing of a kind that has one (`KindRow.environmentListing`). */
   listEnvironmentItems(kind: Kind, envId: string): Promise<EnvironmentPlugin[]>;
+  /** The site listing's environments, each with its site's display name and the WordPress it runs (one read for the fleet). */
+  listSiteEnvironments(company: string): Promise<SiteEnvironment[]>;
   listDomains(envId: string): Promise<{ environment: { site_domains: SiteDomainAnswer[] } }>;
   listBackups(envId: string): Promise<{ environment: { backups: Backup[] } }>;
 }
 
 type Reads = 'listThemes' | 'listPlugins' | 'listEnvironmentPlugins' | 'listDomains' | 'listBackups' | 'listSites';
+
+/** An environment of the site listing, with its site's display name. */
+export type SiteEnvironment = NonNullable<SiteListResponse['company']['sites'][number]['environments']>[number] & { site: string };
 
 /** Anything that can make a read call: the runner's rate-limited, retrying Caller. */
 export interface ReadCaller {
@@ -39,8 +45,14 @@ export function inventoryReader(caller: ReadCaller, priority?: number): Inventor
   return {
     async listItems(kind, company, query, inQuery) {
       const options = inQuery ? { query, ...extra } : extra;
-      const answer = await caller.read(KIND_TABLE[kind].listing, { id: company }, query, options);
+      const listing = KIND_TABLE[kind].listing;
+      if (listing === 'listSites') throw new Error(`the ${kind} listing is the site listing: read it with listSiteEnvironments`);
+      const answer = await caller.read(listing, { id: company }, query, options);
       return 'themes' in answer.company ? answer.company.themes : answer.company.plugins;
+    },
+    async listSiteEnvironments(company) {
+      const answer = await caller.read('listSites', {}, undefined, { query: { company, include_environments: 'true' }, ...extra });
+      return answer.company.sites.flatMap((site) => (site.environments ?? []).map((env) => ({ ...env, site: site.display_name })));
     },
     async listEnvironmentItems(kind, envId) {
       const endpoint = KIND_TABLE[kind].environmentListing;
@@ -122,6 +134,7 @@ export async function readInventory(reader: InventoryReader, company: string, pa
  * listing (`readEnvironmentItems`).
  */
 export async function readKind(reader: InventoryReader, inventory: Inventory, kind: Kind, pageSize = 100, filter: { search?: string } = {}): Promise<void> {
+  if (KIND_TABLE[kind].listing === 'listSites') return readVersions(reader, inventory, kind);
   let read: Awaited<ReturnType<typeof readListing>>;
   try {
     read = await readListing(reader, kind, inventory.company, pageSize, filter);
@@ -147,6 +160,34 @@ export async function readKind(reader: InventoryReader, inventory: Inventory, ki
   }
   inventory.environments = sortedEnvironments(byId);
   inventory.listed[kind] = { count: read.items.length, ...(read.lastUpdatedAt ? { last_updated_at: read.lastUpdatedAt } : {}) };
+}
+
+/**
+ * A kind of one item whose version the site listing shows (WordPress): one read for the fleet. What
+ * each environment is offered is every newer numbered version the fleet runs (`offers`); a task
+ * chooses among them and the versions it names. An environment whose version the listing leaves
+ * out (null) has none: nothing is judged or sent for it.
+ */
+async function readVersions(reader: InventoryReader, inventory: Inventory, kind: Kind): Promise<void> {
+  const listed = await reader.listSiteEnvironments(inventory.company);
+  const byId = new Map(inventory.environments.map((e) => [e.id, e]));
+  const known = [
+    ...new Set(listed.flatMap((e) => (typeof e.wordpress_version === 'string' && versionParts(e.wordpress_version) ? [e.wordpress_version] : []))),
+  ];
+  const newestFirst = known.sort((a, b) => orderVersions(b, a)!);
+  for (const entry of listed) {
+    const version = entry.wordpress_version;
+    if (typeof version !== 'string' || version === '') continue;
+    let env = byId.get(entry.id);
+    if (!env) {
+      env = { id: entry.id, site: entry.site, name: entry.display_name ?? entry.name ?? '', items: {} };
+      byId.set(entry.id, env);
+    }
+    const offers = newestFirst.filter((v) => (orderVersions(v, version) ?? 0) > 0);
+    env.items[kind] = [versionItem(kind, KIND_TABLE[kind].only!, version, offers)];
+  }
+  inventory.environments = sortedEnvironments(byId);
+  inventory.listed[kind] = { count: known.length > 0 ? 1 : 0 };
 }
 
 /** Whether a read failed because the service has no such route (an HTTP 404 for the listing itself). */

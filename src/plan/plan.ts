@@ -239,6 +239,8 @@ type Mark = Pick<Step, 'role' | 'staging'>;
 interface TaskInPlan {
   task: Task;
   action: Action;
+  /** The fleet as this task's `with:` offers it (`Action.offer`): the inventory itself for most. */
+  inventory: Inventory;
   ctx: ExpandContext;
   backupTag?: string;
 }
@@ -262,9 +264,11 @@ class PlanParts {
     const partner = partnerOf(playbook, asWritten);
     const task = withPartnerGuards(asWritten, partner);
     const action = ACTIONS.get(task.action)!;
+    const offer = action.offer && ((env: Environment) => action.offer!(env, task.with));
     const t: TaskInPlan = {
       task,
       action,
+      inventory: offer ? { ...inventory, environments: inventory.environments.map(offer) } : inventory,
       ctx: {
         with: task.with,
         company: this.company,
@@ -288,8 +292,8 @@ class PlanParts {
 
   /** The task's targets by its action's scope; returns how many it matched. */
   private expand(t: TaskInPlan): number {
-    const { playbook, inventory } = this.input;
-    const { task, action, ctx } = t;
+    const { playbook } = this.input;
+    const { task, action, ctx, inventory } = t;
     if (action.scope === 'once' || (action.scope === 'site' && task.target === undefined)) {
       const expansions = action.expandOnce(ctx);
       this.add(t, onceTarget(task, this.company, expansions), expansions, { key: 'once' });
@@ -316,7 +320,7 @@ class PlanParts {
   /** One environment's expansions, behind the task's health guard (only an environment with something to send needs a page to check). */
   private onEnvironment(t: TaskInPlan, env: Environment, expansions: Expansion[], mark: Mark = {}): void {
     const { task, action } = t;
-    const guard = task.health && expansions.some((e) => 'request' in e) ? healthGuard(task.health, env, this.input.inventory) : {};
+    const guard = task.health && expansions.some((e) => 'request' in e) ? healthGuard(task.health, env, t.inventory) : {};
     if (guard.skip) this.skipped.push({ task: task.name, task_index: task.index, action: action.name, target: envTarget(env), reason: guard.skip });
     else this.add(t, envTarget(env), expansions, { key: env.id, guard, mark });
   }
@@ -329,7 +333,7 @@ class PlanParts {
    * environment several siblings share gets one step with every theme any of them stages.
    */
   private expandStaged(t: TaskInPlan, action: EnvironmentAction, envs: Environment[]): number {
-    const stagingSites = new StagingSites(this.input.inventory, t.task.rollout!);
+    const stagingSites = new StagingSites(t.inventory, t.task.rollout!);
     const live = envs.filter((env) => !stagingSites.isStaging(env));
     const sites = live.flatMap((env) => this.judgeSite(t, action, env, stagingSites.of(env)) ?? []);
     type Staging = { env: Environment; items: Map<string, InstalledItem>; decisions: StagingDecision[] };
@@ -396,7 +400,7 @@ class PlanParts {
   /** Once per site of the selected environments; a site without an id is a problem of the playbook. */
   private expandSites(t: TaskInPlan, action: SiteAction, envs: Environment[]): number {
     let matched = 0;
-    for (const site of sitesOf(envs, this.input.inventory.environments)) {
+    for (const site of sitesOf(envs, t.inventory.environments)) {
       if (!site.id) {
         this.problems.push({
           path: `tasks.${t.task.index}.target`,

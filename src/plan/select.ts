@@ -1,5 +1,5 @@
-import { installedOf, type Environment, type Inventory } from '../inventory/inventory.js';
-import { KINDS, type Kind } from '../inventory/kinds.js';
+import { installedOf, type Environment, type InstalledItem, type Inventory } from '../inventory/inventory.js';
+import { KIND_TABLE, KINDS, type Kind } from '../inventory/kinds.js';
 import type { Playbook, Selector, Task } from '../playbook/types.js';
 import { matchesAny } from '../util/glob.js';
 
@@ -8,7 +8,9 @@ export function matches(env: Environment, selector: Selector): boolean {
   if (!matchesAny(env.name, selector.environment)) return false;
   for (const kind of KINDS) {
     const slugs = selector[kind];
-    if (slugs !== undefined && !installedOf(env, kind).some((t) => matchesAny(t.name, slugs))) return false;
+    // A kind of one item (WordPress) is picked by the version it runs, the others by slug.
+    const field = (t: InstalledItem) => (KIND_TABLE[kind].only === undefined ? t.name : t.version);
+    if (slugs !== undefined && !installedOf(env, kind).some((t) => matchesAny(field(t), slugs))) return false;
   }
   if (selector.ids !== undefined && !selector.ids.some((id) => id.toLowerCase() === env.id.toLowerCase())) return false;
   if (selector.exclude !== undefined && matches(env, selector.exclude)) return false;

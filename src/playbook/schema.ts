@@ -62,6 +62,7 @@ export function playbookSchema(): Record<string, unknown> {
           environment: { ...globs, description: 'environment display name' },
           theme: { ...globs, description: 'has a theme with this slug installed' },
           plugin: { ...globs, description: 'has a plugin with this slug installed (the plan reads the plugin listing)' },
+          core: { ...globs, description: 'runs a WordPress version matching this (6.4*; the plan reads the site listing)' },
           ids: { type: 'array', minItems: 1, items: commonDef('uuid'), description: 'environment UUIDs' },
           exclude: { $ref: '#/$defs/selector' },
         },

@@ -11,6 +11,8 @@ export interface Selector {
   /** Has an item of this kind (a selector field named for the kind, as kinds.ts names them) with a matching slug installed. */
   theme?: Globs;
   plugin?: Globs;
+  /** WordPress: runs a version matching one of these (`6.4*`). */
+  core?: Globs;
   ids?: string[];
   exclude?: Selector;
 }

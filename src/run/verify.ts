@@ -57,6 +57,12 @@ async function listingFor(action: Action, caller: CallPort, company: string, jud
   const reader = inventoryReader(caller);
   const kind = action.items ?? 'theme';
   const row = KIND_TABLE[kind];
+  // WordPress: the site listing, one read for the fleet, is all there is to read it back from.
+  if (row.listing === 'listSites') {
+    const listing: Inventory = { company, environments: [], listed: {} };
+    await readKind(reader, listing, kind);
+    return listing;
+  }
   if (row.listingConfirms || !row.environmentListing) {
     const listing = await readInventory(reader, company);
     if (kind !== 'theme') await readKind(reader, listing, kind);

@@ -119,7 +119,7 @@ describe('action knowledge stays in src/actions/', () => {
   });
 
   it('every verify-able, answer-reading or output-writing action is one the hooks name, not a list elsewhere', () => {
-    expect(all.filter((a) => a.verify !== undefined).map((a) => a.name)).toEqual(['themes.update', 'plugins.update']);
+    expect(all.filter((a) => a.verify !== undefined).map((a) => a.name)).toEqual(['themes.update', 'plugins.update', 'core.update']);
     expect(all.filter((a) => a.privateOutput !== undefined).map((a) => a.name)).toEqual(['wp_cli.run', 'admin_users.login_link']);
     expect(all.filter((a) => a.readOperation !== undefined).map((a) => a.name)).toEqual([
       'wp_cli.run',
@@ -128,7 +128,7 @@ describe('action knowledge stays in src/actions/', () => {
       'environments.clone',
       'sites.create_plain',
     ]);
-    expect(all.filter((a) => a.reads !== undefined).map((a) => a.name)).toEqual(['themes.update', 'plugins.update', 'backups.create']);
+    expect(all.filter((a) => a.reads !== undefined).map((a) => a.name)).toEqual(['themes.update', 'plugins.update', 'core.update', 'backups.create']);
     expect(all.filter((a) => a.confirmBatch !== undefined).map((a) => a.name)).toEqual(['themes.update']);
     expect(all.filter((a) => a.scope === 'environment' && a.readOnly).map((a) => a.name)).toEqual(['admin_users.login_link']);
   });

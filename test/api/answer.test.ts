@@ -98,6 +98,7 @@ describe('the simulator with the real profile, read by the client', () => {
       {
         listItems: async (_kind, c, q) => (await read(client, 'listThemes', { id: c }, q)).company.themes,
         listEnvironmentItems: async (_kind, id) => (await read(client, 'listEnvironmentPlugins', { env_id: id })).environment.plugins.items,
+        listSiteEnvironments: () => Promise.resolve([]),
         listDomains: (id) => read(client, 'listDomains', { env_id: id }),
         listBackups: (id) => read(client, 'listBackups', { env_id: id }),
       },

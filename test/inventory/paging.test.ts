@@ -39,6 +39,9 @@ function listing(
     listEnvironmentItems() {
       throw new Error('not read here');
     },
+    async listSiteEnvironments() {
+      return Promise.resolve([]);
+    },
     async listDomains() {
       return { environment: { site_domains: [] } };
     },

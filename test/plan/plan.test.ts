@@ -227,6 +227,9 @@ describe('inventory', () => {
       listEnvironmentItems(): never {
         throw new Error('not read here');
       },
+      async listSiteEnvironments() {
+        return Promise.resolve([]);
+      },
       async listDomains() {
         return { environment: { site_domains: [] } };
       },
