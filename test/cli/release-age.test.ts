@@ -10,7 +10,7 @@ import type { Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
 import { useRedis } from '../helpers/redis.js';
 import { useSimulator } from '../helpers/sim.js';
-import { installed, shapeFleet, type Catalog } from '../helpers/themes.js';
+import { installed, shapeFleet, withoutPlugins, type Catalog } from '../helpers/themes.js';
 
 const start = useSimulator();
 const redis = useRedis();
@@ -59,6 +59,7 @@ describe('with.min_release_age: new versions age before they are sent', () => {
   it('a fresh state folder holds every non-security update on the first night, sends the security fix, and the rest once each has aged', async () => {
     const { sim } = await start({ sites: 4, seed: 3 });
     shapeFleet(sim, CATALOG);
+    withoutPlugins(sim);
     const env = simEnv(sim);
     const page = join(tempDir(), 'run.html');
     const first = await night(sim, env, T0, AGED, [], ['--html', page]);
@@ -111,6 +112,7 @@ describe('with.min_release_age: new versions age before they are sent', () => {
   it('release_age_bypass: none holds the security fix too, until its age', async () => {
     const { sim } = await start({ sites: 3, seed: 3 });
     shapeFleet(sim, CATALOG);
+    withoutPlugins(sim);
     const env = simEnv(sim);
     const strict = '{ min_release_age: 3d, release_age_bypass: none }';
     const first = await night(sim, env, T0, strict);
@@ -122,6 +124,7 @@ describe('with.min_release_age: new versions age before they are sent', () => {
   it('a newer version seen meanwhile restarts its own clock: the aged one is reported superseded, the newer one goes when it has aged', async () => {
     const { sim } = await start({ sites: 3, seed: 3 });
     shapeFleet(sim, { fast: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
+    withoutPlugins(sim);
     const env = simEnv(sim);
     const aged = '{ min_release_age: 3d }';
     expect((await night(sim, env, T0, aged)).moved).toEqual([]);
@@ -150,6 +153,7 @@ describe('with.min_release_age: new versions age before they are sent', () => {
   it('max_hold sends the newest version of a theme that releases faster than its age, counted from the oldest version the install has not taken', async () => {
     const { sim } = await start({ sites: 3, seed: 3 });
     shapeFleet(sim, { fast: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
+    withoutPlugins(sim);
     const env = simEnv(sim);
     const fast = '{ min_release_age: 3d, max_hold: 5d }';
     const versions = sim.fleet.catalog.get('fast')!.versions;
@@ -171,6 +175,7 @@ describe('with.min_release_age: new versions age before they are sent', () => {
   it('max_hold frees a theme numbered in four parts too, counted from the oldest version the install has not taken', async () => {
     const { sim } = await start({ sites: 3, seed: 3 });
     shapeFleet(sim, { quad: { versions: ['1.2.3.1', '1.2.3.2'], vulnerable: [] } });
+    withoutPlugins(sim);
     const env = simEnv(sim);
     const fast = '{ min_release_age: 3d, max_hold: 5d }';
     const versions = sim.fleet.catalog.get('quad')!.versions;
@@ -188,6 +193,7 @@ describe('with.min_release_age: new versions age before they are sent', () => {
   it('plan records what it sees (a dry run too), and shows first-seen dates and eligibility; the run after it counts from then', async () => {
     const { sim } = await start({ sites: 3, seed: 3 });
     shapeFleet(sim, CATALOG);
+    withoutPlugins(sim);
     const env = simEnv(sim);
     const envs = sim.fleet.environments.size;
     const planned = await runCli(['plan', playbook(AGED)], env, { now: () => T0 });
@@ -208,6 +214,7 @@ describe('with.min_release_age: new versions age before they are sent', () => {
   it('inventory --exposure shows when each update was first seen and when it is eligible', async () => {
     const { sim } = await start({ sites: 3, seed: 3 });
     shapeFleet(sim, CATALOG);
+    withoutPlugins(sim);
     const env = simEnv(sim);
     const args = ['inventory', '--exposure', '--min-release-age', '3d'];
     const json = await runCli([...args, '--format', 'json'], env, { now: () => T0 });
@@ -225,6 +232,7 @@ describe('with.min_release_age: new versions age before they are sent', () => {
   it('a first-seen store that cannot be written stops the run before anything is sent (exit 2, naming the folder)', async () => {
     const { sim } = await start({ sites: 2, seed: 3 });
     shapeFleet(sim, CATALOG);
+    withoutPlugins(sim);
     const env = simEnv(sim);
     // The run lock is taken in the state folder first; only the first-seen store's own folder is broken.
     const notAFolder = join(env.SITEFLEET_STATE_DIR!, 'first-seen');
@@ -238,6 +246,7 @@ describe('with.min_release_age: new versions age before they are sent', () => {
   it('with --coordination the first-seen times live in Redis: another machine (another state folder) counts from the first sighting', async () => {
     const { sim } = await start({ sites: 3, seed: 3 });
     shapeFleet(sim, CATALOG);
+    withoutPlugins(sim);
     const r = await redis();
     const coordination = ['--coordination', r.url];
     const machineA = simEnv(sim);

@@ -10,7 +10,7 @@ import { useSimulator } from '../helpers/sim.js';
 import { expectSafeTerminal } from '../helpers/sinks.js';
 import { parse as parseCsv } from '../../src/inventory/csv.js';
 import { HOSTILE_NAMES } from '../../src/sim/hostile-names.js';
-import { installed, shapeFleet, type Catalog } from '../helpers/themes.js';
+import { installed, shapeFleet, withoutPlugins, type Catalog } from '../helpers/themes.js';
 
 /** The exposure's themes (the simulator's plugins are exposed too, apart). */
 function themesOf(exposure: Exposure): { theme: string; environments: Exposure['items'][number]['environments'] }[] {
@@ -111,6 +111,7 @@ describe('themes.update policies against the simulator', () => {
   it.each(Object.entries(POLICIES))('%s sends exactly the updates it allows and says why for the rest', async (_name, policy) => {
     const { sim } = await start({ sites: 8, seed: 3 });
     shapeFleet(sim, CATALOG);
+    withoutPlugins(sim);
     const before = installed(sim);
     const { code, stdout, report } = await run(sim, policy.with);
     expect(code).toBe(0);
@@ -144,6 +145,7 @@ describe('themes.update policies against the simulator', () => {
   it('plan -v shows each held theme with its reason, and the saved plan holds the versions the policy judged', async () => {
     const { sim } = await start({ sites: 8, seed: 3 });
     shapeFleet(sim, CATALOG);
+    withoutPlugins(sim);
     const dir = tempDir();
     const file = playbook('{ max_bump: patch }', dir);
     const planFile = join(dir, 'plan.json');
@@ -202,6 +204,7 @@ describe('inventory --exposure', () => {
   it('--fail-on vulnerable exits 1 while an environment runs a vulnerable version with a safe update, and 0 once the security night took them', async () => {
     const { sim } = await start({ sites: 8, seed: 3 });
     shapeFleet(sim, CATALOG);
+    withoutPlugins(sim);
     expect(fixable(sim)).toBeGreaterThan(0);
     const json = await runCli(['inventory', '--exposure', '--format', 'json'], simEnv(sim));
     expect(json.code).toBe(0);
@@ -238,6 +241,7 @@ describe('inventory --exposure', () => {
   it('one environment with a safe update is enough to exit 1; a fleet with nothing vulnerable says so and exits 0', async () => {
     const { sim } = await start({ sites: 3, seed: 4 });
     shapeFleet(sim, { plain: { versions: ['1.0.0', '1.1.0'], vulnerable: [] }, held: { versions: ['2.0.0', '2.1.0'], vulnerable: ['2.0.0', '2.1.0'] } });
+    withoutPlugins(sim);
     const [first] = sim.fleet.environments.values();
     const args = ['inventory', '--exposure', '--fail-on', 'vulnerable'];
     expect((await runCli(args, simEnv(sim))).code).toBe(0);
@@ -263,6 +267,7 @@ describe('inventory --exposure', () => {
   it('hostile site names reach the table and the CSV made safe, and JSON exactly', async () => {
     const { sim } = await start({ sites: 8, seed: 3, names: 'hostile' });
     shapeFleet(sim, CATALOG);
+    withoutPlugins(sim);
     const table = await runCli(['inventory', '--exposure'], simEnv(sim));
     expect(table.code).toBe(0);
     expectSafeTerminal(table.stdout, 'exposure table');

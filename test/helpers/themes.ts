@@ -37,3 +37,9 @@ export function shapeFleet(sim: Simulator, catalog: Catalog): void {
 export function installed(sim: Simulator): Map<string, string> {
   return new Map([...sim.fleet.environments.values()].flatMap((env) => [...env.themes].map(([name, t]) => [`${env.id} ${name}`, t.version] as const)));
 }
+
+/** A fleet with no plugin installed: a test of themes alone, whose counts a plugin's exposure would change. */
+export function withoutPlugins(sim: Simulator): void {
+  sim.fleet.pluginCatalog.clear();
+  for (const env of sim.fleet.environments.values()) env.plugins.clear();
+}
