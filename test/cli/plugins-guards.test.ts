@@ -1,0 +1,62 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Report } from '../../src/report/report.js';
+import type { Simulator } from '../../src/sim/server.js';
+import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
+import { busiestPlugin, requestsTo } from '../helpers/plugins.js';
+import { useSimulator } from '../helpers/sim.js';
+
+const start = useSimulator();
+
+async function run(sim: Simulator, yaml: string, env = simEnv(sim)) {
+  const dir = tempDir();
+  const reportPath = join(dir, 'r.json');
+  const result = await runCli(['run', writePlaybook(yaml, dir), '--yes', '--poll-interval', '50', '--report', reportPath], env);
+  return { ...result, out: result.stdout + result.stderr, report: JSON.parse(readFileSync(reportPath, 'utf8')) as Report };
+}
+
+describe('plugins.update with health: a plugin that breaks sites', () => {
+  it('is restored from the backup taken before on each site it broke, and the report says so', async () => {
+    const { sim } = await start({ sites: 8, pluginsPerEnv: 12, seed: 5, operationDelayMs: 50 });
+    const { plugin, envs } = busiestPlugin(sim);
+    expect(envs.length).toBeGreaterThan(1);
+    const old = new Map(envs.map((id) => [id, sim.fleet.environments.get(id)!.plugins.get(plugin)!.version]));
+    const broken = sim.breakPlugin(`${plugin}@latest`);
+    expect(broken).toBe(`${plugin}@${sim.fleet.pluginCatalog.get(plugin)!.versions.at(-1)!}`);
+    const yaml = `version: 1
+name: plugin-break
+settings: { rate_limit: 50/s }
+tasks:
+  - name: update ${plugin}
+    action: plugins.update
+    target: { environment: live }
+    with: { plugins: ${plugin} }
+    backup_first: true
+    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: restore }
+    max_failures: 100
+`;
+    const { code, out, report } = await run(sim, yaml);
+    expect(code, out).toBe(1);
+    const writes = report.results.filter((r) => r.role !== 'backup' && r.request?.method === 'PUT');
+    expect(writes.map((w) => w.target.env_id).sort()).toEqual([...envs].sort());
+    for (const w of writes) {
+      const env = sim.fleet.environments.get(w.target.env_id!)!;
+      const backup = env.backups.find((b) => b.note === w.restore_point!.tag)!;
+      expect(w, env.id).toMatchObject({
+        status: 'failed',
+        operation_id: expect.stringMatching(/^wp-plugins:bulk-update-/) as unknown,
+        health: { outcome: 'unhealthy' },
+        restored: { backup_id: backup.id, status: 'succeeded', health: { outcome: 'healthy' } },
+      });
+      // The environment runs the version it had before the write again.
+      expect(env.plugins.get(plugin)!.version).toBe(old.get(env.id));
+      expect(out).toContain(`restored from backup ${backup.id}: healthy again`);
+    }
+    expect(
+      requestsTo(sim, 'restoreBackup')
+        .map((e) => e.path.split('/')[4])
+        .sort(),
+    ).toEqual([...envs].sort());
+  });
+});
