@@ -29,6 +29,7 @@ describe('plugins.update against the simulator, from the CLI', () => {
     // Planning reads the company listing a page at a time, and no environment's own listing.
     const planned = await runCli(['plan', writePlaybook(pluginPlaybook(''))], env);
     expect(planned.code, planned.stderr).toBe(0);
+    expect(planned.stdout.split('\n')[0]).toMatch(/, \d+ themes in the listing, \d+ plugins in the listing$/);
     expect(requestsTo(sim, 'listPlugins').length).toBeGreaterThan(0);
     expect(requestsTo(sim, 'listPlugins').every((e) => e.method === 'GET' && e.path === `/v2/company/${sim.companyId}/wp-plugins`)).toBe(true);
     expect(requestsTo(sim, 'listEnvironmentPlugins')).toEqual([]);
