@@ -55,3 +55,80 @@ describe('where the company plugin listing cannot be used', () => {
     },
   );
 });
+
+describe('a plugin bulk update answered 200 without an operation id', () => {
+  it('is done at once, not reported as an operation; verify reads each environment’s own listing once after its write', async () => {
+    const { sim } = await start({ sites: 4, pluginsPerEnv: 6, seed: 11, pluginBulkOperationId: false });
+    const safe = offeredPlugins(sim).filter((o) => !o.vulnerableUpdate);
+    const written = [...new Set(safe.map((o) => o.env))].sort();
+    const night = await run(sim, pluginPlaybook('    verify: true\n'));
+    expect(night.code, night.stderr).toBe(0);
+    for (const o of safe) expect(installedPlugins(sim).get(`${o.env} ${o.name}`)).toBe(o.latest);
+    const writes = writesOf(night.report);
+    expect(writes.map((w) => w.target.env_id).sort()).toEqual(written);
+    for (const w of writes) expect(w).toMatchObject({ status: 'succeeded', http_status: 200, operation_id: null });
+    expect(requestsTo(sim, 'getOperation')).toEqual([]);
+    // Verify: one read of each written environment's own listing, after its write.
+    const reads = requestsTo(sim, 'listEnvironmentPlugins');
+    expect(reads.map((e) => e.path.split('/')[4]).sort()).toEqual(written);
+    for (const read of reads) {
+      const write = requestsTo(sim, 'bulkUpdatePlugins').find((e) => e.path.split('/')[4] === read.path.split('/')[4])!;
+      expect(read.seq).toBeGreaterThan(write.seq);
+    }
+  });
+
+  it('verify fails a step whose plugins still show an update in the environment’s own listing', async () => {
+    const { sim } = await start({ sites: 3, pluginsPerEnv: 6, seed: 11, pluginBulkOperationId: false });
+    const [first] = offeredPlugins(sim).filter((o) => !o.vulnerableUpdate);
+    // A newer release comes out the moment the service installs the update on this environment: its own
+    // listing then still shows an update available (the event, not a wait, makes it so).
+    const item = sim.fleet.environments.get(first!.env)!.plugins.get(first!.name)!;
+    let version = item.version;
+    Object.defineProperty(item, 'version', {
+      get: () => version,
+      set(v: string) {
+        version = v;
+        const versions = sim.fleet.pluginCatalog.get(first!.name)!.versions;
+        if (v === versions.at(-1)) versions.push(`${v}.1`);
+      },
+    });
+    const night = await run(sim, pluginPlaybook(`    verify: true\n    with: { plugins: ${first!.name} }\n`));
+    expect(night.code, night.stderr).not.toBe(0);
+    const step = writesOf(night.report).find((w) => w.target.env_id === first!.env)!;
+    expect(step).toMatchObject({ status: 'failed', operation_id: null });
+    expect(step.error ?? step.reason).toContain(`the listing still shows an update available for ${first!.name}`);
+    for (const w of writesOf(night.report).filter((w) => w !== step)) expect(w.status).toBe('succeeded');
+  });
+});
+
+describe('a company plugin listing that lags behind the writes', () => {
+  it('a run with verify still ends succeeded: verify reads the environment’s own listing, not the lagging company one', async () => {
+    const { sim } = await start({ sites: 4, pluginsPerEnv: 6, seed: 11, pluginListingLagMs: 12 * 3_600_000 });
+    const env = simEnv(sim);
+    const safe = offeredPlugins(sim).filter((o) => !o.vulnerableUpdate);
+    const written = [...new Set(safe.map((o) => o.env))].sort();
+    const yaml = pluginPlaybook('    verify: true\n');
+    const night = await run(sim, yaml, env);
+    expect(night.code, night.stderr).toBe(0);
+    for (const w of writesOf(night.report))
+      expect(w).toMatchObject({ status: 'succeeded', operation_id: expect.stringMatching(/^wp-plugins:bulk-update-/) as unknown });
+    expect(
+      requestsTo(sim, 'listEnvironmentPlugins')
+        .map((e) => e.path.split('/')[4])
+        .sort(),
+    ).toEqual(written);
+    for (const o of safe) expect(installedPlugins(sim).get(`${o.env} ${o.name}`)).toBe(o.latest);
+
+    // Right after, the company listing still shows the old versions (the vendor caches plugin data up to
+    // 12 hours), and a plan made from it now would send every update just done again. Known, reported
+    // (issue 47's e2e helper): harmless to the sites (the service finds them at the latest already) but
+    // calls spent and updates reported twice. This pins what happens today; change it when that is fixed.
+    const out = join(tempDir(), 'plan.json');
+    const again = await runCli(['plan', writePlaybook(yaml), '--out', out], env);
+    expect(again.code, again.stderr).toBe(0);
+    const plan = JSON.parse(readFileSync(out, 'utf8')) as Plan;
+    const resent = plan.steps.filter((s) => s.method === 'PUT').map((s) => s.target.env_id);
+    expect(plan.inventory.plugins_from_environments).toBeUndefined();
+    expect(resent.sort()).toEqual(written);
+  });
+});
