@@ -20,6 +20,8 @@ import { globs } from './schema-parts.js';
 export type ItemsUpdateWith = ReleaseAgePolicy & {
   themes?: string | string[];
   plugins?: string | string[];
+  /** Slugs (globs) never updated by this task, whatever the item globs select. */
+  exclude?: string | string[];
   skip_vulnerable_updates?: boolean;
   only_vulnerable?: boolean;
   max_bump?: Bump;
@@ -29,7 +31,12 @@ const releaseAge = (what: string) => ageSchema(LONGEST_AGE.releaseAge, what);
 
 /** Which items of a kind a task updates: `themes:` or `plugins:`, slugs as globs. */
 export function itemsField(row: KindRow) {
-  return { [row.plural]: { ...globs, description: `only these ${row.kind} slugs (globs); default all` } };
+  // `exclude`: the issue's item policies name it; a fleet's "all but the page builder" needs it (a
+  // target's exclude selects environments, not items).
+  return {
+    [row.plural]: { ...globs, description: `only these ${row.kind} slugs (globs); default all` },
+    exclude: { ...globs, description: `${row.kind} slugs (globs) this task never updates, even where ${row.plural} selects them` },
+  };
 }
 
 /** The `with:` fields of an item update besides which items: the update policy that judges each. */

@@ -72,7 +72,10 @@ export function itemsUpdate(row: KindRow): Action<ItemsUpdateWith> {
     reasonParts,
     expandEnvironment(env, ctx) {
       const wanted = ctx.with[plural];
-      const available = installedOf(env, kind).filter((t) => t.update_available && matchesAny(t.name, wanted));
+      const excluded = ctx.with.exclude;
+      const available = installedOf(env, kind).filter(
+        (t) => t.update_available && matchesAny(t.name, wanted) && !(excluded !== undefined && matchesAny(t.name, excluded)),
+      );
       const judged = available.map((item) => ({ item, judgement: judgeUpdate(item, ctx.with, ctx.releases) }));
       const update = judged.flatMap(({ item, judgement }) => (judgement.send ? [item] : []));
       const held = judged.flatMap(({ item, judgement }) => (judgement.send ? [] : [`${item.name}: ${judgement.reason}`]));

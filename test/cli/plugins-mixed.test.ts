@@ -107,3 +107,90 @@ tasks:
     expect(decisionsOf(third.report).filter((d) => d.code === 'promoted')).toHaveLength(stagedLive.length);
   });
 });
+
+describe('inventory --exposure over plugins', () => {
+  it('lists a vulnerable plugin (kind plugin), and --fail-on vulnerable exits 1 while it has a safe update, 0 once updated', async () => {
+    const { sim } = await start({ sites: 3, pluginsPerEnv: 4, seed: 11 });
+    // Nothing vulnerable but one plugin on one environment: what fails the check is that plugin.
+    for (const item of [...sim.fleet.catalog.values(), ...sim.fleet.pluginCatalog.values()]) item.vulnerable.clear();
+    const target = [...sim.fleet.environments.values()].find((e) => e.displayName === 'live')!;
+    const name = [...target.plugins.keys()][0]!;
+    sim.fleet.pluginCatalog.set(name, { name, title: name, versions: ['2.0.0', '2.0.1'], vulnerable: new Set(['2.0.0']) });
+    for (const e of sim.fleet.environments.values()) if (e.plugins.has(name)) e.plugins.get(name)!.version = '2.0.1';
+    target.plugins.get(name)!.version = '2.0.0';
+    const env = simEnv(sim);
+    const exposed = await runCli(['inventory', '--exposure', '--fail-on', 'vulnerable'], env);
+    expect(exposed.code, exposed.stderr).toBe(1);
+    const rows = exposed.stdout.split('\n').filter((l) => /^(theme|plugin) /.test(l));
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatch(new RegExp(`^plugin +${name} +\\S+ +live +${target.id} +2\\.0\\.0 +2\\.0\\.1 +yes`));
+    const json = await runCli(['inventory', '--exposure', '--format', 'json'], env);
+    expect(json.stdout).toContain(`"plugin"`);
+
+    const fixed = await run(
+      sim,
+      `version: 1\nname: fix\nsettings: { rate_limit: 50/s, wait: true }\ntasks:\n  - name: plugins\n    action: plugins.update\n    target: all\n    with: { plugins: ${name}, only_vulnerable: true }\n`,
+      env,
+    );
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect(target.plugins.get(name)!.version).toBe('2.0.1');
+    expect((await runCli(['inventory', '--exposure', '--fail-on', 'vulnerable'], env)).code).toBe(0);
+  });
+});
+
+describe('sitefleet validate with plugins.update', () => {
+  it('accepts the task with its policies, and refuses a typo’d field with exit 2 naming file, line and field', async () => {
+    const good = writePlaybook(`version: 1
+name: plugins
+tasks:
+  - name: plugins
+    action: plugins.update
+    target: all
+    verify: true
+    with:
+      plugins: ["woo*", "akismet"]
+      exclude: [woocommerce-payments]
+      max_bump: minor
+      min_release_age: 3d
+      by_bump: { major: 14d }
+      release_age_bypass: none
+      skip_vulnerable_updates: true
+      only_vulnerable: false
+    backup_first: true
+    rollout: { staging_first: true, soak: 20h }
+`);
+    const ok = await runCli(['validate', good]);
+    expect(ok.code, ok.stderr).toBe(0);
+    const bad = writePlaybook(`version: 1
+name: plugins
+tasks:
+  - name: plugins
+    action: plugins.update
+    target: all
+    with:
+      plugins: ["woo*"]
+      max_bumpp: minor
+`);
+    const refused = await runCli(['validate', bad]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`${bad}:9`);
+    expect(refused.stderr).toContain('max_bumpp');
+  });
+});
+
+describe('with.exclude', () => {
+  it('leaves the excluded plugins alone and updates the rest', async () => {
+    const { sim } = await start({ sites: 3, pluginsPerEnv: 6, seed: 11 });
+    const safe = offeredPlugins(sim).filter((o) => !o.vulnerableUpdate);
+    const excluded = safe[0]!.name;
+    expect(safe.some((o) => o.name !== excluded)).toBe(true);
+    const night = await run(
+      sim,
+      `version: 1\nname: x\nsettings: { rate_limit: 50/s, wait: true }\ntasks:\n  - name: plugins\n    action: plugins.update\n    target: all\n    with: { exclude: ["${excluded}"] }\n`,
+    );
+    expect(night.code, night.stderr).toBe(0);
+    const after = installedPlugins(sim);
+    for (const o of safe) expect(after.get(`${o.env} ${o.name}`), o.name).toBe(o.name === excluded ? o.version : o.latest);
+    expect(requestsTo(sim, 'bulkUpdatePlugins').every((e) => !JSON.stringify(e.body).includes(`"${excluded}"`))).toBe(true);
+  });
+});
