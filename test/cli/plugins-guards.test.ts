@@ -52,11 +52,41 @@ tasks:
       // The environment runs the version it had before the write again.
       expect(env.plugins.get(plugin)!.version).toBe(old.get(env.id));
       expect(out).toContain(`restored from backup ${backup.id}: healthy again`);
+      expect(out).toContain('health: HTTP 500');
     }
     expect(
       requestsTo(sim, 'restoreBackup')
         .map((e) => e.path.split('/')[4])
         .sort(),
     ).toEqual([...envs].sort());
+  });
+});
+
+describe('plugins.update with health on a plugin that keeps sites healthy', () => {
+  it('each write keeps its operation id, is checked healthy after it, and ends succeeded', async () => {
+    const { sim } = await start({ sites: 4, pluginsPerEnv: 8, seed: 5, operationDelayMs: 50 });
+    const { plugin, envs } = busiestPlugin(sim);
+    const yaml = `version: 1
+name: plugin-healthy
+settings: { rate_limit: 50/s }
+tasks:
+  - name: update ${plugin}
+    action: plugins.update
+    target: { environment: live }
+    with: { plugins: ${plugin} }
+    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms }
+`;
+    const { code, out, report } = await run(sim, yaml);
+    expect(code, out).toBe(0);
+    const writes = report.results.filter((r) => r.request?.method === 'PUT');
+    expect(writes.map((w) => w.target.env_id).sort()).toEqual([...envs].sort());
+    for (const w of writes)
+      expect(w).toMatchObject({
+        status: 'succeeded',
+        operation_id: expect.stringMatching(/^wp-plugins:bulk-update-/) as unknown,
+        health: { outcome: 'healthy' },
+      });
+    const latest = sim.fleet.pluginCatalog.get(plugin)!.versions.at(-1)!;
+    for (const id of envs) expect(sim.fleet.environments.get(id)!.plugins.get(plugin)!.version).toBe(latest);
   });
 });

@@ -38,12 +38,15 @@ describe('where the company plugin listing cannot be used', () => {
       expect(planned.stdout.split('\n')[0]).toContain(
         `${plugins.size} plugins read from each environment's own listing (${plan.inventory.plugins_from_environments})`,
       );
-      // One read of each selected environment's own listing, none of the others.
+      const dry = await runCli(['run', writePlaybook(yaml), '--dry-run'], env);
+      expect(dry.code, dry.stderr).toBe(0);
+      expect(dry.stdout).toContain(`${plugins.size} plugins read from each environment's own listing (`);
+      // One read of each selected environment's own listing (each plan), none of the others.
       expect(
         requestsTo(sim, 'listEnvironmentPlugins')
           .map((e) => e.path.split('/')[4])
           .sort(),
-      ).toEqual([...live].sort());
+      ).toEqual([...live, ...live].sort());
 
       const safe = offeredPlugins(sim).filter((o) => live.includes(o.env) && !o.vulnerableUpdate);
       expect(safe.length).toBeGreaterThan(0);
