@@ -135,3 +135,34 @@ describe('a company plugin listing that lags behind the writes', () => {
     expect(resent.sort()).toEqual(written);
   });
 });
+
+describe('pinned plugin updates beside a lagging company listing', () => {
+  it('are read back from each environment’s own listing: the report records the version sent, not the cached one', async () => {
+    const { sim } = await start({ sites: 3, pluginsPerEnv: 5, seed: 11, pluginListingLagMs: 12 * 3_600_000 });
+    const safe = offeredPlugins(sim).filter((o) => !o.vulnerableUpdate);
+    const night = await run(sim, pluginPlaybook('    with: { max_bump: major }\n'));
+    expect(night.code, night.stderr).toBe(0);
+    const writes = writesOf(night.report);
+    expect(writes).toHaveLength(safe.length);
+    for (const w of writes) {
+      const body = w.request!.body as { name: string; update_version: string };
+      expect(w).toMatchObject({ status: 'succeeded', runs: [{ name: body.name, version: body.update_version }] });
+    }
+  });
+});
+
+describe('a saved plugin plan', () => {
+  it.each(['served', 'absent'] as const)('runs with --plan (company listing %s), its preconditions read as the plan was', async (pluginListing) => {
+    const { sim } = await start({ sites: 3, pluginsPerEnv: 5, seed: 11, pluginListing });
+    const env = simEnv(sim);
+    const safe = offeredPlugins(sim).filter((o) => !o.vulnerableUpdate);
+    const dir = tempDir();
+    const file = writePlaybook(pluginPlaybook(''), dir);
+    const out = join(dir, 'plan.json');
+    expect((await runCli(['plan', file, '--out', out], env)).code).toBe(0);
+    const reportPath = join(dir, 'r.json');
+    const ran = await runCli(['run', file, '--plan', out, '--yes', '--poll-interval', '50', '--report', reportPath], env);
+    expect(ran.code, ran.stdout + ran.stderr).toBe(0);
+    for (const o of safe) expect(installedPlugins(sim).get(`${o.env} ${o.name}`)).toBe(o.latest);
+  });
+});
