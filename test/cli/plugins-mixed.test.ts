@@ -138,6 +138,28 @@ describe('inventory --exposure over plugins', () => {
   });
 });
 
+describe('inventory --exposure where the company plugin listing is absent', () => {
+  it('fails --fail-on vulnerable with the plugins unchecked, and lists them with --each-environment', async () => {
+    const { sim } = await start({ sites: 2, pluginsPerEnv: 4, seed: 11, pluginListing: 'absent' });
+    for (const item of sim.fleet.catalog.values()) item.vulnerable.clear();
+    const env = simEnv(sim);
+    const unchecked = await runCli(['inventory', '--exposure', '--fail-on', 'vulnerable'], env);
+    // No theme is vulnerable: what fails the check is that the plugins could not be looked at.
+    expect(unchecked.code, unchecked.stderr).toBe(1);
+    expect(unchecked.stdout).toContain('plugins not checked: the service does not serve the company plugin listing');
+    expect(requestsTo(sim, 'listEnvironmentPlugins')).toEqual([]);
+    const each = await runCli(['inventory', '--exposure', '--each-environment'], env);
+    expect(each.code, each.stderr).toBe(0);
+    expect(each.stdout).not.toContain('not checked');
+    const vulnerable = [...sim.fleet.environments.values()].some((e) =>
+      [...e.plugins].some(([n, p]) => sim.fleet.pluginCatalog.get(n)!.vulnerable.has(p.version)),
+    );
+    expect(vulnerable).toBe(true);
+    expect(each.stdout).toMatch(/^plugin +\S+/m);
+    expect(requestsTo(sim, 'listEnvironmentPlugins')).toHaveLength(sim.fleet.environments.size);
+  });
+});
+
 describe('sitefleet validate with plugins.update', () => {
   it('accepts the task with its policies, and refuses a typo’d field with exit 2 naming file, line and field', async () => {
     const good = writePlaybook(`version: 1
