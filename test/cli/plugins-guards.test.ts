@@ -6,13 +6,14 @@ import type { Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
 import { busiestPlugin, requestsTo } from '../helpers/plugins.js';
 import { useSimulator } from '../helpers/sim.js';
+import { HOUR, T0 } from '../helpers/staging.js';
 
 const start = useSimulator();
 
-async function run(sim: Simulator, yaml: string, env = simEnv(sim)) {
+async function run(sim: Simulator, yaml: string, env = simEnv(sim), now?: () => number) {
   const dir = tempDir();
   const reportPath = join(dir, 'r.json');
-  const result = await runCli(['run', writePlaybook(yaml, dir), '--yes', '--poll-interval', '50', '--report', reportPath], env);
+  const result = await runCli(['run', writePlaybook(yaml, dir), '--yes', '--poll-interval', '50', '--report', reportPath], env, { now });
   return { ...result, out: result.stdout + result.stderr, report: JSON.parse(readFileSync(reportPath, 'utf8')) as Report };
 }
 
@@ -88,5 +89,47 @@ tasks:
       });
     const latest = sim.fleet.pluginCatalog.get(plugin)!.versions.at(-1)!;
     for (const id of envs) expect(sim.fleet.environments.get(id)!.plugins.get(plugin)!.version).toBe(latest);
+  });
+});
+
+describe('rollout.staging_first with a plugin that breaks sites', () => {
+  it('breaks staging only: restored there, and live never takes it on the nights after', async () => {
+    const { sim } = await start({ sites: 4, pluginsPerEnv: 4, seed: 11 });
+    const name = 'akismet';
+    sim.fleet.pluginCatalog.set(name, { name, title: 'Akismet', versions: ['5.0.0', '5.0.1'], vulnerable: new Set() });
+    for (const e of sim.fleet.environments.values()) e.plugins.set(name, { version: '5.0.0', status: 'active', updateStatus: 'none', autoUpdateType: 'none' });
+    sim.breakPlugin(`${name}@5.0.1`);
+    const envs = [...sim.fleet.environments.values()];
+    const stagings = envs.filter((e) => e.displayName === 'staging');
+    const stagedLive = envs.filter((e) => e.displayName === 'live' && stagings.some((s) => s.siteId === e.siteId));
+    expect(stagings.length).toBeGreaterThan(0);
+    const env = simEnv(sim);
+    const yaml = `version: 1
+name: staged-plugins
+settings: { rate_limit: 50/s }
+tasks:
+  - name: plugins
+    action: plugins.update
+    target: { environment: live }
+    with: { plugins: ${name} }
+    backup_first: true
+    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: restore }
+    rollout: { staging_first: true, soak: 20h }
+`;
+    const first = await run(sim, yaml, env, () => T0);
+    expect(first.code, first.stdout).not.toBe(0);
+    // Each staging was written, broke, and was put back.
+    for (const s of stagings) expect(s.plugins.get(name)!.version, s.id).toBe('5.0.0');
+    expect(
+      requestsTo(sim, 'restoreBackup')
+        .map((e) => e.path.split('/')[4])
+        .sort(),
+    ).toEqual(stagings.map((s) => s.id).sort());
+    const later = sim.log.length;
+    await run(sim, yaml, env, () => T0 + 24 * HOUR);
+    await run(sim, yaml, env, () => T0 + 48 * HOUR);
+    for (const l of stagedLive) expect(l.plugins.get(name)!.version, l.id).toBe('5.0.0');
+    const sentToLive = requestsTo(sim, 'updatePlugin', later).filter((e) => stagedLive.some((l) => e.path.split('/')[4] === l.id));
+    expect(sentToLive).toEqual([]);
   });
 });
