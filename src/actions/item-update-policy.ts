@@ -19,6 +19,8 @@ import { BUMPS, versionJump, withinBump, type Bump } from '../util/item-version.
 export type ItemsUpdateWith = ReleaseAgePolicy & {
   themes?: string | string[];
   plugins?: string | string[];
+  /** Slugs (globs) never updated by this task, whatever the item globs select. */
+  exclude?: string | string[];
   /** WordPress: the versions a task may install (item-writes.ts). */
   versions?: string[];
   skip_vulnerable_updates?: boolean;

@@ -35,7 +35,11 @@ function listed(row: KindRow): ItemWrites {
   const bulk = row.bulk;
   return {
     summary: `update ${plural} where the listing shows an update available, within an update policy (PUT …/${plural}/bulk-update; a version the policy judged: PUT …/${plural}, pinned)`,
-    pick: { [plural]: { ...globs, description: `only these ${row.kind} slugs (globs); default all` } },
+    // `exclude`: a fleet's "all but the page builder" (a target's exclude selects environments, not items).
+    pick: {
+      [plural]: { ...globs, description: `only these ${row.kind} slugs (globs); default all` },
+      exclude: { ...globs, description: `${row.kind} slugs (globs) this task never updates, even where ${plural} selects them` },
+    },
     ...(bulk
       ? { bulk: (envId: string, names: string[]) => ({ endpoint: bulk, params: { env_id: envId }, body: { [plural]: names.map((name) => ({ name })) } }) }
       : {}),

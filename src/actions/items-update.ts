@@ -76,7 +76,10 @@ export function itemsUpdate(row: KindRow): Action<ItemsUpdateWith> {
     reasonParts,
     expandEnvironment(env, ctx) {
       const wanted = ctx.with[plural as 'themes' | 'plugins'];
-      const available = installedOf(env, kind).filter((t) => t.update_available && (row.only !== undefined || matchesAny(t.name, wanted)));
+      const excluded = ctx.with.exclude;
+      // A kind of one item (WordPress) has no slug to pick; the others are picked by `<plural>:` minus `exclude:`.
+      const picked = (name: string) => row.only !== undefined || (matchesAny(name, wanted) && !(excluded !== undefined && matchesAny(name, excluded)));
+      const available = installedOf(env, kind).filter((t) => t.update_available && picked(t.name));
       const judged = available.map((item) => ({ item, judgement: judgeUpdate(item, ctx.with, ctx.releases) }));
       const update = judged.flatMap(({ item, judgement }) => (judgement.send ? [item] : []));
       const held = judged.flatMap(({ item, judgement }) => (judgement.send ? [] : [`${item.name}: ${judgement.reason}`]));

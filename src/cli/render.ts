@@ -67,11 +67,28 @@ function noun(action: string): string {
   return known ? targetNoun(known) : 'environment';
 }
 
+/**
+ * The other kinds the plan read (plugins), each with its count, and where the company listing could
+ * not be used, that each environment's own listing was read instead, and why: a person reading the
+ * plan sees what it was made from and what the reads cost. A theme-only plan's line is as before.
+ */
+function otherKindsRead(plan: Plan): string {
+  return KINDS.filter((k) => k !== 'theme')
+    .map((kind) => {
+      const plural = KIND_TABLE[kind].plural as Exclude<(typeof KIND_TABLE)[Kind]['plural'], 'themes'>;
+      const count = plan.inventory[plural];
+      if (count === undefined) return '';
+      const why = plan.inventory[`${plural}_from_environments`];
+      return why === undefined ? `, ${count} ${plural} in the listing` : `, ${count} ${plural} read from each environment's own listing (${why})`;
+    })
+    .join('');
+}
+
 export function renderPlan(plan: Plan, verbose: boolean, paint: Painter = plain): string {
   const lines: string[] = [];
   lines.push(
     forTerminal(
-      `${plan.name} (${plan.playbook}): company ${plan.company}, ${plan.inventory.environments} environments, ${plan.inventory.themes} themes in the listing`,
+      `${plan.name} (${plan.playbook}): company ${plan.company}, ${plan.inventory.environments} environments, ${plan.inventory.themes} themes in the listing${otherKindsRead(plan)}`,
     ),
   );
   lines.push('');

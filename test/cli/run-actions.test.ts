@@ -164,16 +164,21 @@ tasks:
     expect(sim.log.filter((e) => e.changed)).toEqual([]);
   });
 
-  it('inventory prints every environment with its themes as table, json and csv', async () => {
+  it('inventory prints every environment with its themes, plugins and WordPress as table, json and csv', async () => {
     const { sim } = await start({ sites: 5 });
     const json = await runCli(['inventory', '--format', 'json'], simEnv(sim));
     expect(json.code).toBe(0);
-    const inv = JSON.parse(json.stdout) as { environments: { id: string; themes: unknown[] }[] };
+    const inv = JSON.parse(json.stdout) as { environments: { id: string; items: { theme?: unknown[] } }[] };
     expect(inv.environments.map((e) => e.id).sort()).toEqual([...sim.fleet.environments.keys()].sort());
     const csv = await runCli(['inventory', '--format', 'csv'], simEnv(sim));
-    const installs = [...sim.fleet.environments.values()].reduce((n, e) => n + e.themes.size, 0);
-    expect(csv.stdout.trim().split('\n')).toHaveLength(installs + 1);
+    const envs = [...sim.fleet.environments.values()];
+    const themes = envs.reduce((n, e) => n + e.themes.size, 0);
+    const plugins = envs.reduce((n, e) => n + e.plugins.size, 0);
+    // One row an installed item: each theme, each plugin, and the WordPress each environment runs.
+    const rows = csv.stdout.trim().split('\n').slice(1);
+    expect(rows).toHaveLength(themes + plugins + envs.length);
+    expect(rows.filter((r) => r.includes(',core,wordpress,'))).toHaveLength(envs.length);
     const table = await runCli(['inventory'], simEnv(sim));
-    expect(table.stdout).toMatch(new RegExp(`${sim.fleet.environments.size} environments, ${installs} installed themes`));
+    expect(table.stdout).toMatch(new RegExp(`${envs.length} environments, ${themes} installed themes, ${plugins} installed plugins, ${envs.length} installed core`));
   });
 });
