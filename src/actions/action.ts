@@ -171,6 +171,11 @@ interface ActionBase<W extends object> {
   /** Other endpoints its requests may name (themes.update sends a version it judged by the pinned update). */
   alsoSends?: EndpointName[];
   /**
+   * Its tasks always follow their operations to the end (`wait`): the work can only be read back once
+   * the operation ended (WordPress's `wp core update` prints nothing back).
+   */
+  waits?: true;
+  /**
    * The environment as this task's `with:` offers it (WordPress: the version chosen of those known):
    * the plan expands and judges the task on it, staging first included.
    */

@@ -53,7 +53,8 @@ export function itemsUpdate(row: KindRow): Action<ItemsUpdateWith> {
     check: (w) => checkPolicy(w),
     reads: (w) => (usesReleaseAge(w) ? ['first_seen'] : []),
     // WordPress is offered per task: the newest version the fleet runs or the task names, within its rules.
-    ...(row.only ? { offer: (env, w) => offered(env, kind, w) } : {}),
+    // Its command prints nothing back: only the version read again once it ended says what it did.
+    ...(row.only ? { offer: (env, w) => offered(env, kind, w), waits: true as const } : {}),
     // `verify: true`: an item this step updated still shows an update available in a fresh listing
     // (a pinned one: runs another version than the one sent, readBack's rule).
     verify(step, listing) {

@@ -492,7 +492,13 @@ function assignTaskWaves(taskName: string, rollout: NonNullable<Task['rollout']>
 /** What a task came to, with the rules the executor keeps for it. */
 function taskSummary({ task, action, backupTag }: TaskInPlan, playbook: Playbook, counts: { matched: number; steps: number; skipped: number }): TaskSummary {
   // A guarded write is judged after its operation ended, and waits for its backup's: both follow operations.
-  const wait = task.rollout !== undefined || task.health !== undefined || task.backup_first === true || (task.wait ?? playbook.settings.wait ?? false);
+  // An action whose work is known only once its operation ended (WordPress's command prints nothing) always waits.
+  const wait =
+    action.waits === true ||
+    task.rollout !== undefined ||
+    task.health !== undefined ||
+    task.backup_first === true ||
+    (task.wait ?? playbook.settings.wait ?? false);
   const timeout = task.timeout ?? playbook.settings.wait_timeout;
   return {
     index: task.index,

@@ -27,8 +27,11 @@ export async function verifyTask(
   // A held step's write happened too (its page is what a person must look at): what it installed is read back as well.
   const held = (s: Step) => results.get(s.id)?.status === 'held';
   // A step the listing confirmed was judged by the same rule, in a read made after its operation: no second read for it.
+  // Only a write whose operation ended can be read back: one accepted and not waited for may not have run yet,
+  // and reading it now would call the environment behind what was judged when it is merely not there yet.
+  const over = (s: Step) => results.get(s.id)?.status === 'succeeded' || held(s);
   const judged = steps.filter(
-    (s) => (ended(s) && verify && action.verify && results.get(s.id)?.confirmed_by !== 'listing') || ((ended(s) || held(s)) && readsBack(action, s)),
+    (s) => (ended(s) && verify && action.verify && results.get(s.id)?.confirmed_by !== 'listing') || (over(s) && readsBack(action, s)),
   );
   if (judged.length === 0) return [];
   const listing = await listingFor(action, caller, company, judged);

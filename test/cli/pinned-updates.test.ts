@@ -124,4 +124,22 @@ describe('what was judged is what gets installed', () => {
     });
     for (const r of held) expect(r).toMatchObject({ status: 'held', held: { code: 'cache_not_cleared' }, runs: [{ name: 'calm', version: '1.0.2' }] });
   });
+
+  it('a pinned night not waited for ends accepted: nothing is read back before its operations ran, and nothing is called behind', async () => {
+    const { sim } = await start({ sites: 4, seed: 5 });
+    shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
+    const dir = tempDir();
+    const file = writePlaybook(
+      `version: 1\nname: pinned\nsettings: { rate_limit: 50/s }\ntasks:\n  - name: themes\n    action: themes.update\n    target: all\n    with: { max_bump: patch }\n`,
+      dir,
+    );
+    const reportPath = join(dir, 'r.json');
+    const result = await runCli(['run', file, '--yes', '--report', reportPath], simEnv(sim));
+    const report = JSON.parse(readFileSync(reportPath, 'utf8')) as Report;
+    expect(result.code).toBe(0);
+    expect(report.results.filter((r) => r.step_id).map((r) => [r.status, r.runs])).toEqual(
+      report.results.filter((r) => r.step_id).map(() => ['accepted', undefined]),
+    );
+    expect(result.stdout).toContain('follow them with: sitefleet status');
+  });
 });
