@@ -10,6 +10,7 @@ export function captureState(env: SimEnvironment): EnvironmentState {
   return {
     themes: copyItems(env.themes),
     plugins: copyItems(env.plugins),
+    wordpressVersion: env.wordpressVersion,
     phpVersion: env.phpVersion,
     phpAutoUpdateOptOut: env.phpAutoUpdateOptOut,
     deniedIps: [...env.deniedIps],
@@ -22,6 +23,7 @@ export function captureState(env: SimEnvironment): EnvironmentState {
 export function putBack(env: SimEnvironment, state: EnvironmentState): void {
   env.themes = new Map(copyItems(state.themes));
   env.plugins = new Map(copyItems(state.plugins));
+  env.wordpressVersion = state.wordpressVersion;
   env.phpVersion = state.phpVersion;
   env.phpAutoUpdateOptOut = state.phpAutoUpdateOptOut;
   env.deniedIps = [...state.deniedIps];

@@ -1,6 +1,7 @@
 import type { Backup } from '../api/types.js';
 import { HOSTILE_NAMES, hostileName, type FleetNames } from './hostile-names.js';
 import { makeCatalog, type CatalogItem, type CatalogShape } from './catalog.js';
+import { coreReleases, drawnCoreVersion, type CoreReleases } from './core.js';
 import { NAMED_PLUGINS, PLUGIN_SHAPE } from './plugin-catalog.js';
 import { Random } from './random.js';
 
@@ -34,6 +35,8 @@ export interface SimEnvironment {
   displayName: string;
   themes: Map<string, InstalledItem>;
   plugins: Map<string, InstalledItem>;
+  /** The WordPress release it runs (core.ts); null on a plain environment, which has no WordPress. */
+  wordpressVersion: string | null;
   phpVersion: string;
   phpAutoUpdateOptOut: boolean;
   deniedIps: string[];
@@ -52,12 +55,12 @@ export interface SimEnvironment {
 
 /**
  * What a backup keeps of its environment, as far as the simulator models one: the themes and
- * plugins and their versions, the PHP version, the denied IPs, and the SSH and SFTP settings. Restoring it puts these
+ * plugins and their versions, the WordPress and PHP versions, the denied IPs, and the SSH and SFTP settings. Restoring it puts these
  * back (a site whose breaking theme version is reverted is healthy again).
  */
 export interface EnvironmentState extends Pick<
   SimEnvironment,
-  'phpVersion' | 'phpAutoUpdateOptOut' | 'deniedIps' | 'sshEnabled' | 'sshExpInterval' | 'sftpAccountsEnabled'
+  'wordpressVersion' | 'phpVersion' | 'phpAutoUpdateOptOut' | 'deniedIps' | 'sshEnabled' | 'sshExpInterval' | 'sftpAccountsEnabled'
 > {
   themes: [string, InstalledItem][];
   plugins: [string, InstalledItem][];
@@ -83,6 +86,8 @@ export interface Fleet {
   /** The theme catalogue (named before plugins came: the tests read it so). */
   catalog: Map<string, CatalogItem>;
   pluginCatalog: Map<string, CatalogItem>;
+  /** The WordPress releases environments run and `wp core update` installs (core.ts). */
+  core: CoreReleases;
   nextBackupId: number;
   lastUpdatedAt: number;
   /** What each backup keeps of its environment (backup-state.ts), by backup id: never in an answer. */
@@ -97,6 +102,8 @@ export interface FleetOptions {
   themes: number;
   /** Plugins installed on each environment (default: drawn from 5 to 40). */
   pluginsPerEnv?: number;
+  /** The WordPress releases (default CORE_VERSIONS, none newer). */
+  core?: CoreReleases;
   /** Backups are aged from this moment (ms since the epoch; default now), so "younger than 26 h" means something. */
   now?: number;
 }
@@ -187,6 +194,7 @@ export function generateFleet(options: FleetOptions): Fleet {
     domains: new Map(),
     catalog,
     pluginCatalog: new Map(),
+    core: options.core ?? coreReleases(),
     nextBackupId: 1000,
     backupStates: new Map(),
     lastUpdatedAt: EPOCH,
@@ -267,13 +275,16 @@ function installPlugins(env: SimEnvironment, catalog: Map<string, CatalogItem>, 
   }
 }
 
+/** A new environment of `site`, running the WordPress release its id draws (the caller sets another where it knows better). */
 export function newEnvironment(fleet: Fleet, rng: Random, site: SimSite, displayName: string): SimEnvironment {
+  const id = rng.uuid();
   const env: SimEnvironment = {
-    id: rng.uuid(),
+    id,
     siteId: site.id,
     displayName,
     themes: new Map(),
     plugins: new Map(),
+    wordpressVersion: drawnCoreVersion(id, fleet.core.installed),
     phpVersion: rng.pick(PHP_VERSIONS.slice(0, 5)),
     phpAutoUpdateOptOut: false,
     deniedIps: [],

@@ -17,6 +17,7 @@ import {
 } from './fleet.js';
 import { HOSTILE_SSH } from './hostile-names.js';
 import { captureState, putBack } from './backup-state.js';
+import { coreEffect } from './core.js';
 import type { PageCache } from './page-cache.js';
 import type { OperationWork } from './operations.js';
 import type { SimProfile } from './profile.js';
@@ -59,6 +60,13 @@ export interface HandlerContext {
   plugins: PluginServing;
   /** The environments' logs (site-logs.ts). */
   logs: SiteLogs;
+  /** How `wp core update` behaves (server.ts, the option `coreUpdateNoop`). */
+  core: CoreServing;
+}
+
+export interface CoreServing {
+  /** True: `wp core update` succeeds and prints nothing, but the version does not move (a failed update that says nothing). */
+  updateNoop: boolean;
 }
 
 /**
@@ -160,9 +168,10 @@ function pinnedUpdate(ctx: HandlerContext, kind: ItemKind): HandlerResult {
   return later(e.id, () => installVersions(ctx, e, kind, [name], update_version));
 }
 
-/** Copies every item of every kind from one environment onto another (a clone, a push of files). */
+/** Copies WordPress and every item of every kind from one environment onto another (a clone, a push of files). */
 function copyItems(ctx: HandlerContext, from: SimEnvironment, to: SimEnvironment): void {
   beforeItemsWrite(ctx, to);
+  to.wordpressVersion = from.wordpressVersion;
   for (const kind of ITEM_KINDS) for (const [name, item] of installedOf(from, kind)) installedOf(to, kind).set(name, { ...item });
 }
 
@@ -174,7 +183,11 @@ function logLines(ctx: HandlerContext): number {
   return lines;
 }
 
-/** An environment as the site listing shows it (real-service-notes.md). */
+/**
+ * An environment as the site listing shows it (real-service-notes.md). `wordpress_version` is null only
+ * where the environment has no WordPress (a plain one), in both profiles: the notes say "string or null"
+ * without saying when, and a plain environment is the one case known to have no version to show.
+ */
 function siteEnvironment(e: SimEnvironment) {
   const domains = e.domains.map((d) => ({ id: d.id, name: d.name, type: 'live' }));
   return {
@@ -184,7 +197,7 @@ function siteEnvironment(e: SimEnvironment) {
     is_blocked: false,
     id_edge_cache: null,
     cdn_cache_id: null,
-    wordpress_version: '6.7.1',
+    wordpress_version: e.wordpressVersion,
     domains,
     primaryDomain: domains[0] ?? null,
   };
@@ -247,6 +260,7 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
     const body = ctx.body as T.CreateEnvironmentBody;
     return later(undefined, () => {
       const created = newEnvironment(ctx.fleet, ctx.rng, s, body.display_name);
+      created.wordpressVersion = ctx.fleet.core.releases.at(-1)!; // a new install downloads the newest release
       installDefaultTheme(ctx, created);
       if (body.admin_password !== undefined) created.adminPassword = body.admin_password;
       return { idEnv: created.id };
@@ -340,7 +354,11 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
   createPlainEnvironment(ctx) {
     const s = site(ctx);
     const body = ctx.body as T.CreatePlainEnvironmentBody;
-    return later(undefined, () => ({ idEnv: newEnvironment(ctx.fleet, ctx.rng, s, body.display_name).id }));
+    return later(undefined, () => {
+      const created = newEnvironment(ctx.fleet, ctx.rng, s, body.display_name);
+      created.wordpressVersion = null; // plain: no WordPress installed
+      return { idEnv: created.id };
+    });
   },
   createPlainSite(ctx) {
     const body = ctx.body as T.CreatePlainSiteBody;
@@ -381,14 +399,24 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
       e.sftpAccountsEnabled = enabled;
     });
   },
+  // `wp core …` is judged on the environment as it is when accepted (core.ts); an update moves the
+  // version when its operation completes, and prints nothing back, as the notes say.
   runWpCliCommand(ctx) {
     const e = env(ctx);
     const command = (ctx.body as T.RunWpCliBody).wp_command;
-    return later(e.id, () => {
-      e.wpCommands.push(command);
-      const printed = wpCliOutput(e, command);
-      return printed === null ? null : { result: printed };
-    });
+    const core = coreEffect(ctx.fleet.core, e.wordpressVersion, command.trim().split(/\s+/));
+    const failsWith = core && 'failsWith' in core ? core.failsWith : undefined;
+    const moveTo = core && 'moveTo' in core && !ctx.core.updateNoop ? core.moveTo : undefined;
+    return later(
+      e.id,
+      () => {
+        e.wpCommands.push(command);
+        if (moveTo !== undefined) e.wordpressVersion = moveTo;
+        const printed = wpCliOutput(e, command);
+        return printed === null ? null : { result: printed };
+      },
+      failsWith,
+    );
   },
   clearCache(ctx) {
     const e = env(ctx, (ctx.body as T.ClearCacheBody).environment_id);

@@ -33,3 +33,13 @@ export class Random {
     return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
   }
 }
+
+/**
+ * FNV-1a, 32 bits, of a text: what the simulator derives from an id without drawing from a seeded
+ * stream (drawing more would change every seeded fleet). Spreads neighbouring ids well enough for shares of 1/32.
+ */
+export function hashText(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}

@@ -6,6 +6,7 @@ import { creates, DEFAULT_OPERATION_PATH, ENDPOINTS, type Endpoint, type Endpoin
 import { bodyProblems } from '../api/request-schemas.js';
 import { FaultPlan, parseFaults, type FaultKind, type FaultRates } from './faults.js';
 import { captureGenerated } from './backup-state.js';
+import { coreReleases, parseCoreBreak } from './core.js';
 import { generateFleet, rename, type Fleet, type Renamable } from './fleet.js';
 import type { FleetNames } from './hostile-names.js';
 import { HANDLERS, SimHttpError, type PluginListing } from './handlers.js';
@@ -51,6 +52,18 @@ export interface SimulatorOptions {
   pluginListingLagMs?: number;
   /** False: the plugin bulk update answers 200 without an operation, having applied at once. @default true */
   pluginBulkOperationId?: boolean;
+  /**
+   * The WordPress releases environments run and `wp core update --version=X` installs, in any order
+   * (default 6.3.1, 6.4.3, 6.5.5, 6.6.2, 6.7.1, 6.7.2): about 56% of environments run the newest, 25% the
+   * one before, the rest older ones. Drawn from each environment's id, not the seed's stream.
+   */
+  coreVersions?: string[];
+  /** A release newer than every one of `coreVersions`, which `wp core update` installs but no environment runs yet (e.g. `7.0.0`). */
+  coreLatest?: string;
+  /** True: `wp core update` succeeds, prints nothing, and the version does not move (the update that failed silently). @default false */
+  coreUpdateNoop?: boolean;
+  /** Sites running one of these WordPress releases (`latest`: the newest) answer HTTP 500, and log PHP's fatal error naming a wp-includes file. */
+  breakCore?: string[];
   seed?: number;
   /** `hostile`: sites, staging environments, backups, a key and SSH answers named from the hostile corpus. */
   names?: FleetNames;
@@ -146,6 +159,10 @@ export interface Simulator {
   breakTheme(theme: string): string;
   /** From now on sites with this plugin version active answer broken, with a fatal error in their error log; returns it resolved. */
   breakPlugin(plugin: string): string;
+  /** From now on sites running this WordPress release (`latest`: the newest) answer broken, with a fatal error in their error log; returns it resolved. */
+  breakCore(version: string): string;
+  /** From now on `wp core update` succeeds without moving the version (`true`), or moves it again (`false`). */
+  setCoreUpdateNoop(noop: boolean): void;
   /** Each environment's logs (error, access, kinsta-cache-perf), as `GET …/logs` reads them. */
   logs: SiteLogs;
   /** The company plugin listing's lag, when `pluginListingLagMs` set one (a test sees what it holds). */
@@ -218,7 +235,14 @@ async function readBody(req: IncomingMessage): Promise<string> {
 /** Starts the simulator of the whole hosting API on 127.0.0.1. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const seed = options.seed ?? 1;
-  const fleet = generateFleet({ seed, sites: options.sites ?? 20, themes: options.themes ?? 8, pluginsPerEnv: options.pluginsPerEnv, names: options.names });
+  const fleet = generateFleet({
+    seed,
+    sites: options.sites ?? 20,
+    themes: options.themes ?? 8,
+    pluginsPerEnv: options.pluginsPerEnv,
+    names: options.names,
+    core: coreReleases(options.coreVersions, options.coreLatest),
+  });
   captureGenerated(fleet);
   const rng = new Random(seed * 7919 + 1);
   let token = options.token ?? `sim-${rng.uuid().replace(/-/g, '')}`;
@@ -260,6 +284,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const breaks: SiteBreaks = {
     themes: new Set((options.breakThemes ?? []).map((b) => parseThemeBreak(fleet, b))),
     plugins: new Set((options.breakPlugins ?? []).map((b) => parseItemBreak(fleet, 'plugin', b))),
+    core: new Set((options.breakCore ?? []).map((v) => parseCoreBreak(fleet.core, v))),
     domains: new Set((options.brokenDomains ?? []).map((d) => d.toLowerCase())),
     looks: new Map(),
     carousels: new Map(),
@@ -275,6 +300,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     bulkOperationId: options.pluginBulkOperationId ?? true,
     lag: options.pluginListingLagMs ? new ListingLag(options.pluginListingLagMs, clock) : undefined,
   };
+  const core = { updateNoop: options.coreUpdateNoop ?? false };
 
   /** A site's page: public (no token), outside the API's windows and faults, logged apart. */
   async function serveSite(res: ServerResponse, path: string, at: number): Promise<void> {
@@ -283,7 +309,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     // WordPress's canonical redirect: the front page lives at the slash.
     const { status, html, cached, env, brokenBy } =
       rest === undefined ? { status: 301, html: '' } : sitePage(fleet, domainIndex, breaks, name, { pages, path: rest });
-    if (env && brokenBy) logs.fatal(fleet, env, brokenBy.kind, brokenBy.name);
+    if (env && brokenBy) logs.fatal(fleet, env, brokenBy);
     if (env) logs.access(env, rest!, status, Buffer.byteLength(html));
     siteLog.push({ at: Math.round(at * 1000) / 1000, domain: name, status, ...(cached ? { cached } : {}) });
     const [min, max] = options.siteLatencyMs ?? [0, 0];
@@ -413,6 +439,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         pages,
         plugins,
         logs,
+        core,
       });
     } catch (error) {
       if (error instanceof SimHttpError)
@@ -493,6 +520,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       const resolved = parseItemBreak(fleet, 'plugin', plugin);
       breaks.plugins!.add(resolved);
       return resolved;
+    },
+    breakCore(version) {
+      const resolved = parseCoreBreak(fleet.core, version);
+      breaks.core!.add(resolved);
+      return resolved;
+    },
+    setCoreUpdateNoop(noop) {
+      core.updateNoop = noop;
     },
     logs,
     pluginListingLag: plugins.lag,

@@ -1,4 +1,5 @@
-import type { Fleet, ItemKind, SimEnvironment } from './fleet.js';
+import type { Fleet, SimEnvironment } from './fleet.js';
+import type { Culprit } from './sites.js';
 
 /** The log files `GET /sites/environments/{env_id}/logs` reads (real-service-notes.md, "Logs"). */
 export const LOG_FILES = ['error', 'access', 'kinsta-cache-perf'] as const;
@@ -32,12 +33,12 @@ export class SiteLogs {
     this.#append(env.id, 'access', [`127.0.0.1 - - [${stamp}] "GET ${path} HTTP/1.1" ${status} ${bytes} "-" "Mozilla/5.0"`]);
   }
 
-  /** PHP's fatal error for a page a broken item stopped: it names the item's file, as the notes say it does. */
-  fatal(fleet: Fleet, env: SimEnvironment, kind: ItemKind, slug: string): void {
+  /** PHP's fatal error for a page a broken item (or core) stopped: it names the file, as the notes say it does. */
+  fatal(fleet: Fleet, env: SimEnvironment, culprit: Culprit): void {
     const site = fleet.sites.get(env.siteId);
     const root = `/www/${(site?.displayName ?? 'site').toLowerCase().replace(/[^a-z0-9]+/g, '')}_${parseInt(env.siteId.slice(0, 6), 16) % 1000}/public`;
-    const file = `${root}/wp-content/${kind}s/${slug}/${kind === 'theme' ? 'functions' : slug}.php`;
-    const fn = `${slug.replace(/[^a-z0-9]+/g, '_')}_init`;
+    const { file: path, fn } = fatalAt(culprit);
+    const file = `${root}/${path}`;
     const { day, month, year, time } = when(this.now());
     const stamp = `${day}-${month}-${year} ${time} UTC`;
     this.#append(env.id, 'error', [
@@ -57,6 +58,15 @@ export class SiteLogs {
     if (all.length > this.kept) all.splice(0, all.length - this.kept);
     this.#files.set(key, all);
   }
+}
+
+/**
+ * Where PHP's fatal error points: a theme's functions.php or a plugin's main file under wp-content, or,
+ * for a broken core release, a file of wp-includes calling what that release no longer loads.
+ */
+function fatalAt({ kind, name }: Culprit): { file: string; fn: string } {
+  if (kind === 'core') return { file: 'wp-includes/option.php', fn: 'wp_cache_get' };
+  return { file: `wp-content/${kind}s/${name}/${kind === 'theme' ? 'functions' : name}.php`, fn: `${name.replace(/[^a-z0-9]+/g, '_')}_init` };
 }
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];

@@ -11,7 +11,7 @@ import { lookedPage, type SiteLook } from './site-look.js';
  * A page is broken (HTTP 500 with WordPress's critical-error page, as WordPress 5.2+ shows it) when
  * the environment has a theme installed at a version named by `--break-theme NAME@VERSION`, or a
  * plugin installed and active at a version named by `--break-plugin NAME@VERSION` (an inactive
- * plugin's code does not run), or when its domain was broken outright (a site that is down whatever
+ * plugin's code does not run), or WordPress at a release named by `--break-core VERSION`, or when its domain was broken outright (a site that is down whatever
  * sitefleet does).
  */
 export interface SiteBreaks {
@@ -19,6 +19,8 @@ export interface SiteBreaks {
   themes: Set<string>;
   /** `name@version` of plugins that break a site where they are active. */
   plugins?: Set<string>;
+  /** WordPress releases that break every site running them (before any theme or plugin loads). */
+  core?: Set<string>;
   /** Domain names that answer broken whatever the environment runs. */
   domains: Set<string>;
   /** `name@version` → how a site with that theme version looks (site-look.ts). */
@@ -36,8 +38,14 @@ export interface SitePage {
   cached?: true;
   /** The environment that served it (unknown domains have none). */
   env?: SimEnvironment;
-  /** The item whose fatal error stopped the page, for the error log. */
-  brokenBy?: { kind: ItemKind; name: string };
+  /** What stopped the page with a fatal error, for the error log. */
+  brokenBy?: Culprit;
+}
+
+/** What a fatal error comes from: a theme or plugin by its slug, or WordPress core by its release. */
+export interface Culprit {
+  kind: ItemKind | 'core';
+  name: string;
 }
 
 export interface SiteLogEntry {
@@ -104,8 +112,9 @@ export function sitePage(fleet: Fleet, index: DomainIndex, breaks: SiteBreaks, d
   return { status: 200, html: page(view.name, body, style), env, ...(kept ? { cached: true as const } : {}) };
 }
 
-/** The theme or active plugin whose version is broken, if the environment runs one. */
-function breaker(breaks: SiteBreaks, env: SimEnvironment): { kind: ItemKind; name: string } | undefined {
+/** The WordPress release, theme or active plugin whose version is broken, if the environment runs one. */
+function breaker(breaks: SiteBreaks, env: SimEnvironment): Culprit | undefined {
+  if (env.wordpressVersion !== null && breaks.core?.has(env.wordpressVersion)) return { kind: 'core', name: env.wordpressVersion };
   for (const kind of ITEM_KINDS) {
     const broken = kind === 'theme' ? breaks.themes : breaks.plugins;
     if (!broken?.size) continue;

@@ -23,6 +23,10 @@ export interface SimOptions {
   pluginListingLag: number;
   pluginBulkOperationId: boolean;
   breakPlugin?: string[];
+  coreVersions?: string[];
+  coreLatest?: string;
+  coreUpdateNoop?: boolean;
+  breakCore?: string[];
   seed: number;
   rate?: string;
   faults?: string;
@@ -79,6 +83,10 @@ function startFromOptions(opts: SimOptions): Promise<Simulator> {
     pluginListingLagMs: opts.pluginListingLag,
     pluginBulkOperationId: opts.pluginBulkOperationId,
     breakPlugins: opts.breakPlugin,
+    coreVersions: opts.coreVersions,
+    coreLatest: opts.coreLatest,
+    coreUpdateNoop: opts.coreUpdateNoop === true,
+    breakCore: opts.breakCore,
     seed: opts.seed,
     rate: opts.rate,
     faults: opts.faults,

@@ -30,7 +30,7 @@ export function registerSim(program: Command): void {
         .choices([...FLEET_NAMES])
         .default('plain'),
     );
-  pluginOptions(behaviourOptions(fleetOptions(command)))
+  coreOptions(pluginOptions(behaviourOptions(fleetOptions(command))))
     .addHelpText('after', '\nExample:\n  sitefleet sim --size 200 --rate 120/min --faults 5xx=0.02,reset=0.01 --json\n')
     .action(async (opts: SimOptions, command: Command) => {
       // `--rate` is also a global option (the client's budget); here it is the server's limit.
@@ -78,6 +78,23 @@ function pluginOptions(command: Command): Command {
     .option(
       '--break-plugin <NAME@VERSION>',
       'sites with this plugin version active answer HTTP 500 and log a PHP fatal error naming its file (@latest: the newest); repeatable',
+      (value: string, previous: string[] = []) => [...previous, value],
+    );
+}
+
+/** WordPress core (beyond the spec: no endpoint, the site listing and WP-CLI): its releases, a silent failed update, broken releases. */
+function coreOptions(command: Command): Command {
+  return command
+    .option(
+      '--core-versions <list>',
+      'the WordPress releases environments run and `wp core update --version=X` installs, e.g. 6.5.5,6.6.2,6.7.2 (most run the newest)',
+      (value: string) => value.split(',').map((v) => v.trim()),
+    )
+    .option('--core-latest <version>', 'a release newer than every --core-versions one: `wp core update` installs it, no environment runs it yet')
+    .option('--core-update-noop', '`wp core update` succeeds and prints nothing, but the version does not move')
+    .option(
+      '--break-core <VERSION>',
+      'sites running this WordPress release answer HTTP 500 and log a PHP fatal error naming a wp-includes file (latest: the newest); repeatable',
       (value: string, previous: string[] = []) => [...previous, value],
     );
 }
