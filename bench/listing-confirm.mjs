@@ -22,7 +22,7 @@ async function scenario(dir, { failing }) {
     const results = JSON.parse(readFileSync(report, 'utf8')).results.filter((r) => r.step_id !== null);
     // The simulator's state afterwards, through the CLI (read after the log was taken).
     const inventory = JSON.parse((await runCli(['inventory', '--format', 'json'], sim.env)).stdout);
-    const available = new Map(inventory.environments.map((e) => [e.id, new Set(e.themes.filter((t) => t.update_available).map((t) => t.name))]));
+    const available = new Map(inventory.environments.map((e) => [e.id, new Set(e.items.theme.filter((t) => t.update_available).map((t) => t.name))]));
     const matches = results.every((r) => {
       const done = r.request.body.themes.every((t) => !available.get(r.target.env_id).has(t.name));
       return r.status === 'succeeded' ? done : r.status === 'failed' ? !done : false;

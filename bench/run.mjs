@@ -13,6 +13,7 @@ import { restoreTime } from './restore.mjs';
 import { pageRender } from './pages.mjs';
 import { listingConfirm } from './listing-confirm.mjs';
 import { estimateAccuracy } from './estimate.mjs';
+import { pluginCalls, pluginFallback, pluginScale } from './plugins.mjs';
 import { longOperations, otherWindow, overstatedLimit, rolloutAndInterrupt, twoTasks } from './watching.mjs';
 
 const ALL = {
@@ -37,6 +38,9 @@ const ALL = {
   confirm: listingConfirm,
   estimate: estimateAccuracy,
   pages: pageRender,
+  plugins: pluginScale,
+  'plugin-calls': pluginCalls,
+  'plugin-fallback': pluginFallback,
 };
 const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg > 0 ? process.argv[onlyArg + 1].split(',') : Object.keys(ALL);
