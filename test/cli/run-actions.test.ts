@@ -179,6 +179,8 @@ tasks:
     expect(rows).toHaveLength(themes + plugins + envs.length);
     expect(rows.filter((r) => r.includes(',core,wordpress,'))).toHaveLength(envs.length);
     const table = await runCli(['inventory'], simEnv(sim));
-    expect(table.stdout).toMatch(new RegExp(`${envs.length} environments, ${themes} installed themes, ${plugins} installed plugins, ${envs.length} installed core`));
+    expect(table.stdout).toMatch(
+      new RegExp(`${envs.length} environments, ${themes} installed themes, ${plugins} installed plugins, ${envs.length} installed core`),
+    );
   });
 });
