@@ -67,11 +67,24 @@ function noun(action: string): string {
   return known ? targetNoun(known) : 'environment';
 }
 
+/** The listings of the other kinds the plan read (none for a theme-only plan, whose line stays as it was). */
+function otherListings(plan: Plan): string {
+  return KINDS.filter((k) => k !== 'theme')
+    .map((kind) => {
+      const plural = KIND_TABLE[kind].plural as Exclude<(typeof KIND_TABLE)[typeof kind]['plural'], 'themes'>;
+      const each = plan.inventory[`${plural}_from_environments`];
+      const count = plan.inventory[plural];
+      if (each !== undefined) return `, ${plural} from each environment's own listing (${String(each)})`;
+      return count === undefined ? '' : `, ${String(count)} ${plural} in the listing`;
+    })
+    .join('');
+}
+
 export function renderPlan(plan: Plan, verbose: boolean, paint: Painter = plain): string {
   const lines: string[] = [];
   lines.push(
     forTerminal(
-      `${plan.name} (${plan.playbook}): company ${plan.company}, ${plan.inventory.environments} environments, ${plan.inventory.themes} themes in the listing`,
+      `${plan.name} (${plan.playbook}): company ${plan.company}, ${plan.inventory.environments} environments, ${plan.inventory.themes} themes in the listing${otherListings(plan)}`,
     ),
   );
   lines.push('');
