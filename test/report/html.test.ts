@@ -127,7 +127,7 @@ function decided(i: number, ref: { theme: string } | { plugin: string }): Report
   return result(i, 'skipped', {
     release_age: [{ ...ref, ...release }],
     staging: [{ ...ref, code: 'staging_soaking', version: '1.1.0', since: '2026-11-21', until: '2026-11-23' }],
-  } as Partial<ReportResult>);
+  });
 }
 
 /** The header cells of the run page's table of class `name`. */
