@@ -78,6 +78,8 @@ function otherKindsRead(plan: Plan): string {
       const plural = KIND_TABLE[kind].plural as Exclude<(typeof KIND_TABLE)[Kind]['plural'], 'themes'>;
       const count = plan.inventory[plural];
       if (count === undefined) return '';
+      // A kind of one item (WordPress): its versions are what was read, from the site listing.
+      if (KIND_TABLE[kind].only !== undefined) return `, ${KIND_TABLE[kind].only} versions from the site listing`;
       const why = plan.inventory[`${plural}_from_environments`];
       return why === undefined ? `, ${count} ${plural} in the listing` : `, ${count} ${plural} read from each environment's own listing (${why})`;
     })

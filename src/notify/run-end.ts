@@ -73,7 +73,7 @@ export function jsonSummary(end: RunEnd, sentAt: Date): Record<string, unknown> 
     tasks: report ? taskCounts(report.results) : [],
     problems: problems.slice(0, LISTED).map(problemEntry),
     problems_not_listed: Math.max(0, problems.length - LISTED),
-    // Held updates are not problems: listed apart, each theme version once with its code and dates.
+    // Held updates are not problems: listed apart, each item version once with its code and dates.
     release_age: report
       ? releaseAgeGroups(report.results)
           .slice(0, LISTED)

@@ -47,7 +47,7 @@ export function slackMessage(end: RunEnd, sentAt: Date): { text: string; blocks:
 }
 
 /**
- * Updates held back (not problems): each release-age hold and each staging-first wait once per theme
+ * Updates held back (not problems): each release-age hold and each staging-first wait once per item
  * version, with its code, how many it stands for, and the date it may go.
  */
 function heldLines(report: Report): string[] {
@@ -61,7 +61,7 @@ function heldLines(report: Report): string[] {
     .filter((g) => g.decision.code !== 'promoted')
     .map(({ decision: d, sites }) => ({ code: d.code, text: `${nameOf(d)} ${d.version} on ${sites} sites${d.until ? `, live after ${d.until}` : ''}` }));
   const lines = [...ages, ...staging];
-  // The code is sitefleet's own word, in a code span (its underscores stay); the rest names the service's themes.
+  // The code is sitefleet's own word, in a code span (its underscores stay); the rest names the service's themes and plugins.
   const shown = lines.slice(0, SLACK_LISTED).map(({ code, text }) => `• held: \`${code}\` ${forSlack(clip(text, MESSAGE_WIDTH))}`);
   if (lines.length > SLACK_LISTED) shown.push(`… and ${lines.length - SLACK_LISTED} more held in the report`);
   return shown;

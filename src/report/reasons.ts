@@ -10,8 +10,8 @@ export interface PlanReason {
 
 /**
  * Why the plan left work undone, in the action's words: the reasons of the targets it skipped and the
- * notes of the calls it made (themes left alone beside the ones updated), each distinct reason once
- * with its count, most frequent first within a task. A fleet's environments share their themes'
+ * notes of the calls it made (items left alone beside the ones updated), each distinct reason once
+ * with its count, most frequent first within a task. A fleet's environments share their items'
  * versions, so a policy's reasons repeat and fold.
  */
 export function planReasons(report: Report): PlanReason[] {

@@ -4,7 +4,7 @@ import type { ReleaseAgeDecision } from '../inventory/release-age.js';
 /** Lines shown per task; the plan (`--out`) and the report hold every one. */
 const SHOWN = 10;
 
-/** One theme update the release age decided about, once for every environment it applies to. */
+/** One item update (a theme's, a plugin's) the release age decided about, once for every environment it applies to. */
 export interface ReleaseAgeGroup {
   task: string;
   decision: ReleaseAgeDecision;
@@ -12,8 +12,8 @@ export interface ReleaseAgeGroup {
 }
 
 /**
- * What the release age decided, folded: each theme update once per task, with how many environments it
- * applies to, held ones first, then the most environments. A fleet's environments share their themes'
+ * What the release age decided, folded: each item update once per task, with how many environments it
+ * applies to, held ones first, then the most environments. A fleet's environments share their items'
  * versions, so one entry stands for many.
  */
 export function releaseAgeGroups(items: readonly { task: string; release_age?: ReleaseAgeDecision[] }[]): ReleaseAgeGroup[] {

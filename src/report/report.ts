@@ -25,7 +25,7 @@ export interface ReportResult extends Omit<StepResult, 'step_id' | 'private_outp
   wave?: number;
   /** What the listing showed the call depended on (`astra 4.1.0 → 4.1.1`): what the maintenance record says was done. */
   precondition?: string;
-  /** Themes the release age held back here, or sent before their age, each with its reason code and dates. */
+  /** Items (themes, plugins) the release age held back here, or sent before their age, each with its reason code and dates. */
   release_age?: ReleaseAgeDecision[];
   /** rollout.staging_first: staged, promoted, or why live waits (staging_soaking, staging_failed, no_staging), with dates and override. */
   staging?: StagingDecision[];

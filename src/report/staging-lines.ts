@@ -8,7 +8,7 @@ const SHOWN = 10;
 
 type Item = { task: string; target: Target; staging?: StagingDecision[] };
 
-/** One site's decision for one theme update: what the run page lists, site by site. */
+/** One site's decision for one item update: what the run page lists, site by site. */
 export interface StagingRow {
   task: string;
   site: string;
@@ -17,7 +17,7 @@ export interface StagingRow {
 }
 
 /**
- * Where each site's update stands under staging first, a row per site and theme version: the staging
+ * Where each site's update stands under staging first, a row per site and item version: the staging
  * step says `staged`, the live environment's step `promoted`, and live's skip why it waits. Waiting
  * rows first (failed, soaking, no staging), then staged, then promoted.
  */
@@ -43,7 +43,7 @@ export function pageRows(items: readonly Item[]): { rows: StagingRow[]; more: nu
   return { rows: rows.slice(0, PAGE_ROWS), more: Math.max(0, rows.length - PAGE_ROWS) };
 }
 
-/** The decisions folded by task, code and theme version (and the soak's end): how many sites each stands for. */
+/** The decisions folded by task, code and item version (and the soak's end): how many sites each stands for. */
 export function stagingGroups(items: readonly Item[]): { task: string; decision: StagingDecision; sites: number }[] {
   const groups = new Map<string, { task: string; decision: StagingDecision; sites: number }>();
   for (const row of stagingRows(items)) {

@@ -1,15 +1,20 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli, tempDir } from '../helpers/cli.js';
 
 describe('sitefleet demo', () => {
-  it('starts its own simulator, plans and runs every example playbook, and prints the summaries', { timeout: 60_000 }, async () => {
-    const result = await runCli(['demo', '--rate', '2000/s'], { SITEFLEET_STATE_DIR: tempDir() });
+  // One demo (half a minute) read by both tests: the theme nights and the plugin night are parts of one run.
+  let result: Awaited<ReturnType<typeof runCli>>;
+  beforeAll(async () => {
+    result = await runCli(['demo', '--rate', '2000/s'], { SITEFLEET_STATE_DIR: tempDir() });
+  }, 90_000);
+
+  it('starts its own simulator, plans and runs every example playbook, and prints the summaries', () => {
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    for (const name of ['theme-updates', 'security-updates', 'php-staging', 'denied-ips', 'nightly-backups', 'wp-cli-and-dns'])
+    for (const name of ['theme-updates', 'security-updates', 'plugin-security', 'php-staging', 'denied-ips', 'nightly-backups', 'wp-cli-and-dns'])
       expect(result.stdout).toContain(`== run ${name}.yaml`);
     expect(result.stdout).toMatch(/== plan theme-updates\.yaml/);
-    expect(result.stdout.match(/\d+ steps: \d+ ok .* 0 failed, 0 held, 0 unknown/g)).toHaveLength(6);
+    expect(result.stdout.match(/\d+ steps: \d+ ok .* 0 failed, 0 held, 0 unknown/g)).toHaveLength(7);
     // The safe playbook first, on a theme version the simulator breaks: it stops after its canary.
     expect(result.stdout).toMatch(
       /== run safe-theme-updates\.yaml \(the simulator now answers WordPress's critical error on every site running [a-z-]+@[\d.]+\)/,
@@ -18,4 +23,22 @@ describe('sitefleet demo', () => {
     expect(result.stdout).toMatch(/the 1 failed step's sites \(1 restore asked for\):\n {2}\S+ \(Theme updates\): restored from backup \d+: healthy again/);
     expect(result.stdout).toContain('the canary was restored from its restore point and is healthy again');
   });
+
+  it(
+    'shows a plugin night: release age holds fresh versions, and a plugin that breaks the canary stops the rollout and is undone',
+    { timeout: 60_000 },
+    async () => {
+      expect(result.code).toBe(0);
+      const night = result.stdout.slice(result.stdout.indexOf('== run safe-plugin-updates.yaml'), result.stdout.indexOf('== run theme-updates.yaml'));
+      expect(night).toMatch(
+        /^== run safe-plugin-updates\.yaml \(the simulator now answers a PHP fatal error in wp-content\/plugins\/ on every site running [a-z0-9-]+@[\d.]+\)\n/,
+      );
+      // The plan read the company plugin listing, and the release age held what the fresh state folder had just seen.
+      expect(night).toMatch(/: company \S+, \d+ environments, \d+ themes in the listing, \d+ plugins in the listing\n/);
+      expect(night).toMatch(/^release age \(Plugin updates\): \S+ [\d.]+ → [\d.]+ first seen .*: age_pending, held on \d+ environments?/m);
+      expect(night).toContain('run stopped: failure budget exceeded in task "Plugin updates": 1 failed, 0 allowed');
+      expect(night).toMatch(/^ {2}\S+ \(Plugin updates\): restored from backup \d+: healthy again$/m);
+      expect(night).toContain('the canary was restored from its restore point and is healthy again, the others untouched');
+    },
+  );
 });

@@ -51,6 +51,7 @@ describe('sitefleet doctor', () => {
       ['token', 'ok'],
       ['company', 'ok'],
       ['environments', 'ok'],
+      ['plugin listing', 'ok'],
       ['api keys', 'warn'],
       ['rate limit', 'ok'],
     ]);
@@ -63,6 +64,37 @@ describe('sitefleet doctor', () => {
     const quiet = await runCli(['doctor', '--strict', '--expiry-warning', '5d'], simEnv(sim));
     expect(quiet.code).toBe(0);
     expect(quiet.stdout).toMatch(/^ok\s+api keys\s+4 keys; no active key expires within 5d/m);
+  });
+
+  it('checks the company plugin listing with one read: where it cannot be planned from, a plugin playbook is warned of the reads per environment', async () => {
+    const dir = tempDir();
+    const plugins = writePlaybook('version: 1\nname: p\ntasks:\n  - { name: plugins, action: plugins.update, target: all }\n', dir, 'plugins.yaml');
+    const themes = writePlaybook('version: 1\nname: t\ntasks:\n  - { name: themes, action: themes.update, target: all }\n', dir, 'themes.yaml');
+    const served = await start({ sites: 2 });
+    const ok = await runCli(['doctor', plugins, '--format', 'json', '--report-dir', dir], simEnv(served.sim));
+    const listing = (out: string) => (JSON.parse(out) as { check: string; status: string; detail: string }[]).find((c) => c.check === 'plugin listing');
+    expect(listing(ok.stdout)).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(/^the company plugin listing is served: \d+ plugins, one read a page$/),
+    });
+    for (const pluginListing of ['absent', 'no-ids'] as const) {
+      const { sim } = await start({ sites: 2, pluginListing });
+      const reads = () => sim.log.filter((e) => e.path.endsWith('/wp-plugins')).length;
+      const warned = await runCli(['doctor', plugins, '--format', 'json', '--report-dir', dir], simEnv(sim));
+      expect(reads()).toBe(1);
+      expect(listing(warned.stdout)).toMatchObject({
+        status: 'warn',
+        detail: expect.stringMatching(/: a plugin task reads each environment's own listing, one read per environment it selects$/),
+      });
+      expect(listing(warned.stdout)!.detail).toContain(
+        pluginListing === 'absent' ? 'does not serve the company plugin listing (404)' : 'names no environment id',
+      );
+      // A playbook that updates no plugins is told, not warned; without a playbook any may, so it warns.
+      const theme = await runCli(['doctor', themes, '--format', 'json', '--report-dir', dir], simEnv(sim));
+      expect(listing(theme.stdout)).toMatchObject({ status: 'ok', detail: expect.stringContaining('; no task of this playbook updates plugins') });
+      expect(listing((await runCli(['doctor', '--format', 'json', '--report-dir', dir], simEnv(sim))).stdout)?.status).toBe('warn');
+      expect(sim.log.filter((e) => e.method !== 'GET')).toEqual([]);
+    }
   });
 
   it('a wrong token, an unreachable service and a folder it cannot write are failures (exit 3), one line each', async () => {

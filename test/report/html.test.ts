@@ -113,6 +113,58 @@ describe('the run page as text', () => {
   });
 });
 
+/** A step with a release-age decision and a staging decision about `ref` (a theme's or a plugin's). */
+function decided(i: number, ref: { theme: string } | { plugin: string }): ReportResult {
+  const release = {
+    code: 'age_pending' as const,
+    held: true,
+    installed: '1.0.0',
+    version: '1.1.0',
+    first_seen: '2026-11-21',
+    eligible_at: '2026-11-24',
+    override: 'min_release_age',
+  };
+  return result(i, 'skipped', {
+    release_age: [{ ...ref, ...release }],
+    staging: [{ ...ref, code: 'staging_soaking', version: '1.1.0', since: '2026-11-21', until: '2026-11-23' }],
+  });
+}
+
+/** The header cells of the run page's table of class `name`. */
+function headers(page: string, name: string): string[] {
+  const table = page.slice(page.indexOf(`<table class="${name}">`));
+  return [...table.slice(0, table.indexOf('</thead>')).matchAll(/<th>([^<]*)<\/th>/g)].map((m) => m[1]!);
+}
+
+describe('the run page names the kind of the items it lists', () => {
+  it('theme for a theme run (as before plugins came), plugin for a plugin run, both for a playbook that mixed them', () => {
+    const page = (results: ReportResult[]) => runPage({ report: reportOf(results), reportPath: 'r.json', times: { missing: 'none' } });
+    const themes = page([decided(0, { theme: 'astra' })]);
+    expect(headers(themes, 'release-age')).toEqual(['code', 'task', 'theme', 'environments', 'first seen', 'eligible', 'override']);
+    expect(headers(themes, 'staging')).toEqual(['code', 'site', 'environment', 'task', 'theme', 'on staging since', 'until / failed at', 'why or override']);
+    const plugins = page([decided(0, { plugin: 'akismet' })]);
+    expect(headers(plugins, 'release-age')[2]).toBe('plugin');
+    expect(headers(plugins, 'staging')[4]).toBe('plugin');
+    expect(plugins).toContain('akismet 1.0.0 → 1.1.0');
+    const both = page([decided(0, { theme: 'astra' }), decided(1, { plugin: 'akismet' })]);
+    expect(headers(both, 'release-age')[2]).toBe('theme or plugin');
+    expect(headers(both, 'staging')[4]).toBe('theme or plugin');
+  });
+
+  it('the maintenance record lists plugin updates under their own heading', () => {
+    const plugin = result(1, 'succeeded', {
+      task: 'Plugin updates',
+      action: 'plugins.update',
+      request: { method: 'PUT', path: '/sites/environments/e1/plugins/bulk-update', body: { plugins: [{ name: 'akismet' }] } },
+      precondition: 'akismet 5.0 → 5.1',
+    });
+    const page = recordPage({ reports: [reportOf([result(0, 'succeeded'), plugin])] });
+    expect(page).toContain('<h4>Theme updates</h4>');
+    expect(page).toContain('<h4>Plugin updates</h4>');
+    expect(page).toContain('akismet 5.0 → 5.1');
+  });
+});
+
 describe('the maintenance record as text', () => {
   it('a section per matching site: theme versions from → to, incidents with what was done', () => {
     const results = [result(0, 'succeeded'), result(1, 'failed'), result(2, 'succeeded', { target: { site: 'acme-1', environment: 'live' } })];

@@ -12,6 +12,10 @@ import { channelChecks, doctorPlaybook, type ChannelOptions } from './channels.j
 import type { Check } from './check.js';
 import { locateChromium, sandboxProblem, VISUAL_USE } from '../../util/chromium.js';
 import { wantsVisual } from '../visual.js';
+import { ACTIONS } from '../../actions/index.js';
+import type { Kind } from '../../inventory/kinds.js';
+import type { Playbook } from '../../playbook/types.js';
+import { listingChecks } from './listings.js';
 
 export interface DoctorOptions extends ChannelOptions {
   expiryWarning: string;
@@ -51,7 +55,7 @@ function sandboxCheck(sandboxed: boolean): Check {
 }
 
 /** The service's checks, in the order each depends on the one before; a failure marks the rest as not checked. */
-async function serviceChecks(runtime: Runtime, company: string, warnMs: number, warnLabel: string): Promise<Check[]> {
+async function serviceChecks(runtime: Runtime, company: string, warnMs: number, warnLabel: string, playbook?: Playbook): Promise<Check[]> {
   const checks: Check[] = [];
   let keys: ApiKey[];
   try {
@@ -78,13 +82,15 @@ async function serviceChecks(runtime: Runtime, company: string, warnMs: number, 
     }
     return checks;
   }
-  const inventory = await readInventory(inventoryReader(runtime.caller), company);
+  const reader = inventoryReader(runtime.caller);
+  const inventory = await readInventory(reader, company);
   const envs = inventory.environments.length;
   checks.push({
     check: 'environments',
     status: envs > 0 ? 'ok' : 'fail',
     detail: `${envs} environments, ${inventory.listed.theme?.count ?? 0} themes in the listing`,
   });
+  checks.push(...(await listingChecks(reader, company, playbook && ((kind: Kind) => playbook.tasks.some((t) => ACTIONS.get(t.action)?.items === kind)))));
   const findings = keyFindings(keys, Date.now(), warnMs);
   const inactive = findings.inactive.length ? `; not active: ${findings.inactive.map((k) => `"${k.name}" (${k.status})`).join(', ')}` : '';
   checks.push(
@@ -112,13 +118,13 @@ function rateCheck(runtime: Runtime): Check {
 }
 
 /** Redis (with --coordination), the service, the key and the rate: what doctor learns by asking. */
-async function reachChecks(globals: GlobalOptions, opts: DoctorOptions, warnMs: number): Promise<Check[]> {
+async function reachChecks(globals: GlobalOptions, opts: DoctorOptions, warnMs: number, playbook?: Playbook): Promise<Check[]> {
   const checks: Check[] = [];
   try {
     // A check should not wait ten minutes for a budget someone else holds: half a minute, then say so.
     await withRuntime({ rateLimitWait: 30_000, ...globals }, globals.company, async (runtime) => {
       if (runtime.coordination.address) checks.push({ check: 'coordination', status: 'ok', detail: `Redis at ${runtime.coordination.address} answers` });
-      checks.push(...(await serviceChecks(runtime, globals.company!, warnMs, opts.expiryWarning)));
+      checks.push(...(await serviceChecks(runtime, globals.company!, warnMs, opts.expiryWarning, playbook)));
       checks.push(rateCheck(runtime));
     });
   } catch (error) {
@@ -148,7 +154,7 @@ export async function runDoctor(globals: GlobalOptions, opts: DoctorOptions, war
     checks.push({ check: 'token', status: 'fail', detail: (error as Error).message });
   }
   if (missing) checks.push({ check: 'settings', status: 'fail', detail: missing });
-  else if (token) checks.push(...(await reachChecks(globals, opts, warnMs)));
+  else if (token) checks.push(...(await reachChecks(globals, opts, warnMs, given.playbook)));
   if (opts.format === 'json') globals.io.stdout.write(`${jsonText(checks, 2)}\n`);
   else for (const c of checks) globals.io.stdout.write(`${c.status.padEnd(4)}  ${c.check.padEnd(12)}  ${forTerminal(c.detail)}\n`);
   if (checks.some((c) => c.status === 'fail')) return EXIT.stopped;

@@ -9,12 +9,28 @@ import { startSimulator, type Simulator } from '../../sim/server.js';
 import { preparePlan } from '../../app/prepare.js';
 import { runPlaybook } from '../../app/run-playbook.js';
 import { parseRate } from '../../util/rate.js';
+import { KIND_TABLE } from '../../inventory/kinds.js';
+/** The kinds of item the demo's safe nights update (the simulator breaks sites by them). */
+type Kind = 'theme' | 'plugin';
+import { catalogOf, installedOf, latestOf } from '../../sim/fleet.js';
+import type { Step } from '../../plan/plan.js';
 
 /** The example playbooks shipped in `playbooks/`, in the order the demo runs them. */
-export const EXAMPLES = ['theme-updates.yaml', 'security-updates.yaml', 'php-staging.yaml', 'denied-ips.yaml', 'nightly-backups.yaml', 'wp-cli-and-dns.yaml'];
+export const EXAMPLES = [
+  'theme-updates.yaml',
+  'security-updates.yaml',
+  'plugin-security.yaml',
+  'php-staging.yaml',
+  'denied-ips.yaml',
+  'nightly-backups.yaml',
+  'wp-cli-and-dns.yaml',
+];
 export const PLAYBOOKS_DIR = new URL('../../../playbooks/', import.meta.url);
-/** Shown first, on a theme version the simulator breaks: the rollout stops after its canary. */
-export const SAFE_EXAMPLE = 'safe-theme-updates.yaml';
+/** Shown first, each on a version of its kind the simulator breaks: the rollout stops after its canary. */
+export const SAFE_EXAMPLES: readonly { file: string; kind: Kind }[] = [
+  { file: 'safe-theme-updates.yaml', kind: 'theme' },
+  { file: 'safe-plugin-updates.yaml', kind: 'plugin' },
+];
 
 /** What every part of the demo works with: its simulator, where its reports go, the options aimed at them, and the terminal. */
 interface Demo {
@@ -37,7 +53,8 @@ export async function runDemo(globals: GlobalOptions, size: number): Promise<num
     demo.say(`== plan ${EXAMPLES[0]}`);
     const plan = await preparePlan(example(EXAMPLES[0]!), demo.globals, (prepared) => prepared.plan);
     demo.say(`${globals.view.plan(plan, false)}\n`);
-    let worst = await showSafeUpdates(demo);
+    let worst = 0;
+    for (const safe of SAFE_EXAMPLES) worst = Math.max(worst, await showSafeUpdates(demo, safe.file, safe.kind));
     for (const name of EXAMPLES) worst = Math.max(worst, await runExample(demo, name));
     await operatorReads(demo);
     await writePages(demo.reports, demo.say);
@@ -111,25 +128,26 @@ async function operatorReads({ globals, reports, say }: Demo): Promise<void> {
 }
 
 /**
- * The safe playbook against a theme version that breaks sites: the canary's own update is made to
- * break its page, and the rollout must stop there (exit 3), with the canary restored.
+ * A safe playbook against an item version that breaks sites: the canary's own update is made to
+ * break its page (a theme's critical error, a plugin's PHP fatal error), and the rollout must stop
+ * there (exit 3), with the canary restored.
  */
-async function showSafeUpdates(demo: Demo): Promise<number> {
+async function showSafeUpdates(demo: Demo, file: string, kind: Kind): Promise<number> {
   const { sim, say } = demo;
   // The sites are the simulator's; the run's own stop line is in its summary, so the log keeps to errors.
   const safeGlobals = { ...demo.globals, healthUrl: sim.siteUrl, logLevel: 'error', quiet: false };
-  const plan = await preparePlan(example(SAFE_EXAMPLE), safeGlobals, (prepared) => prepared.plan);
-  const canary = plan.steps.find((s) => s.wave === 0 && s.role !== 'backup');
-  const theme = (canary?.body as { themes?: { name: string }[] } | undefined)?.themes?.[0]?.name;
-  if (!theme) {
-    say(`== ${SAFE_EXAMPLE}: no theme update to show on this fleet\n`);
+  const plan = await preparePlan(example(file), safeGlobals, (prepared) => prepared.plan);
+  const item = canaryItem(sim, plan.steps, kind);
+  if (!item) {
+    say(`== ${file}: no ${kind} update to show on this fleet\n`);
     return 0;
   }
-  const broken = sim.breakTheme(`${theme}@latest`);
-  say(`== run ${SAFE_EXAMPLE} (the simulator now answers WordPress's critical error on every site running ${broken})`);
-  const { exitCode } = await runPlaybook(example(SAFE_EXAMPLE), safeGlobals, { yes: true, report: reportOf(demo, SAFE_EXAMPLE) });
+  const broken = kind === 'theme' ? sim.breakTheme(item) : sim.breakPlugin(item);
+  const what = kind === 'theme' ? "WordPress's critical error" : `a PHP fatal error in ${KIND_TABLE[kind].codePath}`;
+  say(`== run ${file} (the simulator now answers ${what} on every site running ${broken})`);
+  const { exitCode } = await runPlaybook(example(file), safeGlobals, { yes: true, report: reportOf(demo, file) });
   const stopped = exitCode === EXIT.stopped;
-  const restored = restoredCanary(reportOf(demo, SAFE_EXAMPLE));
+  const restored = restoredCanary(reportOf(demo, file));
   say(
     !stopped
       ? 'the rollout did not stop after its canary\n'
@@ -141,12 +159,42 @@ async function showSafeUpdates(demo: Demo): Promise<number> {
 }
 
 /**
+ * `NAME@VERSION` for the simulator to break: an item the canary's update installs and runs (active),
+ * at the version it installs, preferably one no site runs yet (those would be broken before any
+ * write, and not the run's doing).
+ */
+function canaryItem(sim: Simulator, steps: readonly Step[], kind: Kind): string | undefined {
+  const canary = steps.filter((s) => s.wave === 0 && s.role !== 'backup');
+  const env = sim.fleet.environments.get(canary[0]?.target.env_id ?? '');
+  if (!env) return undefined;
+  const updates = canary.flatMap((s) => updatedBy(s.body, kind, sim));
+  const active = updates.filter(([name]) => installedOf(env, kind).get(name)?.status === 'active');
+  const runs = ([name, version]: [string, string]) =>
+    [...sim.fleet.environments.values()].some(
+      (e) => installedOf(e, kind).get(name)?.version === version && installedOf(e, kind).get(name)?.status === 'active',
+    );
+  const chosen = active.find((u) => !runs(u)) ?? active[0] ?? updates[0];
+  return chosen && chosen.join('@');
+}
+
+/** The items a step's body updates, with the version each gets: a pinned update's own, a bulk update's newest. */
+function updatedBy(body: unknown, kind: Kind, sim: Simulator): [string, string][] {
+  const pinned = body as { name?: string; update_version?: string } | undefined;
+  if (pinned?.name && pinned.update_version) return [[pinned.name, pinned.update_version]];
+  const names = (body as Record<string, { name: string }[] | undefined> | undefined)?.[KIND_TABLE[kind].plural] ?? [];
+  return names.flatMap(({ name }): [string, string][] => {
+    const item = catalogOf(sim.fleet, kind).get(name);
+    return item ? [[name, latestOf(item)]] : [];
+  });
+}
+
+/**
  * The two pages `sitefleet report` writes, from the demo's reports: the safe rollout's run page
  * (its canary broken and restored on the timeline) and the maintenance record of every run.
  */
 async function writePages(reports: string, say: (text: string) => void): Promise<void> {
   const { readReport, recordPageOf, runPageOf, writePage } = await import('../../app/report-pages.js');
-  const safe = join(reports, SAFE_EXAMPLE.replace(/\.yaml$/, '.report.json'));
+  const safe = join(reports, SAFE_EXAMPLES[0]!.file.replace(/\.yaml$/, '.report.json'));
   const runHtml = join(reports, 'run.html');
   await writePage(runPageOf(safe, readReport(safe), {}), { html: runHtml });
   const all = readdirSync(reports)

@@ -43,7 +43,7 @@ function oncePerRun(reports: readonly Report[]): Report[] {
 
 /**
  * The month's maintenance record an agency sends its client: a section per site, what was done to it
- * (each action's own words: theme versions from → to, PHP versions, denied-IP lists, backups and their
+ * (each action's own words: theme and plugin versions from → to, PHP versions, denied-IP lists, backups and their
  * ages, WP-CLI commands and what they printed), its health checks, and its incidents with what was
  * done about them. Only work a step did is listed as done; what failed is an incident.
  */

@@ -1,4 +1,5 @@
 import { nameOf } from '../../inventory/kinds.js';
+import { kindWord } from '../kind-word.js';
 import { shellQuote } from '../../util/safe-text.js';
 import { taskCounts } from '../task-counts.js';
 import { isProblem } from '../../run/types.js';
@@ -137,7 +138,7 @@ function problemSection(report: Report): Markup {
     ${table(['status', 'site', 'environment', 'task', 'reason', 'restore point'], rows, 'problems')}`;
 }
 
-/** Theme updates the release age held back or sent before their age, once per version, with their dates; nothing when there are none. */
+/** Item updates (themes, plugins) the release age held back or sent before their age, once per version, with their dates; nothing when there are none. */
 function releaseAgeSection(report: Report): Markup {
   const groups = releaseAgeGroups(report.results);
   if (groups.length === 0) return h``;
@@ -154,7 +155,7 @@ function releaseAgeSection(report: Report): Markup {
       </tr>`,
   );
   return h`<h2>Release age (${groups.length})</h2>
-    ${table(['code', 'task', 'theme', 'environments', 'first seen', 'eligible', 'override'], rows, 'release-age')}`;
+    ${table(['code', 'task', kindWord(groups.map((g) => g.decision)), 'environments', 'first seen', 'eligible', 'override'], rows, 'release-age')}`;
 }
 
 /** Staging first, site by site: staged tonight, soaking until when, promoted, or why live waits; nothing when no task stages. */
@@ -175,7 +176,7 @@ function stagingSection(report: Report): Markup {
       </tr>`,
   );
   return h`<h2>Staging first (${rows.length + more})</h2>
-    ${table(['code', 'site', 'environment', 'task', 'theme', 'on staging since', 'until / failed at', 'why or override'], cells, 'staging')}
+    ${table(['code', 'site', 'environment', 'task', kindWord(rows.map((r) => r.decision)), 'on staging since', 'until / failed at', 'why or override'], cells, 'staging')}
     ${more > 0 ? h`<p class="note">${more} more in the report.</p>` : h``}`;
 }
 
