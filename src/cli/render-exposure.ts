@@ -52,9 +52,11 @@ export function renderExposure(exposure: Exposure, format: 'table' | 'json' | 'c
 function itemCounts(exposure: Exposure): string {
   const parts = KINDS.flatMap((kind) => {
     const n = exposure.items.filter((t) => itemOf(t)!.kind === kind).length;
+    // WordPress, one item: its installs are those an x.y release behind the newest.
+    if (KIND_TABLE[kind].only !== undefined) return n > 0 ? [`WordPress (an x.y release behind)`] : [];
     return n > 0 ? [`${n} ${n === 1 ? kind : KIND_TABLE[kind].plural}`] : [];
   });
-  return parts.join(' and ');
+  return parts.length > 1 ? `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)!}` : parts.join('');
 }
 
 /** First seen, and `yes`, `yes (security_bypass)` or the date a held update becomes eligible and why. */

@@ -264,7 +264,9 @@ export function renderInventory(inventory: Inventory, format: 'table' | 'json' |
   ];
   if (format === 'csv') return [header, ...rows].map((r) => r.map(forCsv).join(',')).join('\n');
   const count = (kind: Kind) => inventory.environments.reduce((n, e) => n + installedOf(e, kind).length, 0);
-  const installs = KINDS.filter((kind) => inventory.listed[kind]).map((kind) => `${count(kind)} installed ${KIND_TABLE[kind].plural}`);
+  const installs = KINDS.filter((kind) => inventory.listed[kind]).map((kind) =>
+    KIND_TABLE[kind].only === undefined ? `${count(kind)} installed ${KIND_TABLE[kind].plural}` : `${count(kind)} with their WordPress version`,
+  );
   const updates = rows.filter((r) => r.at(-3) !== '').length;
   const from = KINDS.flatMap((kind) => {
     const { from_environments: each, unavailable } = inventory.listed[kind] ?? {};

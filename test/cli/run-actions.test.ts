@@ -180,7 +180,7 @@ tasks:
     expect(rows.filter((r) => r.includes(',core,wordpress,'))).toHaveLength(envs.length);
     const table = await runCli(['inventory'], simEnv(sim));
     expect(table.stdout).toMatch(
-      new RegExp(`${envs.length} environments, ${themes} installed themes, ${plugins} installed plugins, ${envs.length} installed core`),
+      new RegExp(`${envs.length} environments, ${themes} installed themes, ${plugins} installed plugins, ${envs.length} with their WordPress version`),
     );
   });
 });

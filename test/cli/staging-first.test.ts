@@ -210,7 +210,7 @@ describe('rollout.staging_first: staging takes the update first, live on a later
     const res = await runCli(['validate', wrong]);
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(
-      /playbook\.yaml:\d+:\d+: tasks\.0\.rollout\.staging_first: staging first reruns an update on staging, then on live: themes\.update, plugins\.update take it/,
+      /playbook\.yaml:\d+:\d+: tasks\.0\.rollout\.staging_first: staging first reruns an update on staging, then on live: themes\.update, plugins\.update, core\.update take it/,
     );
     const stray = writePlaybook(`${base}  - name: t\n    action: themes.update\n    target: all\n    rollout: { soak: 20h }\n`);
     const res2 = await runCli(['validate', stray]);

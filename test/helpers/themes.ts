@@ -38,8 +38,15 @@ export function installed(sim: Simulator): Map<string, string> {
   return new Map([...sim.fleet.environments.values()].flatMap((env) => [...env.themes].map(([name, t]) => [`${env.id} ${name}`, t.version] as const)));
 }
 
-/** A fleet with no plugin installed: a test of themes alone, whose counts a plugin's exposure would change. */
+/**
+ * A fleet with no plugin installed and every environment on the newest WordPress: a test of themes
+ * alone, whose counts a plugin's or WordPress's exposure would change.
+ */
 export function withoutPlugins(sim: Simulator): void {
   sim.fleet.pluginCatalog.clear();
-  for (const env of sim.fleet.environments.values()) env.plugins.clear();
+  const newest = sim.fleet.core.releases.at(-1)!;
+  for (const env of sim.fleet.environments.values()) {
+    env.plugins.clear();
+    if (env.wordpressVersion !== null) env.wordpressVersion = newest;
+  }
 }
