@@ -6,7 +6,7 @@ import { ambiguousSiteNames, attachListedSiteIds, attachSiteIds, loadSitesFile, 
 import { selectEnvironments } from '../plan/select.js';
 import { loadChecked } from './load-playbook.js';
 import type { Playbook } from '../playbook/types.js';
-import { buildPlan, itemReadsNeeded, kindsNeeded, readsNeeded, releasesNeeded, stagingNeeded, type Plan } from '../plan/plan.js';
+import { buildPlan, itemReadsNeeded, kindOf, kindsNeeded, readsNeeded, releasesNeeded, stagingNeeded, type Plan } from '../plan/plan.js';
 import { releaseClock } from './release-clock.js';
 import type { Inventory as Fleet } from '../inventory/inventory.js';
 import type { GlobalOptions, Runtime } from './runtime.js';
@@ -104,6 +104,7 @@ async function readFleet(runtime: Runtime, playbook: Playbook & { company: strin
   const reader = inventoryReader(runtime.caller);
   const inventory = await readInventory(reader, playbook.company);
   for (const kind of kindsNeeded(playbook)) await readKind(reader, inventory, kind);
+  refuseUnreadKinds(playbook, inventory);
   attachSiteIds(inventory, { ...playbook.sites, ...(opts.sites ? loadSitesFile(opts.sites) : {}) });
   if (stagingNeeded(playbook)) await pairBySiteId(runtime, playbook, inventory);
   await readEachEnvironment(runtime, reader, playbook, inventory);
@@ -116,6 +117,18 @@ async function readFleet(runtime: Runtime, playbook: Playbook & { company: strin
     'fleet read',
   );
   return inventory;
+}
+
+/** A task of a kind the service shows nowhere (WordPress without a site listing) cannot be planned: refused, naming the task, before anything is sent. */
+function refuseUnreadKinds(playbook: Playbook & { company: string }, inventory: Fleet): void {
+  const problems = playbook.tasks.flatMap((task) => {
+    const kind = kindOf(task.action);
+    const why = kind && inventory.listed[kind]?.unavailable;
+    if (!why) return [];
+    const path = `tasks.${task.index}.action`;
+    return [{ file: playbook.file, ...playbook.locate(path), path, message: `${task.action} cannot be planned: ${why}; nothing was sent` }];
+  });
+  if (problems.length > 0) throw new InvalidInputError(problems);
 }
 
 /**

@@ -169,7 +169,14 @@ export async function readKind(reader: InventoryReader, inventory: Inventory, ki
  * out (null) has none: nothing is judged or sent for it.
  */
 async function readVersions(reader: InventoryReader, inventory: Inventory, kind: Kind): Promise<void> {
-  const listed = await reader.listSiteEnvironments(inventory.company);
+  let listed: SiteEnvironment[];
+  try {
+    listed = await reader.listSiteEnvironments(inventory.company);
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+    inventory.listed[kind] = { count: 0, unavailable: `the service serves no site listing (GET /sites answered 404), the one place the ${kind} version shows` };
+    return;
+  }
   const byId = new Map(inventory.environments.map((e) => [e.id, e]));
   const known = [
     ...new Set(listed.flatMap((e) => (typeof e.wordpress_version === 'string' && versionParts(e.wordpress_version) ? [e.wordpress_version] : []))),

@@ -157,6 +157,11 @@ export function readsNeeded(playbook: Playbook, inventory: Inventory, read: Inve
   });
 }
 
+/** The kind of item an action updates, if it updates one. */
+export function kindOf(action: string): Kind | undefined {
+  return ACTIONS.get(action)?.items;
+}
+
 /** The kinds of item the playbook's tasks update besides themes, whose listings the plan reads too. */
 export function kindsNeeded(playbook: Playbook): Kind[] {
   const kinds = new Set(playbook.tasks.flatMap((t) => [ACTIONS.get(t.action)!.items, ...selectorKinds(playbook, t)]));

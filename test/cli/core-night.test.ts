@@ -101,4 +101,14 @@ describe('core.update against the simulator', () => {
     const far = [...sim.fleet.environments.values()].filter((e) => !e.wordpressVersion!.startsWith('6.7.'));
     expect(core.environments.map((e) => e.version).sort()).toEqual(far.map((e) => e.wordpressVersion).sort());
   });
+
+  it('a service that serves no site listing: core.update is refused naming the task, and nothing is sent', async () => {
+    const { sim } = await start({ sites: 2, seed: 3, siteListing: false });
+    const res = await runCli(['run', writePlaybook(playbook('')), '--yes'], simEnv(sim));
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(
+      /playbook\.yaml:\d+:\d+: tasks\.0\.action: core\.update cannot be planned: the service serves no site listing \(GET \/sites answered 404\)/,
+    );
+    expect(sim.log.filter((c) => c.method !== 'GET')).toEqual([]);
+  });
 });
