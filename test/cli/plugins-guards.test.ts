@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Report } from '../../src/report/report.js';
 import type { Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
-import { busiestPlugin, requestsTo } from '../helpers/plugins.js';
+import { busiestPlugin, requestsTo, stagedAkismet, guardedPluginNight } from '../helpers/plugins.js';
 import { useSimulator } from '../helpers/sim.js';
 import { HOUR, T0 } from '../helpers/staging.js';
 
@@ -25,18 +25,8 @@ describe('plugins.update with health: a plugin that breaks sites', () => {
     const old = new Map(envs.map((id) => [id, sim.fleet.environments.get(id)!.plugins.get(plugin)!.version]));
     const broken = sim.breakPlugin(`${plugin}@latest`);
     expect(broken).toBe(`${plugin}@${sim.fleet.pluginCatalog.get(plugin)!.versions.at(-1)!}`);
-    const yaml = `version: 1
-name: plugin-break
-settings: { rate_limit: 50/s }
-tasks:
-  - name: update ${plugin}
-    action: plugins.update
-    target: { environment: live }
-    with: { plugins: ${plugin} }
-    backup_first: true
-    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: restore }
-    max_failures: 100
-`;
+    const guards = `    backup_first: true\n    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: restore }\n    max_failures: 100\n`;
+    const yaml = guardedPluginNight(sim, 'plugin-break', plugin, guards);
     const { code, out, report } = await run(sim, yaml);
     expect(code, out).toBe(1);
     const writes = report.results.filter((r) => r.role !== 'backup' && r.request?.method === 'PUT');
@@ -67,16 +57,7 @@ describe('plugins.update with health on a plugin that keeps sites healthy', () =
   it('each write keeps its operation id, is checked healthy after it, and ends succeeded', async () => {
     const { sim } = await start({ sites: 4, pluginsPerEnv: 8, seed: 5, operationDelayMs: 50 });
     const { plugin, envs } = busiestPlugin(sim);
-    const yaml = `version: 1
-name: plugin-healthy
-settings: { rate_limit: 50/s }
-tasks:
-  - name: update ${plugin}
-    action: plugins.update
-    target: { environment: live }
-    with: { plugins: ${plugin} }
-    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms }
-`;
+    const yaml = guardedPluginNight(sim, 'plugin-healthy', plugin, `    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms }\n`);
     const { code, out, report } = await run(sim, yaml);
     expect(code, out).toBe(0);
     const writes = report.results.filter((r) => r.request?.method === 'PUT');
@@ -95,27 +76,10 @@ tasks:
 describe('rollout.staging_first with a plugin that breaks sites', () => {
   it('breaks staging only: restored there, and live never takes it on the nights after', async () => {
     const { sim } = await start({ sites: 4, pluginsPerEnv: 4, seed: 11 });
-    const name = 'akismet';
-    sim.fleet.pluginCatalog.set(name, { name, title: 'Akismet', versions: ['5.0.0', '5.0.1'], vulnerable: new Set() });
-    for (const e of sim.fleet.environments.values()) e.plugins.set(name, { version: '5.0.0', status: 'active', updateStatus: 'none', autoUpdateType: 'none' });
+    const { name, stagings, stagedLive, yaml } = stagedAkismet(sim);
     sim.breakPlugin(`${name}@5.0.1`);
-    const envs = [...sim.fleet.environments.values()];
-    const stagings = envs.filter((e) => e.displayName === 'staging');
-    const stagedLive = envs.filter((e) => e.displayName === 'live' && stagings.some((s) => s.siteId === e.siteId));
     expect(stagings.length).toBeGreaterThan(0);
     const env = simEnv(sim);
-    const yaml = `version: 1
-name: staged-plugins
-settings: { rate_limit: 50/s }
-tasks:
-  - name: plugins
-    action: plugins.update
-    target: { environment: live }
-    with: { plugins: ${name} }
-    backup_first: true
-    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: restore }
-    rollout: { staging_first: true, soak: 20h }
-`;
     const first = await run(sim, yaml, env, () => T0);
     expect(first.code, first.stdout).not.toBe(0);
     // Each staging was written, broke, and was put back.

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Report } from '../../src/report/report.js';
 import type { Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
-import { installedPlugins, offeredPlugins, requestsTo } from '../helpers/plugins.js';
+import { installedPlugins, offeredPlugins, requestsTo, stagedAkismet } from '../helpers/plugins.js';
 import { useSimulator } from '../helpers/sim.js';
 import { decisionsOf, HOUR, T0 } from '../helpers/staging.js';
 import { installed } from '../helpers/themes.js';
@@ -65,26 +65,9 @@ tasks:
   it('rollout.staging_first: staging takes the plugin update first, live the same version on a run after the soak', async () => {
     const { sim } = await start({ sites: 5, pluginsPerEnv: 6, seed: 11 });
     // One plugin on every environment at its older version, so that each site with staging stages it.
-    const name = 'akismet';
-    sim.fleet.pluginCatalog.set(name, { name, title: 'Akismet', versions: ['5.0.0', '5.0.1'], vulnerable: new Set() });
-    for (const e of sim.fleet.environments.values()) e.plugins.set(name, { version: '5.0.0', status: 'active', updateStatus: 'none', autoUpdateType: 'none' });
-    const envs = [...sim.fleet.environments.values()];
-    const stagings = envs.filter((e) => e.displayName === 'staging');
-    const stagedLive = envs.filter((e) => e.displayName === 'live' && stagings.some((s) => s.siteId === e.siteId));
+    const { name, envs, stagings, stagedLive, yaml } = stagedAkismet(sim);
     expect(stagings.length).toBeGreaterThan(0);
     const env = simEnv(sim);
-    const yaml = `version: 1
-name: staged-plugins
-settings: { rate_limit: 50/s }
-tasks:
-  - name: plugins
-    action: plugins.update
-    target: { environment: live }
-    with: { plugins: ${name} }
-    backup_first: true
-    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: restore }
-    rollout: { staging_first: true, soak: 20h }
-`;
     const runsNow = () => new Map(envs.map((e) => [e.id, e.plugins.get(name)!.version]));
     const first = await run(sim, yaml, env, () => T0);
     expect(first.code, first.stderr).toBe(0);

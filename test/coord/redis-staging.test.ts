@@ -1,3 +1,4 @@
+import { STAGING_LINES } from '../../src/coord/staging-file.js';
 import { describe, expect, it } from 'vitest';
 import { Script } from '../../src/coord/redis/link.js';
 import { companyKey } from '../../src/coord/redis/lock.js';
@@ -15,15 +16,7 @@ const ENV = '11111111-2222-4333-8444-555555555555';
 const healthy = (at: number, version = '1.0.1'): StagingEntry => ({ env_id: ENV, theme: 'calm', version, kind: 'healthy', at });
 const failed = (at: number, why: string): StagingEntry => ({ env_id: ENV, theme: 'calm', version: '1.0.1', kind: 'failed', at, why });
 /** A line as the release before pushed it to its list. */
-const oldLine = (e: StagingEntry) =>
-  JSON.stringify({
-    env_id: e.env_id,
-    theme: (e as { theme: string }).theme,
-    version: e.version,
-    kind: e.kind,
-    at: new Date(e.at).toISOString(),
-    ...(e.why ? { why: e.why } : {}),
-  });
+const oldLine = (e: StagingEntry) => JSON.stringify(STAGING_LINES.toRecord(e));
 
 async function connect() {
   return linkTo((await redis()).url);

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { stagingFile } from '../../src/coord/staging-file.js';
+import { STAGING_LINES, stagingFile } from '../../src/coord/staging-file.js';
 import type { StagingEntry } from '../../src/inventory/staging-table.js';
 import { tempDir } from '../helpers/cli.js';
 
@@ -32,15 +32,7 @@ describe('what staging ran, in the state folder', () => {
     const dir = tempDir();
     const store = stagingFile(dir, COMPANY, { compactAbove: 4 });
     mkdirSync(join(dir, 'staging'));
-    const old = (e: StagingEntry) =>
-      JSON.stringify({
-        env_id: e.env_id,
-        theme: (e as { theme: string }).theme,
-        version: e.version,
-        kind: e.kind,
-        at: new Date(e.at).toISOString(),
-        ...(e.why ? { why: e.why } : {}),
-      });
+    const old = (e: StagingEntry) => JSON.stringify(STAGING_LINES.toRecord(e));
     // What every `status` of the release before appended again: the same ends, later each time.
     const lines = [
       healthy(T0),

@@ -49,3 +49,37 @@ export function busiestPlugin(sim: Simulator): { plugin: string; envs: string[] 
   }
   return best;
 }
+
+/** A playbook of one guarded plugins.update task of `plugin` on every live environment, with `extra` lines (health, backup, rollout). */
+export function guardedPluginNight(sim: Simulator, name: string, plugin: string, extra: string): string {
+  return `version: 1
+name: ${name}
+settings: { rate_limit: 50/s }
+tasks:
+  - name: update ${plugin}
+    action: plugins.update
+    target: { environment: live }
+    with: { plugins: ${plugin} }
+${extra}`;
+}
+
+/**
+ * `akismet` 5.0.0 on every environment with 5.0.1 offered, and a staged night of it: staging first
+ * with a soak, backup first, checks that restore. Returns the staging environments and their live siblings.
+ */
+export function stagedAkismet(sim: Simulator) {
+  const name = 'akismet';
+  sim.fleet.pluginCatalog.set(name, { name, title: 'Akismet', versions: ['5.0.0', '5.0.1'], vulnerable: new Set() });
+  for (const e of sim.fleet.environments.values()) e.plugins.set(name, { version: '5.0.0', status: 'active', updateStatus: 'none', autoUpdateType: 'none' });
+  const envs = [...sim.fleet.environments.values()];
+  const stagings = envs.filter((e) => e.displayName === 'staging');
+  const stagedLive = envs.filter((e) => e.displayName === 'live' && stagings.some((s) => s.siteId === e.siteId));
+  const health = `    backup_first: true\n    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: restore }\n    rollout: { staging_first: true, soak: 20h }\n`;
+  return {
+    name,
+    envs,
+    stagings,
+    stagedLive,
+    yaml: guardedPluginNight(sim, 'staged-plugins', name, health).replace(`  - name: update ${name}\n`, '  - name: plugins\n'),
+  };
+}

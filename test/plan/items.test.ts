@@ -1,31 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { FirstSeen } from '../../src/inventory/first-seen.js';
-import type { Environment, InstalledItem, Inventory } from '../../src/inventory/inventory.js';
-import type { Kind } from '../../src/inventory/kinds.js';
+import type { Environment, Inventory } from '../../src/inventory/inventory.js';
 import { StagingTable } from '../../src/inventory/staging-table.js';
 import { buildPlan, itemReadsNeeded, kindsNeeded } from '../../src/plan/plan.js';
 import { parsePlaybook } from '../../src/playbook/load.js';
+import { installedItem } from '../helpers/items.js';
 
 const COMPANY = '0f1e2d3c-4b5a-4697-8877-665544332211';
 const NOW = Date.parse('2026-11-20T02:00:00.000Z');
 const DAY = 86_400_000;
 const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
-function item(kind: Kind, name: string, version: string, update?: string, o: Partial<InstalledItem> = {}): InstalledItem {
-  return {
-    kind,
-    name,
-    status: 'active',
-    version,
-    version_vulnerable: false,
-    update_available: update !== undefined,
-    update_version: update ?? '',
-    update_vulnerable: false,
-    update_status: '',
-    auto_update_type: '',
-    ...o,
-  };
-}
+const item = installedItem;
 
 /** Two sites, each live and staging: the same slug `astra` is a theme and a plugin, and ages apart. */
 function inventory(): Inventory {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { installedItem } from '../helpers/items.js';
 import type { Environment, InstalledItem } from '../../src/inventory/inventory.js';
 import { StagingTable, type StagingEntry } from '../../src/inventory/staging-table.js';
 import { judgeStaged } from '../../src/plan/staging-first.js';
@@ -6,20 +7,7 @@ import { judgeStaged } from '../../src/plan/staging-first.js';
 const HOUR = 3_600_000;
 const NOW = Date.parse('2026-03-03T02:00:00.000Z');
 
-function theme(version: string, update?: string): InstalledItem {
-  return {
-    kind: 'theme',
-    name: 'calm',
-    status: 'active',
-    version,
-    version_vulnerable: false,
-    update_available: update !== undefined,
-    update_version: update ?? '',
-    update_vulnerable: false,
-    update_status: '',
-    auto_update_type: '',
-  };
-}
+const theme = (version: string, update?: string): InstalledItem => installedItem('theme', 'calm', version, update);
 
 const env = (id: string, name: string, t: InstalledItem): Environment => ({ id, site: 'acme', name, items: { theme: [t] } });
 const live = env('L', 'live', theme('1.0.0', '1.0.1'));
