@@ -14,8 +14,11 @@ const PLUGINS_PER_ENV = 25;
 const pluginPlaybook = (name, rate, concurrency, withBlock = '', settings = '') =>
   `version: 1\nname: ${name}\nsettings: { rate_limit: ${rate}, concurrency: ${concurrency}${settings} }\ntasks:\n  - { name: plugins, action: plugins.update, target: all${withBlock ? `, with: ${withBlock}` : ''} }\n`;
 
-/** `sitefleet plan` in a process of its own: its log's read and plan lines, its wall time and peak RSS. */
-async function planProcess(dir, sim, name, playbook) {
+/**
+ * `sitefleet plan` in a process of its own: its log's read and plan lines, its wall time and peak RSS;
+ * `tally(step)` names a class of step to count (`byClass`), e.g. the version a core command names.
+ */
+export async function planProcess(dir, sim, name, playbook, tally) {
   const logFile = join(dir, `${name}.log`);
   const rssFile = join(dir, `${name}.rss`);
   const planFile = join(dir, `${name}.plan.json`);
@@ -33,6 +36,7 @@ async function planProcess(dir, sim, name, playbook) {
     writes: steps.length,
     bulk: steps.filter((s) => s.endpoint === 'bulkUpdatePlugins').length,
     pinned: steps.filter((s) => s.endpoint === 'updatePlugin').length,
+    ...(tally ? { byClass: steps.reduce((n, s) => ({ ...n, [tally(s)]: (n[tally(s)] ?? 0) + 1 }), {}) } : {}),
     processMs: Math.round(res.wallMs),
     maxRssMb: Number(readFileSync(rssFile, 'utf8')),
   };

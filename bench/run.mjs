@@ -14,6 +14,7 @@ import { pageRender } from './pages.mjs';
 import { listingConfirm } from './listing-confirm.mjs';
 import { estimateAccuracy } from './estimate.mjs';
 import { pluginCalls, pluginFallback, pluginScale } from './plugins.mjs';
+import { coreCalls, corePlan } from './core.mjs';
 import { longOperations, otherWindow, overstatedLimit, rolloutAndInterrupt, twoTasks } from './watching.mjs';
 
 const ALL = {
@@ -41,6 +42,8 @@ const ALL = {
   plugins: pluginScale,
   'plugin-calls': pluginCalls,
   'plugin-fallback': pluginFallback,
+  core: corePlan,
+  'core-calls': coreCalls,
 };
 const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg > 0 ? process.argv[onlyArg + 1].split(',') : Object.keys(ALL);
