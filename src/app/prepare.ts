@@ -6,7 +6,7 @@ import { ambiguousSiteNames, attachListedSiteIds, attachSiteIds, loadSitesFile, 
 import { selectEnvironments } from '../plan/select.js';
 import { loadChecked } from './load-playbook.js';
 import type { Playbook } from '../playbook/types.js';
-import { buildPlan, itemReadsNeeded, kindOf, kindsNeeded, readsNeeded, releasesNeeded, stagingNeeded, type Plan } from '../plan/plan.js';
+import { buildPlan, itemReadsNeeded, kindOf, kindsNeeded, namedSightings, readsNeeded, releasesNeeded, stagingNeeded, type Plan } from '../plan/plan.js';
 import { releaseClock } from './release-clock.js';
 import type { Inventory as Fleet } from '../inventory/inventory.js';
 import type { GlobalOptions, Runtime } from './runtime.js';
@@ -75,7 +75,7 @@ export async function planFrom(
   const runtime = scope.runtime({ settings: playbook.settings, company: playbook.company });
   const inventory = await readFleet(runtime, playbook, opts);
   // First-seen times are recorded before the plan, so before any write (app/release-clock.ts).
-  const releases = releasesNeeded(playbook, inventory) ? await releaseClock(scope.coordination, inventory, opts.io.now()) : undefined;
+  const releases = releasesNeeded(playbook, inventory) ? await releaseClock(scope.coordination, inventory, opts.io.now(), namedSightings(playbook)) : undefined;
   // What the company's staging steps recorded as they ended (nothing is recorded before the plan).
   const staging = stagingNeeded(playbook) ? { now: opts.io.now(), table: await scope.coordination.staging(inventory.company).record([]) } : undefined;
   const cpu = process.cpuUsage();

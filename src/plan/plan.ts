@@ -17,7 +17,8 @@ import { ENDPOINTS, fillPath, type EndpointName } from '../api/endpoints.js';
 import { bodyProblems } from '../api/request-schemas.js';
 import { InvalidInputError, type InputProblem } from '../errors.js';
 import { installedOf, type Environment, type InstalledItem, type Inventory } from '../inventory/inventory.js';
-import { KIND_TABLE, KINDS, nameOf, type Kind } from '../inventory/kinds.js';
+import { KIND_TABLE, KINDS, nameOf, refOf, type Kind } from '../inventory/kinds.js';
+import type { Sighting } from '../inventory/first-seen.js';
 import type { ReleaseAgeDecision, ReleaseClock } from '../inventory/release-age.js';
 import type { Playbook, Task } from '../playbook/types.js';
 import { parseDuration } from '../util/duration.js';
@@ -154,6 +155,17 @@ export function readsNeeded(playbook: Playbook, inventory: Inventory, read: Inve
   return environmentsOfTasks(playbook, inventory, (task) => {
     const healthReads = task.health !== undefined && usesDomain(task.health) ? ['domains'] : [];
     return [...readsOf(ACTIONS.get(task.action)!, task.with), ...healthReads].includes(read);
+  });
+}
+
+/** The versions tasks name that a listing may not show yet (`with.versions` of a kind of one item): sighted when named. */
+export function namedSightings(playbook: Playbook): Sighting[] {
+  return playbook.tasks.flatMap((task) => {
+    const kind = kindOf(task.action);
+    const only = kind && KIND_TABLE[kind].only;
+    const versions = (task.with as { versions?: unknown }).versions;
+    if (!kind || only === undefined || !Array.isArray(versions)) return [];
+    return versions.filter((v): v is string => typeof v === 'string').map((version) => ({ ...refOf(kind, only), version }));
   });
 }
 

@@ -111,4 +111,18 @@ describe('core.update against the simulator', () => {
     );
     expect(sim.log.filter((c) => c.method !== 'GET')).toEqual([]);
   });
+
+  it('a release only the playbook names ages from the first plan that named it, not from every plan', async () => {
+    const { sim } = await start({ sites: 3, seed: 3, operationDelayMs: 0, coreLatest: '7.0.0' });
+    const dir = tempDir();
+    const t0 = Date.parse('2026-11-20T02:00:00.000Z');
+    const task = '    with: { versions: ["7.0.0"], min_release_age: 3d }\n';
+    const first = await night(sim, task, dir, () => t0);
+    expect(first.report.results.filter((r) => r.step_id)).toEqual([]);
+    expect(first.report.results.flatMap((r) => r.release_age ?? []).every((d) => d.first_seen === new Date(t0).toISOString())).toBe(true);
+    const later = await night(sim, task, dir, () => t0 + 3 * DAY);
+    const sent = later.report.results.filter((r) => r.step_id);
+    expect(sent.length).toBe(live(sim).length);
+    expect(sent.every((r) => r.status === 'succeeded' && r.runs?.[0]?.version === '7.0.0')).toBe(true);
+  });
 });
