@@ -29,7 +29,7 @@ const PLANS: Record<string, string> = {
   aged: 'ffb24cb3089d30a3',
   security: '72b630a517a525ce',
   staged: '51fa8dddf2d6e7d6',
-  guarded: 'c0618e952808eaf8',
+  guarded: 'f9478c30d8072f6d',
 };
 const NIGHT = '0beb7f56fe22c9ba';
 
@@ -62,8 +62,9 @@ describe('theme records are as they were before plugins came', () => {
     );
     expect(res.code, res.stderr).toBe(0);
     // The plan's date is the day it is made (its tags and templates say it): left out, as the made-at time.
-    const { made: _made, seal: _seal, date: _date, ...plan } = JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown>;
-    const text = JSON.stringify({ ...plan, playbook: 'p.yaml' });
+    const { made: _made, seal: _seal, date, ...plan } = JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown>;
+    // So are the tags it makes of it (a backup's `sitefleet-before-t-<date>`): a plan made on another day is the same plan.
+    const text = JSON.stringify({ ...plan, playbook: 'p.yaml' }).replaceAll(String(date), 'DATE');
     if (process.env.SITEFLEET_RECORD_HASHES) writeFileSync(`/tmp/theme-plan-${name}.json`, text);
     expect(hash(text)).toBe(PLANS[name]);
   });
