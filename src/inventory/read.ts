@@ -178,12 +178,14 @@ async function readVersions(reader: InventoryReader, inventory: Inventory, kind:
     return;
   }
   const byId = new Map(inventory.environments.map((e) => [e.id, e]));
-  const known = [
-    ...new Set(listed.flatMap((e) => (typeof e.wordpress_version === 'string' && versionParts(e.wordpress_version) ? [e.wordpress_version] : []))),
-  ];
+  // A numbered version is taken as its digits alone: versionParts reads `7.0.0\n` as numbered (it
+  // trims), and the raw text, offered to another environment, would reach `wp core update --version=`
+  // with its newline, and a read-back (which reads the command) would find nothing to compare.
+  const versionOf = (v: string | null | undefined) => (typeof v === 'string' && versionParts(v) ? v.trim() : v);
+  const known = [...new Set(listed.flatMap((e) => (versionParts(versionOf(e.wordpress_version) ?? '') ? [versionOf(e.wordpress_version)!] : [])))];
   const newestFirst = known.sort((a, b) => orderVersions(b, a)!);
   for (const entry of listed) {
-    const version = entry.wordpress_version;
+    const version = versionOf(entry.wordpress_version);
     if (typeof version !== 'string' || version === '') continue;
     let env = byId.get(entry.id);
     if (!env) {

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import type { Inventory } from '../../src/inventory/inventory.js';
+import { readKind, type InventoryReader } from '../../src/inventory/read.js';
+import { buildPlan } from '../../src/plan/plan.js';
+import { parsePlaybook } from '../../src/playbook/load.js';
+
+const COMPANY = '0f1e2d3c-4b5a-4697-8877-665544332211';
+const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+
+async function inventory(sites: unknown[]): Promise<Inventory> {
+  const reader = { listSiteEnvironments: () => Promise.resolve(sites) } as unknown as InventoryReader;
+  const inv: Inventory = { company: COMPANY, environments: [], listed: {} };
+  await readKind(reader, inv, 'core');
+  return inv;
+}
+
+function plan(inv: Inventory) {
+  const playbook = parsePlaybook(
+    `version: 1\nname: t\ncompany: ${COMPANY}\ntasks:\n  - name: wp\n    action: core.update\n    target: all\n    with: { max_bump: major }\n`,
+    'pb.yaml',
+    { env: {} },
+  );
+  return buildPlan({ playbook, inventory: inv, date: '2026-11-20' });
+}
+
+describe('WordPress versions from the site listing, as text that reaches a command', () => {
+  it('a version the listing pads with whitespace (a newline) never reaches the WP-CLI command', async () => {
+    const inv = await inventory([
+      { id: id(1), display_name: 'live', site: 'a', wordpress_version: '6.5.5' },
+      { id: id(2), display_name: 'live', site: 'b', wordpress_version: '7.0.0\n' },
+      { id: id(3), display_name: 'live', site: 'c', wordpress_version: ' 7.0.0' },
+    ]);
+    const commands = plan(inv).steps.map((s) => (s.body as { wp_command: string }).wp_command);
+    expect(commands).toEqual(['wp core update --version=7.0.0']);
+  });
+});
