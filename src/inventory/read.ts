@@ -196,6 +196,12 @@ async function readVersions(reader: InventoryReader, inventory: Inventory, kind:
     env.items[kind] = [versionItem(kind, KIND_TABLE[kind].only!, version, offers)];
   }
   inventory.environments = sortedEnvironments(byId);
+  // A listing that shows no version at all (the spec's site listing has no such field) could not be
+  // looked at: unknown, never "none exposed" nor "no update available" (exposure's `unchecked`, a refused plan).
+  if (listed.length > 0 && listed.every((e) => typeof e.wordpress_version !== 'string' || e.wordpress_version === '')) {
+    inventory.listed[kind] = { count: 0, unavailable: `the site listing shows no WordPress version for any of its ${listed.length} environments` };
+    return;
+  }
   inventory.listed[kind] = { count: known.length > 0 ? 1 : 0 };
 }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { exposureOf } from '../../src/inventory/exposure.js';
 import type { Inventory } from '../../src/inventory/inventory.js';
 import { readKind, type InventoryReader } from '../../src/inventory/read.js';
 import { buildPlan } from '../../src/plan/plan.js';
@@ -32,5 +33,39 @@ describe('WordPress versions from the site listing, as text that reaches a comma
     ]);
     const commands = plan(inv).steps.map((s) => (s.body as { wp_command: string }).wp_command);
     expect(commands).toEqual(['wp core update --version=7.0.0']);
+  });
+});
+
+describe('WordPress where the site listing shows no version: not checked, never "none"', () => {
+  const themed = (n: number) => ({ id: id(n), site: `s${n}`, name: 'live', items: { theme: [] } });
+
+  it('a site listing that shows no version for any environment leaves core unchecked (exposure --fail-on fails on it)', async () => {
+    const reader = {
+      listSiteEnvironments: () =>
+        Promise.resolve([
+          { id: id(1), display_name: 'live', site: 's1', wordpress_version: null },
+          { id: id(2), display_name: 'live', site: 's2' },
+        ]),
+    } as unknown as InventoryReader;
+    const inv: Inventory = { company: COMPANY, environments: [themed(1), themed(2)], listed: {} };
+    await readKind(reader, inv, 'core');
+    expect(inv.listed.core?.unavailable).toMatch(/no WordPress version for any of its 2 environments/);
+    expect(exposureOf(inv).unchecked).toEqual([{ kind: 'core', why: inv.listed.core!.unavailable }]);
+  });
+
+  it('an environment whose version the listing leaves out is skipped saying so, not "no core update available"', async () => {
+    const reader = {
+      listSiteEnvironments: () =>
+        Promise.resolve([
+          { id: id(1), display_name: 'live', site: 's1', wordpress_version: '6.5.5' },
+          { id: id(2), display_name: 'live', site: 's2', wordpress_version: '7.0.0' },
+          { id: id(3), display_name: 'live', site: 's3', wordpress_version: null },
+        ]),
+    } as unknown as InventoryReader;
+    const inv: Inventory = { company: COMPANY, environments: [themed(1), themed(2), themed(3)], listed: {} };
+    await readKind(reader, inv, 'core');
+    const p = plan(inv);
+    expect(p.steps.map((s) => s.target.env_id)).toEqual([id(1)]);
+    expect(p.skipped.find((s) => s.target.env_id === id(3))!.reason).toBe('the site listing shows no WordPress version for this environment: not checked');
   });
 });
