@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { exposureOf } from '../../src/inventory/exposure.js';
 import type { Inventory } from '../../src/inventory/inventory.js';
 import { readKind, type InventoryReader } from '../../src/inventory/read.js';
+import { FirstSeen } from '../../src/inventory/first-seen.js';
 import { buildPlan } from '../../src/plan/plan.js';
+import { readBackValidator } from '../../src/util/json-input.js';
 import { parsePlaybook } from '../../src/playbook/load.js';
 
 const COMPANY = '0f1e2d3c-4b5a-4697-8877-665544332211';
@@ -67,5 +69,26 @@ describe('WordPress where the site listing shows no version: not checked, never 
     const p = plan(inv);
     expect(p.steps.map((s) => s.target.env_id)).toEqual([id(1)]);
     expect(p.skipped.find((s) => s.target.env_id === id(3))!.reason).toBe('the site listing shows no WordPress version for this environment: not checked');
+  });
+});
+
+describe('a plan with WordPress release-age decisions reads back', () => {
+  it('a core release_age decision ({core: "wordpress"}) is valid in the plan schema every reader checks (run --plan, resume, report)', async () => {
+    const inv = await inventory([
+      { id: id(1), display_name: 'live', site: 'a', wordpress_version: '6.5.5' },
+      { id: id(2), display_name: 'live', site: 'b', wordpress_version: '7.0.0' },
+    ]);
+    const playbook = parsePlaybook(
+      `version: 1\nname: t\ncompany: ${COMPANY}\ntasks:\n  - name: wp\n    action: core.update\n    target: all\n    with: { min_release_age: 3d }\n`,
+      'pb.yaml',
+      { env: {} },
+    );
+    const now = Date.parse('2026-11-20T02:00:00.000Z');
+    const firstSeen = FirstSeen.of([{ core: 'wordpress', version: '7.0.0', at: now - 86_400_000 }]);
+    const p = buildPlan({ playbook, inventory: inv, date: '2026-11-20', releases: { now, firstSeen } });
+    expect(p.skipped.flatMap((s) => s.release_age ?? [])).toEqual([expect.objectContaining({ core: 'wordpress' })]);
+    const validate = readBackValidator('plan.schema.json');
+    const ok = validate(JSON.parse(JSON.stringify(p)));
+    expect(ok, JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
   });
 });
