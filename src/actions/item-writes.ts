@@ -29,6 +29,8 @@ export interface ItemWrites {
 
 /** WP-CLI's own update command, with the only version it may name: a numbered one the plan judged. */
 const CORE_UPDATE = /^wp core update --version=(\d+\.\d+(?:\.\d+)?)$/;
+/** A numbered version with nothing around it (no whitespace, no newline): the only text a command may take. */
+const NUMBERED_TEXT = /^\d+\.\d+(?:\.\d+)?$/;
 
 function listed(row: KindRow): ItemWrites {
   const { plural } = row;
@@ -95,7 +97,8 @@ export const ITEM_WRITES: Record<Kind, ItemWrites> = {
  */
 export function offerOf(item: InstalledItem, named: readonly string[] | undefined, allows: (version: string) => boolean): InstalledItem {
   if (item.offers === undefined) return item;
-  const newer = (v: string) => versionParts(v) !== undefined && (orderVersions(v, item.version) ?? 0) > 0;
+  // Exactly numbered text (versionParts alone trims, so `7.0.0\n` would pass and reach the command).
+  const newer = (v: string) => NUMBERED_TEXT.test(v) && versionParts(v) !== undefined && (orderVersions(v, item.version) ?? 0) > 0;
   const candidates = [...new Set([...item.offers, ...(named ?? [])])]
     .filter((v) => newer(v) && (named === undefined || named.includes(v)))
     .sort((a, b) => orderVersions(b, a)!);

@@ -80,6 +80,9 @@ export function itemsUpdate(row: KindRow): Action<ItemsUpdateWith> {
       const excluded = ctx.with.exclude;
       // A kind of one item (WordPress) has no slug to pick; the others are picked by `<plural>:` minus `exclude:`.
       const picked = (name: string) => row.only !== undefined || (matchesAny(name, wanted) && !(excluded !== undefined && matchesAny(name, excluded)));
+      // WordPress the site listing does not show for this environment was not looked at: said so, not "no update available".
+      if (row.only !== undefined && env.items[kind] === undefined)
+        return [{ skip: `the site listing shows no WordPress version for this environment: not checked` }];
       const available = installedOf(env, kind).filter((t) => t.update_available && picked(t.name));
       const judged = available.map((item) => ({ item, judgement: judgeUpdate(item, ctx.with, ctx.releases) }));
       const update = judged.flatMap(({ item, judgement }) => (judgement.send ? [item] : []));

@@ -178,12 +178,14 @@ async function readVersions(reader: InventoryReader, inventory: Inventory, kind:
     return;
   }
   const byId = new Map(inventory.environments.map((e) => [e.id, e]));
-  const known = [
-    ...new Set(listed.flatMap((e) => (typeof e.wordpress_version === 'string' && versionParts(e.wordpress_version) ? [e.wordpress_version] : []))),
-  ];
+  // A numbered version is taken as its digits alone: versionParts reads `7.0.0\n` as numbered (it
+  // trims), and the raw text, offered to another environment, would reach `wp core update --version=`
+  // with its newline, and a read-back (which reads the command) would find nothing to compare.
+  const versionOf = (v: string | null | undefined) => (typeof v === 'string' && versionParts(v) ? v.trim() : v);
+  const known = [...new Set(listed.flatMap((e) => (versionParts(versionOf(e.wordpress_version) ?? '') ? [versionOf(e.wordpress_version)!] : [])))];
   const newestFirst = known.sort((a, b) => orderVersions(b, a)!);
   for (const entry of listed) {
-    const version = entry.wordpress_version;
+    const version = versionOf(entry.wordpress_version);
     if (typeof version !== 'string' || version === '') continue;
     let env = byId.get(entry.id);
     if (!env) {
@@ -194,6 +196,12 @@ async function readVersions(reader: InventoryReader, inventory: Inventory, kind:
     env.items[kind] = [versionItem(kind, KIND_TABLE[kind].only!, version, offers)];
   }
   inventory.environments = sortedEnvironments(byId);
+  // A listing that shows no version at all (the spec's site listing has no such field) could not be
+  // looked at: unknown, never "none exposed" nor "no update available" (exposure's `unchecked`, a refused plan).
+  if (listed.length > 0 && listed.every((e) => typeof e.wordpress_version !== 'string' || e.wordpress_version === '')) {
+    inventory.listed[kind] = { count: 0, unavailable: `the site listing shows no WordPress version for any of its ${listed.length} environments` };
+    return;
+  }
   inventory.listed[kind] = { count: known.length > 0 ? 1 : 0 };
 }
 

@@ -84,6 +84,12 @@ interface Guarded {
    * before is taken once (by the first), and the look after is the group's, once all of them ended.
    */
   grouped?: true;
+  /**
+   * `rollout.together`, resumed: a write of the group went out before the interruption, so the site
+   * as it is now is no baseline (it may be broken by that very write): no look before is taken, and
+   * a site broken after the group fails it, as lookAgain does for a lone write.
+   */
+  noBaseline?: true;
 }
 
 /** `rollout.together`: per environment a joining task writes to in this turn, the writes that share one look: this task's first, then the joined ones. */
@@ -345,7 +351,7 @@ class Execution {
       // The baseline: what the site was like before this write, so a site already broken is not blamed on it.
       const url = stepHealthUrl(step);
       // A grouped write after the first shares the first one's look before (rollout.together).
-      const looked = guarded.grouped && guarded.before !== undefined;
+      const looked = guarded.grouped && (guarded.before !== undefined || guarded.noBaseline === true);
       if (url && guarded.gate && !looked) guarded.before = await guarded.gate.check(url);
       if (this.sendsOver()) return;
       if (guarded.before?.refused) return await this.endRefused(task, budget, step, `health: ${guarded.before.detail} at ${url}`);
@@ -392,6 +398,7 @@ class Execution {
     try {
       for (const step of group) {
         const own = this.taskOf(step);
+        if (ENDED_STATUSES.has(this.results.get(step.id)?.status ?? 'planned')) guarded.noBaseline = true;
         if (step.backup_step && !ENDED_STATUSES.has(this.results.get(step.id)?.status ?? 'planned')) {
           const backupStep = this.stepsById.get(step.backup_step)!;
           const backup = await (backups.get(step.backup_step) ?? Promise.resolve(this.results.get(backupStep.id)));
