@@ -148,11 +148,16 @@ export function undoneWrites(steps: readonly Step[], results: ReadonlyMap<string
   const status = restored.restored?.status;
   if (!status || status === 'failed' || status === 'not sent' || !step.backup_step) return [];
   const put = status === 'unknown' ? 'may have been put back' : 'was put back';
-  const reason = `${UNDONE}the environment ${put} from backup ${restored.restored!.backup_id}, taken before this write, after ${step.precondition ?? step.id} broke its site`;
+  const from = `${UNDONE}the environment ${put} from backup ${restored.restored!.backup_id}, taken before this write`;
+  // Writes looked at together (rollout.together) were seen broken once, after the last: which of them broke it is not known.
+  const why = (other: Step) =>
+    other.joins !== undefined || step.joins !== undefined
+      ? `${from}, after its site was seen broken once this environment's writes looked at together with it (rollout.together) ended, the last ${step.precondition ?? step.id}`
+      : `${from}, after ${step.precondition ?? step.id} broke its site`;
   return steps.flatMap((other): [Step, StepResult][] => {
     const known = results.get(other.id);
     if (other.id === step.id || other.backup_step !== step.backup_step || !known || !['succeeded', 'held', 'accepted'].includes(known.status)) return [];
     const { held: _held, ...sent } = known;
-    return [[other, { ...sent, status: 'failed', reason }]];
+    return [[other, { ...sent, status: 'failed', reason: why(other) }]];
   });
 }
