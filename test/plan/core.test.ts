@@ -6,6 +6,7 @@ import { versionItem, type Environment, type Inventory } from '../../src/invento
 import { readKind, type InventoryReader } from '../../src/inventory/read.js';
 import { buildPlan } from '../../src/plan/plan.js';
 import { parsePlaybook } from '../../src/playbook/load.js';
+import { StagingTable } from '../../src/inventory/staging-table.js';
 
 const COMPANY = '0f1e2d3c-4b5a-4697-8877-665544332211';
 const NOW = Date.parse('2026-11-20T02:00:00.000Z');
@@ -114,5 +115,29 @@ describe('WordPress core, the third kind of item', () => {
       environments: [{ id: id(9), site: 'x', name: 'live', items: { core: [versionItem('core', 'wordpress', '7.0.0', ['7.0.1'])] } }],
     };
     expect(exposureOf(minorBehind).items).toEqual([]);
+  });
+
+  it('staging first: WordPress goes to the site’s staging environment first, pinned, the decision naming core', async () => {
+    const reader = {
+      listSiteEnvironments: () =>
+        Promise.resolve([
+          { id: id(1), display_name: 'live', site: 'a', wordpress_version: '6.7.1' },
+          { id: id(2), display_name: 'staging', site: 'a', wordpress_version: '6.7.1' },
+          { id: id(3), display_name: 'live', site: 'b', wordpress_version: '6.7.2' },
+        ]),
+    } as unknown as InventoryReader;
+    const inv: Inventory = { company: COMPANY, environments: [], listed: {} };
+    await readKind(reader, inv, 'core');
+    const playbook = parsePlaybook(
+      `version: 1\nname: t\ncompany: ${COMPANY}\ntasks:\n  - name: wp\n    action: core.update\n    target: all\n    rollout: { staging_first: true }\n`,
+      'pb.yaml',
+      { env: {} },
+    );
+    const staged = buildPlan({ playbook, inventory: inv, date: '2026-11-20', staging: { now: NOW, table: StagingTable.of([]) } });
+    expect(staged.steps.map((s) => [s.target.environment, s.role, (s.body as { wp_command: string }).wp_command])).toEqual([
+      ['staging', 'staging', 'wp core update --version=6.7.2'],
+    ]);
+    expect(staged.steps[0]!.staging).toEqual([expect.objectContaining({ code: 'staged', core: 'wordpress', version: '6.7.2' })]);
+    expect(staged.skipped.find((s) => s.target.env_id === id(1))!.staging).toEqual([expect.objectContaining({ code: 'staged', core: 'wordpress' })]);
   });
 });
