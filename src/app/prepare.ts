@@ -6,7 +6,8 @@ import { ambiguousSiteNames, attachListedSiteIds, attachSiteIds, loadSitesFile, 
 import { selectEnvironments } from '../plan/select.js';
 import { loadChecked } from './load-playbook.js';
 import type { Playbook } from '../playbook/types.js';
-import { buildPlan, itemReadsNeeded, kindOf, kindsNeeded, namedSightings, readsNeeded, releasesNeeded, stagingNeeded, type Plan } from '../plan/plan.js';
+import { buildPlan, type Plan } from '../plan/plan.js';
+import { itemReadsNeeded, kindOf, kindsNeeded, namedSightings, readsNeeded, releasesNeeded, stagingNeeded } from '../plan/needs.js';
 import { releaseClock } from './release-clock.js';
 import type { Inventory as Fleet } from '../inventory/inventory.js';
 import type { GlobalOptions, Runtime } from './runtime.js';

@@ -1,11 +1,9 @@
 import {
   fillSecrets,
-  readsOf,
   type Action,
   type EnvironmentAction,
   type ExpandContext,
   type Expansion,
-  type InventoryRead,
   type RequestSpec,
   type SiteAction,
   type Target,
@@ -17,12 +15,12 @@ import { ENDPOINTS, fillPath, type EndpointName } from '../api/endpoints.js';
 import { bodyProblems } from '../api/request-schemas.js';
 import { InvalidInputError, type InputProblem } from '../errors.js';
 import { installedOf, type Environment, type InstalledItem, type Inventory } from '../inventory/inventory.js';
-import { KIND_TABLE, KINDS, nameOf, refOf, type Kind } from '../inventory/kinds.js';
-import type { Sighting } from '../inventory/first-seen.js';
+import { KIND_TABLE, KINDS, nameOf, type Kind } from '../inventory/kinds.js';
 import type { ReleaseAgeDecision, ReleaseClock } from '../inventory/release-age.js';
 import type { Playbook, Task } from '../playbook/types.js';
 import { parseDuration } from '../util/duration.js';
-import { selectEnvironments, selectorKinds } from './select.js';
+import { selectEnvironments } from './select.js';
+import { releasesNeeded, stagingNeeded } from './needs.js';
 import {
   judgeStaged,
   offering,
@@ -148,70 +146,6 @@ export interface PlanInput {
   releases?: ReleaseClock;
   /** rollout.staging_first: the time staging is judged at and what the staging store holds (see stagingNeeded). */
   staging?: StagingClock;
-}
-
-/** Environments whose `read` (domain lists, backups) the plan needs first, as the tasks' actions say. */
-export function readsNeeded(playbook: Playbook, inventory: Inventory, read: InventoryRead): string[] {
-  return environmentsOfTasks(playbook, inventory, (task) => {
-    const healthReads = task.health !== undefined && usesDomain(task.health) ? ['domains'] : [];
-    return [...readsOf(ACTIONS.get(task.action)!, task.with), ...healthReads].includes(read);
-  });
-}
-
-/** The versions tasks name that a listing may not show yet (`with.versions` of a kind of one item): sighted when named. */
-export function namedSightings(playbook: Playbook): Sighting[] {
-  return playbook.tasks.flatMap((task) => {
-    const kind = kindOf(task.action);
-    const only = kind && KIND_TABLE[kind].only;
-    const versions = (task.with as { versions?: unknown }).versions;
-    if (!kind || only === undefined || !Array.isArray(versions)) return [];
-    return versions.filter((v): v is string => typeof v === 'string').map((version) => ({ ...refOf(kind, only), version }));
-  });
-}
-
-/** The kind of item an action updates, if it updates one. */
-export function kindOf(action: string): Kind | undefined {
-  return ACTIONS.get(action)?.items;
-}
-
-/** The kinds of item the playbook's tasks update besides themes, whose listings the plan reads too. */
-export function kindsNeeded(playbook: Playbook): Kind[] {
-  const kinds = new Set(playbook.tasks.flatMap((t) => [ACTIONS.get(t.action)!.items, ...selectorKinds(playbook, t)]));
-  return KINDS.filter((k) => k !== 'theme' && kinds.has(k));
-}
-
-/**
- * Environments whose items of `kind` the plan needs (where they are read one environment at a time):
- * those the tasks updating that kind select; every environment when a selector picks by that kind,
- * as what each runs must be known before it can be picked.
- */
-export function itemReadsNeeded(playbook: Playbook, inventory: Inventory, kind: Kind): string[] {
-  if (playbook.tasks.some((t) => selectorKinds(playbook, t).includes(kind))) return inventory.environments.map((e) => e.id);
-  return environmentsOfTasks(playbook, inventory, (task) => ACTIONS.get(task.action)!.items === kind);
-}
-
-/** The environments the tasks that `need` it select, with the staging environments staging first writes to. */
-function environmentsOfTasks(playbook: Playbook, inventory: Inventory, need: (task: Task) => boolean): string[] {
-  const ids = new Set<string>();
-  for (const task of playbook.tasks) {
-    if (need(task)) {
-      const selected = selectEnvironments(playbook, task, inventory);
-      // Staging first also writes to (and checks) the sites' staging environments.
-      const staging = task.rollout?.staging_first ? new StagingSites(inventory, task.rollout).ofSites(selected) : [];
-      for (const env of [...selected, ...staging]) ids.add(env.id);
-    }
-  }
-  return [...ids];
-}
-
-/** Whether some task goes through staging first: the command records what staging runs and reads the staging store first. */
-export function stagingNeeded(playbook: Playbook): boolean {
-  return playbook.tasks.some((t) => t.rollout?.staging_first === true);
-}
-
-/** Whether some task judges release ages on environments it selected: the command records and reads the first-seen table first. */
-export function releasesNeeded(playbook: Playbook, inventory: Inventory): boolean {
-  return readsNeeded(playbook, inventory, 'first_seen').length > 0;
 }
 
 /**

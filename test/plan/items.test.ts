@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { FirstSeen } from '../../src/inventory/first-seen.js';
 import type { Environment, Inventory } from '../../src/inventory/inventory.js';
 import { StagingTable } from '../../src/inventory/staging-table.js';
-import { buildPlan, itemReadsNeeded, kindsNeeded } from '../../src/plan/plan.js';
+import { buildPlan } from '../../src/plan/plan.js';
+import { itemReadsNeeded, kindsNeeded } from '../../src/plan/needs.js';
 import { parsePlaybook } from '../../src/playbook/load.js';
 import { installedItem } from '../helpers/items.js';
 
