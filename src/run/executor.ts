@@ -557,8 +557,15 @@ class Execution {
   /** Resume: an operation accepted before the interruption is followed when its task waits, or when its environment is needed. */
   async resumeKnown(task: TaskSummary, budget: FailureBudget, step: Step, known: StepResult, guarded: Guarded): Promise<void> {
     if (known.restored?.status === 'accepted' && known.restored.operation_id) {
-      const restored = await followRestore(this.restoring(task), step, known, guarded.gate, stepHealthUrl(step));
-      for (const [other, undone] of undoneWrites(this.plan.steps, this.results, step, restored)) await this.record('update', other, undone);
+      // The restore holds its environment as a write does: another write there waits for it to end, never
+      // racing it into "blocked by another process" (as a run holds it through its own restore).
+      const release = await this.sequence.enter(step.lock);
+      try {
+        const restored = await followRestore(this.restoring(task), step, known, guarded.gate, stepHealthUrl(step));
+        for (const [other, undone] of undoneWrites(this.plan.steps, this.results, step, restored)) await this.record('update', other, undone);
+      } finally {
+        release();
+      }
       return;
     }
     if (known.status === 'succeeded' && !known.health && stepHealthUrl(step) && guarded.gate && task.wait)

@@ -122,7 +122,7 @@ describe('pinned updates of several themes on one guarded environment', () => {
     const status = (theme: string) => report.results.find((r) => r.step_id?.endsWith(`:theme=${theme}`))!;
     expect(status('a')).toMatchObject({ status: 'failed', reason: expect.stringMatching(/^undone: /) as unknown });
     expect(status('b')).toMatchObject({ status: 'failed', restored: { status: 'succeeded' } });
-    expect(status('c').status).toBe('succeeded');
+    expect(status('c').status, JSON.stringify(status('c'))).toBe('succeeded');
     expect([...live.themes].map(([n, t]) => `${n} ${t.version}`).sort()).toEqual(['a 1.0.0', 'b 1.0.0', 'c 1.0.1']);
   });
 });
