@@ -91,7 +91,7 @@ export const KIND_TABLE: Record<Kind, KindRow> = {
 
 /**
  * How a record (a release-age or staging decision, a store's line) names its item: one field named
- * for its kind, `{ theme: "astra" }` or `{ plugin: "akismet" }`. A theme's records read as they did
+ * for its kind, `{ theme: "astra" }`, `{ plugin: "akismet" }` or `{ core: "wordpress" }`. A theme's records read as they did
  * before plugins came, and no record can name an item without saying which kind it is.
  */
 export type ItemRef = { theme: string } | { plugin: string } | { core: string };
