@@ -214,8 +214,12 @@ function taskSchema(actions: Action[]): Record<string, unknown> {
           together: {
             type: 'string',
             minLength: 1,
-            description:
-              "the name of an earlier task updating another kind of item (themes.update and plugins.update): where both write to an environment, this task's writes join that task's, with one backup before both, one look after both and one restore of both; its health and backup_first are that task's",
+            description: `the name of an earlier task updating another kind of item (${actions
+              .filter((a) => a.items !== undefined)
+              .map((a) => a.name)
+              .join(
+                ', ',
+              )}): where both write to an environment, this task's writes join that task's, with one backup before both, one look after both and one restore of both; its health and backup_first are that task's`,
           },
         },
       },
