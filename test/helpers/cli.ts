@@ -76,6 +76,44 @@ export async function runCli(
   return { code, signal: null, stdout: io.stdout.text, stderr: io.stderr.text };
 }
 
+/** What `sitefleet sim --json` says on its first line. */
+export interface SimStartLine {
+  base_url: string;
+  token: string;
+  company_id: string;
+  environments: number;
+  site_url: string;
+}
+
+/**
+ * `sitefleet sim ARGS --json` in this process: its start line, and `stop`, which delivers SIGTERM as
+ * Ctrl-C would and gives the exit code. For tests of the command's flags, not of the process boundary.
+ */
+export async function serveSimCli(args: string[]): Promise<{ info: SimStartLine; stop(): Promise<number> }> {
+  const [{ main }, { capturedIo }] = await builtCli();
+  const io = capturedIo({ env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1' } });
+  let announced!: (line: string) => void;
+  const started = new Promise<string>((resolve) => (announced = resolve));
+  const write = io.stdout.write.bind(io.stdout);
+  io.stdout.write = (text: string) => {
+    const written = write(text);
+    if (io.stdout.text.includes('\n')) announced(io.stdout.text.split('\n')[0]!);
+    return written;
+  };
+  const exited = main(['sim', ...args, '--json'], io);
+  const ended = exited.then((code): never => {
+    throw new Error(`sitefleet sim exited (${code}) before its start line: ${io.stderr.text}`);
+  });
+  const line = await Promise.race([started, ended]);
+  return {
+    info: JSON.parse(line) as SimStartLine,
+    stop() {
+      io.signals.emit('SIGTERM', 'SIGTERM');
+      return exited;
+    },
+  };
+}
+
 /** Runs the built CLI in a process of its own (see startCli). */
 export function runCliProcess(
   args: string[],

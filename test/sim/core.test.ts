@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { CORE_VERSIONS, DOWNLOAD_FAILED, NOT_INSTALLED, coreEffect, coreReleases, drawnCoreVersion } from '../../src/sim/core.js';
 import { generateFleet } from '../../src/sim/fleet.js';
 import type { Simulator, SimulatorOptions } from '../../src/sim/server.js';
-import { CLI, runCli } from '../helpers/cli.js';
+import { runCli, serveSimCli } from '../helpers/cli.js';
 import { useSimulator } from '../helpers/sim.js';
 import { call, settled } from './http.js';
 
@@ -202,16 +202,9 @@ describe('a WordPress release that breaks sites', () => {
 
 describe('sitefleet sim: the core flags', () => {
   it('--core-versions, --core-latest, --core-update-noop and --break-core reach the served answers', async () => {
-    const { spawn } = await import('node:child_process');
-    const { createInterface } = await import('node:readline');
-    const args = [CLI, 'sim', '--size', '3', '--json', '--op-delay', '0', '--core-versions', '6.6.2,6.5.5', '--core-latest', '7.0.0', '--core-update-noop'];
-    const child = spawn(process.execPath, [...args, '--break-core', '6.6.2', '--page-cache-ttl', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const args = ['--size', '3', '--op-delay', '0', '--core-versions', '6.6.2,6.5.5', '--core-latest', '7.0.0', '--core-update-noop'];
+    const { info, stop } = await serveSimCli([...args, '--break-core', '6.6.2', '--page-cache-ttl', '0']);
     try {
-      const line = await new Promise<string>((resolve, reject) => {
-        createInterface({ input: child.stdout }).once('line', resolve);
-        child.once('exit', (code) => reject(new Error(`sitefleet sim exited (${code}) before its start line`)));
-      });
-      const info = JSON.parse(line) as { base_url: string; token: string; company_id: string; site_url: string };
       const get = async (path: string) => {
         const res = await request(`${info.base_url}/v2${path}`, { headers: { authorization: `Bearer ${info.token}` } });
         return (await res.body.json()) as any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -235,8 +228,7 @@ describe('sitefleet sim: the core flags', () => {
       const after = (await get(`/sites?company=${info.company_id}&include_environments=true`)).company.sites as typeof sites;
       expect(after.flatMap((s) => s.environments).find((e) => e.id === on662.id)!.wordpress_version).toBe('6.6.2'); // noop
     } finally {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
+      expect(await stop()).toBe(0);
     }
   });
 

@@ -1,19 +1,11 @@
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { CLI, runCli } from '../helpers/cli.js';
+import { runCli, serveSimCli } from '../helpers/cli.js';
 
 describe('sitefleet sim: the plugin flags, end to end', () => {
   it('--plugins-per-env, --plugin-listing no-ids and --no-plugin-bulk-operation-id reach the served answers', async () => {
-    const args = [CLI, 'sim', '--size', '2', '--json', '--plugins-per-env', '7', '--plugin-listing', 'no-ids', '--no-plugin-bulk-operation-id'];
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const { info, stop } = await serveSimCli(['--size', '2', '--plugins-per-env', '7', '--plugin-listing', 'no-ids', '--no-plugin-bulk-operation-id']);
     try {
-      const line = await new Promise<string>((resolve, reject) => {
-        createInterface({ input: child.stdout }).once('line', resolve);
-        child.once('exit', (code) => reject(new Error(`sitefleet sim exited (${code}) before its start line`)));
-      });
-      const info = JSON.parse(line) as { base_url: string; token: string; company_id: string };
       const get = async (method: 'GET' | 'PUT', path: string, body?: unknown) => {
         const res = await request(`${info.base_url}/v2${path}`, {
           method,
@@ -31,8 +23,7 @@ describe('sitefleet sim: the plugin flags, end to end', () => {
       const bulk = await get('PUT', `/sites/environments/${envId}/plugins/bulk-update`, { plugins: [{ name: plugins[0]!.name }] });
       expect(bulk).toEqual({ status: 200, body: { message: 'Successfully updated WP plugins', status: 200 } });
     } finally {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
+      expect(await stop()).toBe(0);
     }
   });
 
