@@ -2,7 +2,7 @@ import { releaseClock } from './release-clock.js';
 import { exposureOf, type Exposure } from '../inventory/exposure.js';
 import type { Inventory } from '../inventory/inventory.js';
 import { HttpError } from '../errors.js';
-import { KINDS, type Kind } from '../inventory/kinds.js';
+import { type Kind, OTHER_KINDS } from '../inventory/kinds.js';
 import { inventoryReader, readEnvironmentItems, readInventory, readKind, type InventoryReader } from '../inventory/read.js';
 import { attachSiteIds, loadSitesFile } from '../inventory/sites.js';
 import type { GlobalOptions } from './runtime.js';
@@ -55,7 +55,7 @@ export async function readFleetView(
   return withRuntime(globals, globals.company, async (runtime) => {
     const reader = inventoryReader(runtime.caller);
     const inventory = await readInventory(reader, globals.company);
-    for (const kind of KINDS.filter((k) => k !== 'theme')) await readOtherKind(reader, inventory, kind, eachEnvironment);
+    for (const kind of OTHER_KINDS) await readOtherKind(reader, inventory, kind, eachEnvironment);
     if (sites) attachSiteIds(inventory, sites);
     if (!exposure) return { inventory };
     // Reading the listing is a sighting like any other: recorded, so the dates shown are the ones a run judges by.

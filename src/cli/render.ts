@@ -8,7 +8,7 @@ import type { Io, Output } from '../app/io.js';
 import { formatProblem, type InputProblem } from '../errors.js';
 import { answerLines } from '../report/answer-lines.js';
 import { installedOf, type Inventory } from '../inventory/inventory.js';
-import { KIND_TABLE, KINDS, type Kind } from '../inventory/kinds.js';
+import { KIND_TABLE, KINDS, type Kind, OTHER_KINDS } from '../inventory/kinds.js';
 import { stepHealthUrl, type Plan, type Step } from '../plan/plan.js';
 import { ENDPOINTS } from '../api/endpoints.js';
 import { clearsCache } from '../health/spec.js';
@@ -73,17 +73,15 @@ function noun(action: string): string {
  * plan sees what it was made from and what the reads cost. A theme-only plan's line is as before.
  */
 function otherKindsRead(plan: Plan): string {
-  return KINDS.filter((k) => k !== 'theme')
-    .map((kind) => {
-      const plural = KIND_TABLE[kind].plural as Exclude<(typeof KIND_TABLE)[Kind]['plural'], 'themes'>;
-      const count = plan.inventory[plural];
-      if (count === undefined) return '';
-      // A kind of one item (WordPress): its versions are what was read, from the site listing.
-      if (KIND_TABLE[kind].only !== undefined) return `, ${KIND_TABLE[kind].only} versions from the site listing`;
-      const why = plan.inventory[`${plural}_from_environments`];
-      return why === undefined ? `, ${count} ${plural} in the listing` : `, ${count} ${plural} read from each environment's own listing (${why})`;
-    })
-    .join('');
+  return OTHER_KINDS.map((kind) => {
+    const plural = KIND_TABLE[kind].plural as Exclude<(typeof KIND_TABLE)[Kind]['plural'], 'themes'>;
+    const count = plan.inventory[plural];
+    if (count === undefined) return '';
+    // A kind of one item (WordPress): its versions are what was read, from the site listing.
+    if (KIND_TABLE[kind].only !== undefined) return `, ${KIND_TABLE[kind].only} versions from the site listing`;
+    const why = plan.inventory[`${plural}_from_environments`];
+    return why === undefined ? `, ${count} ${plural} in the listing` : `, ${count} ${plural} read from each environment's own listing (${why})`;
+  }).join('');
 }
 
 export function renderPlan(plan: Plan, verbose: boolean, paint: Painter = plain): string {

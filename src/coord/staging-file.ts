@@ -1,4 +1,4 @@
-import { itemOf, refOf } from '../inventory/kinds.js';
+import { itemOf, refOf, keyKind } from '../inventory/kinds.js';
 import { StagingTable, type StagingEntry } from '../inventory/staging-table.js';
 import { recordFolded, type LineFormat } from './folded-file.js';
 import { companyJsonl, stateFolderFailure } from './jsonl-file.js';
@@ -50,7 +50,7 @@ export const STAGING_LINES: LineFormat<StagingEntry> = {
   // A theme's key as before plugins came; another kind's names its kind last.
   key: (e) => {
     const { kind, name } = itemOf(e)!;
-    return JSON.stringify(kind === 'theme' ? [e.env_id, name, e.version, e.kind] : [e.env_id, name, e.version, e.kind, kind]);
+    return JSON.stringify([e.env_id, name, e.version, e.kind, ...keyKind(kind)]);
   },
   at: (e) => e.at,
 };

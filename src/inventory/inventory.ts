@@ -1,5 +1,5 @@
 import type { Backup, EnvironmentPlugin, ListedItem, SiteDomain } from '../api/types.js';
-import type { Kind } from './kinds.js';
+import { type Kind, BASE_KIND } from './kinds.js';
 
 /** An item (a theme, a plugin) as installed on one environment, from a listing. */
 export interface InstalledItem {
@@ -158,7 +158,7 @@ export function sortedEnvironments(byId: Map<string, Environment>): Environment[
 /** The theme listing folded into an inventory (the listing every plan starts from). */
 export function foldThemes(company: string, themes: ListedItem<ListedEntry>[], lastUpdatedAt?: string): Inventory {
   const byId = new Map<string, Environment>();
-  foldItems('theme', themes, byId);
+  foldItems(BASE_KIND, themes, byId);
   return {
     company,
     environments: sortedEnvironments(byId),

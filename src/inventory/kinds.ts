@@ -8,6 +8,20 @@
 export const KINDS = ['theme', 'plugin', 'core'] as const;
 export type Kind = (typeof KINDS)[number];
 
+/**
+ * The kind whose listing is the inventory of environments, read for every plan and every view (the
+ * others are read where a task or a view needs them), and whose records and store keys were written
+ * before kinds came: they name no kind, and still read as they did.
+ */
+export const BASE_KIND = 'theme' satisfies Kind;
+/** The kinds read besides the base one. */
+export const OTHER_KINDS: readonly Exclude<Kind, typeof BASE_KIND>[] = KINDS.filter((k) => k !== BASE_KIND);
+
+/** A store key's kind part: nothing for the base kind (its keys are as they were), the kind for any other. */
+export function keyKind(kind: Kind): [] | [Kind] {
+  return kind === BASE_KIND ? [] : [kind];
+}
+
 export interface KindRow {
   kind: Kind;
   /** The plural as the API and the playbook say it: `with: { themes }`, the bulk body's `{ themes: [...] }`; the action is `<plural>.update`. */

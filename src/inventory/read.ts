@@ -3,7 +3,7 @@ import { HttpError, SitefleetError } from '../errors.js';
 import type { ReadAnswers } from '../api/endpoints.js';
 import { foldItems, foldThemes, installedFromEnvironment, sortedEnvironments, versionItem, type Environment, type Inventory } from './inventory.js';
 import { orderVersions, versionParts } from '../util/item-version.js';
-import { KIND_TABLE, type Kind } from './kinds.js';
+import { KIND_TABLE, type Kind, BASE_KIND } from './kinds.js';
 
 /** One page of a kind's company listing, whichever kind. */
 export interface ListingPage {
@@ -122,7 +122,7 @@ export async function readListing(
 
 /** The theme listing read whole and folded: the inventory every plan starts from. */
 export async function readInventory(reader: InventoryReader, company: string, pageSize = 100, filter: { search?: string } = {}): Promise<Inventory> {
-  const { items, lastUpdatedAt } = await readListing(reader, 'theme', company, pageSize, filter);
+  const { items, lastUpdatedAt } = await readListing(reader, BASE_KIND, company, pageSize, filter);
   return foldThemes(company, items, lastUpdatedAt);
 }
 

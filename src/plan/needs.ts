@@ -3,7 +3,7 @@ import { ACTIONS } from '../actions/index.js';
 import { usesDomain } from '../health/spec.js';
 import type { Sighting } from '../inventory/first-seen.js';
 import type { Inventory } from '../inventory/inventory.js';
-import { KIND_TABLE, KINDS, refOf, type Kind } from '../inventory/kinds.js';
+import { KIND_TABLE, refOf, type Kind, OTHER_KINDS } from '../inventory/kinds.js';
 import type { Playbook, Task } from '../playbook/types.js';
 import { selectEnvironments, selectorKinds } from './select.js';
 import { StagingSites } from './staging-first.js';
@@ -42,7 +42,7 @@ export function kindOf(action: string): Kind | undefined {
 /** The kinds of item the playbook's tasks update besides themes, whose listings the plan reads too. */
 export function kindsNeeded(playbook: Playbook): Kind[] {
   const kinds = new Set(playbook.tasks.flatMap((t) => [ACTIONS.get(t.action)!.items, ...selectorKinds(playbook, t)]));
-  return KINDS.filter((k) => k !== 'theme' && kinds.has(k));
+  return OTHER_KINDS.filter((k) => kinds.has(k));
 }
 
 /**

@@ -15,7 +15,7 @@ import { ENDPOINTS, fillPath, type EndpointName } from '../api/endpoints.js';
 import { bodyProblems } from '../api/request-schemas.js';
 import { InvalidInputError, type InputProblem } from '../errors.js';
 import { installedOf, type Environment, type InstalledItem, type Inventory } from '../inventory/inventory.js';
-import { KIND_TABLE, KINDS, nameOf, type Kind } from '../inventory/kinds.js';
+import { KIND_TABLE, nameOf, type Kind, OTHER_KINDS } from '../inventory/kinds.js';
 import type { ReleaseAgeDecision, ReleaseClock } from '../inventory/release-age.js';
 import type { Playbook, Task } from '../playbook/types.js';
 import { parseDuration } from '../util/duration.js';
@@ -410,7 +410,7 @@ type Plural = Exclude<(typeof KIND_TABLE)[Kind]['plural'], 'themes'>;
 
 /** The plan's line on what it read: a kind not read is left out (a theme-only plan reads as before plugins came). */
 function inventorySummary(inventory: Inventory): Plan['inventory'] {
-  const others = KINDS.filter((k) => k !== 'theme').flatMap((kind): [string, number | string][] => {
+  const others = OTHER_KINDS.flatMap((kind): [string, number | string][] => {
     const listed = inventory.listed[kind];
     const plural = KIND_TABLE[kind].plural;
     if (!listed) return [];

@@ -1,6 +1,6 @@
 import type { Action } from '../actions/action.js';
 import type { Inventory } from '../inventory/inventory.js';
-import { KIND_TABLE } from '../inventory/kinds.js';
+import { KIND_TABLE, BASE_KIND } from '../inventory/kinds.js';
 import { inventoryReader, readEnvironmentItems, readInventory, readKind } from '../inventory/read.js';
 import type { Step } from '../plan/plan.js';
 import type { CallPort } from './caller.js';
@@ -58,7 +58,7 @@ export async function verifyTask(
  */
 async function listingFor(action: Action, caller: CallPort, company: string, judged: Step[]): Promise<Inventory> {
   const reader = inventoryReader(caller);
-  const kind = action.items ?? 'theme';
+  const kind = action.items ?? BASE_KIND;
   const row = KIND_TABLE[kind];
   // WordPress: the site listing, one read for the fleet, is all there is to read it back from.
   if (row.listing === 'listSites') {
@@ -68,7 +68,7 @@ async function listingFor(action: Action, caller: CallPort, company: string, jud
   }
   if (row.listingConfirms || !row.environmentListing) {
     const listing = await readInventory(reader, company);
-    if (kind !== 'theme') await readKind(reader, listing, kind);
+    if (kind !== BASE_KIND) await readKind(reader, listing, kind);
     return listing;
   }
   const envIds = [...new Set(judged.flatMap((s) => (s.target.env_id ? [s.target.env_id] : [])))];

@@ -89,7 +89,7 @@ export interface SimStartLine {
  * `sitefleet sim ARGS --json` in this process: its start line, and `stop`, which delivers SIGTERM as
  * Ctrl-C would and gives the exit code. For tests of the command's flags, not of the process boundary.
  */
-export async function serveSimCli(args: string[]): Promise<{ info: SimStartLine; stop(): Promise<number> }> {
+export async function serveSimCli(args: string[]): Promise<{ info: SimStartLine; stop: () => Promise<number> }> {
   const [{ main }, { capturedIo }] = await builtCli();
   const io = capturedIo({ env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1' } });
   let announced!: (line: string) => void;
@@ -107,7 +107,7 @@ export async function serveSimCli(args: string[]): Promise<{ info: SimStartLine;
   const line = await Promise.race([started, ended]);
   return {
     info: JSON.parse(line) as SimStartLine,
-    stop() {
+    stop: () => {
       io.signals.emit('SIGTERM', 'SIGTERM');
       return exited;
     },

@@ -1,5 +1,5 @@
 import { FirstSeen, type FirstSighting } from '../../inventory/first-seen.js';
-import { itemOf, KINDS, refOf, type Kind } from '../../inventory/kinds.js';
+import { itemOf, KINDS, refOf, type Kind, keyKind, BASE_KIND } from '../../inventory/kinds.js';
 import { versionKey } from '../../util/item-version.js';
 import type { FirstSeenStore } from '../types.js';
 import { companyKey } from './lock.js';
@@ -35,13 +35,13 @@ export function redisFirstSeen(link: RedisLink, company: string): FirstSeenStore
 }
 
 function fieldText(version: string, { kind, name }: { kind: Kind; name: string }): string {
-  return JSON.stringify(kind === 'theme' ? [name, versionKey(version)] : [name, versionKey(version), kind]);
+  return JSON.stringify([name, versionKey(version), ...keyKind(kind)]);
 }
 
 /** A field this store wrote; anything else in the hash is skipped (its version's clock starts again: a longer hold, never a sooner send). */
 function fieldOf(text: string): Omit<FirstSighting, 'at'> | undefined {
   try {
-    const [name, version, kind = 'theme', ...rest] = JSON.parse(text) as unknown[];
+    const [name, version, kind = BASE_KIND, ...rest] = JSON.parse(text) as unknown[];
     if (typeof name !== 'string' || typeof version !== 'string' || !KINDS.includes(kind as Kind) || rest.length > 0) return undefined;
     return { ...refOf(kind as Kind, name), version };
   } catch {

@@ -1,3 +1,4 @@
+import { BASE_KIND } from '../../inventory/kinds.js';
 import { CoordinationError } from '../../errors.js';
 import { StagingTable, type StagingEntry } from '../../inventory/staging-table.js';
 import { FORMAT, readLine } from '../folded-file.js';
@@ -54,7 +55,7 @@ function tableOf(reply: readonly string[]): StagingEntry[] {
   const entries: StagingEntry[] = [];
   for (let i = 0; i + 1 < reply.length; i += 2) {
     try {
-      const [env_id, name, version, kind, item = 'theme', ...more] = JSON.parse(reply[i]!) as unknown[];
+      const [env_id, name, version, kind, item = BASE_KIND, ...more] = JSON.parse(reply[i]!) as unknown[];
       const { v, at, why } = JSON.parse(reply[i + 1]!) as Record<string, unknown>;
       if (more.length > 0 || v !== FORMAT || typeof at !== 'number' || typeof item !== 'string') continue;
       const entry = STAGING_LINES.fromRecord({ env_id, [item]: name, version, kind, at: new Date(at).toISOString(), why });
