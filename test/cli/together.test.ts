@@ -134,7 +134,7 @@ describe('rollout.together: one backup, one look after both, one restore of both
   it('a healthy night: the page is looked at once before and once after both writes, not once around each', async () => {
     const counts = await Promise.all(
       [true, false].map(async (together) => {
-        const { sim } = await start({ sites: 3, seed: 5, operationDelayMs: 0 });
+        const { sim } = await start({ sites: 3, seed: 5, operationDelayMs: 0, createRate: '100/s' }); // backups counted here, not the creating-call limit
         shape(sim);
         const { code, report, pages } = await night(sim, together);
         expect(code).toBe(0);
