@@ -96,7 +96,8 @@ describe('every fault class surfaces as its typed error', () => {
   });
 
   it('a slow answer past the headers timeout is a TimeoutError', async () => {
-    const { sim } = await start({ faults: 'slow=1', slowMs: 1000 });
+    // The answer comes long after the timeout: a loaded machine may fire a 200 ms timer late, never by seconds.
+    const { sim } = await start({ faults: 'slow=1', slowMs: 5000 });
     const client = new HostingClient({ baseUrl: sim.baseUrl, token: sim.token, headersTimeoutMs: 200 });
     const error = (await client.call('listApiKeys', { id: sim.companyId }).catch((e: unknown) => e)) as TimeoutError;
     expect(error).toBeInstanceOf(TimeoutError);

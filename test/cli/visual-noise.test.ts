@@ -28,7 +28,7 @@ describe('health.visual on pages that move by themselves: a slider nobody hides,
     sim.addSlider(at.domain);
     sim.lookTheme(`${at.theme}@latest`, 'tint');
     const { code, write } = await run(sim, playbook(sim, at));
-    expect(write.visual!.pages[0]).toMatchObject({ unstable: true, verdict: 'changed' });
+    expect(write.visual!.pages[0], JSON.stringify(write.visual)).toMatchObject({ unstable: true, verdict: 'changed' });
     expect(write).toMatchObject({ status: 'succeeded', visual: { outcome: 'passed' } });
     expect(code).toBe(0);
   });
