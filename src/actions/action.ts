@@ -1,7 +1,7 @@
 import type { EndpointName } from '../api/endpoints.js';
 import type { InputProblem } from '../errors.js';
 import type { Environment, Inventory } from '../inventory/inventory.js';
-import type { Kind } from '../inventory/kinds.js';
+import type { ItemRef, Kind } from '../inventory/kinds.js';
 import type { ReleaseAgeDecision, ReleaseClock } from '../inventory/release-age.js';
 import type { PlaybookFiles } from '../util/input-file.js';
 import type { OutputKind } from '../util/output-file.js';
@@ -47,6 +47,8 @@ export type Expansion =
       key?: string;
       /** The items (themes) the call updates, when the action knows them: a decision about another item is not this step's. */
       items?: string[];
+      /** Each item the call updates and the versions it moves between, as the listing offered them (`health.on_broken: isolate` takes a write apart by these). */
+      updates?: ItemChange[];
     }
   | { skip: string; release_age?: ReleaseAgeDecision[] };
 
@@ -124,6 +126,13 @@ export interface ItemVersion {
   name: string;
   version: string;
 }
+
+/**
+ * An update a write carries: its item, named in a field for its kind (`{plugin: "akismet"}`), and the
+ * versions the listing showed it moving between. A bulk update installs whatever is newest when the
+ * service runs it, so `to` is what was offered when the plan was made.
+ */
+export type ItemChange = ItemRef & { from: string; to: string };
 
 /** What a creating step made: the id of the new environment or site. */
 export type Created = { env_id: string } | { site_id: string };

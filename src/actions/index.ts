@@ -43,6 +43,11 @@ export function verifiable(): string[] {
 }
 
 /** The actions a task may guard with `health:` and `backup_first:`: those that change an environment. */
+/** Actions that update installed items (themes, plugins, WordPress): `health.on_broken: isolate` takes their writes apart. */
+export function itemActions(): string[] {
+  return [...ACTIONS.values()].filter((a) => a.items !== undefined).map((a) => a.name);
+}
+
 export function guardable(): string[] {
   return [...ACTIONS.values()].filter((a) => a.scope === 'environment' && a.readOnly !== true).map((a) => a.name);
 }

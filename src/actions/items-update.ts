@@ -1,7 +1,7 @@
 import { matchesAny } from '../util/glob.js';
 import { describeDecision, usesReleaseAge } from '../inventory/release-age.js';
-import type { Action, BatchConfirm, Expansion, ItemVersion, StepOutcome } from './action.js';
-import { nameOf } from '../inventory/kinds.js';
+import type { Action, BatchConfirm, Expansion, ItemChange, ItemVersion, StepOutcome } from './action.js';
+import { nameOf, refOf } from '../inventory/kinds.js';
 import { installedOf, type Environment, type Inventory, type InstalledItem } from '../inventory/inventory.js';
 import type { Kind, KindRow } from '../inventory/kinds.js';
 import { withBlock } from './schema-parts.js';
@@ -92,7 +92,7 @@ export function itemsUpdate(row: KindRow): Action<ItemsUpdateWith> {
       const note = [listed(LEFT_ALONE, held), listed(SENT_EARLY, early)].filter(Boolean).join(ITEM_SEPARATOR) || undefined;
       const ages = decisions.length > 0 ? { release_age: decisions } : {};
       if (update.length === 0) return [{ skip: note ?? `no ${kind} update available`, ...ages }];
-      if (writes.bulk && !pins(ctx.with, ctx.pinVersions)) return [{ ...updateOf(writes, env.id, update, note), ...ages }];
+      if (writes.bulk && !pins(ctx.with, ctx.pinVersions)) return [{ ...updateOf(kind, writes, env.id, update, note), ...ages }];
       // One call per item; the environment's note and dates go with its first.
       const one = (t: InstalledItem) => pinnedUpdate(row, writes, env.id, t);
       return update.map((t, i) => (i === 0 ? { ...one(t), ...(note ? { note } : {}), ...ages } : one(t)));
@@ -157,10 +157,15 @@ function pinnedUpdate(row: KindRow, writes: ItemWrites, envId: string, t: Instal
     precondition: `${t.name} ${t.version} → ${t.update_version}`,
     key: `${row.kind}=${t.name}`,
     items: [t.name],
+    updates: [changeOf(row.kind, t)],
   };
 }
 
-function updateOf(writes: ItemWrites, envId: string, update: InstalledItem[], note: string | undefined): Expansion {
+function changeOf(kind: Kind, t: InstalledItem): ItemChange {
+  return { ...refOf(kind, t.name), from: t.version, to: t.update_version };
+}
+
+function updateOf(kind: Kind, writes: ItemWrites, envId: string, update: InstalledItem[], note: string | undefined): Expansion {
   return {
     request: writes.bulk!(
       envId,
@@ -170,6 +175,7 @@ function updateOf(writes: ItemWrites, envId: string, update: InstalledItem[], no
     // The body names no version: a saved plan must not install a newer one than was reviewed. These
     // are the versions the policy judged, so a release that moves them moves the judgement too.
     precondition: update.map((t) => `${t.name} ${t.version} → ${t.update_version}`).join(', '),
+    updates: update.map((t) => changeOf(kind, t)),
   };
 }
 

@@ -98,7 +98,7 @@ export function renderPlan(plan: Plan, verbose: boolean, paint: Painter = plain)
       plan.tasks.map((t) => [t.index + 1, t.name, t.action, t.matched, t.steps, t.skipped, guardsOf(t)]),
     ),
   );
-  for (const t of plan.tasks.filter((t) => t.health?.on_broken === 'restore'))
+  for (const t of plan.tasks.filter((t) => t.health?.on_broken !== undefined))
     lines.push(paint('yellow', `note: task "${terminalName(t.name)}" restores a site its write broke: ${restoreFrom.warning}`));
   const empty = plan.tasks.filter((t) => t.matched === 0);
   for (const t of empty)
@@ -154,7 +154,7 @@ function guardsOf(t: Plan['tasks'][number]): string {
     [
       t.backup_first ? 'backup' : '',
       t.health ? 'health' : '',
-      t.health?.on_broken === 'restore' ? 'on broken: restore' : '',
+      t.health?.on_broken ? `on broken: ${t.health.on_broken}` : '',
       t.health && clearsCache(t.health) ? 'cache clear' : '',
     ]
       .filter(Boolean)

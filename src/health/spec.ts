@@ -36,9 +36,11 @@ export interface HealthInput {
   /**
    * A site healthy before the write and broken after its operation: left as it is (`leave`), or put
    * back from the restore point this run took for it (`restore`, which needs `backup_first`). A
-   * restore loses what changed on the site since its backup. @default "leave"
+   * restore loses what changed on the site since its backup. `isolate`: restore, then send the
+   * write's updates again in rounds to find the one that broke the site, keeping the others
+   * (run/isolation.ts). @default "leave"
    */
-  on_broken?: 'leave' | 'restore';
+  on_broken?: 'leave' | 'restore' | 'isolate';
   /** Screenshots before and after the write, compared (see visual/spec.ts). */
   visual?: true | VisualInput;
   /**
@@ -63,7 +65,7 @@ export interface HealthSpec {
   /** Present only when the playbook says so: a plan without it is the same plan as before the option. */
   allow_private?: true;
   /** Likewise present only when the playbook asks for it. */
-  on_broken?: 'restore';
+  on_broken?: 'restore' | 'isolate';
   /** Likewise: a plan without it is the same plan as before the option. */
   visual?: VisualSpec;
   /** `false` only when the playbook turns the cache clear off: a plan without it clears (see `clearsCache`). */
@@ -144,9 +146,9 @@ export function healthSchema(): Record<string, unknown> {
             description: 'check sites whose names resolve to private, loopback or link-local addresses (default false: they are refused)',
           },
           on_broken: {
-            enum: ['leave', 'restore'],
+            enum: ['leave', 'restore', 'isolate'],
             description:
-              'a site healthy before and broken after the write: leave it (default), or restore the backup this run took first (needs backup_first; loses what changed on the site since)',
+              'a site healthy before and broken after the write: leave it (default), restore the backup this run took first (needs backup_first; loses what changed on the site since), or restore and then send its updates again in rounds to find the one that broke it, keeping the others (isolate)',
           },
           visual: visualSchema(),
           clear_cache: {
@@ -199,7 +201,7 @@ export function resolveHealth(input: true | HealthInput): { spec?: HealthSpec; p
       ...(given.domain === undefined ? {} : { domain: [given.domain].flat() }),
       on_missing_domain: given.on_missing_domain ?? HEALTH_DEFAULTS.on_missing_domain,
       ...(given.allow_private === true ? { allow_private: true as const } : {}),
-      ...(given.on_broken === 'restore' ? { on_broken: 'restore' as const } : {}),
+      ...(given.on_broken === 'restore' || given.on_broken === 'isolate' ? { on_broken: given.on_broken } : {}),
       ...(visual?.spec ? { visual: visual.spec } : {}),
       ...(given.clear_cache === false ? { clear_cache: false as const } : {}),
     },

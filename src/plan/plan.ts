@@ -4,6 +4,7 @@ import {
   type EnvironmentAction,
   type ExpandContext,
   type Expansion,
+  type ItemChange,
   type RequestSpec,
   type SiteAction,
   type Target,
@@ -69,6 +70,8 @@ export interface Step {
   precondition?: string;
   /** Themes the release age held back on this environment (named in the note too) or sent early, with their dates. */
   release_age?: ReleaseAgeDecision[];
+  /** `health.on_broken: isolate`: the updates the write carries, with the versions they move between (what isolation takes apart). */
+  updates?: ItemChange[];
   /** rollout.staging_first: what this step does of each theme's way through staging (staged, promoted). */
   staging?: StagingDecision[];
 }
@@ -400,6 +403,8 @@ class PlanParts {
         ...(backupStep ? { backup_step: backupStep } : {}),
         ...(guard.health ? { health: guard.health } : {}),
         ...releaseAgeOf(e),
+        // Only where isolation needs them: every other plan reads as it did.
+        ...(e.updates && task.health?.on_broken === 'isolate' ? { updates: e.updates } : {}),
       });
     }
   }

@@ -1,5 +1,5 @@
 import { takesTarget, TEMPLATE_NAMES, type Action, type WithBlock } from '../actions/action.js';
-import { ACTIONS, guardable, verifiable } from '../actions/index.js';
+import { ACTIONS, guardable, itemActions, verifiable } from '../actions/index.js';
 import type { InputProblem } from '../errors.js';
 import { resolveHealth, type HealthInput } from '../health/spec.js';
 import type { PlaybookFiles } from '../util/input-file.js';
@@ -145,10 +145,17 @@ function guardOf(action: Action, t: RawTask, path: string, problems: InputProble
       problems.push({ path: `${path}.${key}`, message: `${key} guards actions that change an environment: ${guardable().join(', ')}` });
   const health = t.health === undefined || !guards ? undefined : resolveHealth(t.health);
   problems.push(...(health?.problems ?? []).map((p) => ({ ...p, path: `${path}.health.${p.path}` })));
-  if (health?.spec?.on_broken === 'restore' && !t.backup_first)
+  const onBroken = health?.spec?.on_broken;
+  if (onBroken && !t.backup_first)
     problems.push({
       path: `${path}.health.on_broken`,
-      message: 'restore needs backup_first: true (a site is restored only from the backup this run took before its write)',
+      message: `${onBroken} needs backup_first: true (a site is restored only from the backup this run took before its write)`,
+    });
+  // Isolation takes a write apart by the items it updates: only an item update has any.
+  if (onBroken === 'isolate' && action.items === undefined)
+    problems.push({
+      path: `${path}.health.on_broken`,
+      message: `isolate finds which update of a write broke its site: it takes an item update (${itemActions().join(', ')}), not ${action.name}`,
     });
   return health?.spec;
 }

@@ -1,4 +1,5 @@
-import type { Created, ItemVersion } from '../actions/action.js';
+import type { Created, ItemChange, ItemVersion } from '../actions/action.js';
+import type { ItemRef } from '../inventory/kinds.js';
 import type { Step } from '../plan/plan.js';
 
 /**
@@ -79,6 +80,70 @@ export interface StepResult {
   visual?: VisualRecord;
   /** Why a `held` step was held, as data: its reason code, what it found, and what overrides it. */
   held?: HeldReason | CacheHeldReason;
+  /** `health.on_broken: isolate`: after its restore, how the write was taken apart to find the update that broke the site. */
+  isolation?: Isolation;
+  /** The site's PHP error log named this item's files in a fatal error that was not there before the write (service text: shown only through safe-text). */
+  logged?: LoggedError;
+}
+
+/** A fatal error the site's error log showed after a write broke it, and not before, naming an item's files. */
+export type LoggedError = ItemRef & {
+  /** The log line, cut to 500 characters: the service's text, never authority. */
+  line: string;
+};
+
+/**
+ * `health.on_broken: isolate`: a write of n updates broke its site and was restored; its updates are
+ * sent again in rounds (the suspect the error log named alone first, then halves), each under the
+ * task's guards, until the update that breaks the site is alone. Every other update stays installed.
+ * At most 1 + ⌈log2 n⌉ restores, the first one included. Each round is journaled as it goes, so a
+ * resume replays the ended rounds as data and goes on with the next, never restoring one again.
+ */
+export interface Isolation {
+  /** The write's updates, in the order rounds take them. */
+  updates: ItemChange[];
+  /** The item the error log named, tried alone first. */
+  suspect?: ItemRef;
+  rounds: IsolationRound[];
+  /**
+   * `isolating`: rounds are left (a resume goes on); `found`: the culprits were each seen breaking the
+   * site alone and are back on their old versions, every other update is in; `not reproduced`: no
+   * round broke the site (every update is in: the first breakage did not come back); `stopped`: the
+   * restore bound, the window, Ctrl-C or a round that could not be judged ended it (`reason`), and the
+   * updates not in are `left`.
+   */
+  outcome: 'isolating' | 'found' | 'not reproduced' | 'stopped';
+  /** The updates that broke the site, each seen breaking it when sent alone. */
+  culprits: ItemChange[];
+  /** Updates not installed when isolation stopped (neither found guilty nor sent in a healthy round). */
+  left?: ItemChange[];
+  reason?: string;
+  /** Restores used, the write's own first one included. */
+  restores: number;
+}
+
+/** One round: its updates sent on top of those already in, checked, and put back when they broke the site. */
+export interface IsolationRound {
+  /** The items this round sends (names of the write's kind). */
+  names: string[];
+  /** The restore point the round can go back to: the last one, when nothing was installed since. */
+  restore_point?: RestorePoint;
+  /** The backup taken for this round, while it is taken (its operation), when a new one was needed. */
+  backup?: { operation_id: string | null; status: 'sending' | 'accepted' | 'succeeded' | 'failed' | 'unknown' };
+  /**
+   * `sending` (journaled before the write left), `accepted`, then `healthy` or `broken` once checked;
+   * `failed`: the write or its operation failed (nothing learnt: isolation stops); `unknown`.
+   */
+  status: 'sending' | 'accepted' | 'healthy' | 'broken' | 'failed' | 'unknown';
+  operation_ids?: string[];
+  health?: HealthRecord;
+  /** The visual check's outcome for the round, when the task has one. */
+  visual?: VisualRecord['outcome'];
+  reason?: string;
+  /** A broken round's restore. */
+  restored?: Restored;
+  /** The fatal error line the log showed after this round broke the site. */
+  logged?: LoggedError;
 }
 
 /**
