@@ -47,7 +47,7 @@ export type Expansion =
       key?: string;
       /** The items (themes) the call updates, when the action knows them: a decision about another item is not this step's. */
       items?: string[];
-      /** Each item the call updates and the versions it moves between, as the listing offered them (`health.on_broken: isolate` takes a write apart by these). */
+      /** Each item the call updates and the versions it moves between, as offered (`health.on_broken: isolate` takes a write apart by these). */
       updates?: ItemChange[];
     }
   | { skip: string; release_age?: ReleaseAgeDecision[] };
