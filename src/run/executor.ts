@@ -25,6 +25,7 @@ import { verifyTask } from './verify.js';
 import { startIsolation } from './isolation.js';
 import { isolate, type IsolationContext } from './isolation-round.js';
 import { RunQuarantine } from './run-quarantine.js';
+import { isolationLeft } from './resume.js';
 import { DEFAULT_TRACKING, taskWatch, watcherFor, type Watcher, type TrackOptions, type WatchOptions } from './watcher.js';
 
 export interface ExecuteOptions {
@@ -549,6 +550,8 @@ class Execution {
       logger: this.options.logger,
       save: (r) => this.record('update', step, r),
       mayGoOn: () => !this.sendsOver(),
+      blockedBackoffMs: this.context.blockedBackoffMs,
+      sleep: (ms) => sleepOn(this.clock, ms, this.sends),
       whyNot: () => (this.stop.reason ? `the run stopped (${this.stop.reason.reason})` : 'the maintenance window closed'),
       stop: (reason, kind) => this.stop.stop(reason, kind),
     };
@@ -631,7 +634,8 @@ class Execution {
       }
       return;
     }
-    if (guarded.gate && url && isolationLeft(task, known)) return this.resumeIsolation(task, step, known, guarded.gate, url);
+    if (guarded.gate && url && task.health?.on_broken === 'isolate' && isolationLeft(step, known))
+      return this.resumeIsolation(task, step, known, guarded.gate, url);
     if (known.status === 'succeeded' && !known.health && stepHealthUrl(step) && guarded.gate && task.wait)
       return this.lookAgain(task, budget, step, known, guarded);
     if (known.status !== 'accepted' || !known.operation_id) return;
@@ -728,11 +732,4 @@ function withVisual(result: StepResult, seen: VisualSeen): StepResult {
     return { ...result, visual: seen.record, status: 'held', held: seen.held, reason: heldText(seen.held, page) };
   }
   return { ...result, visual: seen.record };
-}
-
-/** A step whose isolation a resume goes on with: under way, or due after a restore that ended healthy (the run died between). */
-function isolationLeft(task: TaskSummary, known: StepResult): boolean {
-  if (task.health?.on_broken !== 'isolate') return false;
-  if (known.isolation) return known.isolation.outcome === 'isolating';
-  return known.restored?.status === 'succeeded' && known.restored.health?.outcome === 'healthy';
 }

@@ -16,7 +16,8 @@ import { followRestore, restoreBroken, type RestoreContext } from './restore.js'
 import type { CacheClear, Isolation, IsolationRound, LoggedError, RestorePoint, StepResult, StopKind } from './types.js';
 import type { VisualSeen } from './visual-outcome.js';
 import type { VisualBaseline } from './visual-gate.js';
-import type { Watcher, WatchOptions } from './watcher.js';
+import type { Tracked, Watcher, WatchOptions } from './watcher.js';
+import { BLOCKED, MAX_BLOCKED_RETRIES } from './follow.js';
 
 /** What rounds of isolation need from the run: the executor holds the environment while they go. */
 export interface IsolationContext {
@@ -44,6 +45,9 @@ export interface IsolationContext {
   mayGoOn(): boolean;
   /** Why no write may start, for the record. */
   whyNot(): string;
+  /** First wait before sending a round again whose operation found the environment busy (doubles each time). */
+  blockedBackoffMs: number;
+  sleep(ms: number): Promise<void>;
   /** A 401 (or lost coordination) met on the way: the run stops. */
   stop(reason: string, kind: StopKind): void;
 }
@@ -109,7 +113,7 @@ async function finishRound(ctx: IsolationContext, step: Step, result: StepResult
     await put({ ...round, restore_point: point });
   }
   if (round.status === 'sending') await sendRound(ctx, step, round, index, looks, put);
-  if (round.status === 'accepted') await followRound(ctx, round, index, looks, put);
+  if (round.status === 'accepted') await followRound(ctx, step, round, index, looks, put);
   if (round.status === 'accepted' && !ctx.mayGoOn()) return result;
   if (round.status === 'broken' && round.restored) {
     if (round.restored.status === 'sending')
@@ -156,20 +160,39 @@ async function sendRound(
 
 async function followRound(
   ctx: IsolationContext,
+  step: Step,
   round: IsolationRound,
   index: number,
   looks: Looks,
   put: (r: IsolationRound) => Promise<StepResult>,
 ): Promise<void> {
-  for (const id of round.operation_ids ?? []) {
+  for (let blocked = 0; ; blocked++) {
+    const tracked = await followAll(ctx, round.operation_ids ?? []);
+    if (tracked.state === 'untracked') return; // the run stopped: a resume follows it
+    if (tracked.state === 'succeeded') return judgeRound(ctx, round, index, looks, put);
+    // Busy with an operation this round's own earlier send left going (a resume sent it again): as a write is, sent again after a wait.
+    if (tracked.state === 'failed' && BLOCKED.test(tracked.message) && blocked < MAX_BLOCKED_RETRIES && ctx.mayGoOn()) {
+      await ctx.sleep(ctx.blockedBackoffMs * 2 ** blocked);
+      round = { ...round, status: 'sending', operation_ids: [] };
+      await put(round);
+      await sendRound(ctx, step, round, index, looks, (r) => put((round = r)));
+      if (round.status !== 'accepted') return;
+      continue;
+    }
+    return void (await put({ ...round, status: tracked.state, reason: `operation ${tracked.state}: ${reasonText(tracked)}` }));
+  }
+}
+
+/** The round's operations followed in turn: the first that does not succeed says how the round went. */
+async function followAll(ctx: IsolationContext, ids: readonly string[]): Promise<Tracked> {
+  let last: Tracked = { state: 'succeeded', polls: 0 };
+  for (const id of ids) {
     const watch = ctx.watcher.watch(id, 'isolation round', ctx.watch);
     watch.expedite();
-    const tracked = await watch.done;
-    if (tracked.state === 'untracked') return; // the run stopped: a resume follows it
-    if (tracked.state !== 'succeeded')
-      return void (await put({ ...round, status: tracked.state, reason: `operation ${tracked.state}: ${reasonText(tracked)}` }));
+    last = await watch.done;
+    if (last.state !== 'succeeded') return last;
   }
-  await judgeRound(ctx, round, index, looks, put);
+  return last;
 }
 
 /** The look after a round: the cache cleared, the page checked, and compared; broken is what the write's own look calls broken. */

@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import type { Report } from '../../src/report/report.js';
 import { restoreBound } from '../../src/run/isolation.js';
 import type { Simulator } from '../../src/sim/server.js';
-import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
+import { runCli, simEnv, startCli, tempDir, writePlaybook } from '../helpers/cli.js';
 import { busiestPlugin, offeredPlugins, requestsTo } from '../helpers/plugins.js';
-import { useSimulator } from '../helpers/sim.js';
+import { useSimulator, waitFor } from '../helpers/sim.js';
 
 const start = useSimulator();
 
@@ -59,5 +59,76 @@ describe('health.on_broken: isolate, a plugin whose new version breaks every sit
       const page = await fetch(sim.siteUrl.replace('{{domain}}', env.domains[0]!.name));
       expect(page.status, id).toBe(200);
     }
+  });
+});
+
+/** One live environment (the simulator's other environments run nothing to update) with four plugins, 1.0.0 with 1.1.0 offered; `p0` 1.1.0 breaks sites. */
+function fourPlugins(sim: Simulator) {
+  sim.fleet.pluginCatalog.clear();
+  const names = ['p0', 'p1', 'p2', 'p3'];
+  for (const name of names) sim.fleet.pluginCatalog.set(name, { name, title: name, versions: ['1.0.0', '1.1.0'], vulnerable: new Set() });
+  const live = [...sim.fleet.environments.values()].find((e) => e.displayName === 'live')!;
+  for (const env of sim.fleet.environments.values()) {
+    env.plugins.clear();
+    if (env === live) for (const name of names) env.plugins.set(name, { version: '1.0.0', status: 'active', updateStatus: 'none', autoUpdateType: 'none' });
+  }
+  sim.breakPlugin('p0@1.1.0');
+  return { live, names };
+}
+
+const restoresOf = (sim: Simulator, envId: string) => requestsTo(sim, 'restoreBackup').filter((e) => e.path.split('/')[4] === envId);
+
+describe('isolation cut off', () => {
+  it('killed (SIGKILL) with a round on the wire after another ended with its restore: resume finishes it, never restoring an ended round again', async () => {
+    const { sim } = await start({ sites: 1, seed: 5, operationDelayMs: 300, pageCacheTtlMs: 0 });
+    const { live, names } = fourPlugins(sim);
+    const dir = tempDir();
+    const path = join(dir, 'r.json');
+    const running = startCli(['run', writePlaybook(isolatingNight(sim), dir), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim), {
+      timeoutMs: 60_000,
+    });
+    // The event: a round went out after the site had been put back twice (the write's own restore and a round's).
+    await waitFor(() => restoresOf(sim, live.id).length === 2 && requestsTo(sim, 'bulkUpdatePlugins').length === 3, 30_000);
+    running.child.kill('SIGKILL');
+    expect((await running.done).signal).toBe('SIGKILL');
+    const before = restoresOf(sim, live.id).length;
+
+    const resumed = await runCli(['resume', path, '--yes', '--poll-interval', '50'], simEnv(sim));
+    const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
+    const write = report.results.find((r) => r.target.env_id === live.id && r.request?.method === 'PUT')!;
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(1);
+    expect(write.isolation, JSON.stringify(write.isolation)).toMatchObject({ outcome: 'found', culprits: [{ plugin: 'p0', from: '1.0.0', to: '1.1.0' }] });
+    // Every restore the site got is one the record counts: none of an ended round was sent again.
+    expect(restoresOf(sim, live.id).length).toBe(write.isolation!.restores);
+    expect(write.isolation!.restores).toBeGreaterThanOrEqual(before);
+    expect(write.isolation!.restores).toBeLessThanOrEqual(restoreBound(names.length));
+    expect(Object.fromEntries(names.map((n) => [n, live.plugins.get(n)!.version]))).toEqual({ p0: '1.0.0', p1: '1.1.0', p2: '1.1.0', p3: '1.1.0' });
+  });
+
+  it('Ctrl-C during isolation: the round under way ends cleanly, the record says isolating, and resume goes on to the culprit', async () => {
+    const { sim } = await start({ sites: 1, seed: 5, operationDelayMs: 300, pageCacheTtlMs: 0 });
+    const { live, names } = fourPlugins(sim);
+    const dir = tempDir();
+    const path = join(dir, 'r.json');
+    const running = startCli(['run', writePlaybook(isolatingNight(sim), dir), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim), {
+      timeoutMs: 60_000,
+    });
+    // After the write's own restore, as the first round goes out.
+    await waitFor(() => restoresOf(sim, live.id).length === 1 && requestsTo(sim, 'bulkUpdatePlugins').length === 2, 30_000);
+    running.child.kill('SIGINT');
+    const stopped = await running.done;
+    expect(stopped.code, stopped.stdout + stopped.stderr).toBe(130);
+    const cut = JSON.parse(readFileSync(path, 'utf8')) as Report;
+    const first = cut.results.find((r) => r.target.env_id === live.id && r.request?.method === 'PUT')!;
+    expect(first.isolation?.outcome, JSON.stringify(first.isolation)).toBe('isolating');
+    expect(first.reason).toContain('sitefleet resume');
+
+    const resumed = await runCli(['resume', path, '--yes', '--poll-interval', '50'], simEnv(sim));
+    const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
+    const write = report.results.find((r) => r.target.env_id === live.id && r.request?.method === 'PUT')!;
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(1);
+    expect(write.isolation).toMatchObject({ outcome: 'found', culprits: [{ plugin: 'p0' }] });
+    expect(restoresOf(sim, live.id).length).toBe(write.isolation!.restores);
+    expect(Object.fromEntries(names.map((n) => [n, live.plugins.get(n)!.version]))).toEqual({ p0: '1.0.0', p1: '1.1.0', p2: '1.1.0', p3: '1.1.0' });
   });
 });
