@@ -132,3 +132,36 @@ describe('isolation cut off', () => {
     expect(Object.fromEntries(names.map((n) => [n, live.plugins.get(n)!.version]))).toEqual({ p0: '1.0.0', p1: '1.1.0', p2: '1.1.0', p3: '1.1.0' });
   });
 });
+
+describe('a culprit found at the canary', () => {
+  it('is sent nowhere else in the run: the later waves update everything else, and break nothing', async () => {
+    const { sim } = await start({ sites: 4, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
+    sim.fleet.pluginCatalog.clear();
+    const names = ['p0', 'p1', 'p2', 'p3'];
+    for (const name of names) sim.fleet.pluginCatalog.set(name, { name, title: name, versions: ['1.0.0', '1.1.0'], vulnerable: new Set() });
+    const lives = [...sim.fleet.environments.values()].filter((e) => e.displayName === 'live');
+    for (const env of sim.fleet.environments.values()) {
+      env.plugins.clear();
+      if (lives.includes(env)) for (const name of names) env.plugins.set(name, { version: '1.0.0', status: 'active', updateStatus: 'none', autoUpdateType: 'none' });
+    }
+    sim.breakPlugin('p0@1.1.0');
+    const yaml = isolatingNight(sim).replace('    max_failures: 100\n', "    max_failures: 100\n    rollout: { canary: 1, waves: ['100%'] }\n");
+    const { code, out, report } = await run(sim, yaml);
+    expect(code, out).toBe(1);
+    const writes = report.results.filter((r) => r.request?.method === 'PUT');
+    const canary = writes.find((w) => w.wave === 0)!;
+    expect(canary.isolation).toMatchObject({ outcome: 'found', culprits: [{ plugin: 'p0' }] });
+    const later = writes.filter((w) => w.wave !== 0);
+    expect(later).toHaveLength(lives.length - 1);
+    for (const w of later) {
+      expect(w, JSON.stringify(w)).toMatchObject({ status: 'succeeded', health: { outcome: 'healthy' } });
+      expect(w.reason).toContain(`left out, quarantined in this run: p0 1.1.0 (it broke ${canary.target.site} live)`);
+    }
+    // What the service got: p0 only in the canary's write and its rounds, restores only there.
+    const sent = requestsTo(sim, 'bulkUpdatePlugins');
+    for (const e of sent.filter((e) => e.path.split('/')[4] !== canary.target.env_id))
+      expect((e.body as { plugins: { name: string }[] }).plugins.map((p) => p.name)).toEqual(['p1', 'p2', 'p3']);
+    expect(new Set(requestsTo(sim, 'restoreBackup').map((e) => e.path.split('/')[4]))).toEqual(new Set([canary.target.env_id]));
+    for (const env of lives) expect(Object.fromEntries(names.map((n) => [n, env.plugins.get(n)!.version]))).toEqual({ p0: '1.0.0', p1: '1.1.0', p2: '1.1.0', p3: '1.1.0' });
+  });
+});
