@@ -165,3 +165,18 @@ describe('a culprit found at the canary', () => {
     for (const env of lives) expect(Object.fromEntries(names.map((n) => [n, env.plugins.get(n)!.version]))).toEqual({ p0: '1.0.0', p1: '1.1.0', p2: '1.1.0', p3: '1.1.0' });
   });
 });
+
+describe('validate: health.on_broken: isolate', () => {
+  it.each([
+    ['themes.update', 'health: { on_broken: isolate }', /isolate needs backup_first: true/],
+    ['php.set_version', "with: { php_version: '8.3' }\n    backup_first: true\n    health: { on_broken: isolate }", /isolate finds which update of a write broke its site: it takes an item update \(themes\.update, plugins\.update, core\.update\), not php\.set_version/],
+  ])('%s with %s: exit 2, one line naming the field, nothing sent', async (action, guards, message) => {
+    const { sim } = await start({ sites: 2 });
+    const file = writePlaybook(`version: 1\nname: p\ntasks:\n  - name: t\n    action: ${action}\n    target: all\n    ${guards}\n`);
+    const res = await runCli(['validate', file], simEnv(sim));
+    expect(res.code, res.stderr).toBe(2);
+    expect(res.stderr).toMatch(/tasks\[0\]\.health\.on_broken|tasks\.0\.health\.on_broken/);
+    expect(res.stderr).toMatch(message);
+    expect(sim.log.filter((e) => e.method !== 'GET')).toEqual([]);
+  });
+});
