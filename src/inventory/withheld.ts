@@ -46,7 +46,7 @@ interface Quarantined extends Common {
   site?: string;
   environment?: string;
   /** How many environments it broke. */
-  environments: number;
+  broken_environments: number;
   /** The logged error line or the failed check (the service's text: shown only through safe-text). */
   why: string;
 }
@@ -77,7 +77,7 @@ export function judgeWithheld(env: Pick<Environment, 'id'>, t: InstalledItem, w:
       env_id: first.env_id,
       ...(first.site ? { site: first.site } : {}),
       ...(first.environment ? { environment: first.environment } : {}),
-      environments: held.env_ids.length,
+      broken_environments: held.env_ids.length,
       why: first.why,
       override: quarantineOverride(t.kind, t.name, t.update_version),
     };
@@ -107,6 +107,6 @@ export function backoffOf(given: readonly string[] | undefined): number[] {
 /** The decision in words, as a note or skip says it (the structured decision says the same as data). */
 export function withheldWords(d: WithheldDecision): string {
   if (d.code === 'quarantined')
-    return `${d.version} quarantined: it broke ${d.environments === 1 ? 'a site' : `${d.environments} sites`} (first ${d.site ?? d.env_id} at ${d.since}: ${d.why}); ${d.override}`;
+    return `${d.version} quarantined: it broke ${d.broken_environments === 1 ? 'a site' : `${d.broken_environments} sites`} (first ${d.site ?? d.env_id} at ${d.since}: ${d.why}); ${d.override}`;
   return `update ${d.installed} → ${d.version} failed ${d.failures === 1 ? 'once' : `${d.failures} times in a row`} here (last ${d.last_failed_at}: ${d.why}): retry_later, not before ${d.retry_at}; ${d.override}`;
 }

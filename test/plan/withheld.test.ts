@@ -61,7 +61,7 @@ describe('what the company’s history withholds', () => {
         since: new Date(NOW - DAY).toISOString(),
         env_id: id(9),
         site: 'elsewhere',
-        environments: 1,
+        broken_environments: 1,
         why: broke.why,
         override: 'sitefleet quarantine release forms@2.0.0 --kind plugin',
       },
