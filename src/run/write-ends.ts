@@ -3,7 +3,7 @@ import { ACTIONS } from '../actions/index.js';
 import { ITEM_WRITES } from '../actions/item-writes.js';
 import { writtenUpdates } from '../actions/items-update.js';
 import { itemOf, refFrom, refOf, type Kind } from '../inventory/kinds.js';
-import type { QuarantineBreak } from '../inventory/quarantine-table.js';
+import type { QuarantineBreak, QuarantineTable } from '../inventory/quarantine-table.js';
 import type { RetryClear, RetryFailure } from '../inventory/retry-table.js';
 import { writeVerdict } from './may-pass.js';
 import { UNDONE, type StepResult } from './types.js';
@@ -97,4 +97,15 @@ export function retriesOf(end: WriteEnd, run: string, at: number, failed: (envId
     at,
     why,
   }));
+}
+
+/**
+ * The updates of a write the quarantine holds: what the executor asks before it sends a write, once a
+ * run's own breaks were added to its table (QuarantineTable.add), so that a version that broke one site
+ * tonight is sent to no other later in the same run. Empty for a write that is not an item write.
+ */
+export function quarantinedUpdates(step: Pick<WriteEnd, 'action' | 'target' | 'body' | 'precondition' | 'updates'>, table: QuarantineTable): ItemChange[] {
+  const kind = kindOf(step);
+  if (!kind) return [];
+  return writtenUpdates(kind, step).filter((u) => table.has(kind, itemOf(u)!.name, u.to));
 }

@@ -6,8 +6,10 @@ import type { Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
 import { busiestPlugin, requestsTo } from '../helpers/plugins.js';
 import { useSimulator } from '../helpers/sim.js';
+import { useRedis } from '../helpers/redis.js';
 
 const start = useSimulator();
+const redis = useRedis();
 const T0 = Date.parse('2026-11-20T02:00:00.000Z');
 const HOUR = 3_600_000;
 
@@ -94,6 +96,27 @@ describe('quarantine: a version that broke a site is sent nowhere again until re
     expect(JSON.parse((await runCli(['quarantine', 'list', '--format', 'json'], env)).stdout)).toEqual([
       expect.objectContaining({ kind: 'theme', name: 'astra' }),
     ]);
+  });
+});
+
+describe('quarantine shared through Redis (--coordination)', () => {
+  it('a break one machine recorded is what every machine naming the Redis lists and plans by', async () => {
+    const { sim } = await start({ sites: 3, pluginsPerEnv: 10, seed: 5 });
+    const { plugin, envs } = busiestPlugin(sim);
+    const version = sim.breakPlugin(`${plugin}@latest`).split('@')[1]!;
+    const shared = { ...simEnv(sim), SITEFLEET_COORDINATION: (await redis()).url };
+    const guards = `    backup_first: true\n    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: restore }\n`;
+    expect((await run(night(plugin, guards), shared, T0)).code).toBe(1);
+    // Another machine: its own (empty) state folder, the same Redis.
+    const other = { ...shared, SITEFLEET_STATE_DIR: tempDir() };
+    const listed = JSON.parse((await runCli(['quarantine', 'list', '--format', 'json'], other)).stdout) as { name: string; environments: number }[];
+    expect(listed).toEqual([expect.objectContaining({ name: plugin, version, environments: envs.length })]);
+    expect((await plan(night(plugin), other, T0 + 24 * HOUR)).stdout).toContain('0 calls would be sent');
+    // Without the Redis, that machine's own folder knows of nothing.
+    const { SITEFLEET_COORDINATION: _, ...alone } = other;
+    expect((await runCli(['quarantine', 'list'], alone)).stdout).toBe('nothing is quarantined\n');
+    expect((await runCli(['quarantine', 'release', `${plugin}@${version}`], other)).code).toBe(0);
+    expect((await plan(night(plugin), other, T0 + 25 * HOUR)).stdout).toContain(`${envs.length} calls would be sent`);
   });
 });
 

@@ -83,3 +83,16 @@ describe('what a write’s end teaches the retries', () => {
     ]);
   });
 });
+
+describe('within a run', () => {
+  it('a version that broke one site tonight is held for the writes after it', async () => {
+    const { QuarantineTable } = await import('../../src/inventory/quarantine-table.js');
+    const { quarantinedUpdates } = await import('../../src/run/write-ends.js');
+    const table = QuarantineTable.of([]);
+    const next = { ...pinned(), target: { env_id: 'e2' } };
+    expect(quarantinedUpdates(next, table)).toEqual([]);
+    table.add(breaksOf(pinned(), AT));
+    expect(quarantinedUpdates(next, table)).toEqual([{ plugin: 'forms', from: '1.0.0', to: '2.0.0' }]);
+    expect(quarantinedUpdates({ ...next, body: { name: 'forms', update_version: '2.0.1' }, precondition: 'forms 1.0.0 → 2.0.1' }, table)).toEqual([]);
+  });
+});
