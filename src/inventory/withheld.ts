@@ -104,9 +104,13 @@ export function backoffOf(given: readonly string[] | undefined): number[] {
   return (given ?? DEFAULT_RETRY_BACKOFF).map((text) => parseDuration(text) ?? 0);
 }
 
-/** The decision in words, as a note or skip says it (the structured decision says the same as data). */
+/**
+ * The decision in words, as a note or skip says it (the structured decision says the same as data).
+ * No `; `: a note's items are split at it (items-update.ts), so the service's words lose theirs.
+ */
 export function withheldWords(d: WithheldDecision): string {
+  const why = d.why.replace(/;\s/g, ', ');
   if (d.code === 'quarantined')
-    return `${d.version} quarantined: it broke ${d.broken_environments === 1 ? 'a site' : `${d.broken_environments} sites`} (first ${d.site ?? d.env_id} at ${d.since}: ${d.why}); ${d.override}`;
-  return `update ${d.installed} → ${d.version} failed ${d.failures === 1 ? 'once' : `${d.failures} times in a row`} here (last ${d.last_failed_at}: ${d.why}): retry_later, not before ${d.retry_at}; ${d.override}`;
+    return `${d.version} quarantined: it broke ${d.broken_environments === 1 ? 'a site' : `${d.broken_environments} sites`} (first ${d.site ?? d.env_id} at ${d.since}: ${why}), until \`${d.override}\``;
+  return `update ${d.installed} → ${d.version} failed ${d.failures === 1 ? 'once' : `${d.failures} times in a row`} here (last ${d.last_failed_at}: ${why}): retry_later, not before ${d.retry_at} or \`${d.override}\``;
 }

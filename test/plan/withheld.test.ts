@@ -4,6 +4,7 @@ import { QuarantineTable, releaseOf } from '../../src/inventory/quarantine-table
 import { RetryTable } from '../../src/inventory/retry-table.js';
 import { backoffOf, type Withholding } from '../../src/inventory/withheld.js';
 import { buildPlan } from '../../src/plan/plan.js';
+import { ACTIONS } from '../../src/actions/index.js';
 import { parsePlaybook } from '../../src/playbook/load.js';
 import { installedItem as item } from '../helpers/items.js';
 
@@ -77,7 +78,7 @@ describe('what the company’s history withholds', () => {
   });
 
   it('a failure that may pass holds the update on its environment alone until its backoff ends; the whole environment skipped says so', () => {
-    const failure = { plugin: 'forms', version: '2.0.0', env_id: id(1), run: 'r1', at: NOW - DAY / 2, why: 'HTTP 503' };
+    const failure = { plugin: 'forms', version: '2.0.0', env_id: id(1), run: 'r1', at: NOW - DAY / 2, why: 'HTTP 503; the service is busy' };
     const held = plan(withholding({ retries: RetryTable.of([failure]) }), '{ plugins: [forms], max_bump: major }');
     expect(held.steps.map((s) => s.target.site)).toEqual(['site2', 'site3']);
     expect(held.skipped).toEqual([
@@ -94,6 +95,8 @@ describe('what the company’s history withholds', () => {
       }),
     ]);
     expect(held.skipped[0]!.reason).toMatch(/^left alone: forms: update 1.0.0 → 2.0.0 failed once here .*: retry_later, not before 2026-11-20T14:00:00.000Z/);
+    // One reason in the summary's counts, however the service's words are punctuated.
+    expect(ACTIONS.get('plugins.update')!.reasonParts!(held.skipped[0]!.reason)).toHaveLength(1);
     // Its day passed: sent again.
     const later = plan(withholding({ now: NOW + DAY, retries: RetryTable.of([failure]) }), '{ plugins: [forms], max_bump: major }');
     expect(later.steps.map((s) => s.target.site)).toEqual(['site1', 'site2', 'site3']);
