@@ -20,6 +20,7 @@ import { runSession, warnIfUncoordinated } from './session.js';
 import { RunScope } from './run-scope.js';
 import { visualPreflight } from './visual.js';
 import { endsOf, recordStagingOrWarn } from './staging-record.js';
+import { recordWithheldOrWarn, writeEndsOf } from './withheld-record.js';
 import { lockScopeOf } from '../coord/file-lock.js';
 import { enterWindow, type Deadline, type WindowOptions } from './window.js';
 import { announceRun, finishRun, outputFiles, type OutputFlags, type Started } from './finish-run.js';
@@ -207,6 +208,7 @@ async function upToDate(reportPath: string, state: JournalState, todo: ResumePla
   const report = reportFromJournal(state, todo.initial);
   // A run cut off after its staging steps ended, before it recorded them: recorded now.
   await recordStagingOrWarn(scope, state.start.plan.company, endsOf(state.start.plan, todo.initial));
+  await recordWithheldOrWarn(scope, state.start.plan.company, state.start.run_id, writeEndsOf(state.start.plan, todo.initial));
   const { io } = globals;
   await finishRun({
     report: { flag: 'report', path: reportPath, value: report },
