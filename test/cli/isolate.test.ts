@@ -7,6 +7,7 @@ import type { Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, startCli, tempDir, writePlaybook } from '../helpers/cli.js';
 import { busiestPlugin, offeredPlugins, requestsTo } from '../helpers/plugins.js';
 import { useSimulator, waitFor } from '../helpers/sim.js';
+import { shapeFleet, withoutPlugins } from '../helpers/themes.js';
 
 const start = useSimulator();
 
@@ -197,5 +198,27 @@ describe('validate: health.on_broken: isolate', () => {
     expect(res.stderr).toMatch(/tasks\[0\]\.health\.on_broken|tasks\.0\.health\.on_broken/);
     expect(res.stderr).toMatch(message);
     expect(sim.log.filter((e) => e.method !== 'GET')).toEqual([]);
+  });
+});
+
+describe('isolate on a theme night', () => {
+  it('the theme that breaks the site is found and put back; the other themes stay updated', async () => {
+    const { sim } = await start({ sites: 2, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
+    withoutPlugins(sim);
+    shapeFleet(sim, {
+      calm: { versions: ['1.0.0', '1.1.0'], vulnerable: [] },
+      bold: { versions: ['2.0.0', '2.1.0'], vulnerable: [] },
+      neat: { versions: ['3.0.0', '3.0.1'], vulnerable: [] },
+    });
+    sim.breakTheme('bold@2.1.0');
+    const yaml = isolatingNight(sim).replace('action: plugins.update', 'action: themes.update').replace('plugin updates', 'theme updates');
+    const { code, out, report } = await run(sim, yaml);
+    expect(code, out).toBe(1);
+    const lives = [...sim.fleet.environments.values()].filter((e) => e.displayName === 'live');
+    for (const env of lives) {
+      const write = report.results.find((r) => r.target.env_id === env.id && r.request?.method === 'PUT')!;
+      expect(write.isolation, JSON.stringify(write)).toMatchObject({ outcome: 'found', culprits: [{ theme: 'bold', from: '2.0.0', to: '2.1.0' }] });
+      expect(Object.fromEntries([...env.themes].map(([n, t]) => [n, t.version]))).toEqual({ calm: '1.1.0', bold: '2.0.0', neat: '3.0.1' });
+    }
   });
 });
