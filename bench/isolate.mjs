@@ -74,6 +74,8 @@ function chooseUpdates(offered, n, k) {
   throw new Error(`no ${n} updates offered with an active plugin at position ${k + 1}`);
 }
 
+/** The operations a night waited for: backups, writes, restores and cache clears. */
+const ops = (night) => night.backups + night.writes + night.restores + night.clears;
 const count = (log, endpoint) => log.filter((e) => e.endpoint === endpoint).length;
 
 /** One night: the n updates in one guarded bulk write to the environment, broken by the culprit, then `onBroken`. */
@@ -165,6 +167,9 @@ export function isolationCost(n) {
         extra_backups: i.backups - r.backups,
         extra_wall_ms: Math.round(i.wallMs - r.wallMs),
         wall_ratio: round(i.wallMs / r.wallMs, 2),
+        // One environment: its operations go one after another, so they are what the night's time is made of.
+        operations_in_series: `${ops(r)} restoring, ${ops(i)} isolating (+${ops(i) - ops(r)}; ${OP_MS} ms each)`,
+        wall_ms_per_operation: `${Math.round(r.wallMs / ops(r))} restoring, ${Math.round(i.wallMs / ops(i))} isolating`,
         extra_ms_per_round: Math.round((i.wallMs - r.wallMs) / i.isolation.rounds.length),
         updates_kept: `${i.kept} against ${r.kept}`,
         all_positions_replayed: `${m.positions.meanRestores} restores, ${m.positions.meanRounds} rounds on average (worst ${m.positions.worst.restores}, ${m.positions.worst.rounds})`,
