@@ -74,6 +74,11 @@ function chooseUpdates(offered, n, k) {
   throw new Error(`no ${n} updates offered with an active plugin at position ${k + 1}`);
 }
 
+/** Isolation as the step's result records it, without each round's health and restore records (bench/results keeps this). */
+function brief({ outcome, restores, culprits, rounds, reason }) {
+  return { outcome, restores, culprits, rounds: rounds.map((r) => ({ sent: r.names.length, status: r.status })), ...(reason ? { reason } : {}) };
+}
+
 /** The operations a night waited for: backups, writes, restores and cache clears. */
 const ops = (night) => night.backups + night.writes + night.restores + night.clears;
 const count = (log, endpoint) => log.filter((e) => e.endpoint === endpoint).length;
@@ -112,7 +117,7 @@ async function night(dir, { envId, names, culprit, onBroken, tag }) {
       kept,
       culpritOld: installed.get(culprit.name)?.version === culprit.version,
       sentOrder: write?.request?.body?.plugins?.map((p) => p.name) ?? [],
-      isolation: write?.isolation,
+      isolation: write?.isolation && brief(write.isolation),
     };
   } finally {
     await sim.stop();
@@ -129,6 +134,7 @@ async function measure(dir, scouted, n) {
   const iso = isolate.isolation;
   const bound = restoreBound(n);
   const ok =
+    pos.found &&
     restore.restores === 1 &&
     restore.kept === 0 &&
     iso?.outcome === 'found' &&
