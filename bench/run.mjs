@@ -15,6 +15,7 @@ import { listingConfirm } from './listing-confirm.mjs';
 import { estimateAccuracy } from './estimate.mjs';
 import { pluginCalls, pluginFallback, pluginScale } from './plugins.mjs';
 import { coreCalls, corePlan } from './core.mjs';
+import { isolationCost } from './isolate.mjs';
 import { longOperations, otherWindow, overstatedLimit, rolloutAndInterrupt, twoTasks } from './watching.mjs';
 
 const ALL = {
@@ -44,6 +45,9 @@ const ALL = {
   'plugin-fallback': pluginFallback,
   core: corePlan,
   'core-calls': coreCalls,
+  'isolate-4': isolationCost(4),
+  'isolate-12': isolationCost(12),
+  'isolate-30': isolationCost(30),
 };
 const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg > 0 ? process.argv[onlyArg + 1].split(',') : Object.keys(ALL);

@@ -1,0 +1,190 @@
+// Issue 48's measurement (`--only isolate-4,isolate-12,isolate-30`): what `health.on_broken: isolate`
+// costs on a site a bulk plugin write broke, against `on_broken: restore` (one restore, all n updates
+// lost). One live environment's write carries exactly n plugin updates (the task names n of the 35 it
+// is offered in `with.plugins`, in the order the write sends them), one of which breaks the site
+// (`--break-plugin NAME@VERSION`); the same night goes twice on fresh simulators of one fleet, once
+// restoring and once isolating. Calls, restores and backups are the simulator's request log; rounds
+// and the culprit the step's result; the updates kept the simulator's state, read through the CLI after.
+//
+// Where the culprit sits decides how many rounds and restores isolation needs (the error log names no
+// suspect to the run: it halves). The decision is pure (src/run/isolation.ts): replayed here over every
+// culprit position, it gives the average, and the position that costs the most restores (then rounds) is
+// the one measured end to end, the worst case. The measured restores must be the replay's.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { CLI, round, runCli, startSim, writePlaybook } from './lib.mjs';
+
+// Operations of 1 s (restore.mjs's 2 s halved, so a restoring and an isolating night of up to seven rounds fit in a minute),
+// sites answering in 100 ms, and the vendor's one cache clear per 10 s scaled as the operations are.
+const OP_MS = 1000;
+const SITE_MS = 100;
+const R = 20;
+// Two sites of 90 plugins each: the blue site's live environment is offered 35 updates none of which is
+// flagged vulnerable, enough for every n.
+const FLEET = ['--size', '2', '--plugins-per-env', '90', '--seed', '48'];
+
+const { nextRound, restoreBound, startIsolation } = await import(pathToFileURL(join(CLI, '../../run/isolation.js')).href);
+
+/** Restores and rounds isolation takes for n updates when the one at `culprit` breaks the site (the decision replayed, no suspect). */
+export function replay(n, culprit) {
+  const updates = Array.from({ length: n }, (_, i) => ({ plugin: `p${i}`, from: '1.0.0', to: '1.1.0' }));
+  let iso = startIsolation(updates);
+  for (;;) {
+    const next = nextRound(iso);
+    if ('end' in next) return { restores: iso.restores, rounds: iso.rounds.length, outcome: next.end.outcome };
+    const broken = next.send.includes(`p${culprit}`);
+    const put = broken ? { status: 'broken', restored: { status: 'succeeded', health: { outcome: 'healthy' } } } : { status: 'healthy' };
+    iso = { ...iso, restores: iso.restores + (broken ? 1 : 0), rounds: [...iso.rounds, { names: next.send, ...put }] };
+  }
+}
+
+/** Every culprit position replayed: the costliest (restores, then rounds) and the means. */
+function positions(n) {
+  const all = Array.from({ length: n }, (_, k) => ({ k, ...replay(n, k) }));
+  const worst = all.reduce((w, p) => (p.restores > w.restores || (p.restores === w.restores && p.rounds > w.rounds) ? p : w));
+  const mean = (f) => round(all.reduce((s, p) => s + p[f], 0) / n, 2);
+  return { worst, meanRestores: mean('restores'), meanRounds: mean('rounds'), found: all.every((p) => p.outcome === 'found') };
+}
+
+async function inventory(sim) {
+  const res = await runCli(['inventory', '--format', 'json'], sim.env);
+  if (res.code !== 0) throw new Error(`inventory exited ${res.code}: ${res.stderr}`);
+  return JSON.parse(res.stdout).environments;
+}
+
+/** The live environment offered the most plugin updates not flagged vulnerable, and those updates by name. */
+async function scout(dir) {
+  const sim = await startSim([...FLEET, '--op-delay', '0'], dir);
+  try {
+    const offers = (e) => (e.items.plugin ?? []).filter((p) => p.update_available && !p.update_vulnerable).sort((a, b) => (a.name < b.name ? -1 : 1));
+    const env = (await inventory(sim)).filter((e) => e.name === 'live').sort((a, b) => offers(b).length - offers(a).length)[0];
+    return { envId: env.id, site: env.site, offered: offers(env) };
+  } finally {
+    await sim.stop();
+  }
+}
+
+/** n updates offered, in the order the write sends them (by name), whose one at position k is active (an inactive plugin's code does not run). */
+function chooseUpdates(offered, n, k) {
+  for (let start = 0; start + n <= offered.length; start++) {
+    const names = offered.slice(start, start + n);
+    if (names[k].status === 'active') return { names: names.map((p) => p.name), culprit: names[k] };
+  }
+  throw new Error(`no ${n} updates offered with an active plugin at position ${k + 1}`);
+}
+
+/** Isolation as the step's result records it, without each round's health and restore records (bench/results keeps this). */
+function brief({ outcome, restores, culprits, rounds, reason }) {
+  return { outcome, restores, culprits, rounds: rounds.map((r) => ({ sent: r.names.length, status: r.status })), ...(reason ? { reason } : {}) };
+}
+
+/** The operations a night waited for: backups, writes, restores and cache clears. */
+const ops = (night) => night.backups + night.writes + night.restores + night.clears;
+const count = (log, endpoint) => log.filter((e) => e.endpoint === endpoint).length;
+
+/** One night: the n updates in one guarded bulk write to the environment, broken by the culprit, then `onBroken`. */
+async function night(dir, { envId, names, culprit, onBroken, tag }) {
+  const sim = await startSim(
+    [...FLEET, '--rate', `${R}/s`, '--op-delay', String(OP_MS), '--site-latency', `${SITE_MS}-${SITE_MS}`, '--clear-cache-gap', String(OP_MS)].concat([
+      '--break-plugin',
+      `${culprit.name}@${culprit.update_version}`,
+    ]),
+    dir,
+  );
+  try {
+    const report = join(dir, `${tag}.json`);
+    const pb =
+      `version: 1\nname: ${tag}\nsettings: { rate_limit: ${R}/s }\ntasks:\n  - name: plugins\n    action: plugins.update\n` +
+      `    target: { ids: ["${envId}"] }\n    with: { plugins: ${JSON.stringify(names)} }\n    backup_first: true\n` +
+      `    health: { url: "${sim.site_url}", attempts: 1, on_broken: ${onBroken} }\n`;
+    const res = await runCli(['run', writePlaybook(dir, pb, `${tag}.yaml`), '--yes', '--report', report, '--state-dir', dir], sim.env);
+    const log = sim.log();
+    const write = JSON.parse(readFileSync(report, 'utf8')).results.find((r) => r.request?.endpoint === 'bulkUpdatePlugins' || r.request?.body?.plugins);
+    const env = (await inventory(sim)).find((e) => e.id === envId);
+    const installed = new Map(env.items.plugin.map((p) => [p.name, p]));
+    const kept = names.filter((name) => installed.get(name)?.update_available === false).length;
+    return {
+      exit: res.code,
+      wallMs: res.wallMs,
+      calls: log.length,
+      restores: count(log, 'restoreBackup'),
+      backups: count(log, 'addManualBackup'),
+      writes: count(log, 'bulkUpdatePlugins'),
+      clears: count(log, 'clearCache'),
+      polls: count(log, 'getOperation'),
+      limited: log.filter((e) => e.status === 429).length,
+      kept,
+      culpritOld: installed.get(culprit.name)?.version === culprit.version,
+      sentOrder: write?.request?.body?.plugins?.map((p) => p.name) ?? [],
+      isolation: write?.isolation && brief(write.isolation),
+    };
+  } finally {
+    await sim.stop();
+  }
+}
+
+/** Restore, then isolate, for n updates with the culprit where it costs isolation the most. */
+async function measure(dir, scouted, n) {
+  const pos = positions(n);
+  const { names, culprit } = chooseUpdates(scouted.offered, n, pos.worst.k);
+  const base = { envId: scouted.envId, names, culprit };
+  const restore = await night(dir, { ...base, onBroken: 'restore', tag: `isolate-${n}-restore` });
+  const isolate = await night(dir, { ...base, onBroken: 'isolate', tag: `isolate-${n}-isolate` });
+  const iso = isolate.isolation;
+  const bound = restoreBound(n);
+  const ok =
+    pos.found &&
+    restore.restores === 1 &&
+    restore.kept === 0 &&
+    iso?.outcome === 'found' &&
+    iso.culprits.length === 1 &&
+    iso.culprits[0].plugin === culprit.name &&
+    iso.restores === isolate.restores &&
+    isolate.restores <= bound &&
+    isolate.restores === pos.worst.restores &&
+    iso.rounds.length === pos.worst.rounds &&
+    isolate.kept === n - 1 &&
+    isolate.culpritOld &&
+    restore.sentOrder.length === n &&
+    isolate.sentOrder.length === n &&
+    isolate.sentOrder.indexOf(culprit.name) === pos.worst.k &&
+    restore.limited + isolate.limited === 0;
+  return { n, culprit: { name: culprit.name, position: pos.worst.k + 1 }, bound, positions: pos, restore, isolate, ok };
+}
+
+/** The scenario for n updates on the site (one night restoring, one isolating); each n is its own, under a minute. */
+export function isolationCost(n) {
+  return async (dir) => {
+    const scouted = await scout(dir);
+    if (scouted.offered.length < n) throw new Error(`the fleet offers ${scouted.offered.length} updates on its best live environment, not ${n}`);
+    const m = await measure(dir, scouted, n);
+    const { restore: r, isolate: i } = m;
+    return {
+      name: `28. isolating the plugin that broke a site against restoring everything: n = ${n} updates offered, one breaking it, the culprit where it costs most (ops ${OP_MS} ms, sites ${SITE_MS} ms, ${R}/s)`,
+      figures: {
+        culprit: `${m.culprit.position} of ${n} (the costliest position; no suspect named)`,
+        restore: `${r.calls} calls, ${r.restores} restore, ${r.backups} backup, wall ${Math.round(r.wallMs)} ms, ${r.kept}/${n} updates kept, exit ${r.exit}`,
+        isolate: `${i.calls} calls (${i.writes} writes, ${i.backups} backups, ${i.clears} clears, ${i.polls} polls), ${i.restores} restores, ${i.isolation?.rounds.length} rounds, wall ${Math.round(i.wallMs)} ms, ${i.kept}/${n} updates kept, culprit on its old version: ${i.culpritOld}, exit ${i.exit}`,
+        restore_bound: m.bound,
+        extra_calls: i.calls - r.calls,
+        calls_ratio: round(i.calls / r.calls, 2),
+        extra_restores: i.restores - r.restores,
+        extra_backups: i.backups - r.backups,
+        extra_wall_ms: Math.round(i.wallMs - r.wallMs),
+        wall_ratio: round(i.wallMs / r.wallMs, 2),
+        // One environment: its operations go one after another, so they are what the night's time is made of.
+        operations_in_series: `${ops(r)} restoring, ${ops(i)} isolating (+${ops(i) - ops(r)}; ${OP_MS} ms each)`,
+        wall_ms_per_operation: `${Math.round(r.wallMs / ops(r))} restoring, ${Math.round(i.wallMs / ops(i))} isolating`,
+        extra_ms_per_round: Math.round((i.wallMs - r.wallMs) / i.isolation.rounds.length),
+        updates_kept: `${i.kept} against ${r.kept}`,
+        all_positions_replayed: `${m.positions.meanRestores} restores, ${m.positions.meanRounds} rounds on average (worst ${m.positions.worst.restores}, ${m.positions.worst.rounds})`,
+        answered_429: r.limited + i.limited,
+      },
+      runs: m,
+      target:
+        'isolating: the culprit found, ≤ 1 + ⌈log2 n⌉ restores (as many as the decision replayed says), n − 1 updates kept, the culprit on its old version; restoring: one restore, none kept; zero 429',
+      met: m.ok,
+    };
+  };
+}
