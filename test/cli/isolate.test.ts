@@ -92,15 +92,27 @@ function fourPlugins(sim: Simulator) {
 
 const restoresOf = (sim: Simulator, envId: string) => requestsTo(sim, 'restoreBackup').filter((e) => e.path.split('/')[4] === envId);
 
+/** The four-plugin night, run by the built CLI in a process of its own (a signal is what it is about). */
+async function nightInAProcess() {
+  const { sim } = await start({ sites: 1, seed: 5, operationDelayMs: 300, pageCacheTtlMs: 0 });
+  const { live, names } = fourPlugins(sim);
+  const dir = tempDir();
+  const path = join(dir, 'r.json');
+  const running = startCli(['run', writePlaybook(isolatingNight(sim), dir), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim), {
+    timeoutMs: 60_000,
+  });
+  return { sim, live, names, path, running };
+}
+
+/** The night's one isolating write, as the report at `path` has it now. */
+function isolatedWrite(path: string, envId: string) {
+  const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
+  return report.results.find((r) => r.target.env_id === envId && r.request?.method === 'PUT')!;
+}
+
 describe('isolation cut off', () => {
   it('killed (SIGKILL) with a round on the wire after another ended with its restore: resume finishes it, never restoring an ended round again', async () => {
-    const { sim } = await start({ sites: 1, seed: 5, operationDelayMs: 300, pageCacheTtlMs: 0 });
-    const { live, names } = fourPlugins(sim);
-    const dir = tempDir();
-    const path = join(dir, 'r.json');
-    const running = startCli(['run', writePlaybook(isolatingNight(sim), dir), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim), {
-      timeoutMs: 60_000,
-    });
+    const { sim, live, names, path, running } = await nightInAProcess();
     // The event: a round went out after the site had been put back twice (the write's own restore and a round's).
     await waitFor(() => restoresOf(sim, live.id).length === 2 && requestsTo(sim, 'bulkUpdatePlugins').length === 3, 30_000);
     running.child.kill('SIGKILL');
@@ -108,8 +120,7 @@ describe('isolation cut off', () => {
     const before = restoresOf(sim, live.id).length;
 
     const resumed = await runCli(['resume', path, '--yes', '--poll-interval', '50'], simEnv(sim));
-    const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
-    const write = report.results.find((r) => r.target.env_id === live.id && r.request?.method === 'PUT')!;
+    const write = isolatedWrite(path, live.id);
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(1);
     expect(write.isolation, JSON.stringify(write.isolation)).toMatchObject({ outcome: 'found', culprits: [{ plugin: 'p0', from: '1.0.0', to: '1.1.0' }] });
     // Every restore the site got is one the record counts: none of an ended round was sent again.
@@ -120,26 +131,18 @@ describe('isolation cut off', () => {
   });
 
   it('Ctrl-C during isolation: the round under way ends cleanly, the record says isolating, and resume goes on to the culprit', async () => {
-    const { sim } = await start({ sites: 1, seed: 5, operationDelayMs: 300, pageCacheTtlMs: 0 });
-    const { live, names } = fourPlugins(sim);
-    const dir = tempDir();
-    const path = join(dir, 'r.json');
-    const running = startCli(['run', writePlaybook(isolatingNight(sim), dir), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim), {
-      timeoutMs: 60_000,
-    });
+    const { sim, live, names, path, running } = await nightInAProcess();
     // After the write's own restore, as the first round goes out.
     await waitFor(() => restoresOf(sim, live.id).length === 1 && requestsTo(sim, 'bulkUpdatePlugins').length === 2, 30_000);
     running.child.kill('SIGINT');
     const stopped = await running.done;
     expect(stopped.code, stopped.stdout + stopped.stderr).toBe(130);
-    const cut = JSON.parse(readFileSync(path, 'utf8')) as Report;
-    const first = cut.results.find((r) => r.target.env_id === live.id && r.request?.method === 'PUT')!;
+    const first = isolatedWrite(path, live.id);
     expect(first.isolation?.outcome, JSON.stringify(first.isolation)).toBe('isolating');
     expect(first.reason).toContain('sitefleet resume');
 
     const resumed = await runCli(['resume', path, '--yes', '--poll-interval', '50'], simEnv(sim));
-    const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
-    const write = report.results.find((r) => r.target.env_id === live.id && r.request?.method === 'PUT')!;
+    const write = isolatedWrite(path, live.id);
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(1);
     expect(write.isolation).toMatchObject({ outcome: 'found', culprits: [{ plugin: 'p0' }] });
     expect(restoresOf(sim, live.id).length).toBe(write.isolation!.restores);
