@@ -62,6 +62,31 @@ describe('Caller', () => {
     }
   });
 
+  it('log reads take the logs rule first: a 429 on one while the general window has room teaches that rule alone', async () => {
+    const { sim, client } = await start({ logsRate: '2/s' });
+    const budget = new RateBudget(100, 1000);
+    const logs = new RateBudget(100, 1000);
+    const caller = new Caller(client, { budget, logs, logger: silent, concurrency: 4, retry: { ...DEFAULT_RETRY, rateLimitWaitMs: 0 } });
+    const env = [...sim.fleet.environments.keys()][0]!;
+    const query = { file_name: 'error', lines: 10 };
+    try {
+      const outcomes = await Promise.all([1, 2, 3].map(() => caller.call('getLogs', { env_id: env }, undefined, true, { query })));
+      expect(outcomes.filter((o) => o.ok)).toHaveLength(2);
+      expect(logs.rateLimitedCount).toBe(1);
+      expect(logs.limit).toBeLessThanOrEqual(2);
+      expect(budget.rateLimitedCount).toBe(0);
+      expect(budget.limit).toBe(100);
+      // Other reads never take a slot of the logs rule, and a read refused teaches the general one.
+      sim.setFaults({ 429: 1 });
+      expect((await caller.call('listBackups', { env_id: env }, undefined, true)).ok).toBe(false);
+      expect(budget.rateLimitedCount).toBe(1);
+      expect(logs.rateLimitedCount).toBe(1);
+    } finally {
+      budget.dispose();
+      logs.dispose();
+    }
+  });
+
   it('a cache clear refused for its environment (one clear every 10 s) waits out its Retry-After and teaches the general budget nothing', async () => {
     const { sim, client } = await start({ clearCacheGapMs: 300, retryAfterUnitMs: 50 });
     const budget = new RateBudget(100, 1000);
