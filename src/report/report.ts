@@ -107,6 +107,8 @@ export function buildReport(args: {
       ...(r?.health ? { health: r.health } : {}),
       ...(r?.restore_point ? { restore_point: r.restore_point } : {}),
       ...(r?.restored ? { restored: r.restored } : {}),
+      ...(r?.isolation ? { isolation: r.isolation } : {}),
+      ...(r?.logged ? { logged: r.logged } : {}),
       ...(r?.visual ? { visual: r.visual } : {}),
       ...(r?.held ? { held: r.held } : {}),
       ...(r?.confirmed_by ? { confirmed_by: r.confirmed_by } : {}),
