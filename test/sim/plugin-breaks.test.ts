@@ -107,4 +107,13 @@ describe('a plugin that breaks a site, and the logs that say which', () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/no plugin nosuch in the catalogue/);
   });
+
+  it('`sim --logs-rate`, `--create-rate` or `--rate` that is not N/period is exit 2 with one line naming the flag, before anything starts', async () => {
+    for (const flag of ['--logs-rate', '--create-rate', '--rate']) {
+      const result = await runCli(['sim', '--size', '2', flag, 'lots']);
+      expect(result.code, flag).toBe(2);
+      expect(result.stderr).toMatch(new RegExp(`^sitefleet: ${flag} lots: rate "lots" is not of the form`));
+      expect(result.stderr).not.toMatch(/ at /);
+    }
+  });
 });
