@@ -136,11 +136,13 @@ export function createRuntime(opts: GlobalOptions, options: RuntimeOptions): Run
   }
   const budget = new RateBudget(limit, parsed.periodMs);
   const creation = new RateBudget(createLimit, parsedCreate.periodMs);
-  const logs = new RateBudget(Math.max(1, Math.floor(LOGS_RATE.limit * share)), LOGS_RATE.periodMs);
+  const logsLimit = Math.max(1, Math.floor(LOGS_RATE.limit * share));
+  const logs = new RateBudget(logsLimit, LOGS_RATE.periodMs);
   const shared = company ? coordination.sharedWindow(company, limit, parsed.periodMs) : undefined;
   const sharedCreation = company ? coordination.sharedWindow(company, createLimit, parsedCreate.periodMs, 'create') : undefined;
+  const sharedLogs = company ? coordination.sharedWindow(company, logsLimit, LOGS_RATE.periodMs, 'logs') : undefined;
   const retry = { ...DEFAULT_RETRY, rateLimitWaitMs };
-  const caller = new Caller(client, { budget, creation, logs, shared, sharedCreation, logger: log, concurrency, retry });
+  const caller = new Caller(client, { budget, creation, logs, shared, sharedCreation, sharedLogs, logger: log, concurrency, retry });
   const notFoundGraceMs = settings.not_found_grace === undefined ? undefined : parseDuration(settings.not_found_grace);
   return {
     logger: log,

@@ -78,6 +78,8 @@ export interface CallerOptions {
   logs?: RateBudget;
   /** The company's shared window of creating calls (--coordination). */
   sharedCreation?: SharedWindow;
+  /** The company's shared window of log reads (--coordination): the logs rule is the company's, not one process's. */
+  sharedLogs?: SharedWindow;
   /**
    * The company's window shared with other processes (--coordination). Asked last, holding the place
    * among the calls in flight, right before sending: a slot of it is only ever held by a call about to
@@ -102,6 +104,7 @@ export class Caller implements CallPort {
   readonly logs: RateBudget | undefined;
   readonly shared: SharedWindow | undefined;
   readonly sharedCreation: SharedWindow | undefined;
+  readonly sharedLogs: SharedWindow | undefined;
   readonly logger: Logger;
   readonly retry: RetryPolicy;
   /** Bounds the HTTP calls in flight. A call waiting out a backoff holds no place in it. */
@@ -125,6 +128,7 @@ export class Caller implements CallPort {
     this.logs = options.logs;
     this.shared = options.shared;
     this.sharedCreation = options.sharedCreation;
+    this.sharedLogs = options.sharedLogs;
     this.logger = options.logger;
     this.retry = options.retry ?? DEFAULT_RETRY;
     const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
@@ -135,7 +139,8 @@ export class Caller implements CallPort {
     const own = (lane: WindowLane, budget: RateBudget | undefined) => [...(budget ? [budgetLimit(lane, budget)] : []), ...general];
     this.#budgets = { general, create: own('create', this.creation), logs: own('logs', this.logs) };
     const shared = this.shared ? [windowLimit('general', this.shared)] : [];
-    this.#windows = { general: shared, create: [...shared, ...(this.sharedCreation ? [windowLimit('create', this.sharedCreation)] : [])], logs: shared };
+    const sharedOwn = (lane: WindowLane, window: SharedWindow | undefined) => [...shared, ...(window ? [windowLimit(lane, window)] : [])];
+    this.#windows = { general: shared, create: sharedOwn('create', this.sharedCreation), logs: sharedOwn('logs', this.sharedLogs) };
   }
 
   /** Calls waiting for a place among the calls in flight (none of them has asked the budget yet). */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { SharedWindow } from '../../src/coord/types.js';
 import { Caller } from '../../src/run/caller.js';
 import { PRIORITY, RateBudget } from '../../src/run/rate-budget.js';
 import { DEFAULT_RETRY } from '../../src/run/retry.js';
@@ -85,6 +86,29 @@ describe('Caller', () => {
       budget.dispose();
       logs.dispose();
     }
+  });
+
+  it('with --coordination, a log read takes the company window of log reads beside the general one; other calls never take it', async () => {
+    const { sim, client } = await start();
+    const taken: string[] = [];
+    const window = (name: string): SharedWindow => ({
+      take: () => (taken.push(name), Promise.resolve()),
+      give: () => undefined,
+      pausedForMs: () => 0,
+    });
+    const caller = new Caller(client, {
+      shared: window('general'),
+      sharedCreation: window('create'),
+      sharedLogs: window('logs'),
+      logger: silent,
+    });
+    const env = [...sim.fleet.environments.keys()][0]!;
+    expect((await caller.call('getLogs', { env_id: env }, undefined, true, { query: { file_name: 'error', lines: 5 } })).ok).toBe(true);
+    expect(taken).toEqual(['general', 'logs']);
+    taken.length = 0;
+    expect((await caller.call('listBackups', { env_id: env }, undefined, true)).ok).toBe(true);
+    expect((await caller.call('addManualBackup', { env_id: env }, { tag: 't' }, false)).ok).toBe(true);
+    expect(taken).toEqual(['general', 'general', 'create']);
   });
 
   it('a cache clear refused for its environment (one clear every 10 s) waits out its Retry-After and teaches the general budget nothing', async () => {
