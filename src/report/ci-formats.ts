@@ -168,8 +168,10 @@ export function githubAnnotations(report: Report): string[] {
   return report.results
     .filter((r) => isProblem(r.status))
     .slice(0, 50)
-    .map(
-      (r) =>
-        `::${r.status === 'held' ? 'warning' : 'error'} title=${forAnnotationProperty(`sitefleet ${report.name}: ${r.task}`)}::${forAnnotation(`${r.status} ${clip(targetLabel(r), NAME_WIDTH)}: ${clip(r.reason ?? r.error ?? '', MESSAGE_WIDTH)}${r.restored && r.restore_point ? `; ${clip(restoreLine({ ...r, restore_point: r.restore_point }), MESSAGE_WIDTH)}` : ''}`)}`,
-    );
+    .map((r) => {
+      const restored = r.restored && r.restore_point ? `; ${clip(restoreLine({ ...r, restore_point: r.restore_point }), MESSAGE_WIDTH)}` : '';
+      const isolated = isolationLine(r);
+      const message = `${r.status} ${clip(targetLabel(r), NAME_WIDTH)}: ${clip(r.reason ?? r.error ?? '', MESSAGE_WIDTH)}${restored}${isolated ? `; ${clip(isolated, MESSAGE_WIDTH)}` : ''}`;
+      return `::${r.status === 'held' ? 'warning' : 'error'} title=${forAnnotationProperty(`sitefleet ${report.name}: ${r.task}`)}::${forAnnotation(message)}`;
+    });
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { renderSummary } from '../../src/cli/render.js';
 import { jsonSummary, type RunEnd } from '../../src/notify/run-end.js';
 import { slackMessage } from '../../src/notify/slack.js';
-import { junitXml, markdownSummary, nextCommand } from '../../src/report/ci-formats.js';
+import { githubAnnotations, junitXml, markdownSummary, nextCommand } from '../../src/report/ci-formats.js';
 import { recordPage } from '../../src/report/html/record-page.js';
 import { runPage } from '../../src/report/html/run-page.js';
 import { isolationFacts, isolationLine, logExcerpt } from '../../src/report/isolation-lines.js';
@@ -137,11 +137,14 @@ describe('every sink shows the isolation, and keeps a hostile log line as data',
     for (const c of ['\u001b', '\u0007', '\u202e']) expect(text).not.toContain(c);
   });
 
-  it('Markdown and JUnit: escaped for each', () => {
+  it('Markdown, GitHub annotations and JUnit: escaped for each', () => {
     const md = markdownSummary(r, PATH);
     expect(md).toContain('**Isolated: the update that broke the site, found by sending them again (2):**');
     expect(md).toContain('\\<script\\>alert\\(1\\)\\</script\\> \\<\\!channel\\> \\[x\\]\\(http://evil.example\\) \\*\\*bold\\*\\*');
     for (const raw of RAW) expect(md).not.toContain(raw);
+    const annotations = githubAnnotations(r);
+    expect(annotations[0]).toMatch(/^::error title=sitefleet night%3A plugins::failed site-\d+\/live: .*; isolated akismet 5\.3 → 5\.4 as the update/);
+    for (const raw of ['\u001b', '\u0007', '\u202e', '\n']) expect(annotations.join('')).not.toContain(raw);
     const xml = junitXml(r);
     expect(xml).toContain('&lt;script&gt;alert(1)&lt;/script&gt; &lt;!channel&gt;');
     expect(xml).toContain('akismet stays on 5.3; 11 other updates kept; 3 restores');
