@@ -5,6 +5,10 @@ import { PRIORITY, type Priority } from './rate-budget.js';
 import { decide, DEFAULT_RETRY } from './retry.js';
 import type { StopKind } from './types.js';
 
+import { newFatal } from './fatal-line.js';
+import type { KindRow } from '../inventory/kinds.js';
+import type { LoggedError } from './types.js';
+
 export { newFatal, newFatalLines, fatalLines, namedItem, cutLine, LOGGED_LINE_MAX } from './fatal-line.js';
 
 /** The most lines one read may ask for (real-service-notes.md, "Logs"). */
@@ -65,6 +69,27 @@ export async function readErrorLog(caller: CallPort, envId: string, options: Err
     if (decision.kind === 'stop') return { ok: false, reason: decision.reason, stop: { reason: decision.reason, kind: decision.stop } };
     return couldNot(options.logger, envId, error.message, error instanceof AbortedError);
   }
+}
+
+/** What the log said after a failed check: the item a new fatal line names (if any), or the stop a refused read calls for. */
+export type LoggedCulprit = { logged?: LoggedError; stop?: undefined } | { logged?: undefined; stop: { reason: string; kind: StopKind } };
+
+/**
+ * After a failed check: reads the log again and names the item of the first fatal line that was not
+ * in `before` (the read before the write, when it could be read). A log that cannot be read names
+ * nothing (the rounds find the culprit alone); a 401 is a stop.
+ */
+export async function loggedCulprit(
+  caller: CallPort,
+  envId: string,
+  before: ErrorLogRead | undefined,
+  kinds: readonly KindRow[],
+  options: Omit<ErrorLogOptions, 'when'> = {},
+): Promise<LoggedCulprit> {
+  const after = await readErrorLog(caller, envId, { ...options, when: 'after' });
+  if (!after.ok) return after.stop ? { stop: after.stop } : {};
+  const logged = newFatal(before?.ok ? before.text : undefined, after.text, kinds);
+  return logged ? { logged } : {};
 }
 
 /** `environment.container_info.logs` when it is a string (the answer's schema says so; a fake caller or a proxy may not). */

@@ -1,10 +1,10 @@
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { HostingClient } from '../../src/api/client.js';
-import { AbortedError, MalformedResponseError, ServerError } from '../../src/errors.js';
+import { AbortedError, AuthenticationError, MalformedResponseError, ServerError } from '../../src/errors.js';
 import { KIND_TABLE } from '../../src/inventory/kinds.js';
 import { Caller, type CallPort } from '../../src/run/caller.js';
-import { DEFAULT_LOG_LINES, newFatal, readErrorLog } from '../../src/run/error-log.js';
+import { DEFAULT_LOG_LINES, loggedCulprit, newFatal, readErrorLog } from '../../src/run/error-log.js';
 import { PRIORITY, RateBudget } from '../../src/run/rate-budget.js';
 import { silent } from '../helpers/run.js';
 import { useSimulator } from '../helpers/sim.js';
@@ -46,6 +46,28 @@ describe('readErrorLog: the PHP error log of an environment, through the caller'
     }
   });
 
+  it('the simulator’s fatal lines for a broken theme and a broken WordPress release name the theme and core', async () => {
+    const { sim, client } = await start({ seed: 5, sites: 6, pageCacheTtlMs: 0 });
+    const envs = [...sim.fleet.environments.values()];
+    const coreEnv = envs.find((e) => e.wordpressVersion !== null);
+    // On another release, so that only its theme breaks it.
+    const themeEnv = envs.find((e) => e.wordpressVersion !== coreEnv!.wordpressVersion);
+    const [theme, installed] = [...themeEnv!.themes][0]!;
+    sim.breakTheme(`${theme}@${installed.version}`);
+    sim.breakCore(coreEnv!.wordpressVersion!);
+    const caller = new Caller(client, { logger: silent });
+    for (const [env, named] of [
+      [themeEnv!, { theme }],
+      [coreEnv!, { core: 'wordpress' }],
+    ] as const) {
+      const page = await request(sim.siteUrl.replace('{{domain}}', env.domains[0]!.name));
+      await page.body.dump();
+      expect(page.statusCode).toBe(500);
+      const after = await readErrorLog(caller, env.id, { when: 'after' });
+      expect(newFatal('', after.ok ? after.text : '', Object.values(KIND_TABLE))).toMatchObject(named);
+    }
+  });
+
   it('a 401 is a stop the caller acts on, as for every other read', async () => {
     const { sim } = await start({ sites: 1 });
     const client = new HostingClient({ baseUrl: sim.baseUrl, token: 'not-the-token' });
@@ -75,6 +97,22 @@ describe('readErrorLog: the PHP error log of an environment, through the caller'
     }
     // A defect (no answer of the service) is not hidden.
     await expect(readErrorLog(reading(() => Promise.reject(new TypeError('bug'))).port, ENV, { when: 'before' })).rejects.toThrow('bug');
+  });
+
+  it('loggedCulprit: the item of the first fatal line new since the read before; nothing when the log cannot be read; a 401 a stop', async () => {
+    const line = 'PHP Fatal error:  Uncaught Error: x in /www/a_1/public/wp-content/plugins/forms/forms.php:7';
+    const old = 'PHP Fatal error:  Uncaught Error: y in /www/a_1/public/wp-content/plugins/old/old.php:7';
+    const answering = (logs: string) => reading(() => Promise.resolve({ environment: { container_info: { logs } } })).port;
+    const kinds = [KIND_TABLE.plugin];
+    expect(await loggedCulprit(answering(`${old}\n${line}`), ENV, { ok: true, text: old }, kinds)).toEqual({ logged: { plugin: 'forms', line } });
+    expect(await loggedCulprit(answering(old), ENV, { ok: true, text: old }, kinds)).toEqual({});
+    // Without the read before, the newest fatal line.
+    expect(await loggedCulprit(answering(`${old}\n${line}`), ENV, { ok: false, reason: 'x' }, kinds)).toEqual({ logged: { plugin: 'forms', line } });
+    const failing = (error: Error) => reading(() => Promise.reject(error)).port;
+    expect(await loggedCulprit(failing(new ServerError(502, 'GET', '/logs', 'bad gateway')), ENV, undefined, kinds)).toEqual({});
+    expect(await loggedCulprit(failing(new AuthenticationError(401, 'GET', '/logs', 'Unauthenticated.')), ENV, undefined, kinds)).toMatchObject({
+      stop: { kind: 'auth' },
+    });
   });
 
   it('the read before a write waits behind writes; the one after a failed check goes first; lines kept from 1 to 20000', async () => {
