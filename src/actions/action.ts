@@ -3,6 +3,7 @@ import type { InputProblem } from '../errors.js';
 import type { Environment, Inventory } from '../inventory/inventory.js';
 import type { ItemRef, Kind } from '../inventory/kinds.js';
 import type { ReleaseAgeDecision, ReleaseClock } from '../inventory/release-age.js';
+import type { WithheldDecision, Withholding } from '../inventory/withheld.js';
 import type { PlaybookFiles } from '../util/input-file.js';
 import type { OutputKind } from '../util/output-file.js';
 
@@ -43,6 +44,8 @@ export type Expansion =
       note?: string;
       precondition?: string;
       release_age?: ReleaseAgeDecision[];
+      /** Updates the company's history left alone here (quarantined, retry_later), with when, where, why and the override. */
+      withheld?: WithheldDecision[];
       /** Names the call among its target's several (a theme's pinned update), so that its step's id stays when others come and go. */
       key?: string;
       /** The items (themes) the call updates, when the action knows them: a decision about another item is not this step's. */
@@ -50,7 +53,7 @@ export type Expansion =
       /** Each item the call updates and the versions it moves between, as offered (`health.on_broken: isolate` takes a write apart by these). */
       updates?: ItemChange[];
     }
-  | { skip: string; release_age?: ReleaseAgeDecision[] };
+  | { skip: string; release_age?: ReleaseAgeDecision[]; withheld?: WithheldDecision[] };
 
 /** A site, for actions that act once per site: its id (from a sites map) and its environments in the listing. */
 export interface SiteTarget {
@@ -79,6 +82,8 @@ export interface ExpandContext<W extends object = WithBlock> {
    * the version staging soaked, or the one it stages): the action must install that very version.
    */
   pinVersions?: true;
+  /** The company's quarantine and retry tables and the time to judge at (inventory/withheld.ts); undefined where none is judged. */
+  withholding?: Withholding;
 }
 
 /** A domain of an environment, as the domain list gives it (domain-scoped actions expand on each). */

@@ -12,6 +12,7 @@ import {
   type ReleaseAgePolicy,
   type ReleaseClock,
 } from '../inventory/release-age.js';
+import { judgeWithheld, withheldWords, type WithheldDecision, type Withholding } from '../inventory/withheld.js';
 import { ageSchema, LONGEST_AGE } from '../util/duration.js';
 import { BUMPS, versionJump, withinBump, type Bump } from '../util/item-version.js';
 
@@ -89,16 +90,27 @@ export function checkPolicy(w: ItemsUpdateWith): InputProblem[] {
 }
 
 /** What the policy makes of one offered update: sent (perhaps early, with why), or held back with why. */
-export type Judgement = { send: true; early?: ReleaseAgeDecision } | { send: false; reason: string; decision?: ReleaseAgeDecision };
+export type Judgement =
+  { send: true; early?: ReleaseAgeDecision } | { send: false; reason: string; decision?: ReleaseAgeDecision; withheld?: WithheldDecision };
 
 /**
  * The rules in order, the most basic first: a night that updates only vulnerable installs says so
- * before it weighs the update itself, and the release age comes last. `releases` is undefined only
+ * before it weighs the update itself, then what the company's history withholds (inventory/withheld.ts),
+ * and the release age comes last. `releases` is undefined only
  * where no age can be judged (validate's stand-in expansion, which checks bodies alone).
  */
-export function judgeUpdate(t: InstalledItem, policy: ItemsUpdateWith, releases: ReleaseClock | undefined): Judgement {
+export function judgeUpdate(
+  t: InstalledItem,
+  policy: ItemsUpdateWith,
+  releases: ReleaseClock | undefined,
+  /** The environment and the company's history (quarantine, retries): undefined where none is judged. */
+  history?: { env: { id: string }; withholding: Withholding | undefined },
+): Judgement {
   const reason = heldBack(t, policy);
   if (reason !== undefined) return { send: false, reason };
+  // The policy would have sent it: the company's history may still leave it alone (a quarantined version, a backoff).
+  const withheld = history && judgeWithheld(history.env, t, history.withholding);
+  if (withheld) return { send: false, reason: withheldWords(withheld), withheld };
   const decision = releases && judgeReleaseAge(t, policy, releases);
   if (decision === undefined) return { send: true };
   return decision.held ? { send: false, reason: describeDecision(decision), decision } : { send: true, early: decision };

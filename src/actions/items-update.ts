@@ -84,13 +84,15 @@ export function itemsUpdate(row: KindRow): Action<ItemsUpdateWith> {
       if (row.only !== undefined && env.items[kind] === undefined)
         return [{ skip: `the site listing shows no WordPress version for this environment: not checked` }];
       const available = installedOf(env, kind).filter((t) => t.update_available && picked(t.name));
-      const judged = available.map((item) => ({ item, judgement: judgeUpdate(item, ctx.with, ctx.releases) }));
+      const history = { env, withholding: ctx.withholding };
+      const judged = available.map((item) => ({ item, judgement: judgeUpdate(item, ctx.with, ctx.releases, history) }));
       const update = judged.flatMap(({ item, judgement }) => (judgement.send ? [item] : []));
       const held = judged.flatMap(({ item, judgement }) => (judgement.send ? [] : [`${item.name}: ${judgement.reason}`]));
       const decisions = judged.flatMap(({ judgement: j }) => (j.send ? (j.early ?? []) : (j.decision ?? [])));
       const early = decisions.filter((d) => !d.held).map((d) => `${nameOf(d)}: ${describeDecision(d)}`);
       const note = [listed(LEFT_ALONE, held), listed(SENT_EARLY, early)].filter(Boolean).join(ITEM_SEPARATOR) || undefined;
-      const ages = decisions.length > 0 ? { release_age: decisions } : {};
+      const withheld = judged.flatMap(({ judgement: j }) => (!j.send && j.withheld ? [j.withheld] : []));
+      const ages = { ...(decisions.length > 0 ? { release_age: decisions } : {}), ...(withheld.length > 0 ? { withheld } : {}) };
       if (update.length === 0) return [{ skip: note ?? `no ${kind} update available`, ...ages }];
       if (writes.bulk && !pins(ctx.with, ctx.pinVersions)) return [{ ...updateOf(kind, writes, env.id, update, note), ...ages }];
       // One call per item; the environment's note and dates go with its first.
@@ -218,4 +220,27 @@ function stillAvailable(row: KindRow, step: StepOutcome, listing: Inventory): st
   const env = listing.environments.find((e) => e.id === step.target.env_id);
   const installed = env ? installedOf(env, row.kind) : [];
   return itemsOf(ITEM_WRITES[row.kind], step).filter((name) => installed.some((t) => t.name === name && t.update_available));
+}
+
+/**
+ * The updates a write of a kind sent, with their versions, from what its step keeps: `updates` where
+ * the plan put them (health.on_broken: isolate), else the pinned body's item and version, else the
+ * bulk body's items with the versions its precondition (written here, `updateOf`) judged. Used after a
+ * run, by what it records (quarantine, retries): an item the words do not name is not guessed at.
+ */
+export function writtenUpdates(kind: Kind, step: { body?: unknown; precondition?: string; updates?: ItemChange[] }): ItemChange[] {
+  if (step.updates) return step.updates;
+  const writes = ITEM_WRITES[kind];
+  const judged = new Map(
+    (step.precondition ?? '').split(', ').flatMap((part) => {
+      const m = /^(\S+) (\S+) → (\S+)$/.exec(part);
+      return m ? [[m[1]!, { from: m[2]!, to: m[3]! }] as const] : [];
+    }),
+  );
+  const pinned = writes.pinnedOf(step.body);
+  if (pinned) return [{ ...refOf(kind, pinned.name), from: judged.get(pinned.name)?.from ?? '', to: pinned.update_version }];
+  return writes.bulkNames(step.body).flatMap((name) => {
+    const v = judged.get(name);
+    return v ? [{ ...refOf(kind, name), ...v }] : [];
+  });
 }

@@ -7,7 +7,8 @@ import { selectEnvironments } from '../plan/select.js';
 import { loadChecked } from './load-playbook.js';
 import type { Playbook } from '../playbook/types.js';
 import { buildPlan, type Plan } from '../plan/plan.js';
-import { itemReadsNeeded, kindOf, kindsNeeded, namedSightings, readsNeeded, releasesNeeded, stagingNeeded } from '../plan/needs.js';
+import { itemReadsNeeded, kindOf, kindsNeeded, namedSightings, readsNeeded, releasesNeeded, stagingNeeded, withholdingNeeded } from '../plan/needs.js';
+import { withholdingOf } from './withheld-record.js';
 import { releaseClock } from './release-clock.js';
 import type { Inventory as Fleet } from '../inventory/inventory.js';
 import type { GlobalOptions, Runtime } from './runtime.js';
@@ -79,10 +80,20 @@ export async function planFrom(
   const releases = releasesNeeded(playbook, inventory) ? await releaseClock(scope.coordination, inventory, opts.io.now(), namedSightings(playbook)) : undefined;
   // What the company's staging steps recorded as they ended (nothing is recorded before the plan).
   const staging = stagingNeeded(playbook) ? { now: opts.io.now(), table: await scope.coordination.staging(inventory.company).record([]) } : undefined;
+  // What the company's runs left alone for later: quarantined versions, writes waiting their backoff.
+  const withholding = withholdingNeeded(playbook) ? await withholdingOf(scope.coordination, inventory.company, playbook.settings, opts.io.now()) : undefined;
   const cpu = process.cpuUsage();
   const planStart = performance.now();
   const plan: Plan = {
-    ...buildPlan({ playbook, inventory, date, env: opts.io.env, ...(releases ? { releases } : {}), ...(staging ? { staging } : {}) }),
+    ...buildPlan({
+      playbook,
+      inventory,
+      date,
+      env: opts.io.env,
+      ...(releases ? { releases } : {}),
+      ...(staging ? { staging } : {}),
+      ...(withholding ? { withholding } : {}),
+    }),
     made: { at: new Date().toISOString(), playbook_sha256: playbookSha256(file) },
   };
   const planCpu = process.cpuUsage(cpu);

@@ -13,6 +13,7 @@ import type { Journal } from '../run/journal.js';
 import type { GlobalOptions, Runtime } from './runtime.js';
 import type { RunScope } from './run-scope.js';
 import { endsOf, recordStagingOrWarn } from './staging-record.js';
+import { recordWithheldOrWarn, writeEndsOf } from './withheld-record.js';
 import { finishRun, type OutputFlags, type Started } from './finish-run.js';
 import { SiteProbe } from '../health/http/probe.js';
 import { openVisual } from './visual.js';
@@ -74,6 +75,7 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   await snapshots.settled(); // a snapshot must not land after the final report
   const { globals } = args.scope;
   await recordStagingOrWarn(args.scope, args.plan.company, endsOf(args.plan, outcome.results));
+  await recordWithheldOrWarn(args.scope, args.plan.company, args.runId, writeEndsOf(args.plan, outcome.results));
   const runtime = args.scope.runtime();
   const took = await finishRun({
     report: { flag: 'report', path: args.reportPath, value: report },

@@ -5,6 +5,7 @@ import { registerBackups } from './commands/backups.js';
 import { registerDemo } from './commands/demo.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerInventory } from './commands/inventory.js';
+import { registerQuarantine } from './commands/quarantine.js';
 import { registerPlan } from './commands/plan.js';
 import { registerResume } from './commands/resume.js';
 import { registerRun } from './commands/run.js';
@@ -134,6 +135,7 @@ function registerCommands(program: Command): void {
     registerRestore,
     registerReport,
     registerInventory,
+    registerQuarantine,
     registerBackups,
     registerDoctor,
     registerSshConfig,

@@ -15,6 +15,7 @@ import { clearsCache } from '../health/spec.js';
 import { planReasons } from '../report/reasons.js';
 import { releaseAgeLines } from '../report/release-age-lines.js';
 import { stagingLines } from '../report/staging-lines.js';
+import { withheldLines } from '../report/withheld-lines.js';
 import { healthCounts, pagesNotLookedAt, restoreLine, restorePointsOfFailures, targetLabel, unhealthyBefore, type Report } from '../report/report.js';
 import { clip, forCsv, forTerminal, jsonText, MESSAGE_WIDTH, terminalMessage, terminalName } from '../util/safe-text.js';
 import { isolatedResults, isolationLine } from '../report/isolation-lines.js';
@@ -111,6 +112,7 @@ export function renderPlan(plan: Plan, verbose: boolean, paint: Painter = plain)
   );
   lines.push(...releaseAgeLines([...plan.steps, ...plan.skipped]).map(terminalMessage));
   lines.push(...stagingLines([...plan.steps, ...plan.skipped]).map(terminalMessage));
+  lines.push(...withheldLines([...plan.steps, ...plan.skipped]).map(terminalMessage));
   const clears = new Map(plan.tasks.map((t) => [t.index, t.health !== undefined && clearsCache(t.health)]));
   const clearing = plan.steps.filter((s) => stepHealthUrl(s) !== undefined && clears.get(s.task_index)).length;
   if (clearing > 0)

@@ -1,3 +1,4 @@
+import { quarantineFile, retryFile } from './quarantine-file.js';
 import { acquireLock } from './file-lock.js';
 import { firstSeenFile } from './first-seen-file.js';
 import { stagingFile } from './staging-file.js';
@@ -16,6 +17,8 @@ export function localCoordination(stateDir: string): Coordination {
     busy: () => undefined,
     firstSeen: (company) => firstSeenFile(stateDir, company),
     staging: (company) => stagingFile(stateDir, company),
+    quarantine: (company) => quarantineFile(stateDir, company),
+    retries: (company) => retryFile(stateDir, company),
     close: () => Promise.resolve(),
   };
 }

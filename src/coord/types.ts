@@ -1,6 +1,8 @@
 import type { ServiceRule } from '../api/endpoints.js';
 import type { FirstSeen, Sighting } from '../inventory/first-seen.js';
 import type { StagingEntry, StagingTable } from '../inventory/staging-table.js';
+import type { QuarantineEntry, QuarantineTable } from '../inventory/quarantine-table.js';
+import type { RetryEntry, RetryTable } from '../inventory/retry-table.js';
 
 /**
  * What runs of one company share, whichever machine they run on: the run lock, the API's rate budget,
@@ -104,6 +106,23 @@ export interface StagingStore {
 }
 
 /**
+ * Item versions that broke a site, quarantined for the whole company (inventory/quarantine-table.ts):
+ * in the state folder, or in Redis. Breaks are recorded after a run's steps end; releases by a person.
+ */
+export interface QuarantineStore {
+  readonly where: string;
+  /** Adds `entries` (breaks, releases), durably (none: only reads), and returns the company's whole table as it stands after. */
+  record(entries: readonly QuarantineEntry[]): Promise<QuarantineTable>;
+}
+
+/** Writes that failed for a reason that may pass, waiting to be tried again (inventory/retry-table.ts): in the state folder, or in Redis. */
+export interface RetryStore {
+  readonly where: string;
+  /** Adds `entries` (failures, clears), durably (none: only reads), and returns the company's whole table as it stands after. */
+  record(entries: readonly RetryEntry[]): Promise<RetryTable>;
+}
+
+/**
  * When each theme version of a company was first seen (inventory/first-seen.ts): in the state folder,
  * or in Redis, shared by every machine that names it. Written before a plan is made, so before any
  * write is sent: a run that crashes later has still started its versions' clocks.
@@ -135,5 +154,9 @@ export interface Coordination {
   firstSeen(company: string): FirstSeenStore;
   /** What the company's staging environments ran of each theme version, and which failed (rollout.staging_first). */
   staging(company: string): StagingStore;
+  /** The company's quarantined item versions (a version that broke a site is sent nowhere until released). */
+  quarantine(company: string): QuarantineStore;
+  /** The company's writes waiting to be tried again (`retry_later`). */
+  retries(company: string): RetryStore;
   close(): Promise<void>;
 }

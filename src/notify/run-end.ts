@@ -1,6 +1,7 @@
 import { refFrom } from '../inventory/kinds.js';
 import { releaseAgeGroups } from '../report/release-age-lines.js';
 import { stagingGroups } from '../report/staging-lines.js';
+import { withheldGroups } from '../report/withheld-lines.js';
 import { exitMeaning } from '../errors.js';
 import { taskCounts } from '../report/task-counts.js';
 import { isProblem } from '../run/types.js';
@@ -118,6 +119,12 @@ export function jsonSummary(end: RunEnd, sentAt: Date): Record<string, unknown> 
       ? isolatedResults(report.results)
           .slice(0, LISTED)
           .map((r) => isolatedEntry(r, next && commandText(next)))
+      : [],
+    // What the company's history left alone (a quarantined version, a write waiting its backoff): each once, with its override.
+    withheld: report
+      ? withheldGroups(report.results)
+          .slice(0, LISTED)
+          .map(({ task, decision, environments }) => ({ task, ...decision, environments }))
       : [],
     continue_with: (next && commandText(next)) ?? null,
     next_command: next ?? null,

@@ -7,6 +7,7 @@ import { targetLabel, type Report } from '../report/report.js';
 import { releaseAgeGroups } from '../report/release-age-lines.js';
 import { stagingGroups } from '../report/staging-lines.js';
 import { isolatedResults, isolationLine } from '../report/isolation-lines.js';
+import { withheldGroups, withheldText } from '../report/withheld-lines.js';
 
 /** Slack lists this many problem steps; more make a message people scroll past. */
 const SLACK_LISTED = 10;
@@ -73,7 +74,8 @@ function heldLines(report: Report): string[] {
   const staging = stagingGroups(report.results)
     .filter((g) => g.decision.code !== 'promoted')
     .map(({ decision: d, sites }) => ({ code: d.code, text: `${nameOf(d)} ${d.version} on ${sites} sites${d.until ? `, live after ${d.until}` : ''}` }));
-  const lines = [...ages, ...staging];
+  const withheld = withheldGroups(report.results).map((g) => ({ code: g.decision.code, text: withheldText(g) }));
+  const lines = [...withheld, ...ages, ...staging];
   // The code is sitefleet's own word, in a code span (its underscores stay); the rest names the service's themes and plugins.
   const shown = lines.slice(0, SLACK_LISTED).map(({ code, text }) => `• held: \`${code}\` ${forSlack(clip(text, MESSAGE_WIDTH))}`);
   if (lines.length > SLACK_LISTED) shown.push(`… and ${lines.length - SLACK_LISTED} more held in the report`);

@@ -78,3 +78,8 @@ export function stagingNeeded(playbook: Playbook): boolean {
 export function releasesNeeded(playbook: Playbook, inventory: Inventory): boolean {
   return readsNeeded(playbook, inventory, 'first_seen').length > 0;
 }
+
+/** Whether a task updates items, so that the company's quarantine and retries must be read before planning (inventory/withheld.ts). */
+export function withholdingNeeded(playbook: Playbook): boolean {
+  return playbook.tasks.some((t) => kindOf(t.action) !== undefined);
+}

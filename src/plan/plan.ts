@@ -18,6 +18,7 @@ import { InvalidInputError, type InputProblem } from '../errors.js';
 import { installedOf, type Environment, type InstalledItem, type Inventory } from '../inventory/inventory.js';
 import { KIND_TABLE, nameOf, type Kind, OTHER_KINDS } from '../inventory/kinds.js';
 import type { ReleaseAgeDecision, ReleaseClock } from '../inventory/release-age.js';
+import type { WithheldDecision, Withholding } from '../inventory/withheld.js';
 import type { Playbook, Task } from '../playbook/types.js';
 import { parseDuration } from '../util/duration.js';
 import { selectEnvironments } from './select.js';
@@ -70,6 +71,8 @@ export interface Step {
   precondition?: string;
   /** Themes the release age held back on this environment (named in the note too) or sent early, with their dates. */
   release_age?: ReleaseAgeDecision[];
+  /** Updates the company's history left alone on this environment (quarantined, retry_later; named in the note too). */
+  withheld?: WithheldDecision[];
   /** `health.on_broken: isolate`: the updates the write carries, with the versions they move between (what isolation takes apart). */
   updates?: ItemChange[];
   /** rollout.staging_first: what this step does of each theme's way through staging (staged, promoted). */
@@ -88,6 +91,8 @@ export interface SkippedTarget {
   target: Target;
   reason: string;
   release_age?: ReleaseAgeDecision[];
+  /** Updates the company's history left alone here: quarantined, retry_later. */
+  withheld?: WithheldDecision[];
   /** rollout.staging_first: why live waits (staged tonight, soaking, staging failed, no staging), with dates and override. */
   staging?: StagingDecision[];
 }
@@ -149,6 +154,11 @@ export interface PlanInput {
   releases?: ReleaseClock;
   /** rollout.staging_first: the time staging is judged at and what the staging store holds (see stagingNeeded). */
   staging?: StagingClock;
+  /**
+   * The company's quarantine and retry tables and the time to judge them at (inventory/withheld.ts):
+   * for item updates; without it nothing is withheld (validate, tests of other things).
+   */
+  withholding?: Withholding;
 }
 
 /**
@@ -229,6 +239,7 @@ class PlanParts {
         date,
         inventory,
         ...(this.input.releases ? { releases: this.input.releases } : {}),
+        ...(this.input.withholding ? { withholding: this.input.withholding } : {}),
         ...(task.rollout?.staging_first ? { pinVersions: true as const } : {}),
       },
       ...(task.backup_first ? { backupTag: restorePoint.tag(task.name, date) } : {}),
@@ -530,8 +541,8 @@ function stepOf(id: string, task: Task, action: string, target: Target, request:
   };
 }
 
-function releaseAgeOf(e: Expansion): Pick<Step, 'release_age'> {
-  return e.release_age ? { release_age: e.release_age } : {};
+function releaseAgeOf(e: Expansion): Pick<Step, 'release_age' | 'withheld'> {
+  return { ...(e.release_age ? { release_age: e.release_age } : {}), ...(e.withheld ? { withheld: e.withheld } : {}) };
 }
 
 function envTarget(env: Environment): Target {

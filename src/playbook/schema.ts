@@ -5,6 +5,7 @@ import type { Action } from '../actions/action.js';
 import { healthSchema } from '../health/spec.js';
 import { commonDef, globs, secretRef } from '../actions/schema-parts.js';
 import { ageSchema, durationSchema, LONGEST, LONGEST_AGE } from '../util/duration.js';
+import { DEFAULT_RETRY_BACKOFF } from '../inventory/withheld.js';
 
 export const PLAYBOOK_SCHEMA_ID = 'https://sitefleet.dev/schemas/playbook.schema.json';
 
@@ -126,6 +127,13 @@ function settingsSchema(): Record<string, unknown> {
         type: 'string',
         minLength: 1,
         description: 'write the run’s metrics there in Prometheus’ text format (for node_exporter’s textfile collector); --metrics-file overrides it',
+      },
+      retry_backoff: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 16,
+        items: ageSchema(LONGEST_AGE.retryBackoff, 'a wait'),
+        description: `how long an item update that failed for a reason that may pass (a 5xx, a timeout, a site down before the write) waits on its environment before it is sent again: after the 1st, 2nd… failure in a row, the last repeating (default [${DEFAULT_RETRY_BACKOFF.join(', ')}]); \`sitefleet retry clear\` lets one go at once`,
       },
       lock: {
         enum: ['company', 'playbook'],

@@ -99,6 +99,8 @@ export interface PlaybookSettings {
   notify?: NotifySetting[];
   /** Where the run's Prometheus metrics go (node_exporter's textfile collector). */
   metrics_file?: string;
+  /** The waits before an item update that failed for a reason that may pass is sent again on its environment (inventory/withheld.ts). */
+  retry_backoff?: string[];
 }
 
 /** One webhook of `settings.notify`. */

@@ -1,3 +1,4 @@
+import type { WithheldDecision } from '../inventory/withheld.js';
 import type { StagingDecision } from '../plan/staging-first.js';
 import { randomUUID } from 'node:crypto';
 import { writeOutput, type OutputFile } from '../util/output-file.js';
@@ -27,6 +28,8 @@ export interface ReportResult extends Omit<StepResult, 'step_id' | 'private_outp
   precondition?: string;
   /** Items (themes, plugins) the release age held back here, or sent before their age, each with its reason code and dates. */
   release_age?: ReleaseAgeDecision[];
+  /** Updates the company's history left alone here: a quarantined version, a write waiting its backoff (retry_later). */
+  withheld?: WithheldDecision[];
   /** rollout.staging_first: staged, promoted, or why live waits (staging_soaking, staging_failed, no_staging), with dates and override. */
   staging?: StagingDecision[];
 }
@@ -118,6 +121,7 @@ export function buildReport(args: {
       ...(step.wave !== undefined ? { wave: step.wave } : {}),
       ...(step.precondition !== undefined ? { precondition: step.precondition } : {}),
       ...(step.release_age ? { release_age: step.release_age } : {}),
+      ...(step.withheld ? { withheld: step.withheld } : {}),
       ...(step.staging ? { staging: step.staging } : {}),
     });
   }
@@ -225,6 +229,7 @@ function skippedTarget(s: Plan['skipped'][number]): ReportResult {
     error: null,
     reason: s.reason,
     ...(s.release_age ? { release_age: s.release_age } : {}),
+    ...(s.withheld ? { withheld: s.withheld } : {}),
     ...(s.staging ? { staging: s.staging } : {}),
   };
 }

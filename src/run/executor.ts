@@ -22,6 +22,10 @@ import { countsAgainstBudget, ENDED_STATUSES, type CacheClear, type ExecuteOutco
 import type { VisualBaseline, VisualPort } from './visual-gate.js';
 import { heldText, type VisualSeen } from './visual-outcome.js';
 import { verifyTask } from './verify.js';
+import { startIsolation } from './isolation.js';
+import { isolate, type IsolationContext } from './isolation-round.js';
+import { RunQuarantine } from './run-quarantine.js';
+import { isolationLeft } from './resume.js';
 import { DEFAULT_TRACKING, taskWatch, watcherFor, type Watcher, type TrackOptions, type WatchOptions } from './watcher.js';
 
 export interface ExecuteOptions {
@@ -127,6 +131,8 @@ class Execution {
   readonly budgets = new Map<number, FailureBudget>();
   /** What every wait before a send listens on: the run stopping, or its window closing. */
   readonly sends: AbortSignal;
+  /** Updates found to break a site in this run (isolation): left out of every write sent after. */
+  readonly quarantine = new RunQuarantine();
 
   constructor(
     readonly plan: Plan,
@@ -134,6 +140,8 @@ class Execution {
   ) {
     this.results = new Map(options.initial ?? []);
     this.stepsById = new Map(plan.steps.map((s) => [s.id, s]));
+    // A resume sends nowhere what the interrupted run found to break a site.
+    for (const [id, known] of this.results) if (known.isolation) this.quarantine.addAll(known.isolation.culprits, this.stepsById.get(id)?.target ?? {});
     this.clock = options.clock ?? systemClock;
     this.stop = new RunStop(options.signal, (reason, kind) => {
       options.logger.warn({ reason }, 'run stopping');
@@ -337,10 +345,14 @@ class Execution {
   }
 
   /** One step: wait for its environment, send, and (for a waiting task) follow its operation to the end. */
-  async runStep(task: TaskSummary, budget: FailureBudget, step: Step, guarded: Guarded = {}): Promise<void> {
-    const known = this.results.get(step.id);
-    if (known && ENDED_STATUSES.has(known.status)) return this.resumeKnown(task, budget, step, known, guarded);
+  async runStep(task: TaskSummary, budget: FailureBudget, planned: Step, guarded: Guarded = {}): Promise<void> {
+    const known = this.results.get(planned.id);
+    if (known && ENDED_STATUSES.has(known.status)) return this.resumeKnown(task, budget, planned, known, guarded);
     if (this.sendsOver()) return;
+    // An update found to break a site earlier in this run goes nowhere else.
+    const trimmed = this.quarantine.trim(planned);
+    if ('skip' in trimmed) return this.endUnsent(planned, 'skipped', trimmed.skip);
+    const step = trimmed.step;
     if (step.health && 'missing' in step.health) {
       await this.endUnsent(step, 'failed', `${step.health.missing} (on_missing_domain: fail)`);
       return this.countFailure(task, budget, this.results.get(step.id)!);
@@ -483,14 +495,66 @@ class Execution {
       !failsStep && !holdsStep && after?.healthy && guarded.visual ? await this.options.visual!.after(step.id, guarded.visual, task.health!) : undefined;
     if (seen) result = withVisual(result, seen);
     // Broken by this write, and seen healthy just before it: put back from this run's restore point.
-    if ((failsStep || seen?.broken) && guarded.before?.healthy && task.health?.on_broken === 'restore') {
+    if ((failsStep || seen?.broken) && guarded.before?.healthy && task.health?.on_broken !== undefined) {
       await this.record('update', step, result);
       const restored = await restoreBroken(this.restoring(task), step, result, guarded.gate, url);
       for (const [other, undone] of undoneWrites(this.plan.steps, this.results, step, restored)) await this.record('update', other, undone);
-      return restored;
+      return this.isolateAfterRestore(task, step, restored, guarded, url);
     }
     if (result !== final) await this.record('update', step, result);
     return result;
+  }
+
+  /**
+   * `health.on_broken: isolate`: a write put back from its restore point, and seen healthy again, has
+   * its updates sent again in rounds to find the one that broke the site (isolation-round.ts). A
+   * write of one update was its own round: it is the culprit. Writes looked at together
+   * (rollout.together) were seen broken once for all of them, and are not taken apart.
+   */
+  async isolateAfterRestore(task: TaskSummary, step: Step, restored: StepResult, guarded: Guarded & { gate: HealthGate }, url: string): Promise<StepResult> {
+    const back = restored.restored;
+    if (task.health?.on_broken !== 'isolate' || !step.updates?.length || step.joins !== undefined) return restored;
+    if (back?.status !== 'succeeded' || back.health?.outcome !== 'healthy') return restored;
+    const started: StepResult = { ...restored, isolation: startIsolation(step.updates) };
+    return this.isolating(task, step, started, guarded.gate, url, guarded.visual);
+  }
+
+  /** Rounds of isolation as a step records them (begun now, or found unfinished by a resume); the culprits found are sent nowhere else in this run. */
+  async isolating(task: TaskSummary, step: Step, result: StepResult, gate: HealthGate, url: string, visual?: VisualBaseline): Promise<StepResult> {
+    void visual?.close(); // the write's own look is spent: each round takes its own
+    const ended = await isolate(this.isolationContext(task, step, gate, url), step, result);
+    this.quarantine.addAll(ended.isolation?.culprits ?? [], step.target);
+    return ended;
+  }
+
+  isolationContext(task: TaskSummary, step: Step, gate: HealthGate, url: string): IsolationContext {
+    const spec = task.health!;
+    const visual = this.options.visual;
+    return {
+      caller: this.options.caller,
+      watcher: this.watcher,
+      watch: this.watchOptions(task),
+      kind: ACTIONS.get(step.action)!.items!,
+      gate,
+      url,
+      ...(clearsCache(spec) ? { clearCache: () => this.clearCache(task, step, true) } : {}),
+      ...(spec.visual && visual
+        ? {
+            visual: {
+              before: (n: number) => visual.before(`${step.id}~${n}`, url, spec),
+              after: (n: number, b: VisualBaseline) => visual.after(`${step.id}~${n}`, b, spec),
+            },
+          }
+        : {}),
+      restoring: this.restoring(task),
+      logger: this.options.logger,
+      save: (r) => this.record('update', step, r),
+      mayGoOn: () => !this.sendsOver(),
+      blockedBackoffMs: this.context.blockedBackoffMs,
+      sleep: (ms) => sleepOn(this.clock, ms, this.sends),
+      whyNot: () => (this.stop.reason ? `the run stopped (${this.stop.reason.reason})` : 'the maintenance window closed'),
+      stop: (reason, kind) => this.stop.stop(reason, kind),
+    };
   }
 
   /**
@@ -556,18 +620,22 @@ class Execution {
 
   /** Resume: an operation accepted before the interruption is followed when its task waits, or when its environment is needed. */
   async resumeKnown(task: TaskSummary, budget: FailureBudget, step: Step, known: StepResult, guarded: Guarded): Promise<void> {
+    const url = stepHealthUrl(step);
     if (known.restored?.status === 'accepted' && known.restored.operation_id) {
       // The restore holds its environment as a write does: another write there waits for it to end, never
       // racing it into "blocked by another process" (as a run holds it through its own restore).
       const release = await this.sequence.enter(step.lock);
       try {
-        const restored = await followRestore(this.restoring(task), step, known, guarded.gate, stepHealthUrl(step));
+        const restored = await followRestore(this.restoring(task), step, known, guarded.gate, url);
         for (const [other, undone] of undoneWrites(this.plan.steps, this.results, step, restored)) await this.record('update', other, undone);
+        if (guarded.gate && url) await this.isolateAfterRestore(task, step, restored, { ...guarded, gate: guarded.gate }, url);
       } finally {
         release();
       }
       return;
     }
+    if (guarded.gate && url && task.health?.on_broken === 'isolate' && isolationLeft(step, known))
+      return this.resumeIsolation(task, step, known, guarded.gate, url);
     if (known.status === 'succeeded' && !known.health && stepHealthUrl(step) && guarded.gate && task.wait)
       return this.lookAgain(task, budget, step, known, guarded);
     if (known.status !== 'accepted' || !known.operation_id) return;
@@ -576,6 +644,18 @@ class Execution {
     release(follow.turn);
     // No baseline survives an interruption: a site broken after the operation fails the step.
     if (task.wait) this.countFailure(task, budget, await this.afterOperation(task, step, await follow.done(), guarded));
+  }
+
+  /** Resume: isolation the interrupted run left under way (or never began after its restore) goes on, holding the environment. */
+  async resumeIsolation(task: TaskSummary, step: Step, known: StepResult, gate: HealthGate, url: string): Promise<void> {
+    if (this.sendsOver()) return;
+    const release = await this.sequence.enter(step.lock);
+    try {
+      if (known.isolation) await this.isolating(task, step, known, gate, url);
+      else await this.isolateAfterRestore(task, step, known, { gate }, url);
+    } finally {
+      release();
+    }
   }
 
   /**

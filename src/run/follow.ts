@@ -11,8 +11,8 @@ import type { StepResult } from './types.js';
 import type { Watch, Watcher, WatchOptions } from './watcher.js';
 
 /** How the service says an environment is busy with another operation. */
-const BLOCKED = /blocked by another process/i;
-const MAX_BLOCKED_RETRIES = 3;
+export const BLOCKED = /blocked by another process/i;
+export const MAX_BLOCKED_RETRIES = 3;
 
 export interface FollowContext extends SendContext {
   watcher: Watcher;

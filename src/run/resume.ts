@@ -17,6 +17,8 @@ export interface ResumePlan {
   toPoll: Step[];
   /** A restore journaled as being sent and never answered: `unknown` now, never sent again (journaled by resume). */
   restoresInQuestion: Step[];
+  /** `health.on_broken: isolate`: isolation the run left under way (or never began after a restore that ended healthy): it goes on. */
+  toIsolate: Step[];
 }
 
 /**
@@ -26,7 +28,8 @@ export interface ResumePlan {
 export function planResume(state: JournalState): ResumePlan {
   const plan = state.start.plan;
   const waits = new Set(plan.tasks.filter((t) => t.wait).map((t) => t.index));
-  const out: ResumePlan = { initial: new Map(), ended: [], neverSent: [], resend: [], leftUnknown: [], toPoll: [], restoresInQuestion: [] };
+  const isolates = new Set(plan.tasks.filter((t) => t.health?.on_broken === 'isolate').map((t) => t.index));
+  const out: ResumePlan = { initial: new Map(), ended: [], neverSent: [], resend: [], leftUnknown: [], toPoll: [], restoresInQuestion: [], toIsolate: [] };
   for (const step of plan.steps) {
     const result = state.results.get(step.id);
     if (result && result.status !== 'skipped') {
@@ -36,6 +39,7 @@ export function planResume(state: JournalState): ResumePlan {
       if (known !== result) out.restoresInQuestion.push(step);
       if (result.status === 'accepted' && result.operation_id && waits.has(step.task_index)) out.toPoll.push(step);
       if (known.restored?.status === 'accepted' && known.restored.operation_id) out.toPoll.push(step);
+      else if (isolates.has(step.task_index) && isolationLeft(step, known)) out.toIsolate.push(step);
     } else if ((state.intents.get(step.id) ?? 0) > 0 && !result) {
       if (step.idempotent) {
         out.resend.push(step);
@@ -56,4 +60,10 @@ export function planResume(state: JournalState): ResumePlan {
     }
   }
   return out;
+}
+
+/** Isolation left under way, or due after a restore that ended healthy (the run died between the two). */
+export function isolationLeft(step: Step, known: StepResult): boolean {
+  if (known.isolation) return known.isolation.outcome === 'isolating';
+  return (step.updates?.length ?? 0) > 0 && known.restored?.status === 'succeeded' && known.restored.health?.outcome === 'healthy';
 }

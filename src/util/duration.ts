@@ -64,6 +64,8 @@ export const LONGEST_AGE = {
   maxHold: '180d',
   /** rollout.soak: a day or a week on staging is common; a month is as long as a fix should wait for live. */
   stagingSoak: '30d',
+  /** settings.retry_backoff: the host waits up to 16 days, sitefleet's default 30; a write left a quarter untried is one to look at by hand. */
+  retryBackoff: '90d',
 } as const;
 
 /**

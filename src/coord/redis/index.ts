@@ -1,3 +1,4 @@
+import { redisQuarantine, redisRetry } from './table-hash.js';
 import type { Coordination } from '../types.js';
 import { RedisBusy } from './busy.js';
 import { redisStaging } from './staging.js';
@@ -17,6 +18,8 @@ export async function redisCoordination(url: string): Promise<Coordination> {
     busy: (company, runId) => new RedisBusy(link, company, runId),
     firstSeen: (company) => redisFirstSeen(link, company),
     staging: (company) => redisStaging(link, company),
+    quarantine: (company) => redisQuarantine(link, company),
+    retries: (company) => redisRetry(link, company),
     close: () => link.close(),
   };
 }

@@ -275,3 +275,25 @@ setEarliest(KEYS[1], n + 2)
 redis.call('LTRIM', KEYS[2], n, -1)
 return 1
 `;
+
+/**
+ * Adds entries to a table hash (a quarantine's, a retry's: coord/redis/table-hash.ts), one field per
+ * entry as its line, and returns every field: an entry recorded twice is one field.
+ *
+ * KEYS: the hash. ARGV: the lines to add. Returns the hash's fields.
+ */
+export const TABLE_RECORD = `
+for i = 1, #ARGV do redis.call('HSET', KEYS[1], ARGV[i], '1') end
+return redis.call('HKEYS', KEYS[1])
+`;
+
+/**
+ * Takes fields out of a table hash: entries a release or a clear folded away, with it.
+ *
+ * KEYS: the hash. ARGV: the fields. Returns how many were there.
+ */
+export const TABLE_DROP = `
+local n = 0
+for i = 1, #ARGV do n = n + redis.call('HDEL', KEYS[1], ARGV[i]) end
+return n
+`;

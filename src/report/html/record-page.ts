@@ -1,6 +1,7 @@
 import { ACTIONS, restorePoint } from '../../actions/index.js';
 import { isProblem, type Isolation } from '../../run/types.js';
 import { changeText, culpritLog, isolationFacts, logExcerpt } from '../isolation-lines.js';
+import { nameOf } from '../../inventory/kinds.js';
 import type { RecordLine } from '../../actions/action.js';
 import { restoreLine, type Report, type ReportResult } from '../report.js';
 import { matchesAny } from '../../util/glob.js';
@@ -54,7 +55,8 @@ export function recordPage(input: RecordInput): string {
   for (const report of runs)
     for (const r of report.results) {
       const site = r.target.site;
-      if (site === undefined || !matchesAny(site, input.sites) || r.step_id === null) continue;
+      // A target skipped is no work, but what the company's history withheld from it is the client's to know.
+      if (site === undefined || !matchesAny(site, input.sites) || (r.step_id === null && !r.withheld)) continue;
       const entries = bySite.get(site) ?? [];
       bySite.set(site, entries);
       entries.push({ r, day: report.started_at.slice(0, 10), at: Date.parse(report.started_at) });
@@ -91,7 +93,7 @@ function lineOf(r: ReportResult): RecordLine {
 function siteSection(site: string, entries: readonly Entry[], asOf: number): Markup {
   const done = new Map<string, Markup[]>();
   for (const { r, day, at } of entries) {
-    if (r.status !== 'succeeded' && r.status !== 'accepted') continue;
+    if (r.step_id === null || (r.status !== 'succeeded' && r.status !== 'accepted')) continue;
     const line = lineOf(r);
     const age = line.kind === 'backup' && asOf > 0 ? `, ${Math.floor((asOf - at) / DAY_MS)} days old` : '';
     const pending = r.status === 'accepted' ? ' (accepted, not seen to finish)' : '';
@@ -113,7 +115,7 @@ function siteSection(site: string, entries: readonly Entry[], asOf: number): Mar
   );
   return h`<section class="site" data-site="${site}">
     <h3>${site}</h3>
-    ${work.length > 0 ? work : h`<p class="note">No work done.</p>`} ${healthPart(entries)} ${isolationPart(entries)} ${incidentPart(entries)}
+    ${work.length > 0 ? work : h`<p class="note">No work done.</p>`} ${healthPart(entries)} ${isolationPart(entries)} ${incidentPart(entries)} ${withheldPart(entries)}
   </section>`;
 }
 
@@ -177,6 +179,30 @@ function incidentPart(entries: readonly Entry[]): Markup {
     </li>`;
   });
   return h`<h4>Incidents (${incidents.length})</h4>
+    <ul>
+      ${items}
+    </ul>`;
+}
+
+/** Updates left alone on the site: a version quarantined after it broke a site, an update waiting its backoff after a failure that may pass. */
+function withheldPart(entries: readonly Entry[]): Markup {
+  const seen = new Set<string>();
+  const items = entries.flatMap(({ r, day }) =>
+    (r.withheld ?? []).flatMap((d) => {
+      const key = JSON.stringify([r.target.env_id, d.code, nameOf(d), d.version]);
+      if (seen.has(key)) return [];
+      seen.add(key);
+      const what =
+        d.code === 'quarantined' ? `quarantined: it broke a site on ${d.since.slice(0, 10)} (${d.why})` : `to retry after ${d.retry_at.slice(0, 10)}: ${d.why}`;
+      return [
+        h`<li class="withheld" data-code="${d.code}">
+          <span class="day">${day}</span> ${r.target.environment ?? ''}: ${nameOf(d)} ${d.installed} → ${d.version} left alone, ${what}
+        </li>`,
+      ];
+    }),
+  );
+  if (items.length === 0) return h``;
+  return h`<h4>Updates left alone (${items.length})</h4>
     <ul>
       ${items}
     </ul>`;

@@ -9,6 +9,7 @@ import { exitCodeOf, restoreLine, type Report, type ReportResult } from '../repo
 import type { StepStatus } from '../../run/types.js';
 import { releaseAgeGroups } from '../release-age-lines.js';
 import { isolatedResults, isolationLine } from '../isolation-lines.js';
+import { withheldGroups } from '../withheld-lines.js';
 import { pageRows } from '../staging-lines.js';
 import { htmlDocument } from './document.js';
 import { h, type Markup } from './markup.js';
@@ -39,7 +40,7 @@ export function runPage(input: RunPageInput): string {
     ${taskFigures(report)}
     <h2>Timeline</h2>
     ${'missing' in input.times ? h`<p class="note timeline-missing">No timeline: ${input.times.missing}.</p>` : timelineSection(report, input.times)}
-    ${problemSection(report)} ${visualSection(report.results, input.imageBase ?? '')} ${releaseAgeSection(report)} ${stagingSection(report)} ${restoredSection(report)} ${isolatedSection(report, input.reportPath)} ${nextSection(report, input.reportPath)}`;
+    ${problemSection(report)} ${visualSection(report.results, input.imageBase ?? '')} ${withheldSection(report)} ${releaseAgeSection(report)} ${stagingSection(report)} ${restoredSection(report)} ${isolatedSection(report, input.reportPath)} ${nextSection(report, input.reportPath)}`;
   return htmlDocument({
     title: input.title ?? `sitefleet: ${report.name}${report.mode === 'dry-run' ? ' (dry run)' : ''}`,
     ...(input.logo && { logo: input.logo }),
@@ -137,6 +138,26 @@ function problemSection(report: Report): Markup {
   );
   return h`<h2>Failed, held and unknown steps (${problems.length})</h2>
     ${table(['status', 'site', 'environment', 'task', 'reason', 'restore point'], rows, 'problems')}`;
+}
+
+/** Updates the company's history left alone (quarantined versions, writes waiting their backoff), once per version, with when, where, why and the override. */
+function withheldSection(report: Report): Markup {
+  const groups = withheldGroups(report.results);
+  if (groups.length === 0) return h``;
+  const rows = groups.map(
+    ({ task, decision: d, environments }) =>
+      h`<tr class="withheld" data-code="${d.code}">
+        <td>${d.code}</td>
+        <td>${task}</td>
+        <td>${nameOf(d)} ${d.installed} → ${d.version}</td>
+        <td class="n">${environments}</td>
+        <td>${d.code === 'quarantined' ? `broke ${d.site ?? d.env_id}${d.environment ? `/${d.environment}` : ''} at ${d.since}` : `failed ${d.failures}× (last ${d.last_failed_at}); not before ${d.retry_at}`}</td>
+        <td>${d.why}</td>
+        <td>${d.override}</td>
+      </tr>`,
+  );
+  return h`<h2>Quarantined and waiting to retry (${groups.length})</h2>
+    ${table(['code', 'task', kindWord(groups.map((g) => g.decision)), 'environments', 'when and where', 'why', 'override'], rows, 'withheld')}`;
 }
 
 /** Item updates (themes, plugins) the release age held back or sent before their age, once per version, with their dates; nothing when there are none. */

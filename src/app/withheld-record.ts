@@ -1,0 +1,65 @@
+import type { Coordination } from '../coord/types.js';
+import { backoffOf, type Withholding } from '../inventory/withheld.js';
+import type { Plan } from '../plan/plan.js';
+import type { PlaybookSettings } from '../playbook/types.js';
+import type { ReportResult } from '../report/report.js';
+import type { StepResult } from '../run/types.js';
+import { breaksOf, kindOf, retriesOf, type WriteEnd } from '../run/write-ends.js';
+import { forTerminal } from '../util/safe-text.js';
+import type { RunScope } from './run-scope.js';
+
+/** What the planner withholds updates by: the company's quarantine and retries as they stand, read (never written) before the plan. */
+export async function withholdingOf(coordination: Coordination, company: string, settings: PlaybookSettings, now: number): Promise<Withholding> {
+  const quarantine = await coordination.quarantine(company).record([]);
+  const retries = await coordination.retries(company).record([]);
+  return { now, quarantine, retries, backoff: backoffOf(settings.retry_backoff) };
+}
+
+/** A plan's writes with their results (a step with no result ended nowhere). */
+export function writeEndsOf(plan: Plan, results: ReadonlyMap<string, StepResult>): WriteEnd[] {
+  return plan.steps.flatMap((step) => {
+    const result = results.get(step.id);
+    if (!result || step.role) return [];
+    const { action, target, body, precondition, updates } = step;
+    return [{ action, target, body, precondition, updates, alone: step.joins === undefined, result }];
+  });
+}
+
+/**
+ * A report's writes (`status`): whether a write went alone in its turn is not in a report, so a
+ * restored pinned write names no version from here (its run named it as it ended: a restore happens
+ * in a run, never in `status`); what isolation found, and failures and successes, are recorded.
+ */
+export function writeEndsOfReport(results: readonly ReportResult[]): WriteEnd[] {
+  return results.flatMap((r) =>
+    r.request && !r.role ? [{ action: r.action, target: r.target, body: r.request.body, precondition: r.precondition, alone: false, result: r }] : [],
+  );
+}
+
+/**
+ * What a run's item writes came to, in the company's quarantine (a version that broke a site) and
+ * retries (a failure that may pass; a success clears): called where staging's ends are recorded
+ * (the run, a resume, status). An end recorded again changes nothing (a break per environment and
+ * version, a failure per run).
+ */
+async function recordWithheld(scope: RunScope, company: string, runId: string, ended: readonly WriteEnd[]): Promise<void> {
+  const at = scope.globals.io.now();
+  const breaks = ended.flatMap((e) => breaksOf(e, at));
+  if (breaks.length > 0) await scope.coordination.quarantine(company).record(breaks);
+  const store = scope.coordination.retries(company);
+  const table = await store.record([]);
+  const entries = ended.flatMap((e) => retriesOf(e, runId, at, (env, kind, name) => table.failed(env, kind, name)));
+  if (entries.length > 0) await store.record(entries);
+}
+
+/** recordWithheld, and a warning when a store cannot take it: the report stands whatever happens to that record. */
+export async function recordWithheldOrWarn(scope: RunScope, company: string, runId: string, ended: readonly WriteEnd[]): Promise<void> {
+  const writes = ended.filter((e) => kindOf(e) !== undefined);
+  if (writes.length === 0) return;
+  try {
+    await recordWithheld(scope, company, runId, writes);
+  } catch (error) {
+    const message = `could not record what the item updates came to in the quarantine and retries (${(error as Error).message}): a version that broke a site may be sent again`;
+    scope.globals.io.stderr.write(`sitefleet: warning: ${forTerminal(message)}\n`);
+  }
+}

@@ -1,0 +1,399 @@
+import type { Logger } from 'pino';
+import { restorePoint } from '../actions/index.js';
+import { AbortedError } from '../errors.js';
+import { findRestorePoint } from './restore-point.js';
+import { ITEM_WRITES } from '../actions/item-writes.js';
+import type { ItemChange, RequestSpec } from '../actions/action.js';
+import { reasonText, writeAnswer } from '../api/answer.js';
+import { nameOf, type Kind } from '../inventory/kinds.js';
+import type { Step } from '../plan/plan.js';
+import type { CallPort } from './caller.js';
+import type { HealthGate } from './health-gate.js';
+import { healthOutcome, healthRecord } from './health-gate.js';
+import { nextRound, restoreBound } from './isolation.js';
+import { PRIORITY, type Priority } from './rate-budget.js';
+import { followRestore, restoreBroken, type RestoreContext } from './restore.js';
+import type { CacheClear, Isolation, IsolationRound, LoggedError, RestorePoint, StepResult, StopKind } from './types.js';
+import type { VisualSeen } from './visual-outcome.js';
+import type { VisualBaseline } from './visual-gate.js';
+import type { Tracked, Watcher, WatchOptions } from './watcher.js';
+import { BLOCKED, MAX_BLOCKED_RETRIES } from './follow.js';
+
+/** What rounds of isolation need from the run: the executor holds the environment while they go. */
+export interface IsolationContext {
+  caller: CallPort;
+  watcher: Watcher;
+  watch: WatchOptions;
+  kind: Kind;
+  gate: HealthGate;
+  url: string;
+  /** Clears the page cache before a round's look (`health.clear_cache`). */
+  clearCache?(): Promise<CacheClear>;
+  /** `health.visual`: the pages shot before a round's write and compared after it (each round under the task's guards). */
+  visual?: {
+    before(round: number): Promise<VisualBaseline>;
+    after(round: number, baseline: VisualBaseline): Promise<VisualSeen>;
+  };
+  /** A restore's context (a repair: only Ctrl-C keeps one from going); its `update` is isolation's own. */
+  restoring: RestoreContext;
+  /** The site's error log, read after a round broke it: a new fatal error naming an item (error-log.ts). */
+  readLogged?(): Promise<LoggedError | undefined>;
+  logger: Logger;
+  /** Journals the step's result as it now stands. */
+  save(result: StepResult): Promise<void>;
+  /** False once no write may start: the run stopped, or its window closed. */
+  mayGoOn(): boolean;
+  /** Why no write may start, for the record. */
+  whyNot(): string;
+  /** First wait before sending a round again whose operation found the environment busy (doubles each time). */
+  blockedBackoffMs: number;
+  sleep(ms: number): Promise<void>;
+  /** A 401 (or lost coordination) met on the way: the run stops. */
+  stop(reason: string, kind: StopKind): void;
+}
+
+/**
+ * Runs isolation rounds on a step whose write broke its site and was put back (`isolation` started),
+ * or goes on with one a resume found: each round journaled at every turn, the next one decided from
+ * the record (isolation.ts). Returns the step's result as isolation left it: ended, or `isolating`
+ * when the run stopped first (a resume goes on).
+ */
+export async function isolate(ctx: IsolationContext, step: Step, start: StepResult): Promise<StepResult> {
+  // A round found unfinished was begun by a run that died: its look before is not this process's.
+  const unfinished = start.isolation!.rounds.findIndex((r) => !roundEnded(r));
+  const looks: Looks = Object.assign(new Map<number, VisualBaseline>(), { resumed: unfinished >= 0 ? unfinished : undefined });
+  try {
+    return await rounds(ctx, step, start, looks);
+  } finally {
+    for (const baseline of looks.values()) void baseline.close();
+  }
+}
+
+/** The looks before rounds this process took, by round; `resumed`: the round a run that died left unfinished. */
+type Looks = Map<number, VisualBaseline> & { resumed: number | undefined };
+
+async function rounds(ctx: IsolationContext, step: Step, start: StepResult, looks: Looks): Promise<StepResult> {
+  let result = start;
+  for (;;) {
+    const iso = result.isolation!;
+    const last = iso.rounds.at(-1);
+    if (last && !roundEnded(last)) {
+      result = await finishRound(ctx, step, result, iso.rounds.length - 1, looks);
+      const now = result.isolation!;
+      // Not through (the run stopped under it, or an operation is still going): a resume goes on.
+      if (!roundEnded(now.rounds.at(-1)!)) return save(ctx, result, { ...now, reason: `stopped during round ${now.rounds.length}: ${ctx.whyNot()}` });
+      continue;
+    }
+    const next = nextRound(iso, restoreBound(iso.updates.length));
+    if ('end' in next) return save(ctx, result, { ...iso, ...next.end });
+    if (!ctx.mayGoOn()) return save(ctx, result, { ...iso, reason: `stopped before round ${iso.rounds.length + 1}: ${ctx.whyNot()}` });
+    const point = restorePointFor(result);
+    const round: IsolationRound = { names: next.send, status: 'sending', ...(point ? { restore_point: point } : {}) };
+    result = await save(ctx, result, { ...iso, rounds: [...iso.rounds, round] });
+  }
+}
+
+/** A round whose write went and was judged, and (when broken) restored, or that can go no further. */
+function roundEnded(round: IsolationRound): boolean {
+  if (round.status === 'failed' || round.status === 'unknown' || round.status === 'healthy') return true;
+  return round.status === 'broken' && round.restored !== undefined && round.restored.status !== 'accepted' && round.restored.status !== 'sending';
+}
+
+/**
+ * Takes a round from where its record stands: a restore point when one is needed, the write (sent
+ * again if it may not have gone: an update asks for a state, so a second one changes nothing), its
+ * operation, the look, and the restore of a round that broke the site.
+ */
+async function finishRound(ctx: IsolationContext, step: Step, result: StepResult, index: number, looks: Looks): Promise<StepResult> {
+  let round = result.isolation!.rounds[index]!;
+  const put = (r: IsolationRound) => saveRound(ctx, result, index, r).then((next) => ((result = next), (round = r), next));
+  if (!round.restore_point) {
+    const point = await takeRestorePoint(ctx, step, result, round, index, put);
+    if (!point) return result;
+    await put({ ...round, restore_point: point });
+  }
+  if (round.status === 'sending') await sendRound(ctx, step, round, index, looks, put);
+  if (round.status === 'accepted') await followRound(ctx, step, round, index, looks, put);
+  if (round.status === 'accepted' && !ctx.mayGoOn()) return result;
+  if (round.status === 'broken' && round.restored) {
+    if (round.restored.status === 'sending')
+      return put({ ...round, restored: { ...round.restored, status: 'unknown', reason: 'the run stopped while the restore was being sent' } });
+    return restoreRound(ctx, step, result, index, true);
+  }
+  if (round.status === 'broken') return restoreRound(ctx, step, result, index, false);
+  return result;
+}
+
+/** The round's write: one bulk update of its items (the kind's own endpoint). */
+function roundRequest(ctx: IsolationContext, step: Step, names: string[]): RequestSpec {
+  const writes = ITEM_WRITES[ctx.kind];
+  if (!writes.bulk) throw new Error(`isolation rounds send bulk updates, which ${ctx.kind} has none of`);
+  return writes.bulk(step.target.env_id!, names);
+}
+
+async function sendRound(
+  ctx: IsolationContext,
+  step: Step,
+  round: IsolationRound,
+  index: number,
+  looks: Looks,
+  put: (r: IsolationRound) => Promise<StepResult>,
+): Promise<void> {
+  if (!ctx.mayGoOn()) return;
+  // The look before the round, while nothing of it can have gone (a round journaled `sending` by a run that died may have).
+  if (ctx.visual && !looks.has(index)) {
+    if (looks.resumed === index)
+      return void (await put({
+        ...round,
+        status: 'unknown',
+        reason: 'the run stopped as the round was sent: the look before it is gone, so its pages cannot be compared',
+      }));
+    looks.set(index, await ctx.visual.before(index + 1));
+  }
+  const sent = await sendWrite(ctx, roundRequest(ctx, step, round.names), true, PRIORITY.write);
+  if (sent.stop) ctx.stop(sent.stop.reason, sent.stop.kind);
+  if (sent.state === 'not sent') return;
+  if (sent.state === 'accepted') await put({ ...round, status: 'accepted', operation_ids: [sent.operationId] });
+  else if (sent.state === 'done') await judgeRound(ctx, round, index, looks, put);
+  else await put({ ...round, status: sent.state, reason: sent.reason });
+}
+
+async function followRound(
+  ctx: IsolationContext,
+  step: Step,
+  round: IsolationRound,
+  index: number,
+  looks: Looks,
+  put: (r: IsolationRound) => Promise<StepResult>,
+): Promise<void> {
+  for (let blocked = 0; ; blocked++) {
+    const tracked = await followAll(ctx, round.operation_ids ?? []);
+    if (tracked.state === 'untracked') return; // the run stopped: a resume follows it
+    if (tracked.state === 'succeeded') return judgeRound(ctx, round, index, looks, put);
+    // Busy with an operation this round's own earlier send left going (a resume sent it again): as a write is, sent again after a wait.
+    if (tracked.state === 'failed' && BLOCKED.test(tracked.message) && blocked < MAX_BLOCKED_RETRIES && ctx.mayGoOn()) {
+      await ctx.sleep(ctx.blockedBackoffMs * 2 ** blocked);
+      round = { ...round, status: 'sending', operation_ids: [] };
+      await put(round);
+      await sendRound(ctx, step, round, index, looks, (r) => put((round = r)));
+      if (round.status !== 'accepted') return;
+      continue;
+    }
+    return void (await put({ ...round, status: tracked.state, reason: `operation ${tracked.state}: ${reasonText(tracked)}` }));
+  }
+}
+
+/** The round's operations followed in turn: the first that does not succeed says how the round went. */
+async function followAll(ctx: IsolationContext, ids: readonly string[]): Promise<Tracked> {
+  let last: Tracked = { state: 'succeeded', polls: 0 };
+  for (const id of ids) {
+    const watch = ctx.watcher.watch(id, 'isolation round', ctx.watch);
+    watch.expedite();
+    last = await watch.done;
+    if (last.state !== 'succeeded') return last;
+  }
+  return last;
+}
+
+/** The look after a round: the cache cleared, the page checked, and compared; broken is what the write's own look calls broken. */
+async function judgeRound(
+  ctx: IsolationContext,
+  round: IsolationRound,
+  index: number,
+  looks: Looks,
+  put: (r: IsolationRound) => Promise<StepResult>,
+): Promise<void> {
+  const cache = ctx.clearCache ? await ctx.clearCache() : undefined;
+  const after = await ctx.gate.check(ctx.url);
+  if (!after) return; // interrupted: a resume looks again
+  const healthy = { healthy: true, detail: 'healthy before the round' } as const;
+  const { failsStep, holdsStep } = healthOutcome(healthy, after, cache);
+  const health = healthRecord(ctx.url, healthy, after, cache);
+  if (holdsStep) return void (await put({ ...round, status: 'unknown', health, reason: 'the page cache was not cleared: the round cannot be judged' }));
+  const baseline = looks.get(index);
+  if (ctx.visual && !failsStep && !baseline)
+    return void (await put({
+      ...round,
+      status: 'unknown',
+      health,
+      reason: 'the run stopped during the round: the look before it is gone, so its pages cannot be compared',
+    }));
+  looks.delete(index);
+  const seen = !failsStep && baseline ? await ctx.visual!.after(index + 1, baseline) : undefined;
+  const broken = failsStep || seen?.broken !== undefined;
+  const logged = broken && ctx.readLogged ? await ctx.readLogged() : undefined;
+  await put({
+    ...round,
+    status: broken ? 'broken' : 'healthy',
+    health,
+    ...(seen ? { visual: seen.record.outcome } : {}),
+    ...(broken ? { reason: failsStep ? `health: ${after.detail} at ${ctx.url}` : seen!.broken! } : {}),
+    ...(logged ? { logged } : {}),
+  });
+}
+
+/** A write's first answer, and the operation it started. */
+type Sent =
+  | { state: 'accepted'; operationId: string; stop?: undefined }
+  | { state: 'done'; stop?: undefined }
+  | { state: 'failed' | 'unknown'; reason: string; stop?: { reason: string; kind: StopKind } }
+  | { state: 'not sent'; stop?: { reason: string; kind: StopKind } };
+
+async function sendWrite(ctx: IsolationContext, request: RequestSpec, idempotent: boolean, priority: Priority): Promise<Sent> {
+  const outcome = await ctx.caller.withPlace(priority, request.endpoint, (place) =>
+    ctx.caller.call(request.endpoint, request.params, request.body, idempotent, {
+      place,
+      priority,
+      beforeAttempt: () => {
+        if (!ctx.mayGoOn()) throw new AbortedError(`not sent: ${ctx.whyNot()}`);
+      },
+    }),
+  );
+  if (outcome.ok) {
+    const answer = writeAnswer(outcome.value!.data);
+    if (answer.kind === 'accepted') return { state: 'accepted', operationId: answer.operationId };
+    if (answer.kind === 'done') return { state: 'done' };
+    return { state: 'failed', reason: `the service answered status ${answer.status}${answer.reason ? `: ${reasonText(answer.reason)}` : ''}` };
+  }
+  const reason = outcome.decision?.reason ?? String(outcome.error);
+  const stop = outcome.decision?.kind === 'stop' ? { reason, kind: outcome.decision.stop } : undefined;
+  if (outcome.attempts === 0 || stop) return { state: 'not sent', ...(stop ? { stop } : {}) };
+  return { state: outcome.decision?.kind === 'unknown' || outcome.interrupted ? 'unknown' : 'failed', reason, ...(stop ? { stop } : {}) };
+}
+
+/**
+ * The restore point a new round can go back to: the one the site was last put back to, when nothing
+ * went in since (the write's own, or the last broken round's); none after a healthy round.
+ */
+function restorePointFor(result: StepResult): RestorePoint | undefined {
+  const last = result.isolation!.rounds.at(-1);
+  if (!last) return result.restore_point;
+  return last.status === 'broken' ? last.restore_point : undefined;
+}
+
+/**
+ * A manual backup before a round that goes on top of updates installed since the last restore
+ * point, tagged after the write's own. A backup asked for when the run died may have been made: it
+ * is looked for by its tag, never asked for twice.
+ */
+async function takeRestorePoint(
+  ctx: IsolationContext,
+  step: Step,
+  result: StepResult,
+  round: IsolationRound,
+  index: number,
+  put: (r: IsolationRound) => Promise<StepResult>,
+): Promise<RestorePoint | undefined> {
+  const tag = `${result.restore_point?.tag ?? 'sitefleet-isolate'}-round-${index + 1}`;
+  const backupStep: Step = { ...step, body: { tag }, params: { env_id: step.target.env_id! } };
+  let backup = round.backup;
+  if (backup?.status === 'sending') {
+    const found = await findRestorePoint(ctx.caller, backupStep, ctx.logger);
+    if (found.point.backup_id !== null) return found.point;
+    await put({
+      ...round,
+      status: 'failed',
+      reason: `its backup (tag ${tag}) may have been asked for when the run stopped, and the backup list does not show it: not asked for twice`,
+    });
+    return undefined;
+  }
+  if (!backup) {
+    if (!ctx.mayGoOn()) return undefined;
+    backup = { operation_id: null, status: 'sending' };
+    await put({ ...round, backup });
+    const sent = await sendWrite(ctx, restorePoint.request(step.target.env_id!, tag), false, PRIORITY.write);
+    if (sent.stop) ctx.stop(sent.stop.reason, sent.stop.kind);
+    if (sent.state === 'not sent') return void (await put({ ...round, backup: undefined }));
+    if (sent.state !== 'accepted' && sent.state !== 'done')
+      return void (await put({ ...round, backup: { ...backup, status: sent.state }, status: 'failed', reason: `its backup: ${sent.reason}` }));
+    backup = { operation_id: sent.state === 'accepted' ? sent.operationId : null, status: sent.state === 'accepted' ? 'accepted' : 'succeeded' };
+    await put({ ...round, backup });
+  }
+  if (backup.status === 'accepted' && backup.operation_id) {
+    const watch = ctx.watcher.watch(backup.operation_id, 'backups:add', ctx.watch);
+    const tracked = await watch.done;
+    if (tracked.state === 'untracked') return undefined;
+    if (tracked.state !== 'succeeded')
+      return void (await put({ ...round, backup: { ...backup, status: tracked.state }, status: 'failed', reason: `its backup: ${reasonText(tracked)}` }));
+    backup = { ...backup, status: 'succeeded' };
+  }
+  const found = await findRestorePoint(ctx.caller, backupStep, ctx.logger);
+  if (found.stop) ctx.stop(found.stop.reason, found.stop.kind);
+  // No id, nothing a restore could send: the round does not go without a way back.
+  if (found.point.backup_id === null)
+    return void (await put({
+      ...round,
+      backup,
+      status: 'failed',
+      reason: `its backup (tag ${tag}) is not in the backup list: no round goes without a restore point`,
+    }));
+  await put({ ...round, backup, restore_point: found.point });
+  return found.point;
+}
+
+/**
+ * The restore of a round that broke the site, from the round's restore point, through the same code
+ * as the write's own (restore.ts): journaled `sending` before it leaves, followed, the site checked
+ * again. Ctrl-C before it leaves keeps it for a resume.
+ */
+async function restoreRound(ctx: IsolationContext, step: Step, result: StepResult, index: number, following: boolean): Promise<StepResult> {
+  const round = result.isolation!.rounds[index]!;
+  if (!following && ctx.restoring.interrupt?.aborted) return result;
+  let latest = result;
+  const restoring: RestoreContext = {
+    ...ctx.restoring,
+    update: async (_s, r) => {
+      latest = await saveRound(ctx, latest, index, { ...latest.isolation!.rounds[index]!, restored: r.restored! });
+    },
+  };
+  const broken: StepResult = { ...result, restore_point: round.restore_point, restored: round.restored };
+  if (following) await followRestore(restoring, step, broken, ctx.gate, ctx.url);
+  else await restoreBroken(restoring, step, { ...broken, restored: undefined }, ctx.gate, ctx.url);
+  return latest;
+}
+
+/** Journals a round as it now stands. */
+function saveRound(ctx: IsolationContext, result: StepResult, index: number, round: IsolationRound): Promise<StepResult> {
+  const iso = result.isolation!;
+  return save(ctx, result, { ...iso, rounds: iso.rounds.map((r, i) => (i === index ? round : r)) });
+}
+
+/** The step's result with isolation as it stands, its restores counted, and (once ended) its status and reason saying what came of it. */
+async function save(ctx: IsolationContext, result: StepResult, iso: Isolation): Promise<StepResult> {
+  const restores = 1 + iso.rounds.filter((r) => r.restored && r.restored.status !== 'not sent').length;
+  const isolation = { ...iso, restores };
+  const next: StepResult = { ...result, isolation, ...endedAs(isolation) };
+  await ctx.save(next);
+  return next;
+}
+
+const words = (changes: readonly ItemChange[]) => changes.map((c) => `${nameOf(c)} ${c.from} → ${c.to}`).join(', ');
+
+/** What the step's status and reason say once isolation ended (or stopped where a resume goes on). */
+function endedAs(iso: Isolation): Pick<StepResult, 'status' | 'reason'> {
+  const out = new Set([...iso.culprits, ...(iso.left ?? [])].map((c) => nameOf(c)));
+  const kept = iso.updates.filter((u) => !out.has(nameOf(u))).length;
+  const restores = `${iso.restores} restore${iso.restores === 1 ? '' : 's'}`;
+  switch (iso.outcome) {
+    case 'found':
+      return {
+        status: 'failed',
+        reason: `isolated: ${words(iso.culprits)} broke the site and ${iso.culprits.length === 1 ? 'is' : 'are'} back on the old version; the other ${kept} update${kept === 1 ? ' is' : 's are'} in (${restores})`,
+      };
+    case 'not reproduced':
+      return {
+        status: 'succeeded',
+        reason: `the site broke after the write and was restored; its updates went in again in rounds and none broke it again: all ${kept} are in (${restores})`,
+      };
+    case 'stopped':
+      return {
+        status: 'failed',
+        reason: `isolation stopped: ${iso.reason ?? 'no reason given'}; not installed: ${words(iso.left ?? [])}${iso.culprits.length ? `; found to break the site: ${words(iso.culprits)}` : ''}`,
+      };
+    case 'isolating':
+      return {
+        status: 'failed',
+        reason: `isolating the update that broke the site: ${iso.reason ?? 'under way'}; \`sitefleet resume\` goes on (${restores} so far)`,
+      };
+  }
+}

@@ -1,0 +1,63 @@
+import type { ItemChange, Target } from '../actions/action.js';
+import { ACTIONS } from '../actions/index.js';
+import { ITEM_WRITES } from '../actions/item-writes.js';
+import { itemKey, itemOf, nameOf, refOf, type Kind } from '../inventory/kinds.js';
+import type { Step } from '../plan/plan.js';
+
+/**
+ * The updates isolation found to break a site during this run: sent nowhere else in it. A later
+ * write that carries one leaves it out (a bulk update of the others), or is not sent when it carries
+ * nothing else. Across runs, the company's quarantine store says the same to every plan; this is the
+ * run's own, for the waves and tasks after the breakage, and for a resume (seeded from its journal).
+ */
+export class RunQuarantine {
+  readonly #found = new Map<string, string>();
+
+  /** Culprits found on `target`: each (item, version) is sent nowhere after. */
+  addAll(culprits: readonly ItemChange[], target: Target): void {
+    const where = placeOf(target);
+    for (const c of culprits) {
+      const item = itemOf(c);
+      if (item && !this.#found.has(keyOf(item.kind, item.name, c.to))) this.#found.set(keyOf(item.kind, item.name, c.to), where);
+    }
+  }
+
+  /** The step as it may still go: its quarantined updates left out, said in its note; or why it goes nowhere. */
+  trim(step: Step): { step: Step } | { skip: string } {
+    const kind = ACTIONS.get(step.action)?.items;
+    if (!kind || this.#found.size === 0) return { step };
+    const updates = updatesOf(step, kind);
+    const out = updates.filter((u) => this.#found.has(keyOf(kind, nameOf(u), u.to)));
+    if (out.length === 0) return { step };
+    const why = out.map((u) => `${nameOf(u)} ${u.to} (it broke ${this.#found.get(keyOf(kind, nameOf(u), u.to))})`).join(', ');
+    const writes = ITEM_WRITES[kind];
+    const kept = updates.filter((u) => !out.includes(u));
+    if (kept.length === 0 || !writes.bulk || writes.pinnedOf(step.body))
+      return { skip: `quarantined: not sent, found to break a site earlier in this run: ${why}` };
+    const note = `left out, quarantined in this run: ${why}`;
+    return {
+      step: {
+        ...step,
+        body: writes.bulk(step.target.env_id!, kept.map(nameOf)).body,
+        updates: kept,
+        note: step.note ? `${note}; ${step.note}` : note,
+      },
+    };
+  }
+}
+
+/** The updates a write carries: isolation's list on its step, or a pinned body's one item. */
+function updatesOf(step: Step, kind: Kind): ItemChange[] {
+  if (step.updates) return step.updates;
+  const pinned = ITEM_WRITES[kind].pinnedOf(step.body);
+  return pinned ? [{ ...refOf(kind, pinned.name), from: '', to: pinned.update_version }] : [];
+}
+
+function keyOf(kind: Kind, name: string, version: string): string {
+  return `${itemKey(kind, name)}\u0000${version}`;
+}
+
+/** Where a breakage happened, in a site's own words (service text: shown only through safe-text). */
+function placeOf(target: Target): string {
+  return [target.site, target.environment].filter(Boolean).join(' ') || target.env_id || 'a site';
+}

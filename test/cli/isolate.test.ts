@@ -1,0 +1,182 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Report } from '../../src/report/report.js';
+import { restoreBound } from '../../src/run/isolation.js';
+import type { Simulator } from '../../src/sim/server.js';
+import { runCli, simEnv, startCli, tempDir, writePlaybook } from '../helpers/cli.js';
+import { busiestPlugin, offeredPlugins, requestsTo } from '../helpers/plugins.js';
+import { useSimulator, waitFor } from '../helpers/sim.js';
+
+const start = useSimulator();
+
+async function run(sim: Simulator, yaml: string, env = simEnv(sim)) {
+  const dir = tempDir();
+  const reportPath = join(dir, 'r.json');
+  const result = await runCli(['run', writePlaybook(yaml, dir), '--yes', '--poll-interval', '50', '--report', reportPath], env);
+  return { ...result, out: result.stdout + result.stderr, report: JSON.parse(readFileSync(reportPath, 'utf8')) as Report };
+}
+
+/** Every plugin update on every live environment, in bulk, isolating what breaks a site. */
+function isolatingNight(sim: Simulator): string {
+  return `version: 1
+name: isolate
+settings: { rate_limit: 50/s }
+tasks:
+  - name: plugin updates
+    action: plugins.update
+    target: { environment: live }
+    backup_first: true
+    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: isolate }
+    max_failures: 100
+`;
+}
+
+describe('health.on_broken: isolate, a plugin whose new version breaks every site where it is active', () => {
+  it('on each broken site: the culprit back on its old version, every other update in, the site healthy, within 1 + ⌈log2 n⌉ restores', async () => {
+    const { sim } = await start({ sites: 6, pluginsPerEnv: 12, seed: 5, operationDelayMs: 20 });
+    const { plugin, envs } = busiestPlugin(sim);
+    const offered = offeredPlugins(sim).filter((o) => !o.vulnerableUpdate);
+    const latest = sim.fleet.pluginCatalog.get(plugin)!.versions.at(-1)!;
+    sim.breakPlugin(`${plugin}@${latest}`);
+    const { code, out, report } = await run(sim, isolatingNight(sim));
+    expect(code, out).toBe(1);
+    for (const id of envs) {
+      const env = sim.fleet.environments.get(id)!;
+      const write = report.results.find((r) => r.target.env_id === id && r.request?.method === 'PUT')!;
+      const n = offered.filter((o) => o.env === id).length;
+      const old = offered.find((o) => o.env === id && o.name === plugin)!.version;
+      expect(write, `${id}: ${JSON.stringify(write, null, 1).slice(0, 3000)}`).toMatchObject({
+        status: 'failed',
+        isolation: { outcome: 'found', culprits: [{ plugin, from: old, to: latest }] },
+      });
+      expect(write.isolation!.restores).toBeLessThanOrEqual(restoreBound(n));
+      expect(requestsTo(sim, 'restoreBackup').filter((e) => e.path.split('/')[4] === id).length).toBe(write.isolation!.restores);
+      // The culprit runs its old version; every other update offered here is in.
+      expect(env.plugins.get(plugin)!.version).toBe(old);
+      for (const o of offered.filter((o) => o.env === id && o.name !== plugin)) expect(env.plugins.get(o.name)!.version, `${id} ${o.name}`).toBe(o.latest);
+      expect(write.reason).toContain(`isolated: ${plugin} ${old} → ${latest} broke the site`);
+      const page = await fetch(sim.siteUrl.replace('{{domain}}', env.domains[0]!.name));
+      expect(page.status, id).toBe(200);
+    }
+  });
+});
+
+/** One live environment (the simulator's other environments run nothing to update) with four plugins, 1.0.0 with 1.1.0 offered; `p0` 1.1.0 breaks sites. */
+function fourPlugins(sim: Simulator) {
+  sim.fleet.pluginCatalog.clear();
+  const names = ['p0', 'p1', 'p2', 'p3'];
+  for (const name of names) sim.fleet.pluginCatalog.set(name, { name, title: name, versions: ['1.0.0', '1.1.0'], vulnerable: new Set() });
+  const live = [...sim.fleet.environments.values()].find((e) => e.displayName === 'live')!;
+  for (const env of sim.fleet.environments.values()) {
+    env.plugins.clear();
+    if (env === live) for (const name of names) env.plugins.set(name, { version: '1.0.0', status: 'active', updateStatus: 'none', autoUpdateType: 'none' });
+  }
+  sim.breakPlugin('p0@1.1.0');
+  return { live, names };
+}
+
+const restoresOf = (sim: Simulator, envId: string) => requestsTo(sim, 'restoreBackup').filter((e) => e.path.split('/')[4] === envId);
+
+describe('isolation cut off', () => {
+  it('killed (SIGKILL) with a round on the wire after another ended with its restore: resume finishes it, never restoring an ended round again', async () => {
+    const { sim } = await start({ sites: 1, seed: 5, operationDelayMs: 300, pageCacheTtlMs: 0 });
+    const { live, names } = fourPlugins(sim);
+    const dir = tempDir();
+    const path = join(dir, 'r.json');
+    const running = startCli(['run', writePlaybook(isolatingNight(sim), dir), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim), {
+      timeoutMs: 60_000,
+    });
+    // The event: a round went out after the site had been put back twice (the write's own restore and a round's).
+    await waitFor(() => restoresOf(sim, live.id).length === 2 && requestsTo(sim, 'bulkUpdatePlugins').length === 3, 30_000);
+    running.child.kill('SIGKILL');
+    expect((await running.done).signal).toBe('SIGKILL');
+    const before = restoresOf(sim, live.id).length;
+
+    const resumed = await runCli(['resume', path, '--yes', '--poll-interval', '50'], simEnv(sim));
+    const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
+    const write = report.results.find((r) => r.target.env_id === live.id && r.request?.method === 'PUT')!;
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(1);
+    expect(write.isolation, JSON.stringify(write.isolation)).toMatchObject({ outcome: 'found', culprits: [{ plugin: 'p0', from: '1.0.0', to: '1.1.0' }] });
+    // Every restore the site got is one the record counts: none of an ended round was sent again.
+    expect(restoresOf(sim, live.id).length).toBe(write.isolation!.restores);
+    expect(write.isolation!.restores).toBeGreaterThanOrEqual(before);
+    expect(write.isolation!.restores).toBeLessThanOrEqual(restoreBound(names.length));
+    expect(Object.fromEntries(names.map((n) => [n, live.plugins.get(n)!.version]))).toEqual({ p0: '1.0.0', p1: '1.1.0', p2: '1.1.0', p3: '1.1.0' });
+  });
+
+  it('Ctrl-C during isolation: the round under way ends cleanly, the record says isolating, and resume goes on to the culprit', async () => {
+    const { sim } = await start({ sites: 1, seed: 5, operationDelayMs: 300, pageCacheTtlMs: 0 });
+    const { live, names } = fourPlugins(sim);
+    const dir = tempDir();
+    const path = join(dir, 'r.json');
+    const running = startCli(['run', writePlaybook(isolatingNight(sim), dir), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim), {
+      timeoutMs: 60_000,
+    });
+    // After the write's own restore, as the first round goes out.
+    await waitFor(() => restoresOf(sim, live.id).length === 1 && requestsTo(sim, 'bulkUpdatePlugins').length === 2, 30_000);
+    running.child.kill('SIGINT');
+    const stopped = await running.done;
+    expect(stopped.code, stopped.stdout + stopped.stderr).toBe(130);
+    const cut = JSON.parse(readFileSync(path, 'utf8')) as Report;
+    const first = cut.results.find((r) => r.target.env_id === live.id && r.request?.method === 'PUT')!;
+    expect(first.isolation?.outcome, JSON.stringify(first.isolation)).toBe('isolating');
+    expect(first.reason).toContain('sitefleet resume');
+
+    const resumed = await runCli(['resume', path, '--yes', '--poll-interval', '50'], simEnv(sim));
+    const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
+    const write = report.results.find((r) => r.target.env_id === live.id && r.request?.method === 'PUT')!;
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(1);
+    expect(write.isolation).toMatchObject({ outcome: 'found', culprits: [{ plugin: 'p0' }] });
+    expect(restoresOf(sim, live.id).length).toBe(write.isolation!.restores);
+    expect(Object.fromEntries(names.map((n) => [n, live.plugins.get(n)!.version]))).toEqual({ p0: '1.0.0', p1: '1.1.0', p2: '1.1.0', p3: '1.1.0' });
+  });
+});
+
+describe('a culprit found at the canary', () => {
+  it('is sent nowhere else in the run: the later waves update everything else, and break nothing', async () => {
+    const { sim } = await start({ sites: 4, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
+    sim.fleet.pluginCatalog.clear();
+    const names = ['p0', 'p1', 'p2', 'p3'];
+    for (const name of names) sim.fleet.pluginCatalog.set(name, { name, title: name, versions: ['1.0.0', '1.1.0'], vulnerable: new Set() });
+    const lives = [...sim.fleet.environments.values()].filter((e) => e.displayName === 'live');
+    for (const env of sim.fleet.environments.values()) {
+      env.plugins.clear();
+      if (lives.includes(env)) for (const name of names) env.plugins.set(name, { version: '1.0.0', status: 'active', updateStatus: 'none', autoUpdateType: 'none' });
+    }
+    sim.breakPlugin('p0@1.1.0');
+    const yaml = isolatingNight(sim).replace('    max_failures: 100\n', "    max_failures: 100\n    rollout: { canary: 1, waves: ['100%'] }\n");
+    const { code, out, report } = await run(sim, yaml);
+    expect(code, out).toBe(1);
+    const writes = report.results.filter((r) => r.request?.method === 'PUT');
+    const canary = writes.find((w) => w.wave === 0)!;
+    expect(canary.isolation).toMatchObject({ outcome: 'found', culprits: [{ plugin: 'p0' }] });
+    const later = writes.filter((w) => w.wave !== 0);
+    expect(later).toHaveLength(lives.length - 1);
+    for (const w of later) {
+      expect(w, JSON.stringify(w)).toMatchObject({ status: 'succeeded', health: { outcome: 'healthy' } });
+      expect(w.reason).toContain(`left out, quarantined in this run: p0 1.1.0 (it broke ${canary.target.site} live)`);
+    }
+    // What the service got: p0 only in the canary's write and its rounds, restores only there.
+    const sent = requestsTo(sim, 'bulkUpdatePlugins');
+    for (const e of sent.filter((e) => e.path.split('/')[4] !== canary.target.env_id))
+      expect((e.body as { plugins: { name: string }[] }).plugins.map((p) => p.name)).toEqual(['p1', 'p2', 'p3']);
+    expect(new Set(requestsTo(sim, 'restoreBackup').map((e) => e.path.split('/')[4]))).toEqual(new Set([canary.target.env_id]));
+    for (const env of lives) expect(Object.fromEntries(names.map((n) => [n, env.plugins.get(n)!.version]))).toEqual({ p0: '1.0.0', p1: '1.1.0', p2: '1.1.0', p3: '1.1.0' });
+  });
+});
+
+describe('validate: health.on_broken: isolate', () => {
+  it.each([
+    ['themes.update', 'health: { on_broken: isolate }', /isolate needs backup_first: true/],
+    ['php.set_version', "with: { php_version: '8.3' }\n    backup_first: true\n    health: { on_broken: isolate }", /isolate finds which update of a write broke its site: it takes an item update \(themes\.update, plugins\.update, core\.update\), not php\.set_version/],
+  ])('%s with %s: exit 2, one line naming the field, nothing sent', async (action, guards, message) => {
+    const { sim } = await start({ sites: 2 });
+    const file = writePlaybook(`version: 1\nname: p\ntasks:\n  - name: t\n    action: ${action}\n    target: all\n    ${guards}\n`);
+    const res = await runCli(['validate', file], simEnv(sim));
+    expect(res.code, res.stderr).toBe(2);
+    expect(res.stderr).toMatch(/tasks\[0\]\.health\.on_broken|tasks\.0\.health\.on_broken/);
+    expect(res.stderr).toMatch(message);
+    expect(sim.log.filter((e) => e.method !== 'GET')).toEqual([]);
+  });
+});

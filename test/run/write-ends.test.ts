@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { breaksOf, retriesOf, type WriteEnd } from '../../src/run/write-ends.js';
+
+const AT = Date.parse('2026-11-20T02:10:00.000Z');
+const target = { env_id: 'e1', site: 'shop', environment: 'live' };
+const restored = { backup_id: 7, operation_id: 'op-r', status: 'succeeded' as const };
+const base = { status: 'failed' as const, http_status: 202, error: null, reason: 'the site broke' };
+
+const pinned = (over: Partial<WriteEnd> = {}, result: Partial<WriteEnd['result']> = {}): WriteEnd => ({
+  action: 'plugins.update',
+  target,
+  body: { name: 'forms', update_version: '2.0.0' },
+  precondition: 'forms 1.0.0 → 2.0.0',
+  alone: true,
+  ...over,
+  result: { ...base, restored, health: { url: 'https://shop.test/', outcome: 'unhealthy', after: 'HTTP 500' }, ...result },
+});
+
+describe('what a write’s end teaches the quarantine', () => {
+  it('a pinned write that broke its site and was restored names its version, with the logged line', () => {
+    expect(breaksOf(pinned({}, { logged: { plugin: 'forms', line: 'PHP Fatal error in forms' } }), AT)).toEqual([
+      { plugin: 'forms', version: '2.0.0', env_id: 'e1', site: 'shop', environment: 'live', at: AT, why: 'PHP Fatal error in forms' },
+    ]);
+    expect(breaksOf(pinned(), AT)[0]!.why).toBe("the site's check after the write: HTTP 500");
+  });
+
+  it('names none when it cannot tell which update broke the site, or when it did not', () => {
+    const bulk = pinned({ body: { plugins: [{ name: 'forms' }, { name: 'seo' }] }, precondition: 'forms 1.0.0 → 2.0.0, seo 3.0.0 → 3.0.1' });
+    expect(breaksOf(bulk, AT)).toEqual([]);
+    expect(breaksOf(pinned({ alone: false }), AT)).toEqual([]);
+    expect(breaksOf(pinned({}, { reason: 'undone: another write broke the site' }), AT)).toEqual([]);
+    expect(breaksOf(pinned({}, { restored: { ...restored, status: 'not sent' } }), AT)).toEqual([]);
+    expect(breaksOf(pinned({ action: 'php.set_version' }), AT)).toEqual([]);
+  });
+
+  it('the culprits isolation found, each with what showed when it went alone', () => {
+    const end = pinned(
+      { body: { plugins: [{ name: 'forms' }, { name: 'seo' }] } },
+      {
+        isolation: {
+          updates: [
+            { plugin: 'forms', from: '1.0.0', to: '2.0.0' },
+            { plugin: 'seo', from: '3.0.0', to: '3.0.1' },
+          ],
+          rounds: [
+            { names: ['forms', 'seo'], status: 'broken' },
+            { names: ['seo'], status: 'healthy' },
+            { names: ['forms'], status: 'broken', logged: { plugin: 'forms', line: 'Fatal in forms' } },
+          ],
+          outcome: 'found',
+          culprits: [{ plugin: 'forms', from: '1.0.0', to: '2.0.0' }],
+          restores: 2,
+        },
+      },
+    );
+    expect(breaksOf(end, AT)).toEqual([{ plugin: 'forms', version: '2.0.0', env_id: 'e1', site: 'shop', environment: 'live', at: AT, why: 'Fatal in forms' }]);
+  });
+});
+
+describe('what a write’s end teaches the retries', () => {
+  const bulk = (result: Partial<WriteEnd['result']>): WriteEnd => ({
+    action: 'themes.update',
+    target,
+    body: { themes: [{ name: 'calm' }, { name: 'bold' }] },
+    precondition: 'calm 1.0.0 → 1.1.0, bold 2.0 → 2.1',
+    alone: true,
+    result: { ...base, ...result },
+  });
+
+  it('a 503 on a bulk write: a failure of each update, at the versions its plan judged, in this run', () => {
+    expect(retriesOf(bulk({ http_status: 503, reason: 'HTTP 503' }), 'run-1', AT, () => false)).toEqual([
+      { theme: 'calm', env_id: 'e1', version: '1.1.0', site: 'shop', environment: 'live', run: 'run-1', at: AT, why: 'HTTP 503' },
+      { theme: 'bold', env_id: 'e1', version: '2.1', site: 'shop', environment: 'live', run: 'run-1', at: AT, why: 'HTTP 503' },
+    ]);
+    expect(retriesOf(bulk({ http_status: 422 }), 'run-1', AT, () => false)).toEqual([]);
+  });
+
+  it('a success clears only what failed there before', () => {
+    const ok = bulk({ status: 'succeeded', reason: null });
+    expect(retriesOf(ok, 'run-2', AT, () => false)).toEqual([]);
+    expect(retriesOf(ok, 'run-2', AT, (env, kind, name) => env === 'e1' && kind === 'theme' && name === 'bold')).toEqual([
+      { theme: 'bold', cleared: true, env_id: 'e1', at: AT },
+    ]);
+  });
+});
+
+describe('within a run', () => {
+  it('a version that broke one site tonight is held for the writes after it', async () => {
+    const { QuarantineTable } = await import('../../src/inventory/quarantine-table.js');
+    const { quarantinedUpdates } = await import('../../src/run/write-ends.js');
+    const table = QuarantineTable.of([]);
+    const next = { ...pinned(), target: { env_id: 'e2' } };
+    expect(quarantinedUpdates(next, table)).toEqual([]);
+    table.add(breaksOf(pinned(), AT));
+    expect(quarantinedUpdates(next, table)).toEqual([{ plugin: 'forms', from: '1.0.0', to: '2.0.0' }]);
+    expect(quarantinedUpdates({ ...next, body: { name: 'forms', update_version: '2.0.1' }, precondition: 'forms 1.0.0 → 2.0.1' }, table)).toEqual([]);
+  });
+});
