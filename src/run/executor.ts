@@ -141,7 +141,10 @@ class Execution {
     this.results = new Map(options.initial ?? []);
     this.stepsById = new Map(plan.steps.map((s) => [s.id, s]));
     // A resume sends nowhere what the interrupted run found to break a site.
-    for (const [id, known] of this.results) if (known.isolation) this.quarantine.addAll(known.isolation.culprits, this.stepsById.get(id)?.target ?? {});
+    for (const [id, known] of this.results) {
+      const step = this.stepsById.get(id);
+      if (step) this.quarantine.addEnd(step, known);
+    }
     this.clock = options.clock ?? systemClock;
     this.stop = new RunStop(options.signal, (reason, kind) => {
       options.logger.warn({ reason }, 'run stopping');
@@ -499,7 +502,9 @@ class Execution {
       await this.record('update', step, result);
       const restored = await restoreBroken(this.restoring(task), step, result, guarded.gate, url);
       for (const [other, undone] of undoneWrites(this.plan.steps, this.results, step, restored)) await this.record('update', other, undone);
-      return this.isolateAfterRestore(task, step, restored, guarded, url);
+      const ended = await this.isolateAfterRestore(task, step, restored, guarded, url);
+      this.quarantine.addEnd(step, ended);
+      return ended;
     }
     if (result !== final) await this.record('update', step, result);
     return result;
@@ -523,7 +528,7 @@ class Execution {
   async isolating(task: TaskSummary, step: Step, result: StepResult, gate: HealthGate, url: string, visual?: VisualBaseline): Promise<StepResult> {
     void visual?.close(); // the write's own look is spent: each round takes its own
     const ended = await isolate(this.isolationContext(task, step, gate, url), step, result);
-    this.quarantine.addAll(ended.isolation?.culprits ?? [], step.target);
+    this.quarantine.addEnd(step, ended);
     return ended;
   }
 

@@ -1,4 +1,6 @@
 import type { ItemChange, Target } from '../actions/action.js';
+import type { StepResult } from './types.js';
+import { breaksOf } from './write-ends.js';
 import { ACTIONS } from '../actions/index.js';
 import { ITEM_WRITES } from '../actions/item-writes.js';
 import { itemKey, itemOf, nameOf, refOf, type Kind } from '../inventory/kinds.js';
@@ -13,12 +15,16 @@ import type { Step } from '../plan/plan.js';
 export class RunQuarantine {
   readonly #found = new Map<string, string>();
 
-  /** Culprits found on `target`: each (item, version) is sent nowhere after. */
-  addAll(culprits: readonly ItemChange[], target: Target): void {
-    const where = placeOf(target);
-    for (const c of culprits) {
-      const item = itemOf(c);
-      if (item && !this.#found.has(keyOf(item.kind, item.name, c.to))) this.#found.set(keyOf(item.kind, item.name, c.to), where);
+  /**
+   * A write as it ended: the versions it shows broke its site (write-ends.ts `breaksOf`: the culprits
+   * isolation found, a pinned write that broke its site and was put back) are sent nowhere after.
+   */
+  addEnd(step: Step, result: StepResult): void {
+    const end = { action: step.action, target: step.target, body: step.body, alone: step.joins === undefined, result };
+    for (const b of breaksOf(end, 0)) {
+      const item = itemOf(b)!;
+      const key = keyOf(item.kind, item.name, b.version);
+      if (!this.#found.has(key)) this.#found.set(key, placeOf(step.target));
     }
   }
 

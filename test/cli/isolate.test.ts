@@ -7,6 +7,7 @@ import type { Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, startCli, tempDir, writePlaybook } from '../helpers/cli.js';
 import { busiestPlugin, offeredPlugins, requestsTo } from '../helpers/plugins.js';
 import { useSimulator, waitFor } from '../helpers/sim.js';
+import { shapeFleet, withoutPlugins } from '../helpers/themes.js';
 
 const start = useSimulator();
 
@@ -39,10 +40,11 @@ describe('health.on_broken: isolate, a plugin whose new version breaks every sit
     const offered = offeredPlugins(sim).filter((o) => !o.vulnerableUpdate);
     const latest = sim.fleet.pluginCatalog.get(plugin)!.versions.at(-1)!;
     sim.breakPlugin(`${plugin}@${latest}`);
-    const { code, out, report } = await run(sim, isolatingNight(sim));
+    const env = simEnv(sim); // one state folder for both nights
+    const { code, out, report } = await run(sim, isolatingNight(sim), env);
     expect(code, out).toBe(1);
     for (const id of envs) {
-      const env = sim.fleet.environments.get(id)!;
+      const site = sim.fleet.environments.get(id)!;
       const write = report.results.find((r) => r.target.env_id === id && r.request?.method === 'PUT')!;
       const n = offered.filter((o) => o.env === id).length;
       const old = offered.find((o) => o.env === id && o.name === plugin)!.version;
@@ -53,12 +55,24 @@ describe('health.on_broken: isolate, a plugin whose new version breaks every sit
       expect(write.isolation!.restores).toBeLessThanOrEqual(restoreBound(n));
       expect(requestsTo(sim, 'restoreBackup').filter((e) => e.path.split('/')[4] === id).length).toBe(write.isolation!.restores);
       // The culprit runs its old version; every other update offered here is in.
-      expect(env.plugins.get(plugin)!.version).toBe(old);
-      for (const o of offered.filter((o) => o.env === id && o.name !== plugin)) expect(env.plugins.get(o.name)!.version, `${id} ${o.name}`).toBe(o.latest);
+      expect(site.plugins.get(plugin)!.version).toBe(old);
+      for (const o of offered.filter((o) => o.env === id && o.name !== plugin)) expect(site.plugins.get(o.name)!.version, `${id} ${o.name}`).toBe(o.latest);
       expect(write.reason).toContain(`isolated: ${plugin} ${old} → ${latest} broke the site`);
-      const page = await fetch(sim.siteUrl.replace('{{domain}}', env.domains[0]!.name));
+      const page = await fetch(sim.siteUrl.replace('{{domain}}', site.domains[0]!.name));
       expect(page.status, id).toBe(200);
     }
+    // The next night: that version goes nowhere, on every site, and the report says why.
+    const before = sim.log.length;
+    const listed = await runCli(['quarantine', 'list'], env);
+    expect(listed.stdout, listed.stderr).toContain(`plugin ${plugin}@${latest}: broke `);
+    const next = await run(sim, isolatingNight(sim), env);
+    expect(next.code, next.out).toBe(0);
+    const sent = requestsTo(sim, 'bulkUpdatePlugins', before).flatMap((e) => (e.body as { plugins: { name: string }[] }).plugins.map((p) => p.name));
+    expect(sent).not.toContain(plugin);
+    expect(requestsTo(sim, 'restoreBackup', before)).toEqual([]);
+    const held = next.report.results.filter((r) => r.withheld?.some((w) => w.code === 'quarantined'));
+    expect(held.map((r) => r.target.env_id).sort()).toEqual([...envs].sort());
+    expect(next.out).toContain(`sitefleet quarantine release ${plugin}@${latest} --kind plugin`);
   });
 });
 
@@ -142,7 +156,8 @@ describe('a culprit found at the canary', () => {
     const lives = [...sim.fleet.environments.values()].filter((e) => e.displayName === 'live');
     for (const env of sim.fleet.environments.values()) {
       env.plugins.clear();
-      if (lives.includes(env)) for (const name of names) env.plugins.set(name, { version: '1.0.0', status: 'active', updateStatus: 'none', autoUpdateType: 'none' });
+      if (lives.includes(env))
+        for (const name of names) env.plugins.set(name, { version: '1.0.0', status: 'active', updateStatus: 'none', autoUpdateType: 'none' });
     }
     sim.breakPlugin('p0@1.1.0');
     const yaml = isolatingNight(sim).replace('    max_failures: 100\n', "    max_failures: 100\n    rollout: { canary: 1, waves: ['100%'] }\n");
@@ -162,14 +177,19 @@ describe('a culprit found at the canary', () => {
     for (const e of sent.filter((e) => e.path.split('/')[4] !== canary.target.env_id))
       expect((e.body as { plugins: { name: string }[] }).plugins.map((p) => p.name)).toEqual(['p1', 'p2', 'p3']);
     expect(new Set(requestsTo(sim, 'restoreBackup').map((e) => e.path.split('/')[4]))).toEqual(new Set([canary.target.env_id]));
-    for (const env of lives) expect(Object.fromEntries(names.map((n) => [n, env.plugins.get(n)!.version]))).toEqual({ p0: '1.0.0', p1: '1.1.0', p2: '1.1.0', p3: '1.1.0' });
+    for (const env of lives)
+      expect(Object.fromEntries(names.map((n) => [n, env.plugins.get(n)!.version]))).toEqual({ p0: '1.0.0', p1: '1.1.0', p2: '1.1.0', p3: '1.1.0' });
   });
 });
 
 describe('validate: health.on_broken: isolate', () => {
   it.each([
     ['themes.update', 'health: { on_broken: isolate }', /isolate needs backup_first: true/],
-    ['php.set_version', "with: { php_version: '8.3' }\n    backup_first: true\n    health: { on_broken: isolate }", /isolate finds which update of a write broke its site: it takes an item update \(themes\.update, plugins\.update, core\.update\), not php\.set_version/],
+    [
+      'php.set_version',
+      "with: { php_version: '8.3' }\n    backup_first: true\n    health: { on_broken: isolate }",
+      /isolate finds which update of a write broke its site: it takes an item update \(themes\.update, plugins\.update, core\.update\), not php\.set_version/,
+    ],
   ])('%s with %s: exit 2, one line naming the field, nothing sent', async (action, guards, message) => {
     const { sim } = await start({ sites: 2 });
     const file = writePlaybook(`version: 1\nname: p\ntasks:\n  - name: t\n    action: ${action}\n    target: all\n    ${guards}\n`);
@@ -178,5 +198,27 @@ describe('validate: health.on_broken: isolate', () => {
     expect(res.stderr).toMatch(/tasks\[0\]\.health\.on_broken|tasks\.0\.health\.on_broken/);
     expect(res.stderr).toMatch(message);
     expect(sim.log.filter((e) => e.method !== 'GET')).toEqual([]);
+  });
+});
+
+describe('isolate on a theme night', () => {
+  it('the theme that breaks the site is found and put back; the other themes stay updated', async () => {
+    const { sim } = await start({ sites: 2, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
+    withoutPlugins(sim);
+    shapeFleet(sim, {
+      calm: { versions: ['1.0.0', '1.1.0'], vulnerable: [] },
+      bold: { versions: ['2.0.0', '2.1.0'], vulnerable: [] },
+      neat: { versions: ['3.0.0', '3.0.1'], vulnerable: [] },
+    });
+    sim.breakTheme('bold@2.1.0');
+    const yaml = isolatingNight(sim).replace('action: plugins.update', 'action: themes.update').replace('plugin updates', 'theme updates');
+    const { code, out, report } = await run(sim, yaml);
+    expect(code, out).toBe(1);
+    const lives = [...sim.fleet.environments.values()].filter((e) => e.displayName === 'live');
+    for (const env of lives) {
+      const write = report.results.find((r) => r.target.env_id === env.id && r.request?.method === 'PUT')!;
+      expect(write.isolation, JSON.stringify(write)).toMatchObject({ outcome: 'found', culprits: [{ theme: 'bold', from: '2.0.0', to: '2.1.0' }] });
+      expect(Object.fromEntries([...env.themes].map(([n, t]) => [n, t.version]))).toEqual({ calm: '1.1.0', bold: '2.0.0', neat: '3.0.1' });
+    }
   });
 });
