@@ -92,6 +92,43 @@ export async function loggedCulprit(
   return logged ? { logged } : {};
 }
 
+/**
+ * One environment's error log across a write and its isolation rounds: `before()` right before the
+ * write, `after()` after each failed check (a round's included), which names the item of the first
+ * fatal line new since the last look. Each look moves the baseline, so a round is never blamed for the
+ * lines of the breakage before it (a round within the same second as the one before, whose line PHP
+ * stamps alike, names nothing: the rounds decide the culprit whatever). A 401 on either read calls
+ * `stop`; a log that cannot be read names nothing.
+ */
+export class ErrorLogLooks {
+  #last: ErrorLogRead | undefined;
+
+  constructor(
+    private readonly caller: CallPort,
+    private readonly envId: string,
+    private readonly kinds: readonly KindRow[],
+    private readonly options: Omit<ErrorLogOptions, 'when'> & { stop(reason: string, kind: StopKind): void },
+  ) {}
+
+  async before(): Promise<void> {
+    this.#last = await this.#read('before');
+  }
+
+  async after(): Promise<LoggedError | undefined> {
+    const read = await this.#read('after');
+    if (!read.ok) return undefined;
+    const logged = newFatal(this.#last?.ok ? this.#last.text : undefined, read.text, this.kinds);
+    this.#last = read;
+    return logged;
+  }
+
+  async #read(when: ErrorLogOptions['when']): Promise<ErrorLogRead> {
+    const read = await readErrorLog(this.caller, this.envId, { ...this.options, when });
+    if (!read.ok && read.stop) this.options.stop(read.stop.reason, read.stop.kind);
+    return read;
+  }
+}
+
 /** `environment.container_info.logs` when it is a string (the answer's schema says so; a fake caller or a proxy may not). */
 function logsOf(answer: unknown): string | undefined {
   const logs = field(field(field(answer, 'environment'), 'container_info'), 'logs');

@@ -4,7 +4,7 @@ import { HostingClient } from '../../src/api/client.js';
 import { AbortedError, AuthenticationError, MalformedResponseError, ServerError } from '../../src/errors.js';
 import { KIND_TABLE } from '../../src/inventory/kinds.js';
 import { Caller, type CallPort } from '../../src/run/caller.js';
-import { DEFAULT_LOG_LINES, loggedCulprit, newFatal, readErrorLog } from '../../src/run/error-log.js';
+import { DEFAULT_LOG_LINES, ErrorLogLooks, loggedCulprit, newFatal, readErrorLog } from '../../src/run/error-log.js';
 import { PRIORITY, RateBudget } from '../../src/run/rate-budget.js';
 import { silent } from '../helpers/run.js';
 import { useSimulator } from '../helpers/sim.js';
@@ -113,6 +113,29 @@ describe('readErrorLog: the PHP error log of an environment, through the caller'
     expect(await loggedCulprit(failing(new AuthenticationError(401, 'GET', '/logs', 'Unauthenticated.')), ENV, undefined, kinds)).toMatchObject({
       stop: { kind: 'auth' },
     });
+  });
+
+  it('ErrorLogLooks: each look after a failed check names what is new since the look before; a 401 calls stop', async () => {
+    const fatal = (slug: string, at: string) => `[25-Nov-2026 ${at} UTC] PHP Fatal error:  x in /www/a_1/public/wp-content/plugins/${slug}/${slug}.php:7`;
+    const logs = [
+      fatal('old', '01:00:00'),
+      [fatal('old', '01:00:00'), fatal('forms', '02:00:00')],
+      [fatal('old', '01:00:00'), fatal('forms', '02:00:00'), fatal('forms', '02:00:09'), fatal('seo', '02:00:10')],
+      [fatal('old', '01:00:00'), fatal('forms', '02:00:00')],
+    ].map((l) => [l].flat().join('\n'));
+    const answers: (() => Promise<unknown>)[] = logs.map((text) => () => Promise.resolve({ environment: { container_info: { logs: text } } }));
+    answers.push(() => Promise.reject(new AuthenticationError(401, 'GET', '/logs', 'Unauthenticated.')));
+    const port = { read: () => answers.shift()!() } as unknown as CallPort;
+    const stops: string[] = [];
+    const looks = new ErrorLogLooks(port, ENV, [KIND_TABLE.plugin], { stop: (_reason, kind) => stops.push(kind) });
+    await looks.before();
+    expect(await looks.after()).toMatchObject({ plugin: 'forms' });
+    // The second round broke it again: the first line new since the first look.
+    expect(await looks.after()).toMatchObject({ plugin: 'forms', line: fatal('forms', '02:00:09') });
+    expect(await looks.after()).toBeUndefined();
+    expect(stops).toEqual([]);
+    expect(await looks.after()).toBeUndefined();
+    expect(stops).toEqual(['auth']);
   });
 
   it('the read before a write waits behind writes; the one after a failed check goes first; lines kept from 1 to 20000', async () => {
