@@ -44,6 +44,12 @@ export interface Endpoint {
    * on it while the general budget has room is that rule's, and teaches the general budget nothing.
    */
   perEnvironment?: true;
+  /**
+   * The service keeps a limit of its own on this endpoint beside the general one (the logs: about 35
+   * reads a minute, real-service-notes.md "Limits"): its calls take a slot of that rule as well, and a
+   * 429 on one while the general budget has room is that rule's.
+   */
+  ownLimit?: 'logs';
 }
 
 export const ENDPOINTS = {
@@ -82,6 +88,7 @@ export const ENDPOINTS = {
     path: '/sites/environments/{env_id}/logs',
     response: 'logs-response',
     evidence: 'shared/real-service-notes.md, "Logs": file_name=error|access|kinsta-cache-perf, lines ≤ 20000, in the query',
+    ownLimit: 'logs',
   },
   createEnvironment: { method: 'POST', path: '/sites/{site_id}/environments', body: 'create-environment', operation: 'environment:add', creates: true },
   addDomain: { method: 'POST', path: '/sites/environments/{env_id}/domains', body: 'add-domain', operation: 'sites:add-domain', creates: true },
@@ -185,6 +192,16 @@ export type ReadEndpoint = keyof ReadAnswers;
 /** Whether a call to `name` counts against the service's limit on creating calls. */
 export function creates(name: EndpointName | 'getOperation'): boolean {
   return name !== 'getOperation' && (ENDPOINTS[name] as Endpoint).creates === true;
+}
+
+/** The service's rules a call may count against: every call's, and creating calls' and log reads' apart. */
+export type ServiceRule = 'general' | 'create' | 'logs';
+
+/** The rule of the service a call to `name` counts against beside the general one: creating calls', the logs', or only the general one. */
+export function laneOf(name: EndpointName | 'getOperation'): ServiceRule {
+  if (name === 'getOperation') return 'general';
+  const endpoint = ENDPOINTS[name] as Endpoint;
+  return endpoint.creates ? 'create' : (endpoint.ownLimit ?? 'general');
 }
 
 /** Whether the service limits calls to `name` per environment as well (see `Endpoint.perEnvironment`). */

@@ -9,6 +9,7 @@ import { parseRate } from '../util/rate.js';
 import { createLogger } from './logger.js';
 import type { TrackOptions } from '../run/watcher.js';
 import { DEFAULT_RETRY } from '../run/retry.js';
+import { LOGS_RATE } from '../run/error-log.js';
 import type { PlaybookSettings } from '../playbook/types.js';
 import { parseDuration } from '../util/duration.js';
 import type { Io } from './io.js';
@@ -76,6 +77,8 @@ export interface Runtime {
   budget: RateBudget;
   /** The rule of creating calls: configured (`create_rate_limit`), or learned from 429s apart from `budget`. */
   creation: RateBudget;
+  /** The logs endpoint's own rule (35 reads a minute), beside `budget`. */
+  logs: RateBudget;
   /** The company's budget shared with other processes (--coordination), beside this process's own. */
   shared?: SharedWindow;
   caller: Caller;
@@ -133,16 +136,20 @@ export function createRuntime(opts: GlobalOptions, options: RuntimeOptions): Run
   }
   const budget = new RateBudget(limit, parsed.periodMs);
   const creation = new RateBudget(createLimit, parsedCreate.periodMs);
+  const logsLimit = Math.max(1, Math.floor(LOGS_RATE.limit * share));
+  const logs = new RateBudget(logsLimit, LOGS_RATE.periodMs);
   const shared = company ? coordination.sharedWindow(company, limit, parsed.periodMs) : undefined;
   const sharedCreation = company ? coordination.sharedWindow(company, createLimit, parsedCreate.periodMs, 'create') : undefined;
+  const sharedLogs = company ? coordination.sharedWindow(company, logsLimit, LOGS_RATE.periodMs, 'logs') : undefined;
   const retry = { ...DEFAULT_RETRY, rateLimitWaitMs };
-  const caller = new Caller(client, { budget, creation, shared, sharedCreation, logger: log, concurrency, retry });
+  const caller = new Caller(client, { budget, creation, logs, shared, sharedCreation, sharedLogs, logger: log, concurrency, retry });
   const notFoundGraceMs = settings.not_found_grace === undefined ? undefined : parseDuration(settings.not_found_grace);
   return {
     logger: log,
     client,
     budget,
     creation,
+    logs,
     caller,
     shared,
     coordination,
@@ -159,6 +166,7 @@ export function createRuntime(opts: GlobalOptions, options: RuntimeOptions): Run
     async close() {
       budget.dispose();
       creation.dispose();
+      logs.dispose();
       await client.close();
     },
   };

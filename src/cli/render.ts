@@ -17,7 +17,8 @@ import { releaseAgeLines } from '../report/release-age-lines.js';
 import { stagingLines } from '../report/staging-lines.js';
 import { withheldLines } from '../report/withheld-lines.js';
 import { healthCounts, pagesNotLookedAt, restoreLine, restorePointsOfFailures, targetLabel, unhealthyBefore, type Report } from '../report/report.js';
-import { forCsv, forTerminal, jsonText, terminalMessage, terminalName } from '../util/safe-text.js';
+import { clip, forCsv, forTerminal, jsonText, MESSAGE_WIDTH, terminalMessage, terminalName } from '../util/safe-text.js';
+import { isolatedResults, isolationLine } from '../report/isolation-lines.js';
 
 type Colour = 'green' | 'red' | 'yellow' | 'cyan' | 'dim' | 'bold';
 
@@ -225,7 +226,20 @@ export function renderSummary(report: Report, reportPath: string, paint: Painter
         : `restore points of the ${restore.length} failed step${restore.length === 1 ? '' : 's'}:`,
     );
   for (const r of restore) lines.push(`  ${terminalName(targetLabel(r))} (${terminalName(r.task)}): ${terminalMessage(restoreLine(r))}`);
+  lines.push(...isolatedLines(report, next && commandText(next)));
   return lines.join('\n');
+}
+
+/** Each site `health.on_broken: isolate` took apart (or whose error log named an item): what broke it, what was kept, what is left. */
+function isolatedLines(report: Report, next: string | undefined): string[] {
+  const isolated = isolatedResults(report.results);
+  if (isolated.length === 0) return [];
+  return [
+    `isolated (${isolated.length} site${isolated.length === 1 ? '' : 's'}):`,
+    ...isolated.map(
+      (r) => `  ${terminalName(targetLabel(r))} (${terminalName(r.task)}): ${clip(forTerminal(isolationLine(r, next) ?? ''), 2 * MESSAGE_WIDTH)}`,
+    ),
+  ];
 }
 
 export function renderInventory(inventory: Inventory, format: 'table' | 'json' | 'csv'): string {

@@ -1,3 +1,4 @@
+import type { ServiceRule } from '../api/endpoints.js';
 import type { FirstSeen, Sighting } from '../inventory/first-seen.js';
 import type { StagingEntry, StagingTable } from '../inventory/staging-table.js';
 import type { QuarantineEntry, QuarantineTable } from '../inventory/quarantine-table.js';
@@ -90,8 +91,8 @@ export interface BusyRegister {
   claim(env: string, signal: AbortSignal, waitFor: (operationId: string) => Promise<void>): Promise<BusyClaim>;
 }
 
-/** The service's rules a call may count against: every call, and creating calls apart. */
-export type WindowLane = 'general' | 'create';
+/** The service's rules a call may count against (api/endpoints.ts `laneOf`): every call, and creating calls and log reads apart. */
+export type WindowLane = ServiceRule;
 
 /**
  * What staging environments ran of each theme version (inventory/staging-table.ts): in the state folder, or

@@ -5,6 +5,7 @@ import { withheldGroups } from '../report/withheld-lines.js';
 import { exitMeaning } from '../errors.js';
 import { taskCounts } from '../report/task-counts.js';
 import { isProblem } from '../run/types.js';
+import { culpritLog, isolatedResults, isolationFacts, isolationLine } from '../report/isolation-lines.js';
 import { commandText, nextCommand } from '../report/ci-formats.js';
 import { restoreLine, targetLabel, type Report, type ReportResult, type Summary } from '../report/report.js';
 
@@ -46,6 +47,25 @@ export function problemEntry(r: ReportResult) {
     what_became_of_the_site: r.restore_point ? restoreLine({ ...r, restore_point: r.restore_point }) : null,
     // A held step's reason as data: its code, how much changed, its diff image, and what overrides it.
     held: r.held ?? null,
+  };
+}
+
+/** One site `health.on_broken: isolate` took apart (or whose error log named an item), as a receiver reads it. */
+export function isolatedEntry(r: ReportResult, next?: string) {
+  const facts = r.isolation ? isolationFacts(r.isolation) : undefined;
+  return {
+    task: r.task,
+    target: targetLabel(r),
+    site: r.target.site ?? null,
+    environment: r.target.environment ?? null,
+    outcome: r.isolation?.outcome ?? null,
+    culprits: facts?.culprits ?? [],
+    kept: facts?.kept ?? [],
+    left: facts?.left ?? [],
+    restores: r.isolation?.restores ?? null,
+    reason: r.isolation?.reason ?? null,
+    logged: culpritLog(r.isolation, r.logged) ?? null,
+    words: isolationLine(r, next) ?? null,
   };
 }
 
@@ -93,6 +113,12 @@ export function jsonSummary(end: RunEnd, sentAt: Date): Record<string, unknown> 
             override: d.override ?? null,
             sites,
           }))
+      : [],
+    // health.on_broken: isolate, site by site: the records as they are (the log line exact: a receiver escapes it for its own sink), and the words.
+    isolated: report
+      ? isolatedResults(report.results)
+          .slice(0, LISTED)
+          .map((r) => isolatedEntry(r, next && commandText(next)))
       : [],
     // What the company's history left alone (a quarantined version, a write waiting its backoff): each once, with its override.
     withheld: report

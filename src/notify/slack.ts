@@ -6,6 +6,7 @@ import { countsText, exitMeaning, problemsOf, type RunEnd } from './run-end.js';
 import { targetLabel, type Report } from '../report/report.js';
 import { releaseAgeGroups } from '../report/release-age-lines.js';
 import { stagingGroups } from '../report/staging-lines.js';
+import { isolatedResults, isolationLine } from '../report/isolation-lines.js';
 import { withheldGroups, withheldText } from '../report/withheld-lines.js';
 
 /** Slack lists this many problem steps; more make a message people scroll past. */
@@ -31,6 +32,18 @@ export function slackMessage(end: RunEnd, sentAt: Date): { text: string; blocks:
           `${r.restore_point ? `; ${forSlack(restoreLine({ ...r, restore_point: r.restore_point }))}` : ''}`,
       );
     if (problems.length > SLACK_LISTED) lines.push(`… and ${problems.length - SLACK_LISTED} more in the report`);
+    blocks.push(section(lines.join('\n')));
+  }
+  const isolated = report ? isolatedResults(report.results) : [];
+  if (isolated.length > 0) {
+    const next = end.report ? continueCommand(report!, end.report.path) : undefined;
+    const lines = isolated
+      .slice(0, SLACK_LISTED)
+      .map(
+        (r) =>
+          `• isolated ${forSlack(clip(targetLabel(r), NAME_WIDTH))} (${forSlack(clip(r.task, NAME_WIDTH))}): ${forSlack(clip(isolationLine(r, next) ?? '', 2 * MESSAGE_WIDTH))}`,
+      );
+    if (isolated.length > SLACK_LISTED) lines.push(`… and ${isolated.length - SLACK_LISTED} more isolated in the report`);
     blocks.push(section(lines.join('\n')));
   }
   const held = report ? heldLines(report) : [];

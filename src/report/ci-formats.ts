@@ -3,6 +3,7 @@ import { groupOf, taskCounts } from './task-counts.js';
 export { groupOf };
 import { countsAgainstBudget, isProblem, problemCount } from '../run/types.js';
 import { answerLines } from './answer-lines.js';
+import { isolatedResults, isolationLine } from './isolation-lines.js';
 import {
   healthCounts,
   pagesNotLookedAt,
@@ -60,6 +61,8 @@ export function guardText(r: ReportResult): string {
     parts.push(`health: ${r.health.outcome}${seen ? ` (${seen})` : ''} at ${r.health.url}`);
   }
   if (r.restore_point && r.role !== 'backup') parts.push(restoreLine({ ...r, restore_point: r.restore_point }));
+  const isolated = r.role === 'backup' ? undefined : isolationLine(r);
+  if (isolated) parts.push(isolated);
   return parts.join('; ');
 }
 
@@ -101,6 +104,12 @@ export function markdownSummary(report: Report, reportPath: string): string {
     for (const r of restore)
       lines.push(`- ${forMarkdown(clip(targetLabel(r), NAME_WIDTH))} (${forMarkdown(r.task)}): ${forMarkdown(clip(restoreLine(r), MESSAGE_WIDTH))}`);
   }
+  const isolated = isolatedResults(report.results);
+  if (isolated.length > 0) {
+    lines.push('', `**Isolated: the update that broke the site, found by sending them again (${isolated.length}):**`, '');
+    for (const r of isolated)
+      lines.push(`- ${forMarkdown(clip(targetLabel(r), NAME_WIDTH))} (${forMarkdown(r.task)}): ${forMarkdown(isolationLine(r, next) ?? '')}`);
+  }
   lines.push('', `Report: \`${reportPath}\``, '');
   return lines.join('\n');
 }
@@ -124,6 +133,8 @@ export function nextCommand(report: Report, path: string): NextCommand | undefin
   if (report.results.some((r) => r.restored?.status === 'accepted')) return { kind: 'restore', argv: ['restore', path] };
   if (report.results.some((r) => r.step_id !== null && r.status === 'skipped'))
     return { kind: 'resume', argv: ['resume', path, ...(report.stopped?.kind === 'budget' ? ['--max-failures', String(failuresPerTask(report))] : [])] };
+  // An isolation not done: resume goes on with its next round (the journal knows every round).
+  if (report.results.some((r) => r.isolation?.outcome === 'isolating')) return { kind: 'resume', argv: ['resume', path] };
   if (report.results.some((r) => r.status === 'accepted')) return { kind: 'status', argv: ['status', path, '--wait'] };
   return undefined;
 }
@@ -157,8 +168,10 @@ export function githubAnnotations(report: Report): string[] {
   return report.results
     .filter((r) => isProblem(r.status))
     .slice(0, 50)
-    .map(
-      (r) =>
-        `::${r.status === 'held' ? 'warning' : 'error'} title=${forAnnotationProperty(`sitefleet ${report.name}: ${r.task}`)}::${forAnnotation(`${r.status} ${clip(targetLabel(r), NAME_WIDTH)}: ${clip(r.reason ?? r.error ?? '', MESSAGE_WIDTH)}${r.restored && r.restore_point ? `; ${clip(restoreLine({ ...r, restore_point: r.restore_point }), MESSAGE_WIDTH)}` : ''}`)}`,
-    );
+    .map((r) => {
+      const restored = r.restored && r.restore_point ? `; ${clip(restoreLine({ ...r, restore_point: r.restore_point }), MESSAGE_WIDTH)}` : '';
+      const isolated = isolationLine(r);
+      const message = `${r.status} ${clip(targetLabel(r), NAME_WIDTH)}: ${clip(r.reason ?? r.error ?? '', MESSAGE_WIDTH)}${restored}${isolated ? `; ${clip(isolated, MESSAGE_WIDTH)}` : ''}`;
+      return `::${r.status === 'held' ? 'warning' : 'error'} title=${forAnnotationProperty(`sitefleet ${report.name}: ${r.task}`)}::${forAnnotation(message)}`;
+    });
 }

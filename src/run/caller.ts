@@ -1,7 +1,7 @@
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { CallResult, HostingClient } from '../api/client.js';
-import { creates, perEnvironment, type EndpointName, type ReadAnswers, type ReadEndpoint } from '../api/endpoints.js';
+import { laneOf, perEnvironment, type EndpointName, type ReadAnswers, type ReadEndpoint } from '../api/endpoints.js';
 import type { OperationStatus } from '../api/types.js';
 import type { SharedWindow, WindowLane } from '../coord/types.js';
 import {
@@ -70,8 +70,16 @@ export interface CallerOptions {
    * one, so polls, reads and other writes never slow down for it.
    */
   creation?: RateBudget;
+  /**
+   * The logs endpoint's own limit (run/error-log.ts LOGS_RATE), taken before `budget` by log reads
+   * only: a run that reads many logs (sites broken at once) waits for this rule, and leaves the general
+   * one to writes and polls; a 429 on a log read while `budget` has room teaches this rule alone.
+   */
+  logs?: RateBudget;
   /** The company's shared window of creating calls (--coordination). */
   sharedCreation?: SharedWindow;
+  /** The company's shared window of log reads (--coordination): the logs rule is the company's, not one process's. */
+  sharedLogs?: SharedWindow;
   /**
    * The company's window shared with other processes (--coordination). Asked last, holding the place
    * among the calls in flight, right before sending: a slot of it is only ever held by a call about to
@@ -93,8 +101,10 @@ export interface CallerOptions {
 export class Caller implements CallPort {
   readonly budget: RateBudget | undefined;
   readonly creation: RateBudget | undefined;
+  readonly logs: RateBudget | undefined;
   readonly shared: SharedWindow | undefined;
   readonly sharedCreation: SharedWindow | undefined;
+  readonly sharedLogs: SharedWindow | undefined;
   readonly logger: Logger;
   readonly retry: RetryPolicy;
   /** Bounds the HTTP calls in flight. A call waiting out a backoff holds no place in it. */
@@ -106,8 +116,8 @@ export class Caller implements CallPort {
    */
   readonly #creating: PQueue;
   /** The limits each call takes, built once (this is every call's path). */
-  readonly #budgets: { creating: Limit[]; other: Limit[] };
-  readonly #windows: { creating: Limit[]; other: Limit[] };
+  readonly #budgets: Record<WindowLane, Limit[]>;
+  readonly #windows: Record<WindowLane, Limit[]>;
 
   constructor(
     readonly client: HostingClient,
@@ -115,17 +125,22 @@ export class Caller implements CallPort {
   ) {
     this.budget = options.budget;
     this.creation = options.creation;
+    this.logs = options.logs;
     this.shared = options.shared;
     this.sharedCreation = options.sharedCreation;
+    this.sharedLogs = options.sharedLogs;
     this.logger = options.logger;
     this.retry = options.retry ?? DEFAULT_RETRY;
     const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     this.#slots = new PQueue({ concurrency });
     this.#creating = new PQueue({ concurrency: Math.max(1, Math.floor(concurrency / 2)) });
+    // Each rule of its own first, then the general one: a call waiting for its own rule holds no general slot.
     const general = this.budget ? [budgetLimit('general', this.budget)] : [];
-    this.#budgets = { creating: [...(this.creation ? [budgetLimit('create', this.creation)] : []), ...general], other: general };
+    const own = (lane: WindowLane, budget: RateBudget | undefined) => [...(budget ? [budgetLimit(lane, budget)] : []), ...general];
+    this.#budgets = { general, create: own('create', this.creation), logs: own('logs', this.logs) };
     const shared = this.shared ? [windowLimit('general', this.shared)] : [];
-    this.#windows = { creating: [...shared, ...(this.sharedCreation ? [windowLimit('create', this.sharedCreation)] : [])], other: shared };
+    const sharedOwn = (lane: WindowLane, window: SharedWindow | undefined) => [...shared, ...(window ? [windowLimit(lane, window)] : [])];
+    this.#windows = { general: shared, create: sharedOwn('create', this.sharedCreation), logs: sharedOwn('logs', this.sharedLogs) };
   }
 
   /** Calls waiting for a place among the calls in flight (none of them has asked the budget yet). */
@@ -188,24 +203,27 @@ export class Caller implements CallPort {
 
   readonly #takePlace: TakePlace = (priority, endpoint, work) => {
     const place = () => this.#slots.add(work, { priority: -priority });
-    return creates(endpoint) ? this.#creating.add(place, { priority: -priority }) : place();
+    return laneOf(endpoint) === 'create' ? this.#creating.add(place, { priority: -priority }) : place();
   };
 
-  /** This process's budgets, for a creating call and for any other: the creation rule first. */
-  readonly #budgetsFor = (endpoint: CallTarget): Limit[] => (creates(endpoint) ? this.#budgets.creating : this.#budgets.other);
+  /** This process's budgets for a call: the rule of its own (creating calls', the logs') first. */
+  readonly #budgetsFor = (endpoint: CallTarget): Limit[] => this.#budgets[laneOf(endpoint)];
 
   /** The company's windows (--coordination), asked last, right before sending. */
-  readonly #windowsFor = (endpoint: CallTarget): Limit[] => (creates(endpoint) ? this.#windows.creating : this.#windows.other);
+  readonly #windowsFor = (endpoint: CallTarget): Limit[] => this.#windows[laneOf(endpoint)];
 
   /**
    * A creating call's 429 while the general budget had room was the creation rule's; a cache clear's,
    * its environment's (one clear every 10 s): the general budget pausing for it would stop every call.
+   * A log read's, likewise, the logs' rule.
    */
   readonly #refusedBy: RefusedBy = (endpoint, slot) => {
     if (!slot.rateLimited) return undefined;
     const room = this.budget?.hasRoom() ?? true;
     if (perEnvironment(endpoint) && room) return 'environment';
-    return creates(endpoint) && this.creation && room ? 'create' : 'general';
+    const lane = laneOf(endpoint);
+    const own = lane === 'create' ? this.creation : lane === 'logs' ? this.logs : undefined;
+    return own && room ? lane : 'general';
   };
 }
 

@@ -15,7 +15,7 @@ import type { SimOperation } from './operations.js';
  * - the SSH config is flat, `{name, host, port, user, ssh_command}` with `port` a string;
  * - 401 says `Unauthenticated.`;
  * - adding a domain already in use is accepted, and its operation fails with the recorded reason;
- * - a separate window for creating calls; new operations unknown (404) for a few seconds;
+ * - a separate window for creating calls, and one for log reads; new operations unknown (404) for a few seconds;
  * - `theme_update: null` where no update is available, and `plugin_update: null` likewise in the
  *   plugin listing (the notes call it the theme listing's twin); the vendor document's name for the
  *   domain list's DNS flag; theme bulk updates answered 200, as the vendor document says.
@@ -32,19 +32,27 @@ export const SIM_PROFILES: readonly SimProfile[] = ['spec', 'real'];
 
 /** The creating calls a `real` simulator allows per period of its general window. */
 const REAL_CREATE_LIMIT = 5;
+/** The log reads a `real` simulator allows per period of its general window (real-service-notes.md, "Limits"). */
+const REAL_LOGS_LIMIT = 35;
 /** How long a new operation answers 404 on a `real` simulator, unless told otherwise. */
 const REAL_VISIBLE_AFTER_MS = 2000;
 
 /**
- * What a profile sets unless the options say otherwise: the `real` one a creation window of 5 per
- * period of the general window (5 a minute when there is none) and 2 s of invisible operations.
+ * What a profile sets unless the options say otherwise: the `real` one a creation window of 5 and a
+ * logs window of 35 per period of the general window (a minute when there is none), and 2 s of
+ * invisible operations.
  */
 export function profileDefaults(
   profile: SimProfile,
   rate: { limit: number; periodMs: number } | undefined,
-): { createRate?: { limit: number; periodMs: number }; visibleAfterMs: number } {
+): { createRate?: { limit: number; periodMs: number }; logsRate?: { limit: number; periodMs: number }; visibleAfterMs: number } {
   if (profile !== 'real') return { visibleAfterMs: 0 };
-  return { createRate: { limit: REAL_CREATE_LIMIT, periodMs: rate?.periodMs ?? 60_000 }, visibleAfterMs: REAL_VISIBLE_AFTER_MS };
+  const periodMs = rate?.periodMs ?? 60_000;
+  return {
+    createRate: { limit: REAL_CREATE_LIMIT, periodMs },
+    logsRate: { limit: REAL_LOGS_LIMIT, periodMs },
+    visibleAfterMs: REAL_VISIBLE_AFTER_MS,
+  };
 }
 
 export interface Answer {

@@ -2,7 +2,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { creates, DEFAULT_OPERATION_PATH, ENDPOINTS, type Endpoint, type EndpointName } from '../api/endpoints.js';
+import { DEFAULT_OPERATION_PATH, ENDPOINTS, laneOf, type Endpoint, type EndpointName } from '../api/endpoints.js';
 import { bodyProblems } from '../api/request-schemas.js';
 import { FaultPlan, parseFaults, type FaultKind, type FaultRates } from './faults.js';
 import { captureGenerated } from './backup-state.js';
@@ -28,6 +28,11 @@ export interface SimulatorOptions {
    * records), beside `rate`. The `real` profile has one by default: 5 per period of `rate` (5 a minute).
    */
   createRate?: string | { limit: number; periodMs: number };
+  /**
+   * The logs endpoint's own sliding-window limit, beside `rate` (a log read counts in both). The `real`
+   * profile has one by default: 35 per period of `rate` (35 a minute), as public clients say.
+   */
+  logsRate?: string | { limit: number; periodMs: number };
   /** Share of operations that fail at their end (default 0). */
   failOperations?: number;
   /** 0 (default) picks a free port. The simulator only ever binds 127.0.0.1. */
@@ -268,6 +273,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   let window = toWindow(options.rate);
   const habits = profileDefaults(profile, options.rate === undefined ? undefined : toRate(options.rate));
   const createWindow = toWindow(options.createRate ?? habits.createRate);
+  const logsWindow = toWindow(options.logsRate ?? habits.logsRate);
   const routes = compileRoutes();
   const log: SimLogEntry[] = [];
   const keepLog = options.keepLog ?? true;
@@ -370,7 +376,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     }
     if (route) entry.endpoint = route.name;
     // A refused call counts in neither window; a call over the creation limit is refused even when the general window has room.
-    const windows = [window, route && creates(route.name) ? createWindow : undefined].filter((w) => w !== undefined);
+    const lane = route ? laneOf(route.name) : 'general';
+    const windows = [window, lane === 'create' ? createWindow : lane === 'logs' ? logsWindow : undefined].filter((w) => w !== undefined);
     for (const w of windows) {
       const waitMs = w.wait(clock());
       if (waitMs > 0) return fail(429, TOO_MANY, null, retryAfter(waitMs));

@@ -47,6 +47,19 @@ describe('the shared rate window (real Redis)', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(900); // a period after the answers, not at once
   });
 
+  it("each rule of the service has its own shared window: log reads fill theirs, never the general one nor the creating calls'", async () => {
+    const { a, b } = await twoProcesses(1, 60_000);
+    const logsA = new RedisWindow(a, COMPANY, 1, 60_000, 'logs');
+    await logsA.take();
+    // The general and creation windows of the other process still have their one slot each.
+    await new RedisWindow(b, COMPANY, 1, 60_000).take();
+    await new RedisWindow(b, COMPANY, 1, 60_000, 'create').take();
+    const waiting = new AbortController();
+    setTimeout(() => waiting.abort(new Error('still waiting')), 300);
+    await expect(new RedisWindow(b, COMPANY, 1, 60_000, 'logs').take(waiting.signal)).rejects.toThrow('still waiting');
+    expect(await a.redis.exists(companyKey(COMPANY, 'logs-window'), companyKey(COMPANY, 'window'), companyKey(COMPANY, 'create-window'))).toBe(3);
+  });
+
   it('a 429 seen by one process pauses the other until Retry-After and lowers the limit they share', async () => {
     const { b, wa, wb } = await twoProcesses(10, 5000);
     await answered(wa, 4);

@@ -17,7 +17,7 @@ import { Journal, journalPathFor } from '../../src/run/journal.js';
 import { restoreReadBack } from '../../src/run/restore.js';
 import { VisualGate } from '../../src/run/visual-gate.js';
 import type { ImageStore } from '../../src/run/visual-images.js';
-import type { Restored, StepResult, StepStatus, VisualPage } from '../../src/run/types.js';
+import type { Isolation, Restored, StepResult, StepStatus, VisualPage } from '../../src/run/types.js';
 import type { CameraPort, Shot } from '../../src/health/visual/screenshots.js';
 import { encodePng } from '../../src/health/visual/image.js';
 import type { HealthSpec } from '../../src/health/spec.js';
@@ -230,6 +230,7 @@ function scriptedCamera(p: Of<typeof page>, noisyBefore: boolean, how: string): 
 /** Every page the real check judged across the runs: the property must have met the shapes it is about. */
 const seenPages: VisualPage[] = [];
 const heldCodes = new Set<string>();
+const isolatedSeen = new Set<string>();
 
 const memoryImages: ImageStore = { keep: (step, n, kind) => `night.json.visual/${step}-p${n}-${kind}.png` };
 const quiet = pino({ level: 'silent' });
@@ -259,6 +260,46 @@ const restored: fc.Arbitrary<Restored> = fc.record(
   { requiredKeys: ['backup_id', 'operation_id', 'status'] },
 );
 
+/** The item an isolation names, a theme as the plan's writes update (a record names its kind by its field). */
+const themeName = fc.constantFrom('astra', 'neve', 'calm', 'hello-elementor');
+const itemChange = fc.record({ theme: themeName, from: version, to: version });
+/** A fatal error line as the log gave it: any text, control characters, markup and astral characters included, at most 500 code points. */
+const logged = fc.record({ theme: themeName, line: fc.string({ unit: 'binary', maxLength: 500 }) });
+
+/** `health.on_broken: isolate`: every outcome, rounds of every status, with their restores and log lines. */
+const isolation: fc.Arbitrary<Isolation> = fc.record(
+  {
+    updates: fc.array(itemChange, { maxLength: 6 }),
+    suspect: fc.record({ theme: themeName }),
+    rounds: fc.array(
+      fc.record(
+        {
+          names: fc.array(themeName, { maxLength: 4 }),
+          restore_point: fc.record({ tag: fc.constant('sitefleet-before'), backup_id: fc.option(fc.integer({ min: 1, max: 2 ** 31 }), { nil: null }) }),
+          backup: fc.record({
+            operation_id: fc.option(fc.constant('backups:add-manual-1'), { nil: null }),
+            status: fc.constantFrom('sending', 'accepted', 'succeeded', 'failed', 'unknown'),
+          }),
+          status: fc.constantFrom('sending', 'accepted', 'healthy', 'broken', 'failed', 'unknown'),
+          operation_ids: fc.array(fc.constantFrom('wp-themes:bulk-update-1', 'wp-theme:update-2'), { maxLength: 2 }),
+          visual: fc.constantFrom('passed', 'held', 'broken', 'not checked'),
+          reason: fc.string({ maxLength: 40 }),
+          restored,
+          logged,
+        },
+        { requiredKeys: ['names', 'status'] },
+      ),
+      { maxLength: 5 },
+    ),
+    outcome: fc.constantFrom('isolating', 'found', 'not reproduced', 'stopped'),
+    culprits: fc.array(itemChange, { maxLength: 2 }),
+    left: fc.array(itemChange, { maxLength: 3 }),
+    reason: fc.string({ maxLength: 40 }),
+    restores: fc.nat(8),
+  },
+  { requiredKeys: ['updates', 'rounds', 'outcome', 'culprits', 'restores'] },
+);
+
 /** What one step ended as: an answer, and on a guarded write the checks' records. */
 const ending = fc.record({
   status: fc.oneof({ weight: 6, arbitrary: fc.constant<StepStatus>('succeeded') }, fc.constantFrom<StepStatus>('accepted', 'failed', 'unknown', 'skipped')),
@@ -266,6 +307,8 @@ const ending = fc.record({
   noisy: fc.boolean(),
   how: change,
   restored: fc.option(restored, { nil: undefined }),
+  isolation: fc.option(isolation, { nil: undefined }),
+  logged: fc.option(logged, { nil: undefined }),
 });
 
 async function resultOf(plan: Plan, step: Step, e: Of<typeof ending>): Promise<StepResult> {
@@ -287,8 +330,12 @@ async function resultOf(plan: Plan, step: Step, e: Of<typeof ending>): Promise<S
     health: { url: `https://${step.target.site ?? 'x'}.example/`, outcome: 'healthy', before: 'HTTP 200', after: 'HTTP 200' },
     ...(step.backup_step ? { restore_point: { tag: 'sitefleet-before', backup_id: 7 } } : {}),
   };
-  return result.status === 'failed' && e.restored ? restoreReadBack({ ...result, restored: e.restored }) : result;
+  if (result.status !== 'failed' || !e.restored) return result;
+  const isolated = { ...(e.isolation && { isolation: e.isolation }), ...(e.logged && { logged: e.logged }) };
+  return restoreReadBack({ ...result, restored: e.restored, ...isolated });
 }
+
+const NOT_BROKEN = { restored: undefined, isolation: undefined, logged: undefined };
 
 /** A night on one site, its page as it was, changed a little, broken, and not looked at after the write. */
 const EXAMPLES: [Of<typeof fleet>, Of<typeof options>, Of<typeof history>, Of<typeof ending>[]][] = (
@@ -304,8 +351,25 @@ const EXAMPLES: [Of<typeof fleet>, Of<typeof options>, Of<typeof history>, Of<ty
   ],
   { release_age: undefined, max_bump: undefined, staging_first: false, backup_first: true, visual: true, fail_on_hold: false },
   { seen: [], staged: [] },
-  [{ status: 'succeeded', page: { width: 10, rows: Array.from({ length: 20 }, (_, i) => i * 4099) }, noisy: false, how, restored: undefined }],
+  [{ status: 'succeeded', page: { width: 10, rows: Array.from({ length: 20 }, (_, i) => i * 4099) }, noisy: false, how, ...NOT_BROKEN }],
 ]);
+/** A night whose page went blank: restored, and isolated, with a hostile line in its log. */
+const BROKEN_NIGHT: Of<typeof ending> = {
+  status: 'succeeded',
+  page: { width: 10, rows: Array.from({ length: 20 }, (_, i) => i * 4099) },
+  noisy: false,
+  how: 'blank',
+  restored: { backup_id: 7, operation_id: 'backups:restore-1', status: 'succeeded', health: { outcome: 'healthy' } },
+  isolation: {
+    updates: [{ theme: 'astra', from: '1.0', to: '1.0.1' }],
+    rounds: [{ names: ['astra'], status: 'broken', logged: { theme: 'astra', line: '<b>\u001b[2J\u0000 PHP Fatal error in /x/wp-content/themes/astra/' } }],
+    outcome: 'found',
+    culprits: [{ theme: 'astra', from: '1.0', to: '1.0.1' }],
+    restores: 2,
+  },
+  logged: { theme: 'astra', line: '<!channel> PHP Fatal error' },
+};
+EXAMPLES.push([EXAMPLES[0]![0], EXAMPLES[0]![1], EXAMPLES[0]![2], [BROKEN_NIGHT]]);
 
 describe('what sitefleet writes, it reads back', () => {
   it('every plan, verdict, decision and restore the writers produce passes every reader', async () => {
@@ -342,6 +406,13 @@ describe('what sitefleet writes, it reads back', () => {
         // status, resume and `report` read the report back; the run's page and the monthly record draw it.
         const read = readReport(reportPath);
         expect(read.results).toHaveLength(plan.steps.length + plan.skipped.length);
+        // An isolation and its log lines come back exactly as the executor wrote them (the line is data, never cleaned).
+        for (const [step, result] of results) {
+          const back = read.results.find((r) => r.step_id === step)!;
+          expect(back.isolation).toEqual(result.isolation);
+          expect(back.logged).toEqual(result.logged);
+          if (result.isolation) isolatedSeen.add(result.isolation.outcome);
+        }
         expect(runPageOf(reportPath, read, {})).toContain('<html');
         expect(recordPageOf([read], {}, {})).toContain('<html');
         expect(buildReport({ plan, mode: 'dry-run', startedAt: new Date(NOW), finishedAt: new Date(NOW) }).summary.total).toBe(read.summary.total);
@@ -352,6 +423,7 @@ describe('what sitefleet writes, it reads back', () => {
     // The runs met what the property is about: pages as they were, changed and broken, judged by the real comparison.
     expect(new Set(seenPages.map((p) => p.verdict))).toEqual(new Set(['same', 'changed', 'broken', 'not checked']));
     expect(heldCodes).toEqual(new Set(['visual_difference', 'visual_unchecked']));
+    expect(isolatedSeen.size).toBeGreaterThan(0);
     for (const p of seenPages) expect(p.changed_percent ?? 0).toBeLessThanOrEqual(100);
   }, 60_000);
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { SharedWindow } from '../../src/coord/types.js';
 import { Caller } from '../../src/run/caller.js';
 import { PRIORITY, RateBudget } from '../../src/run/rate-budget.js';
 import { DEFAULT_RETRY } from '../../src/run/retry.js';
@@ -60,6 +61,54 @@ describe('Caller', () => {
       budget.dispose();
       creation.dispose();
     }
+  });
+
+  it('log reads take the logs rule first: a 429 on one while the general window has room teaches that rule alone', async () => {
+    const { sim, client } = await start({ logsRate: '2/s' });
+    const budget = new RateBudget(100, 1000);
+    const logs = new RateBudget(100, 1000);
+    const caller = new Caller(client, { budget, logs, logger: silent, concurrency: 4, retry: { ...DEFAULT_RETRY, rateLimitWaitMs: 0 } });
+    const env = [...sim.fleet.environments.keys()][0]!;
+    const query = { file_name: 'error', lines: 10 };
+    try {
+      const outcomes = await Promise.all([1, 2, 3].map(() => caller.call('getLogs', { env_id: env }, undefined, true, { query })));
+      expect(outcomes.filter((o) => o.ok)).toHaveLength(2);
+      expect(logs.rateLimitedCount).toBe(1);
+      expect(logs.limit).toBeLessThanOrEqual(2);
+      expect(budget.rateLimitedCount).toBe(0);
+      expect(budget.limit).toBe(100);
+      // Other reads never take a slot of the logs rule, and a read refused teaches the general one.
+      sim.setFaults({ 429: 1 });
+      expect((await caller.call('listBackups', { env_id: env }, undefined, true)).ok).toBe(false);
+      expect(budget.rateLimitedCount).toBe(1);
+      expect(logs.rateLimitedCount).toBe(1);
+    } finally {
+      budget.dispose();
+      logs.dispose();
+    }
+  });
+
+  it('with --coordination, a log read takes the company window of log reads beside the general one; other calls never take it', async () => {
+    const { sim, client } = await start();
+    const taken: string[] = [];
+    const window = (name: string): SharedWindow => ({
+      take: () => (taken.push(name), Promise.resolve()),
+      give: () => undefined,
+      pausedForMs: () => 0,
+    });
+    const caller = new Caller(client, {
+      shared: window('general'),
+      sharedCreation: window('create'),
+      sharedLogs: window('logs'),
+      logger: silent,
+    });
+    const env = [...sim.fleet.environments.keys()][0]!;
+    expect((await caller.call('getLogs', { env_id: env }, undefined, true, { query: { file_name: 'error', lines: 5 } })).ok).toBe(true);
+    expect(taken).toEqual(['general', 'logs']);
+    taken.length = 0;
+    expect((await caller.call('listBackups', { env_id: env }, undefined, true)).ok).toBe(true);
+    expect((await caller.call('addManualBackup', { env_id: env }, { tag: 't' }, false)).ok).toBe(true);
+    expect(taken).toEqual(['general', 'general', 'create']);
   });
 
   it('a cache clear refused for its environment (one clear every 10 s) waits out its Retry-After and teaches the general budget nothing', async () => {

@@ -86,6 +86,19 @@ describe('a plugin that breaks a site, and the logs that say which', () => {
     expect(two.split('\n')).toEqual(kept.slice(-2));
   });
 
+  it('the real profile limits log reads to 35 per period of its general window, apart from other calls (spec profile: no such rule)', async () => {
+    const { sim } = await start({ seed: 23, sites: 2, profile: 'real', rate: '1000/min' });
+    const env = [...sim.fleet.environments.values()][0]!;
+    const statuses: number[] = [];
+    for (let i = 0; i < 36; i++) statuses.push((await logs(sim, env.id, '?file_name=error&lines=5')).status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(35);
+    expect(statuses.at(-1)).toBe(429);
+    expect((await call(sim, 'GET', `/sites/environments/${env.id}/backups`)).status).toBe(200);
+    const spec = (await start({ seed: 23, sites: 2, profile: 'spec', rate: '1000/min' })).sim;
+    const specEnv = [...spec.fleet.environments.values()][0]!;
+    for (let i = 0; i < 36; i++) expect((await logs(spec, specEnv.id, '?file_name=error&lines=5')).status).toBe(200);
+  });
+
   it('`sim --break-plugin` with a plugin or version it does not have is exit 2', async () => {
     const result = await runCli(['sim', '--size', '2', '--break-plugin', 'akismet@0.0.0-nope']);
     expect(result.code).toBe(2);
@@ -93,5 +106,14 @@ describe('a plugin that breaks a site, and the logs that say which', () => {
     const unknown = await runCli(['sim', '--size', '2', '--break-plugin', 'nosuch@latest']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/no plugin nosuch in the catalogue/);
+  });
+
+  it('`sim --logs-rate`, `--create-rate` or `--rate` that is not N/period is exit 2 with one line naming the flag, before anything starts', async () => {
+    for (const flag of ['--logs-rate', '--create-rate', '--rate']) {
+      const result = await runCli(['sim', '--size', '2', flag, 'lots']);
+      expect(result.code, flag).toBe(2);
+      expect(result.stderr).toMatch(new RegExp(`^sitefleet: ${flag} lots: rate "lots" is not of the form`));
+      expect(result.stderr).not.toMatch(/ at /);
+    }
   });
 });

@@ -13,6 +13,7 @@ export interface SimOptions {
   profile: SimProfile;
   names: FleetNames;
   createRate?: string;
+  logsRate?: string;
   failOperations: number;
   port: number;
   token?: string;
@@ -66,13 +67,24 @@ export async function serveSimulator(opts: SimOptions, io: Io): Promise<void> {
 
 /** The simulator of the options, each checked first (a bad rate or fault list is exit 2 before anything listens). */
 function startFromOptions(opts: SimOptions): Promise<Simulator> {
-  if (opts.rate) parseRate(opts.rate);
-  if (opts.createRate) parseRate(opts.createRate);
-  if (opts.faults) parseFaults(opts.faults);
+  const flags: [string, string | undefined, (text: string) => unknown][] = [
+    ['--rate', opts.rate, parseRate],
+    ['--create-rate', opts.createRate, parseRate],
+    ['--logs-rate', opts.logsRate, parseRate],
+    ['--faults', opts.faults, parseFaults],
+  ];
+  for (const [flag, value, parse] of flags) {
+    try {
+      if (value !== undefined) parse(value);
+    } catch (error) {
+      throw new UsageError(`${flag} ${value}: ${(error as Error).message}`);
+    }
+  }
   return startSimulator({
     profile: opts.profile,
     names: opts.names,
     createRate: opts.createRate,
+    logsRate: opts.logsRate,
     failOperations: opts.failOperations,
     port: opts.port,
     token: opts.token,

@@ -45,8 +45,8 @@ export class RedisWindow implements SharedWindow {
     periodMs: number,
     lane: WindowLane = 'general',
   ) {
-    // The general window keeps the keys it always had; the creating calls' window has its own.
-    const names = lane === 'general' ? ['window', 'limits'] : ['create-window', 'create-limits'];
+    // The general window keeps the keys it always had; each other rule's window has its own.
+    const names = lane === 'general' ? ['window', 'limits'] : [`${lane}-window`, `${lane}-limits`];
     this.#keys = names.map((name) => companyKey(company, name));
     this.#periodMs = periodMs + LEARNING.marginMs;
   }

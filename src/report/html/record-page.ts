@@ -1,5 +1,6 @@
 import { ACTIONS, restorePoint } from '../../actions/index.js';
-import { isProblem } from '../../run/types.js';
+import { isProblem, type Isolation } from '../../run/types.js';
+import { changeText, culpritLog, isolationFacts, logExcerpt } from '../isolation-lines.js';
 import { nameOf } from '../../inventory/kinds.js';
 import type { RecordLine } from '../../actions/action.js';
 import { restoreLine, type Report, type ReportResult } from '../report.js';
@@ -114,7 +115,7 @@ function siteSection(site: string, entries: readonly Entry[], asOf: number): Mar
   );
   return h`<section class="site" data-site="${site}">
     <h3>${site}</h3>
-    ${work.length > 0 ? work : h`<p class="note">No work done.</p>`} ${healthPart(entries)} ${incidentPart(entries)} ${withheldPart(entries)}
+    ${work.length > 0 ? work : h`<p class="note">No work done.</p>`} ${healthPart(entries)} ${isolationPart(entries)} ${incidentPart(entries)} ${withheldPart(entries)}
   </section>`;
 }
 
@@ -132,6 +133,41 @@ function healthPart(entries: readonly Entry[]): Markup {
       ${items}
     </ul>`;
 }
+
+/**
+ * What `health.on_broken: isolate` did on the site: for each write that broke it, the update found
+ * breaking it (and the version the site stays on), the error log's line, the other updates sent again
+ * and kept, those not installed, and the restores it took. (Quarantined versions and retries have
+ * their own parts beside this one.)
+ */
+function isolationPart(entries: readonly Entry[]): Markup {
+  const isolated = entries.filter((e) => e.r.isolation !== undefined && e.r.role !== 'backup');
+  if (isolated.length === 0) return h``;
+  const items = isolated.map(({ r, day }) => {
+    const iso = r.isolation!;
+    const { culprits, kept, left } = isolationFacts(iso);
+    const log = culpritLog(iso, r.logged);
+    return h`<li class="isolation" data-outcome="${iso.outcome}">
+      <span class="day">${day}</span> ${r.target.environment ?? ''}: ${OUTCOME_WORDS[iso.outcome]}${iso.reason ? h` (${iso.reason})` : ''}.
+      ${culprits.map((c) => h`<br />Broke the site: ${changeText(c)}; it stays on ${c.from}.`)}
+      ${log ? h`<br />Its error log: <code>${logExcerpt(log.line)}</code>` : ''}
+      <br />Sent again and kept (${kept.length}): ${kept.length > 0 ? kept.map(changeText).join(', ') : 'none'}.
+      ${left.length > 0 ? h`<br />Not installed (${left.length}): ${left.map(changeText).join(', ')}.` : ''}
+      <br />Restores: ${iso.restores}.
+    </li>`;
+  });
+  return h`<h4>Isolated updates (${isolated.length})</h4>
+    <ul>
+      ${items}
+    </ul>`;
+}
+
+const OUTCOME_WORDS: Record<Isolation['outcome'], string> = {
+  found: 'An update broke the site: it was found and left out, the others kept',
+  'not reproduced': 'The site broke, but not again when its updates were sent again in rounds',
+  stopped: 'Finding the update that broke the site stopped before the end',
+  isolating: 'Finding the update that broke the site is not done (a resume goes on)',
+};
 
 function incidentPart(entries: readonly Entry[]): Markup {
   const incidents = entries.filter((e) => isProblem(e.r.status));

@@ -8,6 +8,7 @@ import { continueCommand } from '../ci-formats.js';
 import { exitCodeOf, restoreLine, type Report, type ReportResult } from '../report.js';
 import type { StepStatus } from '../../run/types.js';
 import { releaseAgeGroups } from '../release-age-lines.js';
+import { isolatedResults, isolationLine } from '../isolation-lines.js';
 import { withheldGroups } from '../withheld-lines.js';
 import { pageRows } from '../staging-lines.js';
 import { htmlDocument } from './document.js';
@@ -39,7 +40,7 @@ export function runPage(input: RunPageInput): string {
     ${taskFigures(report)}
     <h2>Timeline</h2>
     ${'missing' in input.times ? h`<p class="note timeline-missing">No timeline: ${input.times.missing}.</p>` : timelineSection(report, input.times)}
-    ${problemSection(report)} ${visualSection(report.results, input.imageBase ?? '')} ${withheldSection(report)} ${releaseAgeSection(report)} ${stagingSection(report)} ${restoredSection(report)} ${nextSection(report, input.reportPath)}`;
+    ${problemSection(report)} ${visualSection(report.results, input.imageBase ?? '')} ${withheldSection(report)} ${releaseAgeSection(report)} ${stagingSection(report)} ${restoredSection(report)} ${isolatedSection(report, input.reportPath)} ${nextSection(report, input.reportPath)}`;
   return htmlDocument({
     title: input.title ?? `sitefleet: ${report.name}${report.mode === 'dry-run' ? ' (dry run)' : ''}`,
     ...(input.logo && { logo: input.logo }),
@@ -234,6 +235,26 @@ function restoredSection(report: Report): Markup {
   );
   return h`<h2>Restored sites (${restored.length})</h2>
     ${table(['site', 'environment', 'task', 'what became of it'], rows)}`;
+}
+
+/**
+ * The sites `health.on_broken: isolate` took apart: the update that broke each (with the error log's
+ * line), what was kept, what is left, and how many restores it took.
+ */
+function isolatedSection(report: Report, reportPath: string): Markup {
+  const isolated = isolatedResults(report.results);
+  if (isolated.length === 0) return h``;
+  const next = continueCommand(report, reportPath);
+  const rows = isolated.map(
+    (r) =>
+      h`<tr class="isolated" data-step="${r.step_id ?? ''}" data-outcome="${r.isolation?.outcome ?? 'logged'}">
+        ${whereCells(r)}
+        <td>${r.task}</td>
+        <td>${isolationLine(r, next) ?? ''}</td>
+      </tr>`,
+  );
+  return h`<h2>Isolated updates (${isolated.length})</h2>
+    ${table(['site', 'environment', 'task', 'what broke it, what was kept'], rows)}`;
 }
 
 /** The commands that carry the work on: resume or status (as the CI summaries say), and a restore of failed writes not yet put back. */

@@ -1,0 +1,83 @@
+import { refOf, type KindRow } from '../inventory/kinds.js';
+import type { LoggedError } from './types.js';
+
+/**
+ * Reading a site's PHP error log for the item that broke it: pure, no I/O. The log is the service's
+ * text (and, inside it, whatever a plugin chose to print): every line is data, matched, never
+ * interpreted, and only a plausible slug is taken from it.
+ */
+
+/** The most characters of a log line a record keeps (schemas/records.schema.json, `logged.line`). */
+export const LOGGED_LINE_MAX = 500;
+
+/** A line that says PHP stopped: `PHP Fatal error: …`, or an uncaught error or exception however it was logged. */
+const FATAL = /\bPHP Fatal error\b|\bUncaught\s+[\w\\]*(Error|Exception)\b/;
+
+/** An item's folder name as WordPress.org slugs are written: anything else in a log is not taken as one. */
+const PLAUSIBLE_SLUG = /^[a-z0-9._-]{1,200}$/;
+
+/** The fatal error lines of a log's text, in order (a log may end its lines with CRLF). */
+export function fatalLines(text: string): string[] {
+  return text.split(/\r?\n/).filter((line) => FATAL.test(line));
+}
+
+/**
+ * The fatal error lines in `after` that are not in `before`. Both are a log's last N lines, so the
+ * same line sits at another offset in each, and old lines fall off the front: a line is old when
+ * `before` holds the same text (PHP stamps each line with its second, so a repeated error is a new
+ * line). Without `before` (it could not be read) every fatal line of `after` counts.
+ */
+export function newFatalLines(before: string | undefined, after: string): string[] {
+  const old = new Set(before === undefined ? [] : before.split(/\r?\n/));
+  return fatalLines(after).filter((line) => !old.has(line));
+}
+
+/**
+ * The item a line's path names: the earliest `<codePath><slug>/` of any kind (`wp-content/plugins/akismet/`),
+ * or a kind with one item (WordPress: `wp-includes/`) by its path alone. A folder name that is not a
+ * plausible slug names nothing.
+ */
+export function namedItem(line: string, kinds: readonly KindRow[]): LoggedError | undefined {
+  let best: { at: number; logged: LoggedError } | undefined;
+  for (const row of kinds) {
+    const at = itemAt(line, row);
+    if (at && (!best || at.at < best.at)) best = { at: at.at, logged: { ...refOf(row.kind, at.name), line: cutLine(line) } };
+  }
+  return best?.logged;
+}
+
+/**
+ * What the log says broke the site: of the fatal lines new since `before`, the first that names an
+ * item of `kinds` (without `before`, the newest: older lines may be from before the write). Undefined
+ * when none does.
+ */
+export function newFatal(before: string | undefined, after: string, kinds: readonly KindRow[]): LoggedError | undefined {
+  const lines = newFatalLines(before, after);
+  if (before === undefined) lines.reverse();
+  for (const line of lines) {
+    const named = namedItem(line, kinds);
+    if (named) return named;
+  }
+  return undefined;
+}
+
+/** The line cut to LOGGED_LINE_MAX characters, counted as JSON Schema counts them (code points), never splitting a pair. */
+export function cutLine(line: string): string {
+  const points = Array.from(line);
+  return points.length <= LOGGED_LINE_MAX ? line : points.slice(0, LOGGED_LINE_MAX).join('');
+}
+
+function itemAt(line: string, row: KindRow): { at: number; name: string } | undefined {
+  // A path segment: not the tail of a longer name (`my-wp-content/…`).
+  const pattern = new RegExp(`(?<![\\w.-])${escapeRegExp(row.codePath)}${row.only ? '' : '([^/\\s]*)/'}`, 'g');
+  for (const match of line.matchAll(pattern)) {
+    if (row.only) return { at: match.index, name: row.only };
+    const slug = match[1]!;
+    if (PLAUSIBLE_SLUG.test(slug) && slug !== '.' && slug !== '..') return { at: match.index, name: slug };
+  }
+  return undefined;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+}
