@@ -18,7 +18,7 @@ import { PRIORITY } from './rate-budget.js';
 import { RunStop } from './run-stop.js';
 import { sendStep } from './send-step.js';
 import { followRestore, restoreBroken, undoneWrites, type RestoreContext } from './restore.js';
-import { countsAgainstBudget, ENDED_STATUSES, type CacheClear, type ExecuteOutcome, type RestorePoint, type RunEvent, type StepResult } from './types.js';
+import { countsAgainstBudget, ENDED_STATUSES, type CacheClear, type ExecuteOutcome, type RestorePoint, type RunEvent, type StepResult, type StopKind } from './types.js';
 import type { VisualBaseline, VisualPort } from './visual-gate.js';
 import { heldText, type VisualSeen } from './visual-outcome.js';
 import { verifyTask } from './verify.js';
@@ -26,6 +26,8 @@ import { startIsolation } from './isolation.js';
 import { isolate, type IsolationContext } from './isolation-round.js';
 import { RunQuarantine } from './run-quarantine.js';
 import { isolationLeft } from './resume.js';
+import { ErrorLogLooks } from './error-log.js';
+import { KIND_TABLE, KINDS, refFrom } from '../inventory/kinds.js';
 import { DEFAULT_TRACKING, taskWatch, watcherFor, type Watcher, type TrackOptions, type WatchOptions } from './watcher.js';
 
 export interface ExecuteOptions {
@@ -94,6 +96,8 @@ interface Guarded {
    * a site broken after the group fails it, as lookAgain does for a lone write.
    */
   noBaseline?: true;
+  /** `health.on_broken: isolate`: the site's PHP error log, read before the write, so a fatal error after it names a suspect. */
+  log?: ErrorLogLooks;
 }
 
 /** `rollout.together`: per environment a joining task writes to in this turn, the writes that share one look: this task's first, then the joined ones. */
@@ -373,6 +377,11 @@ class Execution {
       // Pages are looked at only on a site that answers healthy: a broken one has no look to keep.
       if (url && this.options.visual && task.health?.visual && guarded.before?.healthy && !looked && !this.sendsOver())
         guarded.visual = await this.options.visual.before(step.id, url, task.health);
+      // Isolation's first suspect is the item a fatal error new since now names: worth a read where there is more than one to choose from.
+      if (guarded.before?.healthy && task.health?.on_broken === 'isolate' && (step.updates?.length ?? 0) > 1 && !this.sendsOver()) {
+        guarded.log = this.errorLog(step);
+        await guarded.log.before();
+      }
       const claim = this.options.busy && step.lock ? await this.claim(this.options.busy, step.lock, task) : undefined;
       if (this.sendsOver()) {
         claim?.ended();
@@ -499,6 +508,9 @@ class Execution {
     if (seen) result = withVisual(result, seen);
     // Broken by this write, and seen healthy just before it: put back from this run's restore point.
     if ((failsStep || seen?.broken) && guarded.before?.healthy && task.health?.on_broken !== undefined) {
+      // What the site itself said as it broke, read before it is put back.
+      const logged = guarded.log ? await guarded.log.after() : undefined;
+      if (logged) result = { ...result, logged };
       await this.record('update', step, result);
       const restored = await restoreBroken(this.restoring(task), step, result, guarded.gate, url);
       for (const [other, undone] of undoneWrites(this.plan.steps, this.results, step, restored)) await this.record('update', other, undone);
@@ -520,16 +532,30 @@ class Execution {
     const back = restored.restored;
     if (task.health?.on_broken !== 'isolate' || !step.updates?.length || step.joins !== undefined) return restored;
     if (back?.status !== 'succeeded' || back.health?.outcome !== 'healthy') return restored;
-    const started: StepResult = { ...restored, isolation: startIsolation(step.updates) };
-    return this.isolating(task, step, started, guarded.gate, url, guarded.visual);
+    const started: StepResult = { ...restored, isolation: startIsolation(step.updates, restored.logged && refFrom(restored.logged)) };
+    return this.isolating(task, step, started, guarded.gate, url, guarded.visual, guarded.log);
   }
 
   /** Rounds of isolation as a step records them (begun now, or found unfinished by a resume); the culprits found are sent nowhere else in this run. */
-  async isolating(task: TaskSummary, step: Step, result: StepResult, gate: HealthGate, url: string, visual?: VisualBaseline): Promise<StepResult> {
+  async isolating(
+    task: TaskSummary,
+    step: Step,
+    result: StepResult,
+    gate: HealthGate,
+    url: string,
+    visual?: VisualBaseline,
+    log = this.errorLog(step),
+  ): Promise<StepResult> {
     void visual?.close(); // the write's own look is spent: each round takes its own
-    const ended = await isolate(this.isolationContext(task, step, gate, url), step, result);
+    const ended = await isolate({ ...this.isolationContext(task, step, gate, url), readLogged: () => log.after() }, step, result);
     this.quarantine.addEnd(step, ended);
     return ended;
+  }
+
+  /** The error log of a step's environment, read through its own rate rule; a 401 on the way stops the run. */
+  errorLog(step: Step): ErrorLogLooks {
+    const stop = (reason: string, kind: StopKind) => this.stop.stop(reason, kind);
+    return new ErrorLogLooks(this.options.caller, step.target.env_id!, KINDS.map((k) => KIND_TABLE[k]), { stop, logger: this.options.logger });
   }
 
   isolationContext(task: TaskSummary, step: Step, gate: HealthGate, url: string): IsolationContext {

@@ -53,6 +53,13 @@ describe('health.on_broken: isolate, a plugin whose new version breaks every sit
         isolation: { outcome: 'found', culprits: [{ plugin, from: old, to: latest }] },
       });
       expect(write.isolation!.restores).toBeLessThanOrEqual(restoreBound(n));
+      // The site's own words named the culprit: tried alone first, it costs one restore beyond the write's.
+      expect(write.logged, id).toMatchObject({ plugin, line: expect.stringContaining(`wp-content/plugins/${plugin}/`) as unknown });
+      expect(write.isolation).toMatchObject({ suspect: { plugin }, restores: 2 });
+      expect(write.isolation!.rounds.map((r) => [r.names.length, r.status])).toEqual([
+        [1, 'broken'],
+        [n - 1, 'healthy'],
+      ]);
       expect(requestsTo(sim, 'restoreBackup').filter((e) => e.path.split('/')[4] === id).length).toBe(write.isolation!.restores);
       // The culprit runs its old version; every other update offered here is in.
       expect(site.plugins.get(plugin)!.version).toBe(old);
