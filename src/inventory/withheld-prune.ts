@@ -1,3 +1,4 @@
+import { LONGEST_AGE, parseDuration } from '../util/duration.js';
 import { orderVersions, versionKey } from '../util/item-version.js';
 import { installedOf, type InstalledItem, type Inventory } from './inventory.js';
 import { KIND_TABLE, itemKey, itemOf, refOf, type Kind } from './kinds.js';
@@ -10,8 +11,8 @@ import type { RetryClear, RetryTable } from './retry-table.js';
  * this returns into the stores before the plan (app/withheld-record.ts), as it records first-seen
  * sightings there. Only what the inventory could look at is judged: a kind not read, read from some
  * environments only, or whose offer a task chooses (WordPress: `offers` and a playbook's own
- * `versions`, which no listing shows) folds nothing away, except a failure left untried for a whole
- * backoff step past its date.
+ * `versions`, which no listing shows) folds nothing away, except a failure no run tried for the
+ * longest wait a playbook may set past its date.
  */
 
 /**
@@ -65,13 +66,14 @@ export function supersededOf(table: QuarantineTable, inventory: Inventory, at: n
 /**
  * A clear for each version's failures on an environment that mean nothing any more: the inventory
  * shows that environment's items of the kind and the version is not offered there (the environment
- * is gone, the item removed, or it runs or is offered another version), or the failure was due and
- * no run tried it for a whole longest backoff step after (only its backoff starts over). Counted from
- * its date, not from the failure: a version waiting the longest step is due exactly then, and a
- * night that clears it at its date would restart its backoff every time.
+ * is gone, the item removed, or it runs or is offered another version), or no run tried it for the
+ * longest wait any playbook may set (`LONGEST_AGE.retryBackoff`) past the date this playbook's
+ * backoff gave it. Counted from that date, not from the failure, and with the longest wait of any
+ * playbook, not this one's: every playbook of the company would send it by then (each waits at most
+ * that long after a failure), so the clear lets nothing go sooner, only the next failure's backoff
+ * starts over; and a version waiting the longest step, due exactly then, is not cleared at its date.
  */
 export function retriesGoneOf(table: RetryTable, inventory: Inventory, backoff: readonly number[], now: number): RetryClear[] {
-  const longest = Math.max(0, ...backoff);
   const shown = new Map<Kind, Shown | undefined>();
   const judged = new Set<string>();
   return table.standing().flatMap((f) => {
@@ -80,8 +82,7 @@ export function retriesGoneOf(table: RetryTable, inventory: Inventory, backoff: 
     if (judged.has(group)) return [];
     judged.add(group);
     if (!shown.has(kind)) shown.set(kind, shownOf(inventory, kind));
-    const why =
-      goneWhy(shown.get(kind), f.env_id, name, f.version) ?? expiredWhy(table.state(f.env_id, kind, name, f.version, backoff)?.retry_at, longest, now);
+    const why = goneWhy(shown.get(kind), f.env_id, name, f.version) ?? expiredWhy(table.state(f.env_id, kind, name, f.version, backoff)?.retry_at, now);
     return why ? [{ ...refOf(kind, name), cleared: true as const, at: now, env_id: f.env_id, version: f.version, why }] : [];
   });
 }
@@ -97,7 +98,10 @@ function goneWhy(shown: Shown | undefined, envId: string, name: string, version:
   return `${version} is not offered there any more (it runs ${item.version || 'an unnamed version'}${item.update_version ? `, offered ${item.update_version}` : ''})`;
 }
 
-function expiredWhy(retryAt: number | undefined, longest: number, now: number): string | undefined {
-  if (retryAt === undefined || longest === 0 || now <= retryAt + longest) return undefined;
-  return `due since ${new Date(retryAt).toISOString()} and not tried for the longest backoff step: its backoff starts over`;
+/** The longest wait a playbook may give a failure (the schema's bound on each step of `settings.retry_backoff`). */
+const LONGEST_WAIT = parseDuration(LONGEST_AGE.retryBackoff)!;
+
+function expiredWhy(retryAt: number | undefined, now: number): string | undefined {
+  if (retryAt === undefined || now <= retryAt + LONGEST_WAIT) return undefined;
+  return `due since ${new Date(retryAt).toISOString()} and tried by no run for ${LONGEST_AGE.retryBackoff}: its backoff starts over`;
 }

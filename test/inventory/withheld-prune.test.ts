@@ -95,16 +95,16 @@ describe('retry failures that mean nothing any more', () => {
     expect(retriesGoneOf(tableOf(), fleet([], {}), BACKOFF, at)).toEqual([]);
   });
 
-  it('a failure no run tried for a whole longest step past its date goes, whatever was read; at its date it stays', () => {
+  it('a failure no run tried for 90 days (the longest wait a playbook may set) past its date goes, whatever was read; at its date it stays', () => {
     const unread = fleet([], {});
     const due = T0 + 1000 + 2 * DAY;
     const envsAt = (now: number) => retriesGoneOf(tableOf(), unread, BACKOFF, now).map((c) => c.env_id);
     // The single failures were due a day after T0, the pair (two in a row) two days after its last.
-    expect(envsAt(T0 + DAY + 30 * DAY)).toEqual([]);
-    expect(envsAt(T0 + DAY + 30 * DAY + 1)).toEqual(['gone', 'removed', 'moved']);
-    expect(envsAt(due + 30 * DAY)).toEqual(['gone', 'removed', 'moved']);
-    const expired = retriesGoneOf(tableOf(), unread, BACKOFF, due + 30 * DAY + 1);
+    expect(envsAt(T0 + DAY + 90 * DAY)).toEqual([]);
+    expect(envsAt(T0 + DAY + 90 * DAY + 1)).toEqual(['gone', 'removed', 'moved']);
+    expect(envsAt(due + 90 * DAY)).toEqual(['gone', 'removed', 'moved']);
+    const expired = retriesGoneOf(tableOf(), unread, BACKOFF, due + 90 * DAY + 1);
     expect(expired.map((c) => c.env_id)).toEqual(['gone', 'removed', 'moved', 'waiting']);
-    expect(expired.at(-1)!.why).toBe(`due since ${new Date(due).toISOString()} and not tried for the longest backoff step: its backoff starts over`);
+    expect(expired.at(-1)!.why).toBe(`due since ${new Date(due).toISOString()} and tried by no run for 90d: its backoff starts over`);
   });
 });
