@@ -1,7 +1,6 @@
 import type { Coordination } from '../coord/types.js';
 import type { Logger } from 'pino';
 import type { Inventory } from '../inventory/inventory.js';
-import { itemOf, type ItemRef } from '../inventory/kinds.js';
 import { backoffOf, type Withholding } from '../inventory/withheld.js';
 import { retriesGoneOf, supersededOf } from '../inventory/withheld-prune.js';
 import type { Plan } from '../plan/plan.js';
@@ -33,10 +32,8 @@ export async function withholdingOf(
   const superseded = supersededOf(quarantine, inventory, now);
   if (superseded.length > 0) {
     quarantine = await quarantineStore.record(superseded);
-    logger.info(
-      { superseded: superseded.map((r) => `${kindAndName(r)}@${r.version} by ${r.superseded_by}`) },
-      'quarantine: versions the fleet moved past folded away',
-    );
+    // Counts only: the names are the service's text, and `quarantine list` shows what still holds.
+    logger.info({ superseded: superseded.length }, 'quarantine: versions the fleet moved past folded away');
   }
   const retryStore = coordination.retries(inventory.company);
   let retries = await retryStore.record([]);
@@ -47,8 +44,6 @@ export async function withholdingOf(
   }
   return { now, quarantine, retries, backoff };
 }
-
-const kindAndName = (r: ItemRef) => `${itemOf(r)!.kind} ${itemOf(r)!.name}`;
 
 /** A plan's writes with their results (a step with no result ended nowhere). */
 export function writeEndsOf(plan: Plan, results: ReadonlyMap<string, StepResult>): WriteEnd[] {
