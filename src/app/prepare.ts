@@ -80,8 +80,11 @@ export async function planFrom(
   const releases = releasesNeeded(playbook, inventory) ? await releaseClock(scope.coordination, inventory, opts.io.now(), namedSightings(playbook)) : undefined;
   // What the company's staging steps recorded as they ended (nothing is recorded before the plan).
   const staging = stagingNeeded(playbook) ? { now: opts.io.now(), table: await scope.coordination.staging(inventory.company).record([]) } : undefined;
-  // What the company's runs left alone for later: quarantined versions, writes waiting their backoff.
-  const withholding = withholdingNeeded(playbook) ? await withholdingOf(scope.coordination, inventory.company, playbook.settings, opts.io.now()) : undefined;
+  // What the company's runs left alone for later: quarantined versions, writes waiting their backoff
+  // (what this inventory shows the fleet moved past is folded away first, before any write).
+  const withholding = withholdingNeeded(playbook)
+    ? await withholdingOf(scope.coordination, inventory, playbook.settings, opts.io.now(), runtime.logger)
+    : undefined;
   const cpu = process.cpuUsage();
   const planStart = performance.now();
   const plan: Plan = {

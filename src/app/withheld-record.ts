@@ -1,5 +1,8 @@
 import type { Coordination } from '../coord/types.js';
+import type { Logger } from 'pino';
+import type { Inventory } from '../inventory/inventory.js';
 import { backoffOf, type Withholding } from '../inventory/withheld.js';
+import { retriesGoneOf, supersededOf } from '../inventory/withheld-prune.js';
 import type { Plan } from '../plan/plan.js';
 import type { PlaybookSettings } from '../playbook/types.js';
 import type { ReportResult } from '../report/report.js';
@@ -8,11 +11,38 @@ import { breaksOf, kindOf, retriesOf, type WriteEnd } from '../run/write-ends.js
 import { forTerminal } from '../util/safe-text.js';
 import type { RunScope } from './run-scope.js';
 
-/** What the planner withholds updates by: the company's quarantine and retries as they stand, read (never written) before the plan. */
-export async function withholdingOf(coordination: Coordination, company: string, settings: PlaybookSettings, now: number): Promise<Withholding> {
-  const quarantine = await coordination.quarantine(company).record([]);
-  const retries = await coordination.retries(company).record([]);
-  return { now, quarantine, retries, backoff: backoffOf(settings.retry_backoff) };
+/**
+ * What the planner withholds updates by: the company's quarantine and retries as they stand, read
+ * before the plan. What the inventory shows the fleet has moved past is folded away first, written
+ * as a release (`superseded_by`) or a clear with its `why` (inventory/withheld-prune.ts), so neither
+ * store only grows: the Redis hashes drop it at once, the files at their compaction. Plans and dry
+ * runs write too, as they record first-seen sightings: an entry that means nothing is not a write to
+ * the fleet.
+ */
+export async function withholdingOf(
+  coordination: Pick<Coordination, 'quarantine' | 'retries'>,
+  inventory: Inventory,
+  settings: PlaybookSettings,
+  now: number,
+  logger: Pick<Logger, 'info'>,
+): Promise<Withholding> {
+  const backoff = backoffOf(settings.retry_backoff);
+  const quarantineStore = coordination.quarantine(inventory.company);
+  let quarantine = await quarantineStore.record([]);
+  const superseded = supersededOf(quarantine, inventory, now);
+  if (superseded.length > 0) {
+    quarantine = await quarantineStore.record(superseded);
+    // Counts only: the names are the service's text, and `quarantine list` shows what still holds.
+    logger.info({ superseded: superseded.length }, 'quarantine: versions the fleet moved past folded away');
+  }
+  const retryStore = coordination.retries(inventory.company);
+  let retries = await retryStore.record([]);
+  const gone = retriesGoneOf(retries, inventory, backoff, now);
+  if (gone.length > 0) {
+    retries = await retryStore.record(gone);
+    logger.info({ cleared: gone.length }, 'retries: failures that mean nothing any more cleared');
+  }
+  return { now, quarantine, retries, backoff };
 }
 
 /** A plan's writes with their results (a step with no result ended nowhere). */

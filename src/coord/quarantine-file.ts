@@ -52,7 +52,7 @@ export const QUARANTINE_LINES: TableFormat<QuarantineEntry, QuarantineTable> = {
     const at = time(r.at);
     if (!item || !str(r.version) || !Number.isFinite(at)) return undefined;
     const ref = refOf(item.kind, item.name);
-    if (r.released === true) return { ...ref, version: r.version, released: true, at };
+    if (r.released === true) return { ...ref, version: r.version, released: true, at, ...(str(r.superseded_by) ? { superseded_by: r.superseded_by } : {}) };
     return str(r.env_id) && str(r.why) ? { ...ref, version: r.version, env_id: r.env_id, ...names(r), at, why: r.why } : undefined;
   },
   toRecord: (e) => ({ ...e, ...refOf(itemOf(e)!.kind, itemOf(e)!.name), at: new Date(e.at).toISOString() }),
@@ -74,7 +74,14 @@ export const RETRY_LINES: TableFormat<RetryEntry, RetryTable> = {
     if (!item || !Number.isFinite(at)) return undefined;
     const ref = refOf(item.kind, item.name);
     if (r.cleared === true)
-      return { ...ref, cleared: true, at, ...(str(r.env_id) ? { env_id: r.env_id } : {}), ...(str(r.version) ? { version: r.version } : {}) };
+      return {
+        ...ref,
+        cleared: true,
+        at,
+        ...(str(r.env_id) ? { env_id: r.env_id } : {}),
+        ...(str(r.version) ? { version: r.version } : {}),
+        ...(str(r.why) ? { why: r.why } : {}),
+      };
     if (!str(r.env_id) || !str(r.version) || !str(r.run) || !str(r.why)) return undefined;
     return { ...ref, env_id: r.env_id, version: r.version, ...names(r), run: r.run, at, why: r.why };
   },
@@ -82,7 +89,8 @@ export const RETRY_LINES: TableFormat<RetryEntry, RetryTable> = {
   fold: (entries) => RetryTable.of(entries),
   adds(table, e) {
     const { kind, name } = itemOf(e)!;
-    if (isClear(e)) return table.standing().some((f) => covers(e, f, kind, name));
+    // A clear naming its environment looks at that environment's failures alone (a plan may write many).
+    if (isClear(e)) return (e.env_id === undefined ? table.standing() : table.standingOn(e.env_id, kind, name)).some((f) => covers(e, f, kind, name));
     return !table
       .standing()
       .some((f) => f.env_id === e.env_id && itemOf(f)!.kind === kind && itemOf(f)!.name === name && f.version === e.version && f.run === e.run);

@@ -3,8 +3,8 @@ import { itemKey, itemOf, refOf, type ItemRef, type Kind } from './kinds.js';
 
 /**
  * Item versions that broke a site (issue 48, "Quarantine"): sent nowhere again, on any site under any
- * playbook of the company, until a person releases them (a newer version is offered as usual, since
- * only this very version is held). The stores (coord/) write and read these entries, the planner
+ * playbook of the company, until a person releases them or a newer version supersedes them (a newer
+ * version is offered as usual, since only this very version is held). The stores (coord/) write and read these entries, the planner
  * (actions/items-update.ts) judges by the table, and the executor asks it within a run: one schema
  * here, below all three.
  */
@@ -20,8 +20,12 @@ export type QuarantineBreak = ItemRef & {
   why: string;
 };
 
-/** A release (`sitefleet quarantine release`): every break of that item version recorded before `at` is folded away. */
-export type QuarantineRelease = ItemRef & { version: string; released: true; at: number };
+/**
+ * A release: every break of that item version recorded before `at` is folded away. A person's
+ * (`sitefleet quarantine release`), or a plan's once the fleet moved past the version
+ * (`superseded_by`: a newer version the listings show, while none offers this one; inventory/withheld-prune.ts).
+ */
+export type QuarantineRelease = ItemRef & { version: string; released: true; at: number; superseded_by?: string };
 
 export type QuarantineEntry = QuarantineBreak | QuarantineRelease;
 

@@ -22,10 +22,11 @@ export type RetryFailure = ItemRef & {
 
 /**
  * What ends a run of failures: an update of the item that succeeded on an environment (`env_id`, any
- * version), or a person's `sitefleet retry clear` (a `version`, or every version, on every environment).
+ * version), a person's `sitefleet retry clear` (a `version`, or every version, on every environment),
+ * or a plan that found the failure means nothing any more (`why`: inventory/withheld-prune.ts).
  * Every failure it covers recorded before `at` is folded away.
  */
-export type RetryClear = ItemRef & { cleared: true; at: number; env_id?: string; version?: string };
+export type RetryClear = ItemRef & { cleared: true; at: number; env_id?: string; version?: string; why?: string };
 
 export type RetryEntry = RetryFailure | RetryClear;
 
@@ -41,7 +42,8 @@ export interface RetryState {
 /** The failures and the clears of a company, folded whatever the order of their lines. */
 export class RetryTable {
   readonly #failures = new Map<string, RetryFailure[]>();
-  readonly #clears: RetryClear[] = [];
+  /** By item key: a failure is judged against its item's clears only (a plan may write one per environment). */
+  readonly #clears = new Map<string, RetryClear[]>();
 
   static of(entries: readonly RetryEntry[]): RetryTable {
     return new RetryTable().add(entries);
@@ -52,8 +54,12 @@ export class RetryTable {
     for (const e of entries) {
       const item = itemOf(e);
       if (!item) continue;
-      if (isClear(e)) this.#clears.push(e);
-      else {
+      if (isClear(e)) {
+        const key = itemKey(item.kind, item.name);
+        const known = this.#clears.get(key);
+        if (known) known.push(e);
+        else this.#clears.set(key, [e]);
+      } else {
         const key = keyOf(e.env_id, item.kind, item.name);
         const known = this.#failures.get(key);
         if (known) known.push(e);
@@ -64,9 +70,8 @@ export class RetryTable {
   }
 
   /** The failures of the item on the environment no clear folded away, earliest first, every version. */
-  #standing(envId: string, kind: Kind, name: string): RetryFailure[] {
-    const key = itemKey(kind, name);
-    const clears = this.#clears.filter((c) => itemKey(itemOf(c)!.kind, itemOf(c)!.name) === key && (c.env_id === undefined || c.env_id === envId));
+  standingOn(envId: string, kind: Kind, name: string): RetryFailure[] {
+    const clears = (this.#clears.get(itemKey(kind, name)) ?? []).filter((c) => c.env_id === undefined || c.env_id === envId);
     const once = new Map<string, RetryFailure>();
     for (const f of this.#failures.get(keyOf(envId, kind, name)) ?? []) {
       if (clears.some((c) => c.at >= f.at && (c.version === undefined || versionKey(c.version) === versionKey(f.version)))) continue;
@@ -82,7 +87,7 @@ export class RetryTable {
    * repeating): undefined when it never failed there since the last clear.
    */
   state(envId: string, kind: Kind, name: string, version: string, backoff: readonly number[]): RetryState | undefined {
-    const failures = this.#standing(envId, kind, name).filter((f) => versionKey(f.version) === versionKey(version));
+    const failures = this.standingOn(envId, kind, name).filter((f) => versionKey(f.version) === versionKey(version));
     if (failures.length === 0 || backoff.length === 0) return undefined;
     const wait = backoff[Math.min(failures.length, backoff.length) - 1]!;
     return { failures, retry_at: failures.at(-1)!.at + wait };
@@ -90,14 +95,14 @@ export class RetryTable {
 
   /** Whether anything of the item on the environment is waiting to be cleared (a success records a clear only then). */
   failed(envId: string, kind: Kind, name: string): boolean {
-    return this.#standing(envId, kind, name).length > 0;
+    return this.standingOn(envId, kind, name).length > 0;
   }
 
   /** Every failure that stands, by environment and item: what `retry list` shows and what a compaction keeps. */
   standing(): RetryFailure[] {
     return [...this.#failures.values()].flatMap((fs) => {
       const item = itemOf(fs[0]!)!;
-      return this.#standing(fs[0]!.env_id, item.kind, item.name);
+      return this.standingOn(fs[0]!.env_id, item.kind, item.name);
     });
   }
 }

@@ -6,10 +6,12 @@ import type { Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
 import { busiestPlugin, requestsTo } from '../helpers/plugins.js';
 import { useSimulator } from '../helpers/sim.js';
-import { useRedis } from '../helpers/redis.js';
+import { useRedis, useRedisLinks } from '../helpers/redis.js';
+import { redisQuarantine, redisRetry } from '../../src/coord/redis/table-hash.js';
 
 const start = useSimulator();
 const redis = useRedis();
+const linkTo = useRedisLinks();
 const T0 = Date.parse('2026-11-20T02:00:00.000Z');
 const HOUR = 3_600_000;
 
@@ -156,13 +158,92 @@ describe('retry_later: a write that failed for a reason that may pass waits its 
     const env = simEnv(sim);
     const version = sim.fleet.pluginCatalog.get(plugin)!.versions.at(-1)!;
     const { retryFile } = await import('../../src/coord/quarantine-file.js');
-    // Failed a month ago on the first environment (its day has come), and on one the task does not update.
-    const elsewhere = [...sim.fleet.environments.values()].find((e) => e.displayName !== 'live')!.id;
+    // Failed a month ago on the first environment (its day has come), and on one the task does not
+    // update, where the listing still offers that version (else the plan would clear it as gone).
+    const staging = [...sim.fleet.environments.values()].find((e) => e.displayName !== 'live')!;
+    staging.plugins.set(plugin, { version: sim.fleet.pluginCatalog.get(plugin)!.versions[0]!, status: 'active', updateStatus: '', autoUpdateType: '' });
+    const elsewhere = staging.id;
     const failed = (env_id: string) => ({ plugin, version, env_id, run: 'r0', at: T0 - 30 * 24 * HOUR, why: 'HTTP 503' });
     await retryFile(env.SITEFLEET_STATE_DIR!, sim.companyId).record([failed(envs[0]!), failed(elsewhere)]);
     const night1 = await run(night(plugin), env, T0);
     expect(night1.code, night1.out).toBe(0);
     const left = JSON.parse((await runCli(['retry', 'list', '--format', 'json'], env)).stdout) as { env_id: string }[];
     expect(left.map((f) => f.env_id)).toEqual([elsewhere]);
+  });
+});
+
+describe('neither store only grows: what the fleet moved past folds away before the next plan', () => {
+  /** A release newer than every one `name` had: what the listing offers from now on. */
+  function publish(sim: Simulator, name: string): string {
+    const versions = sim.fleet.pluginCatalog.get(name)!.versions;
+    const newer = `${Number(versions.at(-1)!.split('.')[0]) + 1}.0.0`;
+    versions.push(newer);
+    return newer;
+  }
+
+  it('a quarantined version superseded by a newer one and offered nowhere leaves the hash; one still offered stays, and is withheld', async () => {
+    const { sim } = await start({ sites: 4, pluginsPerEnv: 10, seed: 5 });
+    const { plugin, envs } = busiestPlugin(sim);
+    const version = sim.breakPlugin(`${plugin}@latest`).split('@')[1]!;
+    const url = (await redis()).url;
+    const shared = { ...simEnv(sim), SITEFLEET_COORDINATION: url };
+    const guards = `    backup_first: true\n    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: restore }\n`;
+    expect((await run(night(plugin, guards), shared, T0)).code).toBe(1);
+    // Another plugin's latest version, quarantined by hand: the listing still offers it.
+    const offered = (n: string, latest: string) =>
+      [...sim.fleet.environments.values()].some(
+        (e) => e.displayName === 'live' && e.plugins.get(n)?.status === 'active' && e.plugins.get(n)!.version !== latest,
+      );
+    const [other, { versions }] = [...sim.fleet.pluginCatalog].find(
+      ([n, item]) => n !== plugin && !item.vulnerable.has(item.versions.at(-1)!) && offered(n, item.versions.at(-1)!),
+    )!;
+    const otherVersion = versions.at(-1)!;
+    const link = await linkTo(url);
+    const store = redisQuarantine(link, sim.companyId);
+    await store.record([{ plugin: other, version: otherVersion, env_id: envs[0]!, at: T0, why: 'broke' }]);
+    expect(await link.redis.hlen(store.where)).toBe(envs.length + 1);
+
+    const heldNow = async () =>
+      (JSON.parse((await runCli(['quarantine', 'list', '--format', 'json'], shared)).stdout) as { name: string; version: string }[]).map(
+        (q) => `${q.name}@${q.version}`,
+      );
+    expect(await heldNow()).toEqual([`${plugin}@${version}`, `${other}@${otherVersion}`].sort());
+    publish(sim, plugin);
+    const planned = await plan(night(plugin), shared, T0 + 24 * HOUR);
+    expect(planned.code, planned.stderr).toBe(0);
+    // Sent to every live environment where it is active: those it broke, and those that ran the quarantined version already.
+    const active = [...sim.fleet.environments.values()].filter((e) => e.displayName === 'live' && e.plugins.get(plugin)?.status === 'active');
+    expect(planned.stdout).toContain(`${active.length} calls would be sent`);
+    expect(planned.stdout).not.toContain('quarantined');
+    expect(await link.redis.hlen(store.where)).toBe(1);
+    expect(await heldNow()).toEqual([`${other}@${otherVersion}`]);
+    // What still holds is still withheld, and the store stays as it is.
+    const otherPlan = await plan(night(other), shared, T0 + 24 * HOUR);
+    expect(otherPlan.stdout).toContain(`quarantined (update ${other}), sitefleet quarantine release ${other}@${otherVersion} --kind plugin`);
+    expect(await link.redis.hlen(store.where)).toBe(1);
+  });
+
+  it('a failure on an environment that was deleted is cleared; those on the others still wait their backoff', async () => {
+    const { sim } = await start({ sites: 6, pluginsPerEnv: 10, seed: 7, failOperations: 1 });
+    const { plugin, envs } = busiestPlugin(sim);
+    expect(envs.length).toBeGreaterThan(2);
+    const url = (await redis()).url;
+    const shared = { ...simEnv(sim), SITEFLEET_COORDINATION: url };
+    expect((await run(night(plugin), shared, T0)).code).toBe(1);
+    const link = await linkTo(url);
+    const store = redisRetry(link, sim.companyId);
+    expect(await link.redis.hlen(store.where)).toBe(envs.length);
+
+    const [deleted, ...kept] = envs;
+    const site = sim.fleet.sites.get(sim.fleet.environments.get(deleted!)!.siteId)!;
+    site.envIds = site.envIds.filter((id) => id !== deleted);
+    sim.fleet.environments.delete(deleted!);
+    const planned = await plan(night(plugin), shared, T0 + 12 * HOUR);
+    expect(planned.code, planned.stderr).toBe(0);
+    expect(planned.stdout).toContain(`left alone on ${kept.length} environments: not before ${new Date(T0 + 24 * HOUR).toISOString()}, it failed once`);
+    expect(planned.stdout).toContain('0 calls would be sent');
+    expect(await link.redis.hlen(store.where)).toBe(kept.length);
+    const retries = JSON.parse((await runCli(['retry', 'list', '--format', 'json'], shared)).stdout) as { env_id: string }[];
+    expect(retries.map((r) => r.env_id).sort()).toEqual([...kept].sort());
   });
 });

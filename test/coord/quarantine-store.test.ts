@@ -5,6 +5,9 @@ import { redisQuarantine, redisRetry } from '../../src/coord/redis/table-hash.js
 import type { QuarantineStore, RetryStore } from '../../src/coord/types.js';
 import { releaseOf, type QuarantineBreak } from '../../src/inventory/quarantine-table.js';
 import type { RetryFailure } from '../../src/inventory/retry-table.js';
+import type { InstalledItem, Inventory } from '../../src/inventory/inventory.js';
+import { judgeWithheld } from '../../src/inventory/withheld.js';
+import { withholdingOf } from '../../src/app/withheld-record.js';
 import { tempDir } from '../helpers/cli.js';
 import { useRedis, useRedisLinks } from '../helpers/redis.js';
 
@@ -55,7 +58,72 @@ async function retryStory(store: RetryStore, size: () => Promise<number>) {
   await store.record([{ plugin: 'forms', cleared: true, at: T0 + 3 * DAY, env_id: A }]);
 }
 
+const plugin = (name: string, version: string, update_version: string): InstalledItem => ({
+  kind: 'plugin',
+  name,
+  status: 'active',
+  version,
+  version_vulnerable: false,
+  update_available: true,
+  update_version,
+  update_vulnerable: false,
+  update_status: '',
+  auto_update_type: '',
+});
+/** The fleet the next plan reads: A was deleted; B is offered forms 2.1.0 (past the quarantined 2.0.0) and cache 1.5.0. */
+const movedOn: Inventory = {
+  company: COMPANY,
+  environments: [{ id: B, site: 'shop', name: 'live', items: { plugin: [plugin('cache', '1.0.0', '1.5.0'), plugin('forms', '1.0.0', '2.1.0')] } }],
+  listed: { theme: { count: 1 }, plugin: { count: 2 } },
+};
+const quiet = { info: () => undefined };
+
+/**
+ * The stores fed with what the fleet moved past, then read before a plan from `movedOn`: what means
+ * nothing folds away, what still holds is still withheld. Returns nothing: `sizes` tell the store's story.
+ */
+async function prunedStory(quarantine: QuarantineStore, retries: RetryStore, sizes: () => Promise<[number, number]>) {
+  await quarantine.record([broke(A, T0), broke(B, T0 + 1000), { ...broke(A, T0), plugin: 'cache', version: '1.5.0' }]);
+  await retries.record([failed('r1', T0, A), { ...failed('r1', T0, B), version: '2.1.0' }]);
+  expect(await sizes()).toEqual([3, 2]);
+  const w = await withholdingOf({ quarantine: () => quarantine, retries: () => retries }, movedOn, {}, T0 + DAY / 2, quiet);
+  expect(w.quarantine.list().map((q) => `${q.name}@${q.version}`)).toEqual(['cache@1.5.0']);
+  expect(w.retries.standing().map((f) => [f.env_id, f.version])).toEqual([[B, '2.1.0']]);
+  const [cache, forms] = movedOn.environments[0]!.items.plugin!;
+  expect(judgeWithheld({ id: B }, cache!, w)?.code).toBe('quarantined');
+  expect(judgeWithheld({ id: B }, forms!, w)?.code).toBe('retry_later');
+  // Read again (the next plan): nothing more to fold, nothing written.
+  await withholdingOf({ quarantine: () => quarantine, retries: () => retries }, movedOn, {}, T0 + DAY / 2, quiet);
+}
+
 describe('quarantine and retry, in the state folder', () => {
+  it('a plan folds away what the fleet moved past: a superseded version, a failure on a deleted environment; the compaction drops them', async () => {
+    const dir = tempDir();
+    const quarantine = quarantineFile(dir, COMPANY, { compactAbove: 2 });
+    const retries = retryFile(dir, COMPANY, { compactAbove: 2 });
+    await prunedStory(quarantine, retries, () => Promise.resolve([linesOf(quarantine.where).length, linesOf(retries.where).length]));
+    expect([linesOf(quarantine.where).length, linesOf(retries.where).length]).toEqual([1, 1]);
+  });
+
+  it('what folds a quarantined version or a failure away is a line saying when and why', async () => {
+    const dir = tempDir();
+    const quarantine = quarantineFile(dir, COMPANY);
+    const retries = retryFile(dir, COMPANY);
+    await prunedStory(quarantine, retries, () => Promise.resolve([linesOf(quarantine.where).length, linesOf(retries.where).length]));
+    const at = new Date(T0 + DAY / 2).toISOString();
+    expect(JSON.parse(linesOf(quarantine.where).at(-1)!)).toEqual({ v: 1, plugin: 'forms', version: '2.0.0', released: true, superseded_by: '2.1.0', at });
+    expect(JSON.parse(linesOf(retries.where).at(-1)!)).toEqual({
+      v: 1,
+      plugin: 'forms',
+      cleared: true,
+      at,
+      env_id: A,
+      version: '2.0.0',
+      why: 'the environment is not in the listing any more',
+    });
+    expect([linesOf(quarantine.where).length, linesOf(retries.where).length]).toEqual([4, 3]);
+  });
+
   it('appends what changes the table, and a compaction drops what a release folded away, the release with it', async () => {
     const store = quarantineFile(tempDir(), COMPANY, { compactAbove: 3 });
     await quarantineStory(store, () => Promise.resolve(linesOf(store.where).length));
@@ -84,6 +152,14 @@ describe('quarantine and retry, in the state folder', () => {
 });
 
 describe('quarantine and retry, in Redis', () => {
+  it('a plan folds away what the fleet moved past, and the hashes lose those fields at once', async () => {
+    const link = await linkTo((await redis()).url);
+    const quarantine = redisQuarantine(link, COMPANY);
+    const retries = redisRetry(link, COMPANY);
+    await prunedStory(quarantine, retries, async () => [await link.redis.hlen(quarantine.where), await link.redis.hlen(retries.where)]);
+    expect([await link.redis.hlen(quarantine.where), await link.redis.hlen(retries.where)]).toEqual([1, 1]);
+  });
+
   it('one field per entry; a release takes the entries it folds away out of the hash, and itself', async () => {
     const link = await linkTo((await redis()).url);
     const store = redisQuarantine(link, COMPANY);
