@@ -18,7 +18,16 @@ import { PRIORITY } from './rate-budget.js';
 import { RunStop } from './run-stop.js';
 import { sendStep } from './send-step.js';
 import { followRestore, restoreBroken, undoneWrites, type RestoreContext } from './restore.js';
-import { countsAgainstBudget, ENDED_STATUSES, type CacheClear, type ExecuteOutcome, type RestorePoint, type RunEvent, type StepResult, type StopKind } from './types.js';
+import {
+  countsAgainstBudget,
+  ENDED_STATUSES,
+  type CacheClear,
+  type ExecuteOutcome,
+  type RestorePoint,
+  type RunEvent,
+  type StepResult,
+  type StopKind,
+} from './types.js';
 import type { VisualBaseline, VisualPort } from './visual-gate.js';
 import { heldText, type VisualSeen } from './visual-outcome.js';
 import { verifyTask } from './verify.js';
@@ -555,7 +564,12 @@ class Execution {
   /** The error log of a step's environment, read through its own rate rule; a 401 on the way stops the run. */
   errorLog(step: Step): ErrorLogLooks {
     const stop = (reason: string, kind: StopKind) => this.stop.stop(reason, kind);
-    return new ErrorLogLooks(this.options.caller, step.target.env_id!, KINDS.map((k) => KIND_TABLE[k]), { stop, logger: this.options.logger });
+    return new ErrorLogLooks(
+      this.options.caller,
+      step.target.env_id!,
+      KINDS.map((k) => KIND_TABLE[k]),
+      { stop, logger: this.options.logger },
+    );
   }
 
   isolationContext(task: TaskSummary, step: Step, gate: HealthGate, url: string): IsolationContext {
