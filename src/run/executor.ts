@@ -18,25 +18,14 @@ import { PRIORITY } from './rate-budget.js';
 import { RunStop } from './run-stop.js';
 import { sendStep } from './send-step.js';
 import { followRestore, restoreBroken, undoneWrites, type RestoreContext } from './restore.js';
-import {
-  countsAgainstBudget,
-  ENDED_STATUSES,
-  type CacheClear,
-  type ExecuteOutcome,
-  type RestorePoint,
-  type RunEvent,
-  type StepResult,
-  type StopKind,
-} from './types.js';
+import { countsAgainstBudget, ENDED_STATUSES, type CacheClear, type ExecuteOutcome, type RestorePoint, type RunEvent, type StepResult } from './types.js';
 import type { VisualBaseline, VisualPort } from './visual-gate.js';
 import { heldText, type VisualSeen } from './visual-outcome.js';
 import { verifyTask } from './verify.js';
-import { startIsolation } from './isolation.js';
-import { isolate, type IsolationContext } from './isolation-round.js';
+import { Isolator, type IsolationRun } from './isolation-step.js';
 import { RunQuarantine } from './run-quarantine.js';
 import { isolationLeft } from './resume.js';
-import { ErrorLogLooks } from './error-log.js';
-import { KIND_TABLE, KINDS, refFrom } from '../inventory/kinds.js';
+import type { ErrorLogLooks } from './error-log.js';
 import { DEFAULT_TRACKING, taskWatch, watcherFor, type Watcher, type TrackOptions, type WatchOptions } from './watcher.js';
 
 export interface ExecuteOptions {
@@ -146,6 +135,8 @@ class Execution {
   readonly sends: AbortSignal;
   /** Updates found to break a site in this run (isolation): left out of every write sent after. */
   readonly quarantine = new RunQuarantine();
+  /** `health.on_broken: isolate`: takes apart the writes that broke their sites. */
+  readonly isolator: Isolator;
 
   constructor(
     readonly plan: Plan,
@@ -170,6 +161,7 @@ class Execution {
     lost?.addEventListener('abort', () => this.stop.stop((lost.reason as Error).message, 'coordination'), { once: true });
     this.tracking = { ...DEFAULT_TRACKING, ...options.tracking };
     this.watcher = watcherFor(options.caller, this.tracking, this.stop.signal, this.clock);
+    this.isolator = new Isolator(this.isolationRun());
     this.context = {
       caller: options.caller,
       env: options.env,
@@ -388,7 +380,7 @@ class Execution {
         guarded.visual = await this.options.visual.before(step.id, url, task.health);
       // Isolation's first suspect is the item a fatal error new since now names: worth a read where there is more than one to choose from.
       if (guarded.before?.healthy && task.health?.on_broken === 'isolate' && (step.updates?.length ?? 0) > 1 && !this.sendsOver()) {
-        guarded.log = this.errorLog(step);
+        guarded.log = this.isolator.errorLog(step);
         await guarded.log.before();
       }
       const claim = this.options.busy && step.lock ? await this.claim(this.options.busy, step.lock, task) : undefined;
@@ -523,82 +515,29 @@ class Execution {
       await this.record('update', step, result);
       const restored = await restoreBroken(this.restoring(task), step, result, guarded.gate, url);
       for (const [other, undone] of undoneWrites(this.plan.steps, this.results, step, restored)) await this.record('update', other, undone);
-      const ended = await this.isolateAfterRestore(task, step, restored, guarded, url);
-      this.quarantine.addEnd(step, ended);
-      return ended;
+      return this.isolator.afterRestore(task, step, restored, guarded, url);
     }
     if (result !== final) await this.record('update', step, result);
     return result;
   }
 
-  /**
-   * `health.on_broken: isolate`: a write put back from its restore point, and seen healthy again, has
-   * its updates sent again in rounds to find the one that broke the site (isolation-round.ts). A
-   * write of one update was its own round: it is the culprit. Writes looked at together
-   * (rollout.together) were seen broken once for all of them, and are not taken apart.
-   */
-  async isolateAfterRestore(task: TaskSummary, step: Step, restored: StepResult, guarded: Guarded & { gate: HealthGate }, url: string): Promise<StepResult> {
-    const back = restored.restored;
-    if (task.health?.on_broken !== 'isolate' || !step.updates?.length || step.joins !== undefined) return restored;
-    if (back?.status !== 'succeeded' || back.health?.outcome !== 'healthy') return restored;
-    const started: StepResult = { ...restored, isolation: startIsolation(step.updates, restored.logged && refFrom(restored.logged)) };
-    return this.isolating(task, step, started, guarded.gate, url, guarded.visual, guarded.log);
-  }
-
-  /** Rounds of isolation as a step records them (begun now, or found unfinished by a resume); the culprits found are sent nowhere else in this run. */
-  async isolating(
-    task: TaskSummary,
-    step: Step,
-    result: StepResult,
-    gate: HealthGate,
-    url: string,
-    visual?: VisualBaseline,
-    log = this.errorLog(step),
-  ): Promise<StepResult> {
-    void visual?.close(); // the write's own look is spent: each round takes its own
-    const ended = await isolate({ ...this.isolationContext(task, step, gate, url), readLogged: () => log.after() }, step, result);
-    this.quarantine.addEnd(step, ended);
-    return ended;
-  }
-
-  /** The error log of a step's environment, read through its own rate rule; a 401 on the way stops the run. */
-  errorLog(step: Step): ErrorLogLooks {
-    const stop = (reason: string, kind: StopKind) => this.stop.stop(reason, kind);
-    return new ErrorLogLooks(
-      this.options.caller,
-      step.target.env_id!,
-      KINDS.map((k) => KIND_TABLE[k]),
-      { stop, logger: this.options.logger },
-    );
-  }
-
-  isolationContext(task: TaskSummary, step: Step, gate: HealthGate, url: string): IsolationContext {
-    const spec = task.health!;
-    const visual = this.options.visual;
+  /** What isolation needs of this run. */
+  isolationRun(): IsolationRun {
     return {
       caller: this.options.caller,
       watcher: this.watcher,
-      watch: this.watchOptions(task),
-      kind: ACTIONS.get(step.action)!.items!,
-      gate,
-      url,
-      ...(clearsCache(spec) ? { clearCache: () => this.clearCache(task, step, true) } : {}),
-      ...(spec.visual && visual
-        ? {
-            visual: {
-              before: (n: number) => visual.before(`${step.id}~${n}`, url, spec),
-              after: (n: number, b: VisualBaseline) => visual.after(`${step.id}~${n}`, b, spec),
-            },
-          }
-        : {}),
-      restoring: this.restoring(task),
       logger: this.options.logger,
-      save: (r) => this.record('update', step, r),
+      visual: this.options.visual,
+      blockedBackoffMs: this.options.blockedBackoffMs ?? 2000,
+      watchOptions: (task) => this.watchOptions(task),
+      clearCache: (task, step) => this.clearCache(task, step, true),
+      restoring: (task) => this.restoring(task),
+      record: (step, result) => this.record('update', step, result),
       mayGoOn: () => !this.sendsOver(),
-      blockedBackoffMs: this.context.blockedBackoffMs,
-      sleep: (ms) => sleepOn(this.clock, ms, this.sends),
       whyNot: () => (this.stop.reason ? `the run stopped (${this.stop.reason.reason})` : 'the maintenance window closed'),
+      sleep: (ms) => sleepOn(this.clock, ms, this.sends),
       stop: (reason, kind) => this.stop.stop(reason, kind),
+      quarantine: this.quarantine,
     };
   }
 
@@ -673,7 +612,7 @@ class Execution {
       try {
         const restored = await followRestore(this.restoring(task), step, known, guarded.gate, url);
         for (const [other, undone] of undoneWrites(this.plan.steps, this.results, step, restored)) await this.record('update', other, undone);
-        if (guarded.gate && url) await this.isolateAfterRestore(task, step, restored, { ...guarded, gate: guarded.gate }, url);
+        if (guarded.gate && url) await this.isolator.afterRestore(task, step, restored, { ...guarded, gate: guarded.gate }, url);
       } finally {
         release();
       }
@@ -696,8 +635,8 @@ class Execution {
     if (this.sendsOver()) return;
     const release = await this.sequence.enter(step.lock);
     try {
-      if (known.isolation) await this.isolating(task, step, known, gate, url);
-      else await this.isolateAfterRestore(task, step, known, { gate }, url);
+      if (known.isolation) await this.isolator.rounds(task, step, known, { gate }, url);
+      else await this.isolator.afterRestore(task, step, known, { gate }, url);
     } finally {
       release();
     }
