@@ -115,6 +115,8 @@ export interface SimulatorOptions {
    * answer HTTP 500, and log PHP's fatal error naming the plugin's file.
    */
   breakPlugins?: string[];
+  /** A broken site logs no fatal error (a breakage its error log does not name: logging off, a white screen from elsewhere). */
+  quietBreaks?: boolean;
   /** Domain names whose site answers broken whatever it runs. */
   brokenDomains?: string[];
   /** Every site page is delayed by a latency drawn from this range, in ms (default none). */
@@ -315,7 +317,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     // WordPress's canonical redirect: the front page lives at the slash.
     const { status, html, cached, env, brokenBy } =
       rest === undefined ? { status: 301, html: '' } : sitePage(fleet, domainIndex, breaks, name, { pages, path: rest });
-    if (env && brokenBy) logs.fatal(fleet, env, brokenBy);
+    if (env && brokenBy && options.quietBreaks !== true) logs.fatal(fleet, env, brokenBy);
     if (env) logs.access(env, rest!, status, Buffer.byteLength(html));
     siteLog.push({ at: Math.round(at * 1000) / 1000, domain: name, status, ...(cached ? { cached } : {}) });
     const [min, max] = options.siteLatencyMs ?? [0, 0];

@@ -43,6 +43,17 @@ describe('a plugin that breaks a site, and the logs that say which', () => {
     expect((await logs(sim, env.id, '?file_name=access&lines=1')).body.environment.container_info.logs).toMatch(/"GET \/ HTTP\/1\.1" 500 \d+/);
   });
 
+  it('--quiet-breaks: the broken site answers 500 all the same, and its error log names nothing (logging off, a breakage from elsewhere)', async () => {
+    const { sim } = await start({ seed: 21, sites: 8, pageCacheTtlMs: 0, quietBreaks: true });
+    const env = [...sim.fleet.environments.values()].find((e) => [...e.plugins.values()].some((p) => p.status === 'active'))!;
+    const [slug, plugin] = [...env.plugins].find(([, p]) => p.status === 'active')!;
+    sim.breakPlugin(`${slug}@${plugin.version}`);
+    expect(await status(sim, env.domains[0]!.name)).toBe(500);
+    expect((await logs(sim, env.id, '?file_name=error&lines=20')).body.environment.container_info.logs).not.toMatch(/Fatal/);
+    // The flag as `sitefleet sim` takes it.
+    expect((await runCli(['sim', '--help'], {})).stdout).toContain('--quiet-breaks');
+  });
+
   it('an inactive plugin at the broken version breaks nothing; updating away from the broken version heals the site', async () => {
     const { sim } = await start({ seed: 22, sites: 8, pageCacheTtlMs: 0 });
     const env = [...sim.fleet.environments.values()].find((e) =>

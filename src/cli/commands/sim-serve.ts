@@ -24,6 +24,7 @@ export interface SimOptions {
   pluginListingLag: number;
   pluginBulkOperationId: boolean;
   breakPlugin?: string[];
+  quietBreaks?: boolean;
   coreVersions?: string[];
   coreLatest?: string;
   coreUpdateNoop?: boolean;
@@ -95,6 +96,7 @@ function startFromOptions(opts: SimOptions): Promise<Simulator> {
     pluginListingLagMs: opts.pluginListingLag,
     pluginBulkOperationId: opts.pluginBulkOperationId,
     breakPlugins: opts.breakPlugin,
+    quietBreaks: opts.quietBreaks === true,
     coreVersions: opts.coreVersions,
     coreLatest: opts.coreLatest,
     coreUpdateNoop: opts.coreUpdateNoop === true,

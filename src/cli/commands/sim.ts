@@ -80,7 +80,8 @@ function pluginOptions(command: Command): Command {
       '--break-plugin <NAME@VERSION>',
       'sites with this plugin version active answer HTTP 500 and log a PHP fatal error naming its file (@latest: the newest); repeatable',
       (value: string, previous: string[] = []) => [...previous, value],
-    );
+    )
+    .option('--quiet-breaks', 'a broken site (--break-plugin, --break-theme, --break-core) logs no fatal error: its error log names no culprit');
 }
 
 /** WordPress core (beyond the spec: no endpoint, the site listing and WP-CLI): its releases, a silent failed update, broken releases. */
