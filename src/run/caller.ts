@@ -115,6 +115,11 @@ export class Caller implements CallPort {
    * wait behind them. Half the places at most.
    */
   readonly #creating: PQueue;
+  /**
+   * Log reads likewise (their rule: 35 a minute): sites broken at once each read theirs, and those
+   * waiting for the rule must leave places for the polls, writes and restores. A quarter at most.
+   */
+  readonly #logging: PQueue;
   /** The limits each call takes, built once (this is every call's path). */
   readonly #budgets: Record<WindowLane, Limit[]>;
   readonly #windows: Record<WindowLane, Limit[]>;
@@ -134,6 +139,7 @@ export class Caller implements CallPort {
     const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     this.#slots = new PQueue({ concurrency });
     this.#creating = new PQueue({ concurrency: Math.max(1, Math.floor(concurrency / 2)) });
+    this.#logging = new PQueue({ concurrency: Math.max(1, Math.floor(concurrency / 4)) });
     // Each rule of its own first, then the general one: a call waiting for its own rule holds no general slot.
     const general = this.budget ? [budgetLimit('general', this.budget)] : [];
     const own = (lane: WindowLane, budget: RateBudget | undefined) => [...(budget ? [budgetLimit(lane, budget)] : []), ...general];
@@ -203,7 +209,9 @@ export class Caller implements CallPort {
 
   readonly #takePlace: TakePlace = (priority, endpoint, work) => {
     const place = () => this.#slots.add(work, { priority: -priority });
-    return laneOf(endpoint) === 'create' ? this.#creating.add(place, { priority: -priority }) : place();
+    const lane = laneOf(endpoint);
+    if (lane === 'general') return place();
+    return (lane === 'create' ? this.#creating : this.#logging).add(place, { priority: -priority });
   };
 
   /** This process's budgets for a call: the rule of its own (creating calls', the logs') first. */

@@ -88,6 +88,29 @@ describe('Caller', () => {
     }
   });
 
+  it('log reads waiting for their rule never hold every place in flight: a poll goes past them', async () => {
+    const { sim, client } = await start();
+    const budget = new RateBudget(100, 1000);
+    // One log read a minute: the second and later wait (as many broken sites at once would).
+    const logs = new RateBudget(1, 60_000);
+    const caller = new Caller(client, { budget, logs, logger: silent, concurrency: 4 });
+    const env = [...sim.fleet.environments.keys()][0]!;
+    const stop = new AbortController();
+    try {
+      const reads = [1, 2, 3, 4, 5].map(() =>
+        caller.call('getLogs', { env_id: env }, undefined, true, { query: { file_name: 'error', lines: 10 }, stopSignal: stop.signal }),
+      );
+      await waitFor(() => sim.log.filter((e) => e.endpoint === 'getLogs').length === 1);
+      const poll = await caller.call('listApiKeys', { id: sim.companyId }, undefined, true, { priority: PRIORITY.poll, stopSignal: stop.signal });
+      expect(poll.ok).toBe(true);
+      stop.abort();
+      await Promise.all(reads);
+    } finally {
+      budget.dispose();
+      logs.dispose();
+    }
+  });
+
   it('with --coordination, a log read takes the company window of log reads beside the general one; other calls never take it', async () => {
     const { sim, client } = await start();
     const taken: string[] = [];
