@@ -25,7 +25,7 @@ export interface WriteEnd {
    * pinned write that broke its site name its version. False where that is not known (a report's row).
    */
   alone: boolean;
-  result: Pick<StepResult, 'status' | 'http_status' | 'error' | 'reason' | 'restored' | 'isolation' | 'logged' | 'health'>;
+  result: Pick<StepResult, 'status' | 'http_status' | 'error' | 'reason' | 'restored' | 'isolation' | 'logged' | 'health' | 'attempts'>;
 }
 
 /** The kind of item a write updates, if it is an item write on an environment. */

@@ -4,7 +4,7 @@ import { breaksOf, retriesOf, type WriteEnd } from '../../src/run/write-ends.js'
 const AT = Date.parse('2026-11-20T02:10:00.000Z');
 const target = { env_id: 'e1', site: 'shop', environment: 'live' };
 const restored = { backup_id: 7, operation_id: 'op-r', status: 'succeeded' as const };
-const base = { status: 'failed' as const, http_status: 202, error: null, reason: 'the site broke' };
+const base = { status: 'failed' as const, http_status: 202, error: null, reason: 'the site broke', attempts: 1 };
 
 const pinned = (over: Partial<WriteEnd> = {}, result: Partial<WriteEnd['result']> = {}): WriteEnd => ({
   action: 'plugins.update',
