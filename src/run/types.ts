@@ -135,6 +135,7 @@ export interface IsolationRound {
    * `failed`: the write or its operation failed (nothing learnt: isolation stops); `unknown`.
    */
   status: 'sending' | 'accepted' | 'healthy' | 'broken' | 'failed' | 'unknown';
+  /** The round's write operations; journaled empty right before the write leaves: a `sending` round without it was never sent. */
   operation_ids?: string[];
   health?: HealthRecord;
   /** The visual check's outcome for the round, when the task has one. */
