@@ -55,6 +55,32 @@ describe('what a write’s end teaches the quarantine', () => {
     );
     expect(breaksOf(end, AT)).toEqual([{ plugin: 'forms', version: '2.0.0', env_id: 'e1', site: 'shop', environment: 'live', at: AT, why: 'Fatal in forms' }]);
   });
+
+  it("a lone round's logged line naming another item (an older breakage's line, read after a resume) is not the culprit's why", () => {
+    const end = pinned(
+      { body: { plugins: [{ name: 'forms' }, { name: 'seo' }] } },
+      {
+        isolation: {
+          updates: [
+            { plugin: 'forms', from: '1.0.0', to: '2.0.0' },
+            { plugin: 'seo', from: '3.0.0', to: '3.0.1' },
+          ],
+          rounds: [
+            {
+              names: ['forms'],
+              status: 'broken',
+              health: { url: 'https://shop.test/', outcome: 'unhealthy', after: 'HTTP 500' },
+              logged: { plugin: 'seo', line: 'Fatal in seo' },
+            },
+          ],
+          outcome: 'found',
+          culprits: [{ plugin: 'forms', from: '1.0.0', to: '2.0.0' }],
+          restores: 2,
+        },
+      },
+    );
+    expect(breaksOf(end, AT)[0]!.why).toBe("the site's check after it: HTTP 500");
+  });
 });
 
 describe('what a write’s end teaches the retries', () => {
