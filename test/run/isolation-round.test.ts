@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ItemChange } from '../../src/actions/action.js';
+import { restoreFrom } from '../../src/actions/index.js';
 import type { ProbeResult, SiteProbePort } from '../../src/health/http/probe.js';
 import { resolveHealth } from '../../src/health/spec.js';
 import type { Step } from '../../src/plan/plan.js';
@@ -167,5 +168,61 @@ describe('isolation with visual checks, resumed in its first round', () => {
     expect(requestsTo(sim, 'bulkUpdatePlugins').length).toBeGreaterThan(writesBefore);
     expect(Object.fromEntries(NAMES.map((n) => [n, live.plugins.get(n)!.version]))).toEqual({ p0: '1.0.0', p1: '1.1.0', p2: '1.1.0', p3: '1.1.0' });
     expect((await fetch(url)).status).toBe(200);
+  });
+
+  it('killed while the backup of a round after a healthy one was being asked for: the resume finds it by its tag, never asks twice', async () => {
+    const { sim, client } = await start({ sites: 1, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
+    const live = fourPlugins(sim);
+    const { ctx, caller, looks } = await harness(sim, client, live.id);
+    const point = await backupNow(caller, live.id, 'sitefleet-before-test');
+    const step = stepOf(live.id);
+    // Round 1 (p1) went in healthy; round 2's backup was asked for, and made, as the run died.
+    const sent = await caller.call('bulkUpdatePlugins', { env_id: live.id }, { plugins: [{ name: 'p1' }] }, true);
+    const op = (sent.value!.data as { operation_id: string }).operation_id;
+    await waitFor(async () => (await caller.poll(op)).value?.state === 'succeeded', 10_000);
+    const second = await backupNow(caller, live.id, 'sitefleet-before-test-round-2');
+    const backupsBefore = requestsTo(sim, 'addManualBackup').length;
+    const left = leftBy(step, point, { names: ['p1'], status: 'healthy' });
+    left.isolation!.rounds.push({ names: ['p0'], status: 'sending', backup: { operation_id: null, status: 'sending' } });
+
+    const ended = await isolate(ctx, step, left);
+    expect(ended.isolation, JSON.stringify(ended.isolation)).toMatchObject({ outcome: 'found', culprits: [{ plugin: 'p0' }] });
+    expect(ended.isolation!.rounds[1]).toMatchObject({
+      status: 'broken',
+      restore_point: second,
+      restored: { backup_id: second.backup_id, status: 'succeeded' },
+    });
+    expect(requestsTo(sim, 'addManualBackup').length).toBe(backupsBefore);
+    expect(looks).toContain(2);
+    expect(Object.fromEntries(NAMES.map((n) => [n, live.plugins.get(n)!.version]))).toEqual({ p0: '1.0.0', p1: '1.1.0', p2: '1.1.0', p3: '1.1.0' });
+  });
+
+  it('killed while a broken round\u2019s restore was followed: the resume follows that restore, sends none again, and goes on', async () => {
+    const { sim, client } = await start({ sites: 1, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
+    const live = fourPlugins(sim);
+    const { ctx, caller } = await harness(sim, client, live.id);
+    const point = await backupNow(caller, live.id, 'sitefleet-before-test');
+    const step = stepOf(live.id);
+    // Round 1 (p0, p1) broke the site; its restore was accepted as the run died.
+    const sent = await caller.call('bulkUpdatePlugins', { env_id: live.id }, { plugins: [{ name: 'p0' }, { name: 'p1' }] }, true);
+    const op = (sent.value!.data as { operation_id: string }).operation_id;
+    await waitFor(async () => (await caller.poll(op)).value?.state === 'succeeded', 10_000);
+    const restore = await caller.call('restoreBackup', { target_env_id: live.id }, restoreFrom.request({ env_id: live.id }, point.backup_id!).body, false);
+    const restoreOp = (restore.value!.data as { operation_id: string }).operation_id;
+    const restoresBefore = requestsTo(sim, 'restoreBackup').length;
+    const left = leftBy(step, point, {
+      names: ['p0', 'p1'],
+      status: 'broken',
+      restore_point: point,
+      operation_ids: [op],
+      restored: { backup_id: point.backup_id, operation_id: restoreOp, status: 'accepted' },
+    });
+
+    const ended = await isolate(ctx, step, left);
+    expect(ended.isolation, JSON.stringify(ended.isolation)).toMatchObject({ outcome: 'found', culprits: [{ plugin: 'p0' }] });
+    expect(ended.isolation!.rounds[0]).toMatchObject({ restored: { status: 'succeeded', health: { outcome: 'healthy' } } });
+    // The rounds after restored the site once more (p0 alone), never round 1 again.
+    expect(requestsTo(sim, 'restoreBackup').length - restoresBefore).toBe(ended.isolation!.restores - 2);
+    expect(Object.fromEntries(NAMES.map((n) => [n, live.plugins.get(n)!.version]))).toEqual({ p0: '1.0.0', p1: '1.1.0', p2: '1.1.0', p3: '1.1.0' });
   });
 });
