@@ -225,4 +225,26 @@ describe('isolation with visual checks, resumed in its first round', () => {
     expect(requestsTo(sim, 'restoreBackup').length - restoresBefore).toBe(ended.isolation!.restores - 2);
     expect(Object.fromEntries(NAMES.map((n) => [n, live.plugins.get(n)!.version]))).toEqual({ p0: '1.0.0', p1: '1.1.0', p2: '1.1.0', p3: '1.1.0' });
   });
+
+  it('the window closes once a round\u2019s write left: the round is followed and judged, the site it broke restored, and no round goes after', async () => {
+    const { sim, client } = await start({ sites: 1, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
+    const live = fourPlugins(sim);
+    const { ctx, caller, url } = await harness(sim, client, live.id);
+    const point = await backupNow(caller, live.id, 'sitefleet-before-test');
+    const step = stepOf(live.id);
+    const writesBefore = requestsTo(sim, 'bulkUpdatePlugins').length;
+    // Closed as soon as the service has the first round's write.
+    const closed = () => requestsTo(sim, 'bulkUpdatePlugins').length > writesBefore;
+    const started: StepResult = { ...leftBy(step, point, { names: [], status: 'healthy' }) };
+    started.isolation!.rounds = [];
+
+    const ended = await isolate({ ...ctx, mayGoOn: () => !closed() }, step, started);
+    expect(requestsTo(sim, 'bulkUpdatePlugins').length - writesBefore).toBe(1);
+    expect(ended.isolation, JSON.stringify(ended.isolation)).toMatchObject({
+      outcome: 'isolating',
+      rounds: [{ names: ['p0', 'p1'], status: 'broken', restored: { status: 'succeeded', health: { outcome: 'healthy' } } }],
+      reason: 'stopped before round 2: the maintenance window closed',
+    });
+    expect((await fetch(url)).status).toBe(200);
+  });
 });
