@@ -50,7 +50,9 @@ export function writeEndsOf(plan: Plan, results: ReadonlyMap<string, StepResult>
   return plan.steps.flatMap((step) => {
     const result = results.get(step.id);
     if (!result || step.role) return [];
-    const { action, target, body, precondition, updates } = step;
+    // A write the run's quarantine trimmed carried what it sent, not the plan's updates.
+    const { action, target } = step;
+    const { body, precondition, updates } = result.sent ?? step;
     return [{ action, target, body, precondition, updates, alone: step.joins === undefined, result }];
   });
 }
