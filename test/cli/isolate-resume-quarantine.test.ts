@@ -17,8 +17,8 @@ const start = useSimulator();
  * but hands `planned` to resumeKnown, whose followRestore / resumeIsolation / lookAgain paths end in
  * isolateAfterRestore(step = planned): startIsolation(step.updates) takes the plan's four updates, so
  * the rounds send p0 (quarantined in this run, never sent to this site) and it breaks the site again.
- * Fix: isolation starts from what the write carried, journaled with it (the request body the journal
- * already keeps, or the trimmed step's `updates` recorded on the result), not from the planned step.
+ * Fix (one line in executor.ts isolateAfterRestore): start from what the write carried, which its
+ * result now keeps (`sent`, send-step.ts): `startIsolation(restored.sent?.updates ?? step.updates, …)`.
  */
 describe('resume: isolation of a write the run quarantine trimmed', () => {
   it.fails('never sends the run-quarantined version to the site (it was left out of the write; a round must not put it back)', async () => {
