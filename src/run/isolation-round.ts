@@ -14,7 +14,7 @@ import { nextRound, restoreBound } from './isolation.js';
 import { PRIORITY, type Priority } from './rate-budget.js';
 import { followRestore, restoreBroken, type RestoreContext } from './restore.js';
 import type { CacheClear, Isolation, IsolationRound, LoggedError, RestorePoint, StepResult, StopKind } from './types.js';
-import type { VisualSeen } from './visual-outcome.js';
+import { heldText, type VisualSeen } from './visual-outcome.js';
 import type { VisualBaseline } from './visual-gate.js';
 import type { Tracked, Watcher, WatchOptions } from './watcher.js';
 import { BLOCKED, MAX_BLOCKED_RETRIES } from './follow.js';
@@ -221,6 +221,11 @@ async function judgeRound(
   looks.delete(index);
   const seen = !failsStep && baseline ? await ctx.visual!.after(index + 1, baseline) : undefined;
   const broken = failsStep || seen?.broken !== undefined;
+  // Pages not looked at, or changed past hold_over: no healthy round (a write would be held), and a person looks.
+  if (!broken && seen?.held) {
+    const page = seen.record.pages.find((p) => p.url === seen.held!.url);
+    return void (await put({ ...round, status: 'unknown', health, visual: seen.record.outcome, reason: `its pages: ${heldText(seen.held, page)}` }));
+  }
   const logged = broken && ctx.readLogged ? await ctx.readLogged() : undefined;
   await put({
     ...round,

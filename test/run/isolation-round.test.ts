@@ -247,4 +247,26 @@ describe('isolation with visual checks, resumed in its first round', () => {
     });
     expect((await fetch(url)).status).toBe(200);
   });
+
+  it('a round whose pages could not be looked at (or changed past hold_over) is no healthy round: isolation stops there, saying why', async () => {
+    const { sim, client } = await start({ sites: 1, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
+    const live = fourPlugins(sim);
+    const { ctx, caller } = await harness(sim, client, live.id);
+    const point = await backupNow(caller, live.id, 'sitefleet-before-test');
+    const step = stepOf(live.id);
+    const started: StepResult = leftBy(step, point, { names: [], status: 'healthy' });
+    started.isolation!.rounds = [];
+    const unchecked = {
+      record: { outcome: 'not checked', pages: [] },
+      held: { code: 'visual_unchecked', url: 'https://acme.test/', override: 'look at it', unchecked: 1, detail: 'the browser went away' },
+    } as unknown as VisualSeen;
+    const visual = { ...ctx.visual!, after: () => Promise.resolve(unchecked) };
+
+    const ended = await isolate({ ...ctx, visual }, step, started);
+    // Round 1 (p0, p1) broke the site by its page; round 2 (p0 alone) too; the deferred p1, p2, p3 went
+    // in a round whose pages nobody saw: that round is not called healthy.
+    const last = ended.isolation!.rounds.at(-1)!;
+    expect(last, JSON.stringify(ended.isolation)).toMatchObject({ status: 'unknown', reason: expect.stringContaining('visual_unchecked') as unknown });
+    expect(ended.isolation!.outcome).toBe('stopped');
+  });
 });
