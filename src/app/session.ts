@@ -63,6 +63,8 @@ export function warnIfUncoordinated(recorded: string | undefined, globals: Globa
  */
 export async function runSession(args: SessionArgs): Promise<{ report: Report; exitCode: number }> {
   const usage = { cpu: process.cpuUsage(), wall: performance.now() };
+  // When the run began, for its retries' backoff: its start, or this clock's now if earlier (a clock that is not the wall's).
+  const runAt = Math.min(args.startedAt.getTime(), args.scope.globals.io.now());
   if (args.deadline)
     args.out(
       `no write will be sent after ${wallText(args.deadline.at)} (${args.deadline.source}), ${formatDuration((args.deadline.at - Date.now()) / 1000)} from now`,
@@ -75,7 +77,7 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   await snapshots.settled(); // a snapshot must not land after the final report
   const { globals } = args.scope;
   await recordStagingOrWarn(args.scope, args.plan.company, endsOf(args.plan, outcome.results));
-  await recordWithheldOrWarn(args.scope, args.plan.company, args.runId, writeEndsOf(args.plan, outcome.results));
+  await recordWithheldOrWarn(args.scope, args.plan.company, args.runId, writeEndsOf(args.plan, outcome.results), runAt);
   const runtime = args.scope.runtime();
   const took = await finishRun({
     report: { flag: 'report', path: args.reportPath, value: report },

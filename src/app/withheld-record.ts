@@ -50,7 +50,9 @@ export function writeEndsOf(plan: Plan, results: ReadonlyMap<string, StepResult>
   return plan.steps.flatMap((step) => {
     const result = results.get(step.id);
     if (!result || step.role) return [];
-    const { action, target, body, precondition, updates } = step;
+    // A write the run's quarantine trimmed carried what it sent, not the plan's updates.
+    const { action, target } = step;
+    const { body, precondition, updates } = result.sent ?? step;
     return [{ action, target, body, precondition, updates, alone: step.joins === undefined, result }];
   });
 }
@@ -71,23 +73,27 @@ export function writeEndsOfReport(results: readonly ReportResult[]): WriteEnd[] 
  * retries (a failure that may pass; a success clears): called where staging's ends are recorded
  * (the run, a resume, status). An end recorded again changes nothing (a break per environment and
  * version, a failure per run).
+ *
+ * A retry counts from when its run began (`runAt`), not from when it is recorded: the backoff's waits
+ * are nights, and tomorrow's run, begun at tonight's hour, is planned before tonight's run ended (with
+ * the end, a one-day wait skipped a night). A break is recorded as now: a release made meanwhile must not fold it away.
  */
-async function recordWithheld(scope: RunScope, company: string, runId: string, ended: readonly WriteEnd[]): Promise<void> {
+async function recordWithheld(scope: RunScope, company: string, runId: string, ended: readonly WriteEnd[], runAt: number): Promise<void> {
   const at = scope.globals.io.now();
   const breaks = ended.flatMap((e) => breaksOf(e, at));
   if (breaks.length > 0) await scope.coordination.quarantine(company).record(breaks);
   const store = scope.coordination.retries(company);
   const table = await store.record([]);
-  const entries = ended.flatMap((e) => retriesOf(e, runId, at, (env, kind, name) => table.failed(env, kind, name)));
+  const entries = ended.flatMap((e) => retriesOf(e, runId, Math.min(runAt, at), (env, kind, name) => table.failed(env, kind, name)));
   if (entries.length > 0) await store.record(entries);
 }
 
 /** recordWithheld, and a warning when a store cannot take it: the report stands whatever happens to that record. */
-export async function recordWithheldOrWarn(scope: RunScope, company: string, runId: string, ended: readonly WriteEnd[]): Promise<void> {
+export async function recordWithheldOrWarn(scope: RunScope, company: string, runId: string, ended: readonly WriteEnd[], runAt: number): Promise<void> {
   const writes = ended.filter((e) => kindOf(e) !== undefined);
   if (writes.length === 0) return;
   try {
-    await recordWithheld(scope, company, runId, writes);
+    await recordWithheld(scope, company, runId, writes, runAt);
   } catch (error) {
     const message = `could not record what the item updates came to in the quarantine and retries (${(error as Error).message}): a version that broke a site may be sent again`;
     scope.globals.io.stderr.write(`sitefleet: warning: ${forTerminal(message)}\n`);

@@ -77,6 +77,12 @@ export interface Step {
   updates?: ItemChange[];
   /** rollout.staging_first: what this step does of each theme's way through staging (staged, promoted). */
   staging?: StagingDecision[];
+  /**
+   * Set within a run only, never in a plan: the run's quarantine left updates out of this write
+   * (run/run-quarantine.ts), so its body, `precondition` and `updates` are no longer the plan's; its
+   * result keeps them (`sent`), for the report and for what the run records.
+   */
+  trimmed?: true;
 }
 
 /** The page a guarded write's site is checked at, if it has one. */

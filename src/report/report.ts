@@ -95,12 +95,14 @@ export function buildReport(args: {
   const results: ReportResult[] = [];
   for (const step of args.plan.steps) {
     const r = args.results?.get(step.id);
+    const precondition = r?.sent ? r.sent.precondition : step.precondition;
     results.push({
       step_id: step.id,
       task: step.task,
       action: step.action,
       target: step.target,
-      request: { method: step.method, path: step.path, ...(step.body === undefined ? {} : { body: step.body }) },
+      // What was sent: the plan's body, unless the run's quarantine left updates out of it (`sent`).
+      request: { method: step.method, path: step.path, ...(r?.sent ? { body: r.sent.body } : step.body === undefined ? {} : { body: step.body }) },
       status: r?.status ?? (args.mode === 'dry-run' ? 'planned' : 'skipped'),
       http_status: r?.http_status ?? null,
       operation_id: r?.operation_id ?? null,
@@ -119,7 +121,7 @@ export function buildReport(args: {
       ...(r ? answered(r) : {}),
       ...(step.role ? { role: step.role } : {}),
       ...(step.wave !== undefined ? { wave: step.wave } : {}),
-      ...(step.precondition !== undefined ? { precondition: step.precondition } : {}),
+      ...(precondition !== undefined ? { precondition } : {}),
       ...(step.release_age ? { release_age: step.release_age } : {}),
       ...(step.withheld ? { withheld: step.withheld } : {}),
       ...(step.staging ? { staging: step.staging } : {}),

@@ -41,7 +41,7 @@ export function namedItem(line: string, kinds: readonly KindRow[]): LoggedError 
   let best: { at: number; logged: LoggedError } | undefined;
   for (const row of kinds) {
     const at = itemAt(line, row);
-    if (at && (!best || at.at < best.at)) best = { at: at.at, logged: { ...refOf(row.kind, at.name), line: cutLine(line) } };
+    if (at && (!best || at.at < best.at)) best = { at: at.at, logged: { ...refOf(row.kind, at.name), line: cutLine(maskSecrets(line)) } };
   }
   return best?.logged;
 }
@@ -60,6 +60,27 @@ export function newFatal(before: string | undefined, after: string, kinds: reado
   }
   return undefined;
 }
+
+/**
+ * Secret-looking parts of a log line masked before it is kept: the line goes into the report and the
+ * pages (0644), the client's record, Slack, webhooks and the quarantine's `why`, while a fatal error
+ * may quote a failed request's URL or a connection's settings. Masked: a URL's user:password@, the
+ * values of a URL's query, a value given to a name that says secret (password=…, 'api_key' => '…',
+ * token: …), Bearer/Basic credentials, and tokens of well-known shapes (Stripe, GitHub, Slack, AWS).
+ */
+export function maskSecrets(line: string): string {
+  return line
+    .replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^\s/@:]+:[^\s/@]+@/gi, `$1${MASK}@`)
+    .replace(/([?&][^\s=&#?]+=)[^\s&#'"]+/g, `$1${MASK}`)
+    .replace(SECRET_NAMED, (_m, name: string, between: string) => `${name}${between}${MASK}`)
+    .replace(/\b(Bearer|Basic)\s+[\w.~+/=-]{8,}/gi, `$1 ${MASK}`)
+    .replace(/\b(?:[sr]k_(?:live|test)_|gh[pousr]_|xox[abposr]-|AKIA)[\w-]{8,}/g, MASK);
+}
+
+const MASK = '[redacted]';
+/** A name that says its value is secret, then `=`, `:` or `=>` (quoted or not), then the value. */
+const SECRET_NAMED =
+  /\b((?:db_?)?(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|private[_-]?key|client[_-]?secret|license[_-]?key)[\w-]*['"]?)(\s*(?:=>|[:=])\s*['"]?)(?!\[redacted\])([^\s'",;&)}\]]+)/gi;
 
 /** The line cut to LOGGED_LINE_MAX characters, counted as JSON Schema counts them (code points), never splitting a pair. */
 export function cutLine(line: string): string {

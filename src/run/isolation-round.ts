@@ -14,7 +14,7 @@ import { nextRound, restoreBound } from './isolation.js';
 import { PRIORITY, type Priority } from './rate-budget.js';
 import { followRestore, restoreBroken, type RestoreContext } from './restore.js';
 import type { CacheClear, Isolation, IsolationRound, LoggedError, RestorePoint, StepResult, StopKind } from './types.js';
-import type { VisualSeen } from './visual-outcome.js';
+import { heldText, type VisualSeen } from './visual-outcome.js';
 import type { VisualBaseline } from './visual-gate.js';
 import type { Tracked, Watcher, WatchOptions } from './watcher.js';
 import { BLOCKED, MAX_BLOCKED_RETRIES } from './follow.js';
@@ -140,19 +140,19 @@ async function sendRound(
   put: (r: IsolationRound) => Promise<StepResult>,
 ): Promise<void> {
   if (!ctx.mayGoOn()) return;
-  // The look before the round, while nothing of it can have gone (a round journaled `sending` by a run that died may have).
-  if (ctx.visual && !looks.has(index)) {
-    if (looks.resumed === index)
-      return void (await put({
-        ...round,
-        status: 'unknown',
-        reason: 'the run stopped as the round was sent: the look before it is gone, so its pages cannot be compared',
-      }));
-    looks.set(index, await ctx.visual.before(index + 1));
-  }
+  // The write may have left once `operation_ids` is journaled (a run that died then may have sent it): the
+  // look before is only taken while nothing of the round can have gone. One that may have gone is sent
+  // again (asking for a state, it changes nothing twice) and followed, so that the look after sees the
+  // site as the round left it: broken by its page, it is restored; healthy, its pages cannot be compared
+  // (judgeRound says so). A site a round broke is never left so for want of a look before.
+  const mayHaveGone = looks.resumed === index && round.operation_ids !== undefined;
+  if (ctx.visual && !looks.has(index) && !mayHaveGone) looks.set(index, await ctx.visual.before(index + 1));
+  const { operation_ids: _none, ...unsent } = round;
+  if (!mayHaveGone) await put((round = { ...unsent, operation_ids: [] }));
   const sent = await sendWrite(ctx, roundRequest(ctx, step, round.names), true, PRIORITY.write);
   if (sent.stop) ctx.stop(sent.stop.reason, sent.stop.kind);
-  if (sent.state === 'not sent') return;
+  // Never sent: the record says so, and a resume takes the look before.
+  if (sent.state === 'not sent') return void (mayHaveGone || (await put(unsent)));
   if (sent.state === 'accepted') await put({ ...round, status: 'accepted', operation_ids: [sent.operationId] });
   else if (sent.state === 'done') await judgeRound(ctx, round, index, looks, put);
   else await put({ ...round, status: sent.state, reason: sent.reason });
@@ -221,6 +221,11 @@ async function judgeRound(
   looks.delete(index);
   const seen = !failsStep && baseline ? await ctx.visual!.after(index + 1, baseline) : undefined;
   const broken = failsStep || seen?.broken !== undefined;
+  // Pages not looked at, or changed past hold_over: no healthy round (a write would be held), and a person looks.
+  if (!broken && seen?.held) {
+    const page = seen.record.pages.find((p) => p.url === seen.held!.url);
+    return void (await put({ ...round, status: 'unknown', health, visual: seen.record.outcome, reason: `its pages: ${heldText(seen.held, page)}` }));
+  }
   const logged = broken && ctx.readLogged ? await ctx.readLogged() : undefined;
   await put({
     ...round,

@@ -16,7 +16,9 @@ import type { Isolation, IsolationRound } from './types.js';
  *   the site (the same updates in all), so the rest are the candidates;
  * - one candidate seen breaking the site alone is a culprit; one left by elimination is sent alone
  *   first (`not reproduced` when healthy: a first breakage that does not come back quarantines nothing);
- * - once no candidate is left, the deferred updates go in one round: with one culprit they are fine.
+ * - once no candidate is left, the deferred updates go in one round: with one culprit they are fine;
+ * - a round whose restore did not put the site back (or that could not be judged) ends isolation; one
+ *   that broke the site alone has named its culprit all the same.
  *
  * With one culprit this takes at most 1 + ⌈log2 n⌉ restores, the write's own included: each halving
  * level costs at most one, and the lone try after an elimination only follows a healthy last level.
@@ -56,7 +58,11 @@ export function known(iso: Isolation): Known {
   for (const round of iso.rounds) {
     if (round.status === 'healthy') healthy(state, round.names);
     else if (round.status === 'broken' && putBack(round)) broke(state, round.names);
-    else return { ...state, failed: round };
+    else {
+      // Seen breaking the site (alone: a culprit, quarantined) whatever became of its restore; isolation stops here.
+      if (round.status === 'broken') broke(state, round.names);
+      return { ...state, failed: round };
+    }
   }
   return state;
 }

@@ -21,13 +21,15 @@ import { UNDONE, type StepResult } from './types.js';
 export type WriteVerdict = 'succeeded' | 'may pass' | 'final';
 
 export function writeVerdict(
-  r: Pick<StepResult, 'status' | 'http_status' | 'error' | 'reason' | 'restored' | 'isolation' | 'health'>,
+  r: Pick<StepResult, 'status' | 'http_status' | 'error' | 'reason' | 'restored' | 'isolation' | 'health' | 'attempts'>,
 ): WriteVerdict | undefined {
   if (r.status === 'succeeded') return 'succeeded';
   if (r.status !== 'failed' && r.status !== 'unknown') return undefined;
   if (r.reason?.startsWith(UNDONE) || r.restored || r.isolation) return undefined;
   if (r.health?.outcome === 'unhealthy before') return 'may pass';
   if (r.health?.outcome === 'unhealthy') return undefined;
+  // Refused before it left (on_missing_domain: fail, an address that may not be checked): a waiting item would only hide why.
+  if (r.status === 'failed' && r.attempts === 0 && r.http_status === null) return undefined;
   if (r.status === 'unknown') return 'may pass';
   const http = r.http_status;
   if (http !== null && (http >= 500 || http === 408 || http === 429)) return 'may pass';

@@ -46,7 +46,10 @@ export class RunQuarantine {
         ...step,
         body: writes.bulk(step.target.env_id!, kept.map(nameOf)).body,
         updates: kept,
+        // The versions the write moves between, as the plan words them (items-update.ts), of what it still carries.
+        precondition: kept.map((u) => `${nameOf(u)} ${u.from} → ${u.to}`).join(', '),
         note: step.note ? `${note}; ${step.note}` : note,
+        trimmed: true,
       },
     };
   }

@@ -35,7 +35,18 @@ export async function sendStep(
       return context.onEvent?.({ type: 'attempt', step, attempt });
     },
   });
-  const base = { step_id: step.id, attempts: outcome.attempts, http_status: null, operation_id: null, error: null, reason: step.note ?? null };
+  const base = {
+    step_id: step.id,
+    attempts: outcome.attempts,
+    http_status: null,
+    operation_id: null,
+    error: null,
+    reason: step.note ?? null,
+    // A write the run's quarantine trimmed: what it sent is not the plan's (the report and the stores say what went).
+    ...(step.trimmed
+      ? { sent: { body: step.body, ...(step.precondition ? { precondition: step.precondition } : {}), ...(step.updates ? { updates: step.updates } : {}) } }
+      : {}),
+  };
   if (outcome.ok) {
     const { status, data } = outcome.value!;
     const answer = writeAnswer(data);

@@ -84,6 +84,15 @@ export interface StepResult {
   isolation?: Isolation;
   /** The site's PHP error log named this item's files in a fatal error that was not there before the write (service text: shown only through safe-text). */
   logged?: LoggedError;
+  /** The write as it was sent, when the run left updates out of the plan's (found to break a site earlier in the run): the report says this, not the plan's. */
+  sent?: SentWrite;
+}
+
+/** What a write the run's quarantine trimmed sent instead of the plan's (run-quarantine.ts). */
+export interface SentWrite {
+  body: unknown;
+  precondition?: string;
+  updates?: ItemChange[];
 }
 
 /** A fatal error the site's error log showed after a write broke it, and not before, naming an item's files. */
@@ -135,6 +144,7 @@ export interface IsolationRound {
    * `failed`: the write or its operation failed (nothing learnt: isolation stops); `unknown`.
    */
   status: 'sending' | 'accepted' | 'healthy' | 'broken' | 'failed' | 'unknown';
+  /** The round's write operations; journaled empty right before the write leaves: a `sending` round without it was never sent. */
   operation_ids?: string[];
   health?: HealthRecord;
   /** The visual check's outcome for the round, when the task has one. */

@@ -6,7 +6,7 @@ import { itemOf, refFrom, refOf, type Kind } from '../inventory/kinds.js';
 import type { QuarantineBreak, QuarantineTable } from '../inventory/quarantine-table.js';
 import type { RetryClear, RetryFailure } from '../inventory/retry-table.js';
 import { writeVerdict } from './may-pass.js';
-import { UNDONE, type StepResult } from './types.js';
+import { UNDONE, type LoggedError, type StepResult } from './types.js';
 
 /**
  * What an item write's end teaches the company's quarantine and retries (issue 48), pure: the app
@@ -25,7 +25,7 @@ export interface WriteEnd {
    * pinned write that broke its site name its version. False where that is not known (a report's row).
    */
   alone: boolean;
-  result: Pick<StepResult, 'status' | 'http_status' | 'error' | 'reason' | 'restored' | 'isolation' | 'logged' | 'health'>;
+  result: Pick<StepResult, 'status' | 'http_status' | 'error' | 'reason' | 'restored' | 'isolation' | 'logged' | 'health' | 'attempts'>;
 }
 
 /** The kind of item a write updates, if it is an item write on an environment. */
@@ -56,18 +56,29 @@ export function breaksOf(end: WriteEnd, at: number): QuarantineBreak[] {
   return [{ ...refOf(kind, pinned.name), version: pinned.update_version, ...where, why: brokeWhy(end) }];
 }
 
-/** The error line the log named, else what the round that broke the site alone showed, else the step's check. */
+/**
+ * The error line that named the culprit (the write's, or the round that broke the site with it alone),
+ * else what that round's check showed, else the write's check. A line naming another item (an older
+ * breakage's, read without a look before it after a resume) is no word on this one.
+ */
 function culpritWhy(end: WriteEnd, c: ItemChange): string {
   const item = itemOf(c)!;
-  const logged = end.result.logged;
-  if (logged && itemOf(logged)?.name === item.name) return logged.line;
+  const naming = (l: LoggedError | undefined) => (l && itemOf(l)?.kind === item.kind && itemOf(l)?.name === item.name ? l.line : undefined);
   const round = end.result.isolation?.rounds.find((r) => r.status === 'broken' && r.names.length === 1 && r.names[0] === item.name);
-  return round?.logged?.line ?? (round?.health?.after ? `the site's check after it: ${round.health.after}` : undefined) ?? brokeWhy(end);
+  return (
+    naming(end.result.logged) ??
+    naming(round?.logged) ??
+    (round?.health?.after ? `the site's check after it: ${round.health.after}` : undefined) ??
+    checkWhy(end)
+  );
 }
 
 function brokeWhy(end: WriteEnd): string {
+  return end.result.logged?.line ?? checkWhy(end);
+}
+
+function checkWhy(end: WriteEnd): string {
   const r = end.result;
-  if (r.logged) return r.logged.line;
   if (r.health?.after) return `the site's check after the write: ${r.health.after}`;
   return r.reason ?? 'it broke the site, which was restored';
 }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { KIND_TABLE } from '../../src/inventory/kinds.js';
-import { LOGGED_LINE_MAX, newFatal, newFatalLines } from '../../src/run/fatal-line.js';
+import { LOGGED_LINE_MAX, maskSecrets, newFatal, newFatalLines } from '../../src/run/fatal-line.js';
 
 const ALL = Object.values(KIND_TABLE);
 const ROOT = '/www/shopfront_42/public';
@@ -70,6 +70,32 @@ describe('newFatal: the item a new fatal error line names', () => {
     expect(Array.from(found.line)).toHaveLength(LOGGED_LINE_MAX);
     expect(hostile.startsWith(found.line)).toBe(true);
     expect(found.line.endsWith('😀')).toBe(true);
+  });
+});
+
+describe('a logged line keeps no secret the site wrote in it (it goes to 0644 reports, pages, the client, Slack, webhooks)', () => {
+  const at = `in ${ROOT}/wp-content/plugins/shop/shop.php:12`;
+  it.each([
+    [`PHP Fatal error:  Uncaught Exception: GET https://api.example.com/v1/x?api_key=abcd1234SECRET&page=2 failed ${at}`, 'abcd1234SECRET'],
+    [`PHP Fatal error:  Uncaught Exception: mysql://wp:hunter2secret@db.internal/wp refused ${at}`, 'hunter2secret'],
+    [`PHP Fatal error:  Uncaught Error: bad config array ( 'password' => 'hunter2x', 'user' => 'u' ) ${at}`, 'hunter2x'],
+    [`PHP Fatal error:  Uncaught Exception: Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig ${at}`, 'eyJhbGciOiJIUzI1NiJ9'],
+    [`PHP Fatal error:  Uncaught Stripe\\Exception\\AuthenticationException: key sk_live_51Habcdefghijklmnop ${at}`, 'sk_live_51Habcdefghijklmnop'],
+    [`PHP Fatal error:  Uncaught Exception: DB_PASSWORD=xyz-very-secret, token: abc123def456 ${at}`, 'xyz-very-secret'],
+    [`PHP Fatal error:  Uncaught Exception: DB_PASSWORD=xyz-very-secret, token: abc123def456 ${at}`, 'abc123def456'],
+  ])('%s: the secret is masked, the culprit still named', (line, secret) => {
+    const found = newFatal('', `[25-Nov-2026 02:14:07 UTC] ${line}`, ALL)!;
+    expect(found).toMatchObject({ plugin: 'shop' });
+    expect(found.line).not.toContain(secret);
+    expect(found.line).toContain('[redacted]');
+    expect(found.line).toContain('/wp-content/plugins/shop/shop.php:12');
+  });
+
+  it('a line without one is kept as it was', () => {
+    const line = fatal('wp-content/plugins/p0/p0.php');
+    expect(maskSecrets(line)).toBe(line);
+    const typed = 'PHP Fatal error:  Uncaught TypeError: tokenize(): Argument #1 ($text) must be of type string, array given';
+    expect(maskSecrets(typed)).toBe(typed);
   });
 });
 

@@ -122,6 +122,15 @@ describe('isolation rounds', () => {
     expect(next).toMatchObject({ end: { outcome: 'stopped', reason: expect.stringContaining('unhealthy (HTTP 500): look at the site') } });
   });
 
+  it('an update seen breaking the site alone is a culprit even when the restore after it did not put the site back', () => {
+    const iso = startIsolation(updates(4));
+    const restored = { backup_id: 1, operation_id: 'op', status: 'unknown' as const, reason: 'the operation was not seen to end' };
+    const next = nextRound({ ...iso, restores: 2, rounds: [{ names: ['p0'], status: 'broken', restored }] });
+    expect(next).toMatchObject({ end: { outcome: 'stopped', culprits: [{ plugin: 'p0' }] } });
+    const left = 'end' in next ? (next.end.left ?? []).map((c) => ('plugin' in c ? c.plugin : '')) : [];
+    expect(left.sort()).toEqual(['p1', 'p2', 'p3']);
+  });
+
   it('a round that could not be judged stops isolation, listing what is not in', () => {
     const iso = startIsolation(updates(4));
     const next = nextRound({ ...iso, rounds: [{ names: ['p0', 'p1'], status: 'failed', reason: 'operation failed: 500' }] });

@@ -22,6 +22,16 @@ describe('what a write’s end says for retry_later', () => {
     ['restored', { restored: { backup_id: 1, operation_id: 'op', status: 'succeeded' } }, undefined],
     ['down before the write', { http_status: 202, health: { url: 'https://a.test/', outcome: 'unhealthy before' } }, 'may pass'],
     ['broke the site, not restored', { http_status: 202, health: { url: 'https://a.test/', outcome: 'unhealthy' } }, undefined],
+    [
+      'never sent: no domain to check (on_missing_domain: fail)',
+      { attempts: 0, reason: 'health: no domain to check; not updated (on_missing_domain: fail)' },
+      undefined,
+    ],
+    [
+      'never sent: an address that may not be checked',
+      { attempts: 0, reason: 'health: 10.0.0.1 is private; not updated (on_missing_domain: fail)' },
+      undefined,
+    ],
     ['no answer', { status: 'unknown' }, 'may pass'],
     ['503', { http_status: 503, error: 'ServerError: 503' }, 'may pass'],
     ['429', { http_status: 429 }, 'may pass'],

@@ -4,7 +4,7 @@ import { breaksOf, retriesOf, type WriteEnd } from '../../src/run/write-ends.js'
 const AT = Date.parse('2026-11-20T02:10:00.000Z');
 const target = { env_id: 'e1', site: 'shop', environment: 'live' };
 const restored = { backup_id: 7, operation_id: 'op-r', status: 'succeeded' as const };
-const base = { status: 'failed' as const, http_status: 202, error: null, reason: 'the site broke' };
+const base = { status: 'failed' as const, http_status: 202, error: null, reason: 'the site broke', attempts: 1 };
 
 const pinned = (over: Partial<WriteEnd> = {}, result: Partial<WriteEnd['result']> = {}): WriteEnd => ({
   action: 'plugins.update',
@@ -54,6 +54,32 @@ describe('what a write’s end teaches the quarantine', () => {
       },
     );
     expect(breaksOf(end, AT)).toEqual([{ plugin: 'forms', version: '2.0.0', env_id: 'e1', site: 'shop', environment: 'live', at: AT, why: 'Fatal in forms' }]);
+  });
+
+  it("a lone round's logged line naming another item (an older breakage's line, read after a resume) is not the culprit's why", () => {
+    const end = pinned(
+      { body: { plugins: [{ name: 'forms' }, { name: 'seo' }] } },
+      {
+        isolation: {
+          updates: [
+            { plugin: 'forms', from: '1.0.0', to: '2.0.0' },
+            { plugin: 'seo', from: '3.0.0', to: '3.0.1' },
+          ],
+          rounds: [
+            {
+              names: ['forms'],
+              status: 'broken',
+              health: { url: 'https://shop.test/', outcome: 'unhealthy', after: 'HTTP 500' },
+              logged: { plugin: 'seo', line: 'Fatal in seo' },
+            },
+          ],
+          outcome: 'found',
+          culprits: [{ plugin: 'forms', from: '1.0.0', to: '2.0.0' }],
+          restores: 2,
+        },
+      },
+    );
+    expect(breaksOf(end, AT)[0]!.why).toBe("the site's check after it: HTTP 500");
   });
 });
 
