@@ -248,7 +248,8 @@ class Execution {
       budget = failureBudget(this.options.overrideMaxFailures ?? task.max_failures ?? this.plan.settings.max_failures, writes);
       for (const step of this.plan.steps.filter((s) => s.task_index === task.index)) {
         const known = this.results.get(step.id);
-        if (known) this.countFailure(task, budget, known);
+        // A write still being isolated has not ended: it counts once its isolation does.
+        if (known && known.isolation?.outcome !== 'isolating') this.countFailure(task, budget, known);
       }
       this.budgets.set(task.index, budget);
     }
@@ -619,7 +620,7 @@ class Execution {
       return;
     }
     if (guarded.gate && url && task.health?.on_broken === 'isolate' && isolationLeft(step, known))
-      return this.resumeIsolation(task, step, known, guarded.gate, url);
+      return this.resumeIsolation(task, budget, step, known, guarded.gate, url);
     if (known.status === 'succeeded' && !known.health && stepHealthUrl(step) && guarded.gate && task.wait)
       return this.lookAgain(task, budget, step, known, guarded);
     if (known.status !== 'accepted' || !known.operation_id) return;
@@ -631,12 +632,15 @@ class Execution {
   }
 
   /** Resume: isolation the interrupted run left under way (or never began after its restore) goes on, holding the environment. */
-  async resumeIsolation(task: TaskSummary, step: Step, known: StepResult, gate: HealthGate, url: string): Promise<void> {
+  async resumeIsolation(task: TaskSummary, budget: FailureBudget, step: Step, known: StepResult, gate: HealthGate, url: string): Promise<void> {
     if (this.sendsOver()) return;
     const release = await this.sequence.enter(step.lock);
     try {
-      if (known.isolation) await this.isolator.rounds(task, step, known, { gate }, url);
-      else await this.isolator.afterRestore(task, step, known, { gate }, url);
+      const ended = known.isolation
+        ? await this.isolator.rounds(task, step, known, { gate }, url)
+        : await this.isolator.afterRestore(task, step, known, { gate }, url);
+      // Not counted as the budget was built while it was under way (budgetOf): counted now that it ended.
+      if (known.isolation && ended.isolation?.outcome !== 'isolating') this.countFailure(task, budget, ended);
     } finally {
       release();
     }

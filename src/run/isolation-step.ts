@@ -59,13 +59,15 @@ export class Isolator {
    */
   async afterRestore(task: TaskSummary, step: Step, restored: StepResult, looks: WriteLooks, url: string): Promise<StepResult> {
     const back = restored.restored;
-    const isolates = task.health?.on_broken === 'isolate' && (step.updates?.length ?? 0) > 0 && step.joins === undefined;
+    // What the write sent: a write the run's quarantine trimmed left its culprit out, and no round may put it back.
+    const updates = restored.sent?.updates ?? step.updates ?? [];
+    const isolates = task.health?.on_broken === 'isolate' && updates.length > 0 && step.joins === undefined;
     if (!isolates || back?.status !== 'succeeded' || back.health?.outcome !== 'healthy') {
       this.run.quarantine.addEnd(step, restored);
       return restored;
     }
     const suspect = restored.logged && refFrom(restored.logged);
-    return this.rounds(task, step, { ...restored, isolation: startIsolation(step.updates!, suspect) }, looks, url);
+    return this.rounds(task, step, { ...restored, isolation: startIsolation(updates, suspect) }, looks, url);
   }
 
   /** Rounds of isolation as the step records them (begun now, or found unfinished by a resume); culprits found go nowhere else in this run. */

@@ -34,7 +34,7 @@ function fourPlugins(sim: Simulator) {
  * once isolation ends, as in the run); or isolation under way is journaled with a status that does not count.
  */
 describe('resume of an isolation cut off in a strict night', () => {
-  it.fails('max_failures: 0, Ctrl-C during isolation: the resume goes on to the culprit', async () => {
+  it('max_failures: 0, Ctrl-C during isolation: the resume goes on to the culprit', async () => {
     const { sim } = await start({ sites: 1, seed: 5, operationDelayMs: 300, pageCacheTtlMs: 0 });
     const { live, names } = fourPlugins(sim);
     const dir = tempDir();

@@ -21,7 +21,7 @@ const start = useSimulator();
  * result now keeps (`sent`, send-step.ts): `startIsolation(restored.sent?.updates ?? step.updates, …)`.
  */
 describe('resume: isolation of a write the run quarantine trimmed', () => {
-  it.fails('never sends the run-quarantined version to the site (it was left out of the write; a round must not put it back)', async () => {
+  it('never sends the run-quarantined version to the site (it was left out of the write; a round must not put it back)', async () => {
     const { sim } = await start({ sites: 2, seed: 5, operationDelayMs: 400, pageCacheTtlMs: 0 });
     sim.fleet.pluginCatalog.clear();
     const names = ['p0', 'p1', 'p2', 'p3'];
