@@ -2,26 +2,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Report } from '../../src/report/report.js';
-import type { Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, startCli, tempDir, writePlaybook } from '../helpers/cli.js';
 import { requestsTo } from '../helpers/plugins.js';
 import { useSimulator, waitFor } from '../helpers/sim.js';
+import { fourPlugins, isolatingNight } from '../helpers/isolate.js';
 
 const start = useSimulator();
-
-/** One live environment with four plugins at 1.0.0, 1.1.0 offered; p0 1.1.0 breaks the site. */
-function fourPlugins(sim: Simulator) {
-  sim.fleet.pluginCatalog.clear();
-  const names = ['p0', 'p1', 'p2', 'p3'];
-  for (const name of names) sim.fleet.pluginCatalog.set(name, { name, title: name, versions: ['1.0.0', '1.1.0'], vulnerable: new Set() });
-  const live = [...sim.fleet.environments.values()].find((e) => e.displayName === 'live')!;
-  for (const env of sim.fleet.environments.values()) {
-    env.plugins.clear();
-    if (env === live) for (const name of names) env.plugins.set(name, { version: '1.0.0', status: 'active', updateStatus: 'none', autoUpdateType: 'none' });
-  }
-  sim.breakPlugin('p0@1.1.0');
-  return { live, names };
-}
 
 /**
  * A strict night (`max_failures: 0`: stop at the first failure) cut off by Ctrl-C while isolating:
@@ -29,9 +15,8 @@ function fourPlugins(sim: Simulator) {
  * resume counts it against the budget it starts from. Crossed at once, the resume sends nothing, and
  * says to resume again: the site keeps none of its other updates, night after night.
  *
- * Fails today (executor.ts, not edited here: budgetOf counts every known result with countFailure).
- * Fix: a result whose isolation is still `isolating` is not counted when a budget is made (it counts
- * once isolation ends, as in the run); or isolation under way is journaled with a status that does not count.
+ * It failed before a budget left out the writes still being isolated (executor.ts budgetOf): they count
+ * once their isolation ends.
  */
 describe('resume of an isolation cut off in a strict night', () => {
   it('max_failures: 0, Ctrl-C during isolation: the resume goes on to the culprit', async () => {
@@ -39,17 +24,7 @@ describe('resume of an isolation cut off in a strict night', () => {
     const { live, names } = fourPlugins(sim);
     const dir = tempDir();
     const path = join(dir, 'r.json');
-    const yaml = `version: 1
-name: isolate
-settings: { rate_limit: 50/s }
-tasks:
-  - name: plugin updates
-    action: plugins.update
-    target: { environment: live }
-    backup_first: true
-    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: isolate }
-    max_failures: 0
-`;
+    const yaml = isolatingNight(sim).replace('max_failures: 100', 'max_failures: 0');
     const running = startCli(['run', writePlaybook(yaml, dir), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim), { timeoutMs: 60_000 });
     // After the write's own restore, as the first round goes out.
     await waitFor(

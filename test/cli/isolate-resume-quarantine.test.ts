@@ -5,6 +5,7 @@ import type { Report } from '../../src/report/report.js';
 import { runCli, simEnv, startCli, tempDir, writePlaybook } from '../helpers/cli.js';
 import { requestsTo } from '../helpers/plugins.js';
 import { useSimulator, waitFor } from '../helpers/sim.js';
+import { isolatingNight } from '../helpers/isolate.js';
 
 const start = useSimulator();
 
@@ -33,18 +34,7 @@ describe('resume: isolation of a write the run quarantine trimmed', () => {
     // p0 breaks both sites; p2 breaks only where it is active: on the site after the canary, activated once the canary's write went.
     sim.breakPlugin('p0@1.1.0');
     sim.breakPlugin('p2@1.1.0');
-    const yaml = `version: 1
-name: isolate
-settings: { rate_limit: 50/s }
-tasks:
-  - name: plugin updates
-    action: plugins.update
-    target: { environment: live }
-    backup_first: true
-    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: isolate }
-    max_failures: 100
-    rollout: { canary: 1, waves: ['100%'] }
-`;
+    const yaml = isolatingNight(sim, "    rollout: { canary: 1, waves: ['100%'] }\n");
     const dir = tempDir();
     const path = join(dir, 'r.json');
     const running = startCli(['run', writePlaybook(yaml, dir), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim), { timeoutMs: 60_000 });

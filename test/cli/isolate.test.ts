@@ -7,6 +7,7 @@ import type { Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, startCli, tempDir, writePlaybook } from '../helpers/cli.js';
 import { busiestPlugin, offeredPlugins, requestsTo } from '../helpers/plugins.js';
 import { useSimulator, waitFor } from '../helpers/sim.js';
+import { fourPlugins, isolatedWrite, isolatingNight } from '../helpers/isolate.js';
 import { shapeFleet, withoutPlugins } from '../helpers/themes.js';
 
 const start = useSimulator();
@@ -16,21 +17,6 @@ async function run(sim: Simulator, yaml: string, env = simEnv(sim)) {
   const reportPath = join(dir, 'r.json');
   const result = await runCli(['run', writePlaybook(yaml, dir), '--yes', '--poll-interval', '50', '--report', reportPath], env);
   return { ...result, out: result.stdout + result.stderr, report: JSON.parse(readFileSync(reportPath, 'utf8')) as Report };
-}
-
-/** Every plugin update on every live environment, in bulk, isolating what breaks a site. */
-function isolatingNight(sim: Simulator): string {
-  return `version: 1
-name: isolate
-settings: { rate_limit: 50/s }
-tasks:
-  - name: plugin updates
-    action: plugins.update
-    target: { environment: live }
-    backup_first: true
-    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: isolate }
-    max_failures: 100
-`;
 }
 
 describe('health.on_broken: isolate, a plugin whose new version breaks every site where it is active', () => {
@@ -83,20 +69,6 @@ describe('health.on_broken: isolate, a plugin whose new version breaks every sit
   });
 });
 
-/** One live environment (the simulator's other environments run nothing to update) with four plugins, 1.0.0 with 1.1.0 offered; `p0` 1.1.0 breaks sites. */
-function fourPlugins(sim: Simulator) {
-  sim.fleet.pluginCatalog.clear();
-  const names = ['p0', 'p1', 'p2', 'p3'];
-  for (const name of names) sim.fleet.pluginCatalog.set(name, { name, title: name, versions: ['1.0.0', '1.1.0'], vulnerable: new Set() });
-  const live = [...sim.fleet.environments.values()].find((e) => e.displayName === 'live')!;
-  for (const env of sim.fleet.environments.values()) {
-    env.plugins.clear();
-    if (env === live) for (const name of names) env.plugins.set(name, { version: '1.0.0', status: 'active', updateStatus: 'none', autoUpdateType: 'none' });
-  }
-  sim.breakPlugin('p0@1.1.0');
-  return { live, names };
-}
-
 const restoresOf = (sim: Simulator, envId: string) => requestsTo(sim, 'restoreBackup').filter((e) => e.path.split('/')[4] === envId);
 
 /** The four-plugin night, run by the built CLI in a process of its own (a signal is what it is about). */
@@ -109,12 +81,6 @@ async function nightInAProcess() {
     timeoutMs: 60_000,
   });
   return { sim, live, names, path, running };
-}
-
-/** The night's one isolating write, as the report at `path` has it now. */
-function isolatedWrite(path: string, envId: string) {
-  const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
-  return report.results.find((r) => r.target.env_id === envId && r.request?.method === 'PUT')!;
 }
 
 describe('isolation cut off', () => {
@@ -160,17 +126,8 @@ describe('isolation cut off', () => {
 describe('a culprit found at the canary', () => {
   it('is sent nowhere else in the run: the later waves update everything else, and break nothing', async () => {
     const { sim } = await start({ sites: 4, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
-    sim.fleet.pluginCatalog.clear();
-    const names = ['p0', 'p1', 'p2', 'p3'];
-    for (const name of names) sim.fleet.pluginCatalog.set(name, { name, title: name, versions: ['1.0.0', '1.1.0'], vulnerable: new Set() });
-    const lives = [...sim.fleet.environments.values()].filter((e) => e.displayName === 'live');
-    for (const env of sim.fleet.environments.values()) {
-      env.plugins.clear();
-      if (lives.includes(env))
-        for (const name of names) env.plugins.set(name, { version: '1.0.0', status: 'active', updateStatus: 'none', autoUpdateType: 'none' });
-    }
-    sim.breakPlugin('p0@1.1.0');
-    const yaml = isolatingNight(sim).replace('    max_failures: 100\n', "    max_failures: 100\n    rollout: { canary: 1, waves: ['100%'] }\n");
+    const { lives, names } = fourPlugins(sim, 'all');
+    const yaml = isolatingNight(sim, "    rollout: { canary: 1, waves: ['100%'] }\n");
     const { code, out, report } = await run(sim, yaml);
     expect(code, out).toBe(1);
     const writes = report.results.filter((r) => r.request?.method === 'PUT');

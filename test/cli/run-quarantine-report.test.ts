@@ -5,6 +5,7 @@ import type { Report } from '../../src/report/report.js';
 import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
 import { requestsTo } from '../helpers/plugins.js';
 import { useSimulator } from '../helpers/sim.js';
+import { fourPlugins, isolatingNight } from '../helpers/isolate.js';
 
 const start = useSimulator();
 
@@ -16,28 +17,8 @@ const start = useSimulator();
 describe('a write the run quarantine trimmed, as the report and the record tell it', () => {
   it('the report names the request that was sent; the record never lists the culprit as updated where it was left out', async () => {
     const { sim } = await start({ sites: 2, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
-    sim.fleet.pluginCatalog.clear();
-    const names = ['p0', 'p1', 'p2', 'p3'];
-    for (const name of names) sim.fleet.pluginCatalog.set(name, { name, title: name, versions: ['1.0.0', '1.1.0'], vulnerable: new Set() });
-    const lives = [...sim.fleet.environments.values()].filter((e) => e.displayName === 'live');
-    for (const env of sim.fleet.environments.values()) {
-      env.plugins.clear();
-      if (lives.includes(env))
-        for (const name of names) env.plugins.set(name, { version: '1.0.0', status: 'active', updateStatus: 'none', autoUpdateType: 'none' });
-    }
-    sim.breakPlugin('p0@1.1.0');
-    const yaml = `version: 1
-name: isolate
-settings: { rate_limit: 50/s }
-tasks:
-  - name: plugin updates
-    action: plugins.update
-    target: { environment: live }
-    backup_first: true
-    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: isolate }
-    max_failures: 100
-    rollout: { canary: 1, waves: ['100%'] }
-`;
+    fourPlugins(sim, 'all');
+    const yaml = isolatingNight(sim, "    rollout: { canary: 1, waves: ['100%'] }\n");
     const dir = tempDir();
     const path = join(dir, 'r.json');
     const res = await runCli(['run', writePlaybook(yaml, dir), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
