@@ -23,6 +23,7 @@ import type { VisualBaseline, VisualPort } from './visual-gate.js';
 import { heldText, type VisualSeen } from './visual-outcome.js';
 import { verifyTask } from './verify.js';
 import { Isolator, type IsolationRun } from './isolation-step.js';
+import { ITEM_WRITES } from '../actions/item-writes.js';
 import { RunQuarantine } from './run-quarantine.js';
 import { isolationLeft } from './resume.js';
 import type { ErrorLogLooks } from './error-log.js';
@@ -137,6 +138,9 @@ class Execution {
   readonly quarantine = new RunQuarantine();
   /** `health.on_broken: isolate`: takes apart the writes that broke their sites. */
   readonly isolator: Isolator;
+  /** Writes a restore undid under isolate, going again (sendAgain), and those that went again already. */
+  readonly again: Promise<void>[] = [];
+  readonly sentAgain = new Set<string>();
 
   constructor(
     readonly plan: Plan,
@@ -290,6 +294,8 @@ class Execution {
           }),
         ...[...groups.values()].map((group) => this.runGroup(task, group, backups, gate)),
       ]);
+      // Writes a restore undid under isolate, sent again once their environment's turn came round (sendAgain).
+      while (this.again.length > 0) await Promise.all(this.again.splice(0));
       const pause = task.rollout?.pause_ms ?? 0;
       if (!this.sendsOver() && i < waves.length - 1 && pause > 0) {
         this.options.logger.info({ task: task.name, wave, pause_ms: pause }, 'wave done; pausing before the next');
@@ -515,11 +521,37 @@ class Execution {
       if (logged) result = { ...result, logged };
       await this.record('update', step, result);
       const restored = await restoreBroken(this.restoring(task), step, result, guarded.gate, url);
-      for (const [other, undone] of undoneWrites(this.plan.steps, this.results, step, restored)) await this.record('update', other, undone);
-      return this.isolator.afterRestore(task, step, restored, guarded, url);
+      const undone = undoneWrites(this.plan.steps, this.results, step, restored);
+      for (const [other, was] of undone) await this.record('update', other, was);
+      const ended = await this.isolator.afterRestore(task, step, restored, guarded, url);
+      if (ended.isolation?.outcome === 'found')
+        this.sendAgain(
+          step,
+          undone.map(([other]) => other),
+          guarded,
+        );
+      return ended;
     }
     if (result !== final) await this.record('update', step, result);
     return result;
+  }
+
+  /**
+   * `health.on_broken: isolate` on pinned updates (one item a write): the restore that put back the
+   * culprit's write undid the writes before it on the environment, each seen healthy after its own
+   * write. Isolate keeps every other update, so each goes again, under the task's guards, once the
+   * environment's turn comes round; once only (a write undone again stays undone, saying so).
+   */
+  sendAgain(culprit: Step, undone: readonly Step[], guarded: Guarded): void {
+    for (const step of undone) {
+      const kind = ACTIONS.get(step.action)?.items;
+      if (this.sentAgain.has(step.id) || !kind || !ITEM_WRITES[kind].pinnedOf(step.body)) continue;
+      this.sentAgain.add(step.id);
+      this.results.delete(step.id);
+      const note = `sent again: the restore that put back ${culprit.precondition ?? culprit.id} undid it`;
+      const again = { ...step, note: step.note ? `${note}; ${step.note}` : note };
+      this.again.push(this.runStep(this.taskOf(step), this.budgetOf(this.taskOf(step)), again, { gate: guarded.gate, restore: guarded.restore }));
+    }
   }
 
   /** What isolation needs of this run. */

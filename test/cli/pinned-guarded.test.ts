@@ -128,12 +128,10 @@ describe('pinned updates of several themes on one guarded environment', () => {
 });
 
 describe('pinned updates under health.on_broken: isolate', () => {
-  // Fails today (executor.ts, not edited here): b's write is its own round, b the culprit; but the
-  // restore from the environment's one backup also undid a (undoneWrites), and isolation never sends
-  // it again: isolate promises every other update stays installed. Fix: in isolateAfterRestore (or
-  // after undoneWrites under isolate), the writes a restore undid for the culprit's sake go again, each
-  // under the task's guards, before the next write of the environment.
-  it.fails('the second theme breaks the site: it is put back alone; the first, undone by the restore, is installed again', async () => {
+  // b's write is its own round, b the culprit; the restore from the environment's one backup also
+  // undid a (undoneWrites). It failed before a's write went again (executor.ts sendAgain): isolate
+  // keeps every other update.
+  it('the second theme breaks the site: it is put back alone; the first, undone by the restore, is installed again', async () => {
     const { sim, file } = await threeThemes('', '', 'isolate');
     const path = join(tempDir(), 'r.json');
     const res = await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
@@ -142,6 +140,12 @@ describe('pinned updates under health.on_broken: isolate', () => {
     const live = [...sim.fleet.environments.values()].find((e) => e.displayName === 'live')!;
     const b = report.results.find((r) => r.step_id?.endsWith(':theme=b'))!;
     expect(b).toMatchObject({ status: 'failed', isolation: { outcome: 'found', culprits: [{ theme: 'b' }] } });
+    const a = report.results.find((r) => r.step_id?.endsWith(':theme=a'))!;
+    expect(a).toMatchObject({
+      status: 'succeeded',
+      health: { outcome: 'healthy' },
+      reason: expect.stringMatching(/^sent again: the restore that put back b /) as unknown,
+    });
     expect(Object.fromEntries([...live.themes].map(([n, t]) => [n, t.version]))).toEqual({ a: '1.0.1', b: '1.0.0', c: '1.0.1' });
   });
 });
