@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Report } from '../../src/report/report.js';
 import { restoreBound } from '../../src/run/isolation.js';
 import type { Simulator } from '../../src/sim/server.js';
-import { runCli, simEnv, startCli, tempDir, writePlaybook } from '../helpers/cli.js';
+import { runCli, simEnv, startCli, startCliInProcess, tempDir, writePlaybook } from '../helpers/cli.js';
 import { busiestPlugin, offeredPlugins, requestsTo } from '../helpers/plugins.js';
 import { useSimulator, waitFor } from '../helpers/sim.js';
 import { fourPlugins, isolatedWrite, isolatingNight } from '../helpers/isolate.js';
@@ -73,14 +73,17 @@ const restoresOf = (sim: Simulator, envId: string) => requestsTo(sim, 'restoreBa
 
 /** The four-plugin night, run by the built CLI in a process of its own (a signal is what it is about). */
 async function nightInAProcess() {
+  const { sim, live, names, args } = await fourPluginNight();
+  return { sim, live, names, path: args.at(-1)!, running: startCli(args, simEnv(sim), { timeoutMs: 60_000 }) };
+}
+
+/** The four-plugin night, begun: its simulator, environment and the run's arguments (the report path last). */
+async function fourPluginNight() {
   const { sim } = await start({ sites: 1, seed: 5, operationDelayMs: 300, pageCacheTtlMs: 0 });
   const { live, names } = fourPlugins(sim);
   const dir = tempDir();
-  const path = join(dir, 'r.json');
-  const running = startCli(['run', writePlaybook(isolatingNight(sim), dir), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim), {
-    timeoutMs: 60_000,
-  });
-  return { sim, live, names, path, running };
+  const args = ['run', writePlaybook(isolatingNight(sim), dir), '--yes', '--poll-interval', '50', '--report', join(dir, 'r.json')];
+  return { sim, live, names, args };
 }
 
 describe('isolation cut off', () => {
@@ -104,10 +107,12 @@ describe('isolation cut off', () => {
   });
 
   it('Ctrl-C during isolation: the round under way ends cleanly, the record says isolating, and resume goes on to the culprit', async () => {
-    const { sim, live, names, path, running } = await nightInAProcess();
+    const { sim, live, names, args } = await fourPluginNight();
+    const path = args.at(-1)!;
+    const running = await startCliInProcess(args, simEnv(sim));
     // After the write's own restore, as the first round goes out.
     await waitFor(() => restoresOf(sim, live.id).length === 1 && requestsTo(sim, 'bulkUpdatePlugins').length === 2, 30_000);
-    running.child.kill('SIGINT');
+    running.interrupt();
     const stopped = await running.done;
     expect(stopped.code, stopped.stdout + stopped.stderr).toBe(130);
     const first = isolatedWrite(path, live.id);

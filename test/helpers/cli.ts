@@ -76,6 +76,20 @@ export async function runCli(
   return { code, signal: null, stdout: io.stdout.text, stderr: io.stderr.text };
 }
 
+/**
+ * The built CLI started in this process, as runCli, with `interrupt` delivering SIGINT as Ctrl-C
+ * would: for tests of what a run does when interrupted (a process of its own only where SIGKILL is).
+ */
+export async function startCliInProcess(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): Promise<{ interrupt: () => void; done: Promise<CliResult> }> {
+  const [{ main }, { capturedIo }] = await builtCli();
+  const io = capturedIo({ env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...env } });
+  const done = main(args, io).then((code) => ({ code, signal: null, stdout: io.stdout.text, stderr: io.stderr.text }));
+  return { interrupt: () => void io.signals.emit('SIGINT', 'SIGINT'), done };
+}
+
 /** What `sitefleet sim --json` says on its first line. */
 export interface SimStartLine {
   base_url: string;
