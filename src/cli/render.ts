@@ -8,7 +8,7 @@ import type { Io, Output } from '../app/io.js';
 import { formatProblem, type InputProblem } from '../errors.js';
 import { answerLines } from '../report/answer-lines.js';
 import { installedOf, type Inventory } from '../inventory/inventory.js';
-import { KIND_TABLE, KINDS, type Kind, OTHER_KINDS } from '../inventory/kinds.js';
+import { itemOf, KIND_TABLE, KINDS, type Kind, OTHER_KINDS } from '../inventory/kinds.js';
 import { stepHealthUrl, type Plan, type Step } from '../plan/plan.js';
 import { ENDPOINTS } from '../api/endpoints.js';
 import { clearsCache } from '../health/spec.js';
@@ -239,6 +239,24 @@ function isolatedLines(report: Report, next: string | undefined): string[] {
     ...isolated.map(
       (r) => `  ${terminalName(targetLabel(r))} (${terminalName(r.task)}): ${clip(forTerminal(isolationLine(r, next) ?? ''), 2 * MESSAGE_WIDTH)}`,
     ),
+    ...quarantinedLine(isolated),
+  ];
+}
+
+/** The culprits found, which the company's quarantine now keeps from every later run: what a person asks next is how to send one again. */
+function quarantinedLine(isolated: readonly Report['results'][number][]): string[] {
+  const found = new Map<string, { kind: Kind; name: string; version: string }>();
+  for (const r of isolated)
+    for (const c of r.isolation?.culprits ?? []) {
+      const item = itemOf(c);
+      if (item) found.set(JSON.stringify([item.kind, item.name, c.to]), { ...item, version: c.to });
+    }
+  const all = [...found.values()];
+  if (all.length === 0) return [];
+  const first = all[0]!;
+  return [
+    `quarantined, sent by no later run of the company until released (sitefleet quarantine list): ${all.map((c) => terminalName(`${c.name}@${c.version}`)).join(', ')}; ` +
+      `to send one again: ${terminalName(`sitefleet quarantine release ${first.name}@${first.version} --kind ${first.kind}`)}`,
   ];
 }
 

@@ -54,6 +54,10 @@ describe('health.on_broken: isolate, a plugin whose new version breaks every sit
       const page = await fetch(sim.siteUrl.replace('{{domain}}', site.domains[0]!.name));
       expect(page.status, id).toBe(200);
     }
+    // The summary says what the next nights will not send, and how to send it again.
+    expect(out).toContain(
+      `quarantined, sent by no later run of the company until released (sitefleet quarantine list): ${plugin}@${latest}; to send one again: sitefleet quarantine release ${plugin}@${latest} --kind plugin`,
+    );
     // The next night: that version goes nowhere, on every site, and the report says why.
     const before = sim.log.length;
     const listed = await runCli(['quarantine', 'list'], env);
