@@ -10,7 +10,7 @@ import type { Step } from '../plan/plan.js';
 import type { CallPort } from './caller.js';
 import type { HealthGate } from './health-gate.js';
 import { healthOutcome, healthRecord } from './health-gate.js';
-import { nextRound, restoreBound } from './isolation.js';
+import { nextRound, restoreBound, restoresUsed } from './isolation.js';
 import { PRIORITY, type Priority } from './rate-budget.js';
 import { followRestore, restoreBroken, type RestoreContext } from './restore.js';
 import type { CacheClear, Isolation, IsolationRound, LoggedError, RestorePoint, StepResult, StopKind } from './types.js';
@@ -365,8 +365,7 @@ function saveRound(ctx: IsolationContext, result: StepResult, index: number, rou
 
 /** The step's result with isolation as it stands, its restores counted, and (once ended) its status and reason saying what came of it. */
 async function save(ctx: IsolationContext, result: StepResult, iso: Isolation): Promise<StepResult> {
-  const restores = 1 + iso.rounds.filter((r) => r.restored && r.restored.status !== 'not sent').length;
-  const isolation = { ...iso, restores };
+  const isolation = { ...iso, restores: restoresUsed(iso) };
   const next: StepResult = { ...result, isolation, ...endedAs(isolation) };
   await ctx.save(next);
   return next;

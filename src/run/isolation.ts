@@ -31,6 +31,11 @@ export function restoreBound(n: number): number {
   return 1 + Math.ceil(Math.log2(Math.max(n, 1)));
 }
 
+/** Restores used: the write's own, and one for each round whose restore went (or may have). The record's `restores` is this, kept for its readers. */
+export function restoresUsed(iso: Pick<Isolation, 'rounds'>): number {
+  return 1 + iso.rounds.filter((r) => r.restored && r.restored.status !== 'not sent').length;
+}
+
 /** The record isolation starts from, once the write's own restore put the site back. */
 export function startIsolation(updates: readonly ItemChange[], suspect?: ItemRef): Isolation {
   const named = suspect && updates.some((u) => sameItem(u, suspect)) ? { suspect } : {};
@@ -115,7 +120,7 @@ export function nextRound(iso: Isolation, bound = restoreBound(iso.updates.lengt
   const candidates = state.candidates;
   if (candidates) {
     // A round among candidates may break the site: it needs a restore within the bound.
-    if (iso.restores >= bound) return end('stopped', `the restore bound (${bound}) was reached with ${candidates.length} updates still suspected`);
+    if (restoresUsed(iso) >= bound) return end('stopped', `the restore bound (${bound}) was reached with ${candidates.length} updates still suspected`);
     const suspect = iso.suspect && nameOf(iso.suspect);
     if (suspect && candidates.includes(suspect) && candidates.length > 1 && !state.triedAlone.has(suspect)) return { send: [suspect] };
     if (candidates.length === 1) return { send: candidates };

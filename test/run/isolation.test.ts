@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { ItemChange } from '../../src/actions/action.js';
-import { nextRound, restoreBound, startIsolation } from '../../src/run/isolation.js';
+import { nextRound, restoreBound, restoresUsed, startIsolation } from '../../src/run/isolation.js';
 import type { Isolation } from '../../src/run/types.js';
 
 const updates = (n: number): ItemChange[] => Array.from({ length: n }, (_, i) => ({ plugin: `p${i}`, from: '1.0', to: '1.1' }));
@@ -16,7 +16,11 @@ function play(n: number, culprits: Set<string>, suspect?: string): { iso: Isolat
   const installed = new Set<string>();
   for (let rounds = 0; rounds < 4 * n + 4; rounds++) {
     const next = nextRound(iso);
-    if ('end' in next) return { iso: { ...iso, ...next.end }, installed, rounds };
+    if ('end' in next) {
+      // The record's count is the rounds' own: this play's tally of broken rounds must agree.
+      expect(restoresUsed(iso)).toBe(iso.restores);
+      return { iso: { ...iso, ...next.end }, installed, rounds };
+    }
     const broken = next.send.some((name) => culprits.has(name));
     if (!broken) for (const name of next.send) installed.add(name);
     iso = {
