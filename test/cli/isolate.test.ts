@@ -21,7 +21,7 @@ async function run(sim: Simulator, yaml: string, env = simEnv(sim)) {
 
 describe('health.on_broken: isolate, a plugin whose new version breaks every site where it is active', () => {
   it('on each broken site: the culprit back on its old version, every other update in, the site healthy, within 1 + ⌈log2 n⌉ restores', async () => {
-    const { sim } = await start({ sites: 6, pluginsPerEnv: 12, seed: 5, operationDelayMs: 20 });
+    const { sim } = await start({ sites: 6, pluginsPerEnv: 12, seed: 5, operationDelayMs: 20, createRate: '100/s', operationVisibleAfterMs: 0 }); // two nights of operations in series on a site: neither the creating-call limit nor new operations' 2 s of 404 (the real profile's) is what is tested
     const { plugin, envs } = busiestPlugin(sim);
     const offered = offeredPlugins(sim).filter((o) => !o.vulnerableUpdate);
     const latest = sim.fleet.pluginCatalog.get(plugin)!.versions.at(-1)!;
@@ -134,7 +134,7 @@ describe('isolation cut off', () => {
 
 describe('a culprit found at the canary', () => {
   it('is sent nowhere else in the run: the later waves update everything else, and break nothing', async () => {
-    const { sim } = await start({ sites: 4, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
+    const { sim } = await start({ sites: 4, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0, createRate: '100/s', operationVisibleAfterMs: 0 }); // a canary's chain of operations in series: neither the creating-call limit nor new operations' 2 s of 404 (the real profile's) is what is tested
     const { lives, names } = fourPlugins(sim, 'all');
     const yaml = isolatingNight(sim, "    rollout: { canary: 1, waves: ['100%'] }\n");
     const { code, out, report } = await run(sim, yaml);
@@ -179,7 +179,7 @@ describe('validate: health.on_broken: isolate', () => {
 
 describe('isolate on a theme night', () => {
   it('the theme that breaks the site is found and put back; the other themes stay updated', async () => {
-    const { sim } = await start({ sites: 2, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
+    const { sim } = await start({ sites: 2, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0, createRate: '100/s' }); // backups and the rounds' own counted here, not the creating-call limit
     withoutPlugins(sim);
     shapeFleet(sim, {
       calm: { versions: ['1.0.0', '1.1.0'], vulnerable: [] },

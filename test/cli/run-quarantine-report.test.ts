@@ -16,7 +16,7 @@ const start = useSimulator();
  */
 describe('a write the run quarantine trimmed, as the report and the record tell it', () => {
   it('the report names the request that was sent; the record never lists the culprit as updated where it was left out', async () => {
-    const { sim } = await start({ sites: 2, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
+    const { sim } = await start({ sites: 2, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0, createRate: '100/s', operationVisibleAfterMs: 0 }); // a canary's chain of operations in series: neither the creating-call limit nor new operations' 2 s of 404 (the real profile's) is what is tested
     fourPlugins(sim, 'all');
     const yaml = isolatingNight(sim, "    rollout: { canary: 1, waves: ['100%'] }\n");
     const dir = tempDir();
