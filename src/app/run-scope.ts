@@ -73,9 +73,12 @@ export class RunScope {
     return watcherFor(caller, tracking, signal);
   }
 
-  /** Ctrl-C and SIGTERM: the first calls `first`, a second exits 130 at once. Removed when the scope closes, or earlier by the function returned. */
-  onInterrupt(first: (signal: NodeJS.Signals) => void): () => void {
-    const off = onInterrupt(this.globals.io, first);
+  /**
+   * Ctrl-C and SIGTERM: the first calls `first`, a second calls `second` and exits 130 at once.
+   * Removed when the scope closes, or earlier by the function returned.
+   */
+  onInterrupt(first: (signal: NodeJS.Signals) => void, second?: () => void): () => void {
+    const off = onInterrupt(this.globals.io, first, second);
     this.#closers.push(off);
     return off;
   }

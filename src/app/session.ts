@@ -106,11 +106,18 @@ async function executeWatched(args: SessionArgs): Promise<{ outcome: ExecuteOutc
   const { globals } = scope;
   const runtime = scope.runtime();
   const interrupt = new AbortController();
-  const restoreSignals = scope.onInterrupt((signal) => {
-    runtime.logger.warn({ signal }, 'interrupted: no new calls; waiting for those in flight (again to stop at once)');
-    if (!globals.quiet) globals.io.stderr.write(`\n${signal}: finishing the calls in flight; press Ctrl-C again to stop at once\n`);
-    interrupt.abort();
-  });
+  const halt = new AbortController();
+  const restoreSignals = scope.onInterrupt(
+    (signal) => {
+      runtime.logger.warn({ signal }, 'interrupted: no new writes; the writes already sent finish their lives (again to stop at once)');
+      if (!globals.quiet)
+        globals.io.stderr.write(
+          `\n${signal}: no new writes; finishing the writes already sent (their looks, restores, isolation); press Ctrl-C again to stop at once\n`,
+        );
+      interrupt.abort();
+    },
+    () => halt.abort(new Error('interrupted twice')),
+  );
   let look: RunLook | undefined;
   const closing = closingAt(args.deadline);
   const snapshots = new ReportSnapshots(plan, args.reportPath, { runId: args.runId, startedAt: args.startedAt, initial: args.initial }, runtime.logger);
@@ -120,7 +127,8 @@ async function executeWatched(args: SessionArgs): Promise<{ outcome: ExecuteOutc
   let visual: Awaited<ReturnType<typeof openVisual>>;
   try {
     const warn = (line: string) => globals.io.stderr.write(`sitefleet: warning: ${line}\n`);
-    visual = await openVisual(plan, globals.io.env, args.reportPath, { logger: runtime.logger, signal: interrupt.signal, warn });
+    // The browser's waits end with the run's halt, not its first stop: a write already sent is still looked at.
+    visual = await openVisual(plan, globals.io.env, args.reportPath, { logger: runtime.logger, signal: halt.signal, warn });
     const outcome = await execute(plan, {
       sites,
       visual: visual?.port,
@@ -128,6 +136,7 @@ async function executeWatched(args: SessionArgs): Promise<{ outcome: ExecuteOutc
       logger: runtime.logger,
       overrideMaxFailures: args.overrideMaxFailures,
       signal: interrupt.signal,
+      halt,
       closing: closing.signal,
       ...(args.deadline ? { closesAt: { at: args.deadline.at, reason: args.deadline.reason } } : {}),
       lost: runtime.coordination.lost,

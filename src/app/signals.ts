@@ -2,14 +2,18 @@ import type { Io } from './io.js';
 
 /**
  * Ctrl-C and SIGTERM for a command that sends or polls: the first one calls `first` (start nothing
- * new, let what is in flight end, save); a second one exits 130 at once (the journal has everything).
+ * new, let what is under way finish, save); a second one calls `second` (halt: what is under way
+ * stops where it stands) and exits 130 at once (the journal has every transition so far).
  * Returns the function that removes the handlers.
  */
-export function onInterrupt(io: Pick<Io, 'signals' | 'exitNow'>, first: (signal: NodeJS.Signals) => void): () => void {
+export function onInterrupt(io: Pick<Io, 'signals' | 'exitNow'>, first: (signal: NodeJS.Signals) => void, second?: () => void): () => void {
   let count = 0;
   const handler = (signal: NodeJS.Signals) => {
     count++;
-    if (count > 1) io.exitNow(130);
+    if (count > 1) {
+      second?.();
+      io.exitNow(130);
+    }
     first(signal);
   };
   io.signals.on('SIGINT', handler);

@@ -171,6 +171,12 @@ function adviceFor(kind: NextCommand['kind'], report: Report): string {
   const running = report.results.filter((r) => r.status === 'accepted').length;
   if (kind === 'restore') return 'restores were accepted and not seen to finish; follow them (sending nothing again) with';
   if (kind === 'status') return `${running} operations were accepted and may still be running; follow them with`;
+  const cut = report.results.filter((r) => r.isolation?.outcome === 'isolating' || r.held?.code === 'not_looked').length;
+  if (cut > 0) {
+    const allow = report.stopped?.kind === 'budget' ? ' (--max-failures allows the failures seen so far, so new writes stop again at the next one)' : '';
+    const unsent = neverAccepted > 0 ? `, then send the ${neverAccepted} steps not sent` : '';
+    return `${cut} writes were left before their lives ended (a look after, isolation rounds); finish them first${unsent}${allow} with`;
+  }
   if (report.stopped?.kind === 'window') return `${neverAccepted} steps were not sent before the window closed; send them in the next window with`;
   if (report.stopped?.kind === 'budget')
     return `${neverAccepted} steps were not sent; once the failures above are looked at, send them (stopping at the next failure) with`;

@@ -118,6 +118,10 @@ function settingsSchema(): Record<string, unknown> {
       report_dir: { type: 'string', minLength: 1 },
       wait: { type: 'boolean', description: 'poll every operation until it finished (succeeded or failed)' },
       wait_timeout: durationSchema(LONGEST.operationWait, 'how long to wait for one operation (default 30m)'),
+      finish_within: durationSchema(
+        LONGEST.operationWait,
+        'after a stop (a crossed failure budget, the window, the first Ctrl-C), how long the writes already sent may take to finish their lives: follow, cache clear, look, restore, isolation rounds (default 30m); past it they stop where they stand and `sitefleet resume` finishes them',
+      ),
       operation_path: { type: 'string', pattern: '^/.*\\{operation_id\\}', description: 'operation status endpoint (default /operations/{operation_id})' },
       window: windowSchema(),
       restore: restoreFrom.settingsSchema,

@@ -77,6 +77,8 @@ export interface PlaybookSettings {
   wait?: boolean;
   /** How long to wait for one operation (default 30m). */
   wait_timeout?: string;
+  /** After a stop (budget, window, first Ctrl-C), how long the writes already sent may take to finish their lives (default 30m). */
+  finish_within?: string;
   /** Path of the operation status endpoint (default /operations/{operation_id}). */
   operation_path?: string;
   /** One run per company (default), or one per playbook name per company. */

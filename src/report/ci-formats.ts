@@ -131,10 +131,10 @@ export function nextCommand(report: Report, path: string): NextCommand | undefin
   if (report.mode !== 'run') return undefined;
   // A site being restored comes first: it is broken until its restore ends (resume may stop on the budget before it looks).
   if (report.results.some((r) => r.restored?.status === 'accepted')) return { kind: 'restore', argv: ['restore', path] };
-  if (report.results.some((r) => r.step_id !== null && r.status === 'skipped'))
+  // A life cut short (isolation rounds left, a look the halt kept from happening): resume finishes it before anything new.
+  const cut = report.results.some((r) => r.isolation?.outcome === 'isolating' || r.held?.code === 'not_looked');
+  if (cut || report.results.some((r) => r.step_id !== null && r.status === 'skipped'))
     return { kind: 'resume', argv: ['resume', path, ...(report.stopped?.kind === 'budget' ? ['--max-failures', String(failuresPerTask(report))] : [])] };
-  // An isolation not done: resume goes on with its next round (the journal knows every round).
-  if (report.results.some((r) => r.isolation?.outcome === 'isolating')) return { kind: 'resume', argv: ['resume', path] };
   if (report.results.some((r) => r.status === 'accepted')) return { kind: 'status', argv: ['status', path, '--wait'] };
   return undefined;
 }

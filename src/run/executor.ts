@@ -15,17 +15,27 @@ import { clearCache } from './cache-clear.js';
 import { clearsCache } from '../health/spec.js';
 import { OperationFollower, type FollowContext } from './follow.js';
 import { PRIORITY } from './rate-budget.js';
-import { RunStop } from './run-stop.js';
+import { DEFAULT_FINISH_WITHIN_MS, RunStop } from './run-stop.js';
+import { parseDuration } from '../util/duration.js';
 import { sendStep } from './send-step.js';
 import { followRestore, restoreBroken, undoneWrites, type RestoreContext } from './restore.js';
-import { countsAgainstBudget, ENDED_STATUSES, type CacheClear, type ExecuteOutcome, type RestorePoint, type RunEvent, type StepResult } from './types.js';
+import {
+  countsAgainstBudget,
+  ENDED_STATUSES,
+  isProblem,
+  type CacheClear,
+  type ExecuteOutcome,
+  type RestorePoint,
+  type RunEvent,
+  type StepResult,
+} from './types.js';
 import type { VisualBaseline, VisualPort } from './visual-gate.js';
 import { heldText, type VisualSeen } from './visual-outcome.js';
 import { verifyTask } from './verify.js';
 import { Isolator, type IsolationRun } from './isolation-step.js';
 import { ITEM_WRITES } from '../actions/item-writes.js';
 import { RunQuarantine } from './run-quarantine.js';
-import { isolationLeft } from './resume.js';
+import { isolationLeft, lifeAt, lookLeft } from './life/state.js';
 import type { ErrorLogLooks } from './error-log.js';
 import { DEFAULT_TRACKING, taskWatch, watcherFor, type Watcher, type TrackOptions, type WatchOptions } from './watcher.js';
 
@@ -35,8 +45,14 @@ export interface ExecuteOptions {
   logger: Logger;
   /** Replaces every task's failure budget (resume --max-failures). @default each task's own */
   overrideMaxFailures?: number | string;
-  /** Ctrl-C: start nothing new, let the calls in flight end. */
+  /** Ctrl-C: start no new write; every write already sent finishes its life (within `settings.finish_within`). */
   signal?: AbortSignal;
+  /**
+   * The hard stop: started lives stop where they stand, journaled there for `resume`. Its owner may
+   * abort it; the run aborts it when `settings.finish_within` ran out after a stop, so what was opened
+   * with its signal (the browser's waits) stops with the lives. @default the run's own
+   */
+  halt?: AbortController;
   /**
    * The maintenance window closes (its reason, a string, says which): no write starts after it, the
    * steps not sent end `skipped` ("window closed"), and operations already accepted are still
@@ -141,6 +157,10 @@ class Execution {
   /** Writes a restore undid under isolate, going again (sendAgain), and those that went again already. */
   readonly again: Promise<void>[] = [];
   readonly sentAgain = new Set<string>();
+  /** Resume: the writes whose cut-short lives finishCutLives took on (their task's turn leaves them alone). */
+  readonly finishedFirst = new Set<string>();
+  /** Steps whose write was read back already (with their wave): the task's end reads only the rest. */
+  readonly readBackDone = new Set<string>();
 
   constructor(
     readonly plan: Plan,
@@ -154,17 +174,29 @@ class Execution {
       if (step) this.quarantine.addEnd(step, known);
     }
     this.clock = options.clock ?? systemClock;
-    this.stop = new RunStop(options.signal, (reason, kind) => {
-      options.logger.warn({ reason }, 'run stopping');
-      void options.onEvent?.({ type: 'stopped', kind, reason });
-    });
+    this.stop = new RunStop(
+      options.signal,
+      (reason, kind) => {
+        options.logger.warn({ reason }, 'run stopping: no new write starts; every write already sent finishes its life');
+        void options.onEvent?.({ type: 'stopped', kind, reason });
+      },
+      {
+        finishWithinMs: finishWithinMs(plan),
+        clock: this.clock,
+        outerHalt: options.halt?.signal,
+        onHalt: (why) => {
+          options.logger.warn({ why }, 'run halting: started writes stop where they stand (resume finishes them)');
+          options.halt?.abort(new Error(why));
+        },
+      },
+    );
     this.sends = options.closing ? AbortSignal.any([this.stop.signal, options.closing]) : this.stop.signal;
     setMaxListeners(0, this.sends);
     const lost = options.lost;
     if (lost?.aborted) this.stop.stop((lost.reason as Error).message, 'coordination');
     lost?.addEventListener('abort', () => this.stop.stop((lost.reason as Error).message, 'coordination'), { once: true });
     this.tracking = { ...DEFAULT_TRACKING, ...options.tracking };
-    this.watcher = watcherFor(options.caller, this.tracking, this.stop.signal, this.clock);
+    this.watcher = watcherFor(options.caller, this.tracking, this.stop.halt, this.clock);
     this.isolator = new Isolator(this.isolationRun());
     this.context = {
       caller: options.caller,
@@ -182,6 +214,7 @@ class Execution {
           readListing({ caller: options.caller, company: plan.company, logger: options.logger }, searches, urgent ? PRIORITY.urgent : PRIORITY.poll),
         model: this.watcher.model,
         clock: this.clock,
+        // At a stop the listing hands its operations back to polls: the watcher follows a guarded write's on.
         signal: this.stop.signal,
         minGapMs: this.tracking.intervalMs,
       }),
@@ -189,6 +222,14 @@ class Execution {
   }
 
   async run(): Promise<ExecuteOutcome> {
+    try {
+      return await this.runTasks();
+    } finally {
+      this.stop.dispose();
+    }
+  }
+
+  async runTasks(): Promise<ExecuteOutcome> {
     const confirmer = this.context.confirmer;
     this.options.onStart?.({
       nextLookMs: () => {
@@ -207,6 +248,8 @@ class Execution {
       list.push(step);
       stepsByTask.set(turn, list);
     }
+    // Resume: the lives an interruption cut short finish first, whatever the budget says of new writes.
+    await this.finishCutLives();
     for (const task of this.plan.tasks) {
       if (this.sendsOver()) break;
       await this.runTask(task, stepsByTask.get(task.index) ?? []);
@@ -268,8 +311,8 @@ class Execution {
   /** `steps`: those that go in this task's turn, its own and (rollout.together) those that join it. */
   async runTask(task: TaskSummary, steps: Step[]): Promise<void> {
     const budget = this.budgetOf(task);
-    // Checks in flight finish when a budget stops the run (whether those sites broke is worth knowing); Ctrl-C ends them.
-    const gate = task.health && this.options.sites ? new HealthGate(this.options.sites, task.health, this.clock, this.options.signal) : undefined;
+    // A check belongs to a started life: it goes on after a stop, and ends only with a halt.
+    const gate = task.health && this.options.sites ? new HealthGate(this.options.sites, task.health, this.clock, this.stop.halt) : undefined;
     const waves = [...new Set(steps.map((s) => s.wave ?? 0))].sort((a, b) => a - b);
     for (const [i, wave] of waves.entries()) {
       if (this.sendsOver()) break;
@@ -296,23 +339,39 @@ class Execution {
       ]);
       // Writes a restore undid under isolate, sent again once their environment's turn came round (sendAgain).
       while (this.again.length > 0) await Promise.all(this.again.splice(0));
+      // Read back before the next wave: a write whose version did not move fails now, against its budget (the canary stops the rollout).
+      await this.readBack(inWave);
       const pause = task.rollout?.pause_ms ?? 0;
       if (!this.sendsOver() && i < waves.length - 1 && pause > 0) {
         this.options.logger.info({ task: task.name, wave, pause_ms: pause }, 'wave done; pausing before the next');
         await sleepOn(this.clock, pause, this.sends);
       }
     }
-    if (!this.stop.stopped) {
-      for (const [step, result] of await verifyTask(
-        ACTIONS.get(task.action)!,
-        this.options.caller,
-        this.plan.company,
-        // Its own steps, wherever they ran (a joined step ran in another task's turn).
-        this.plan.steps.filter((s) => s.task_index === task.index),
-        this.results,
-        task.verify === true,
-      ))
+    // Its own steps, wherever they ran (a joined step ran in another task's turn), and not read back with their wave.
+    await this.readBack(this.plan.steps.filter((s) => s.task_index === task.index));
+  }
+
+  /**
+   * The read-back of a life: what the environments run after the writes, read once for the steps given
+   * (a wave's, or what is left of a task's), each judged by its own task's action; a write that runs
+   * another version than was sent fails here and counts against its task's budget. A step is read back
+   * once. A halted run reads nothing: its lives stopped where they stand.
+   */
+  async readBack(steps: readonly Step[]): Promise<void> {
+    if (this.stop.halted) return;
+    const left = steps.filter((s) => !this.readBackDone.has(s.id));
+    for (const task of this.plan.tasks) {
+      const own = left.filter((s) => s.task_index === task.index);
+      if (own.length === 0) continue;
+      const judged = await verifyTask(ACTIONS.get(task.action)!, this.options.caller, this.plan.company, own, this.results, task.verify === true);
+      // A write not ended (accepted, not waited for) is read back later: only those whose operation ended were judged.
+      for (const s of own) if (this.results.get(s.id)?.status !== 'accepted') this.readBackDone.add(s.id);
+      for (const [step, result] of judged) {
+        // A held write was counted as it was held (or not, by its task's rule): only a write seen done counts now.
+        const wasDone = !isProblem(this.results.get(step.id)!.status);
         await this.record('update', step, result);
+        if (result.status === 'failed' && wasDone) this.countFailure(task, this.budgetOf(task), result);
+      }
     }
   }
 
@@ -336,6 +395,7 @@ class Execution {
     gate?: HealthGate,
   ): Promise<void> {
     const known = this.results.get(step.id);
+    if (this.finishedFirst.has(step.id)) return;
     if (known && ENDED_STATUSES.has(known.status)) return this.resumeKnown(task, budget, step, known, { gate, restore: known.restore_point });
     const backupStep = this.stepsById.get(step.backup_step!)!;
     const verdict = afterBackup(await (backup ?? Promise.resolve(this.results.get(backupStep.id))), restorePoint.tagOf(backupStep.body));
@@ -359,8 +419,43 @@ class Execution {
     this.countFailure(task, budget, this.results.get(step.id)!);
   }
 
+  /**
+   * Resume: every write the interrupted run sent and whose life it did not end (an operation to
+   * follow, a look after, a restore, isolation rounds) goes on now, before any new write and before
+   * a crossed budget is honoured: a site left mid-restore or unchecked is worse than one not updated.
+   * Writes looked at together (rollout.together) finish in their group's turn.
+   */
+  async finishCutLives(): Promise<void> {
+    const gates = new Map<number, HealthGate | undefined>();
+    const gateOf = (task: TaskSummary) => {
+      if (!gates.has(task.index))
+        gates.set(task.index, task.health && this.options.sites ? new HealthGate(this.options.sites, task.health, this.clock, this.stop.halt) : undefined);
+      return gates.get(task.index);
+    };
+    const cut = this.plan.steps.filter((step) => {
+      const known = this.options.initial?.get(step.id);
+      return known !== undefined && !this.grouped(step) && lifeAt(this.taskOf(step), step, known) !== 'ended';
+    });
+    await Promise.all(
+      cut.map((step) => {
+        const task = this.taskOf(step);
+        this.finishedFirst.add(step.id);
+        return this.resumeKnown(task, this.budgetOf(task), step, this.results.get(step.id)!, {
+          gate: gateOf(task),
+          restore: this.results.get(step.id)!.restore_point,
+        });
+      }),
+    );
+  }
+
+  /** `rollout.together`: the step is looked at with its environment's other writes. */
+  grouped(step: Step): boolean {
+    return step.joins !== undefined || this.plan.steps.some((s) => s.joins === step.task_index && s.target.env_id === step.target.env_id);
+  }
+
   /** One step: wait for its environment, send, and (for a waiting task) follow its operation to the end. */
   async runStep(task: TaskSummary, budget: FailureBudget, planned: Step, guarded: Guarded = {}): Promise<void> {
+    if (this.finishedFirst.has(planned.id)) return;
     const known = this.results.get(planned.id);
     if (known && ENDED_STATUSES.has(known.status)) return this.resumeKnown(task, budget, planned, known, guarded);
     if (this.sendsOver()) return;
@@ -498,10 +593,12 @@ class Execution {
    */
   async lookAfter(task: TaskSummary, step: Step, sent: StepResult, guarded: Guarded & { gate: HealthGate }, url: string, final = sent): Promise<StepResult> {
     let result = sent;
-    const looks = sent.status === 'succeeded' && !this.stop.stopped;
+    const looks = sent.status === 'succeeded' && !this.stop.halted;
     // Before any look after the write: a page an edge cache or CDN kept from before it is not what visitors will get.
     const cache = looks && clearsCache(task.health!) ? await this.clearCache(task, step) : undefined;
-    const after = looks && !this.stop.stopped ? await guarded.gate.check(url) : undefined;
+    const after = looks && !this.stop.halted ? await guarded.gate.check(url) : undefined;
+    // A halt came before the look after: nobody saw the site since its write, so it is not done (resume looks).
+    if (sent.status === 'succeeded' && !after && this.stop.halted) return this.notLooked(step, sent, url, final);
     const { failsStep, holdsStep } = healthOutcome(guarded.before, after, cache);
     result = {
       ...result,
@@ -536,6 +633,19 @@ class Execution {
     return result;
   }
 
+  /** A guarded write whose look after a halt kept from happening: held, never succeeded; `resume` looks. */
+  async notLooked(step: Step, sent: StepResult, url: string, final: StepResult): Promise<StepResult> {
+    const why = String((this.stop.halt.reason as Error | undefined)?.message ?? 'the run halted');
+    const result: StepResult = {
+      ...sent,
+      status: 'held',
+      held: { code: 'not_looked', url, detail: why, override: 'sitefleet resume clears the cache and looks at the page (or look at it yourself)' },
+      reason: `not_looked: the run halted (${why}) before the site was looked at after its write; resume looks at it`,
+    };
+    if (result !== final) await this.record('update', step, result);
+    return result;
+  }
+
   /**
    * `health.on_broken: isolate` on pinned updates (one item a write): the restore that put back the
    * culprit's write undid the writes before it on the environment, each seen healthy after its own
@@ -563,42 +673,42 @@ class Execution {
       visual: this.options.visual,
       blockedBackoffMs: this.options.blockedBackoffMs ?? 2000,
       watchOptions: (task) => this.watchOptions(task),
-      clearCache: (task, step) => this.clearCache(task, step, true),
+      clearCache: (task, step) => this.clearCache(task, step),
       restoring: (task) => this.restoring(task),
       record: (step, result) => this.record('update', step, result),
-      mayGoOn: () => !this.sendsOver(),
-      whyNot: () => (this.stop.reason ? `the run stopped (${this.stop.reason.reason})` : 'the maintenance window closed'),
-      sleep: (ms) => sleepOn(this.clock, ms, this.sends),
+      // Rounds are the life of a write already sent: a stop or the window lets them finish; a halt ends them.
+      mayGoOn: () => !this.stop.halted,
+      whyNot: () => `the run halted (${String((this.stop.halt.reason as Error | undefined)?.message ?? this.stop.reason?.reason)})`,
+      sleep: (ms) => sleepOn(this.clock, ms, this.stop.halt),
       stop: (reason, kind) => this.stop.stop(reason, kind),
       quarantine: this.quarantine,
     };
   }
 
   /**
-   * Clears the page cache of a guarded write's environment before the look after it; a 401 on the
-   * way stops the run. A clear is a write: none leaves after the window closed (the step is then
-   * held, never called healthy), unless it belongs to a restore (`repair`), which only Ctrl-C stops.
+   * Clears the page cache of a guarded write's environment before the look after it (or after its
+   * restore); a 401 on the way stops the run. A clear belongs to a write already sent: a stop or the
+   * window closing does not keep it from going, only a halt does (the step is then held, never called healthy).
    */
-  async clearCache(task: TaskSummary, step: Step, repair = false): Promise<CacheClear> {
+  async clearCache(task: TaskSummary, step: Step): Promise<CacheClear> {
     const envId = step.target.env_id ?? step.lock;
     if (!envId) return { outcome: 'not cleared', detail: 'the step names no environment whose cache to clear' };
-    if (!repair && this.windowClosed()) return { outcome: 'not cleared', detail: 'the maintenance window closed before the cache could be cleared' };
-    const stopSignal = repair ? (this.options.signal ?? new AbortController().signal) : this.sends;
+    const stopSignal = this.stop.halt;
     const { clear, stop } = await clearCache({ caller: this.options.caller, watcher: this.watcher, stopSignal, watch: this.watchOptions(task) }, envId);
     if (stop) this.stop.stop(stop.reason, stop.kind);
     return clear;
   }
 
-  /** What a restore of an environment of this task needs: it is a repair, so only Ctrl-C keeps one from going. */
+  /** What a restore of an environment of this task needs: it is a repair, so only a halt keeps one from going. */
   restoring(task: TaskSummary): RestoreContext {
     return {
       caller: this.options.caller,
       watcher: this.watcher,
       update: (s, r) => this.record('update', s, r),
-      interrupt: this.options.signal,
+      interrupt: this.stop.halt,
       settings: this.plan.settings.restore,
       watch: this.watchOptions(task),
-      ...(task.health && clearsCache(task.health) ? { clearCache: (s: Step) => this.clearCache(task, s, true) } : {}),
+      ...(task.health && clearsCache(task.health) ? { clearCache: (s: Step) => this.clearCache(task, s) } : {}),
     };
   }
 
@@ -653,8 +763,7 @@ class Execution {
     }
     if (guarded.gate && url && task.health?.on_broken === 'isolate' && isolationLeft(step, known))
       return this.resumeIsolation(task, budget, step, known, guarded.gate, url);
-    if (known.status === 'succeeded' && !known.health && stepHealthUrl(step) && guarded.gate && task.wait)
-      return this.lookAgain(task, budget, step, known, guarded);
+    if (lookLeft(known) && stepHealthUrl(step) && guarded.gate && task.wait) return this.lookAgain(task, budget, step, lookedFrom(known), guarded);
     if (known.status !== 'accepted' || !known.operation_id) return;
     const release = await this.sequence.enter(step.lock);
     const follow = this.follower(task, step, known, true);
@@ -665,7 +774,7 @@ class Execution {
 
   /** Resume: isolation the interrupted run left under way (or never began after its restore) goes on, holding the environment. */
   async resumeIsolation(task: TaskSummary, budget: FailureBudget, step: Step, known: StepResult, gate: HealthGate, url: string): Promise<void> {
-    if (this.sendsOver()) return;
+    if (this.stop.halted) return;
     const release = await this.sequence.enter(step.lock);
     try {
       const ended = known.isolation
@@ -686,7 +795,7 @@ class Execution {
    * fails the step.
    */
   async lookAgain(task: TaskSummary, budget: FailureBudget, step: Step, known: StepResult, guarded: Guarded): Promise<void> {
-    if (this.sendsOver()) return;
+    if (this.stop.halted) return;
     const release = await this.sequence.enter(step.lock);
     try {
       this.countFailure(task, budget, await this.afterOperation(task, step, known, guarded));
@@ -705,7 +814,10 @@ class Execution {
     const acceptedWall = unknownAge ? undefined : Date.now(); // the listing's
     const start = () => {
       if (follower) return follower;
-      follower = new OperationFollower(this.context, step, accepted, this.watchOptions(task, unknownAge), acceptedAt, acceptedWall);
+      // A guarded write's operation is followed on after a stop (its life finishes); another's is let go (status --wait finds it).
+      const guarded = task.health !== undefined && step.role !== 'backup';
+      const watch = { ...this.watchOptions(task, unknownAge), ...(guarded ? {} : { until: this.stop.signal }) };
+      follower = new OperationFollower(this.context, step, accepted, watch, acceptedAt, acceptedWall);
       void follower.done.then(() => {
         this.claims.get(step.id)?.claim.ended();
         this.claims.delete(step.id);
@@ -752,4 +864,17 @@ function withVisual(result: StepResult, seen: VisualSeen): StepResult {
     return { ...result, visual: seen.record, status: 'held', held: seen.held, reason: heldText(seen.held, page) };
   }
   return { ...result, visual: seen.record };
+}
+
+/** `settings.finish_within` in ms, else the default: how long started lives may take after a stop. */
+function finishWithinMs(plan: Plan): number {
+  const text = plan.settings.finish_within;
+  return (text === undefined ? undefined : parseDuration(text)) ?? DEFAULT_FINISH_WITHIN_MS;
+}
+
+/** A write held for a look a halt kept from happening, as it stood before the hold: the look now decides. */
+function lookedFrom(known: StepResult): StepResult {
+  if (known.held?.code !== 'not_looked') return known;
+  const { held: _held, ...rest } = known;
+  return { ...rest, status: 'succeeded', reason: null };
 }

@@ -2,6 +2,7 @@ import type { Step } from '../plan/plan.js';
 import type { StepResult } from './types.js';
 import type { JournalState } from './journal.js';
 import { restoreReadBack } from './restore.js';
+import { lifeAt } from './life/state.js';
 
 export interface ResumePlan {
   /** Results that stand: those steps are not sent again. */
@@ -19,6 +20,8 @@ export interface ResumePlan {
   restoresInQuestion: Step[];
   /** `health.on_broken: isolate`: isolation the run left under way (or never began after a restore that ended healthy): it goes on. */
   toIsolate: Step[];
+  /** Guarded writes whose look after never ran (the run died or halted first): their cache is cleared and their page looked at. */
+  toLook: Step[];
 }
 
 /**
@@ -28,8 +31,17 @@ export interface ResumePlan {
 export function planResume(state: JournalState): ResumePlan {
   const plan = state.start.plan;
   const waits = new Set(plan.tasks.filter((t) => t.wait).map((t) => t.index));
-  const isolates = new Set(plan.tasks.filter((t) => t.health?.on_broken === 'isolate').map((t) => t.index));
-  const out: ResumePlan = { initial: new Map(), ended: [], neverSent: [], resend: [], leftUnknown: [], toPoll: [], restoresInQuestion: [], toIsolate: [] };
+  const out: ResumePlan = {
+    initial: new Map(),
+    ended: [],
+    neverSent: [],
+    resend: [],
+    leftUnknown: [],
+    toPoll: [],
+    restoresInQuestion: [],
+    toIsolate: [],
+    toLook: [],
+  };
   for (const step of plan.steps) {
     const result = state.results.get(step.id);
     if (result && result.status !== 'skipped') {
@@ -38,8 +50,14 @@ export function planResume(state: JournalState): ResumePlan {
       out.initial.set(step.id, known);
       if (known !== result) out.restoresInQuestion.push(step);
       if (result.status === 'accepted' && result.operation_id && waits.has(step.task_index)) out.toPoll.push(step);
-      if (known.restored?.status === 'accepted' && known.restored.operation_id) out.toPoll.push(step);
-      else if (isolates.has(step.task_index) && isolationLeft(step, known)) out.toIsolate.push(step);
+      const life = lifeAt(
+        plan.tasks.find((t) => t.index === step.task_index)!,
+        step,
+        known,
+      );
+      if (life === 'restoring') out.toPoll.push(step);
+      else if (life === 'isolating') out.toIsolate.push(step);
+      else if (life === 'looking_after') out.toLook.push(step);
     } else if ((state.intents.get(step.id) ?? 0) > 0 && !result) {
       if (step.idempotent) {
         out.resend.push(step);
@@ -60,10 +78,4 @@ export function planResume(state: JournalState): ResumePlan {
     }
   }
   return out;
-}
-
-/** Isolation left under way, or due after a restore that ended healthy (the run died between the two). */
-export function isolationLeft(step: Step, known: StepResult): boolean {
-  if (known.isolation) return known.isolation.outcome === 'isolating';
-  return (step.updates?.length ?? 0) > 0 && known.restored?.status === 'succeeded' && known.restored.health?.outcome === 'healthy';
 }

@@ -79,7 +79,7 @@ export interface StepResult {
   /** `health.visual`: what the screenshots before and after the write showed, page by page. */
   visual?: VisualRecord;
   /** Why a `held` step was held, as data: its reason code, what it found, and what overrides it. */
-  held?: HeldReason | CacheHeldReason;
+  held?: HeldReason | CacheHeldReason | NotLooked;
   /** `health.on_broken: isolate`: after its restore, how the write was taken apart to find the update that broke the site. */
   isolation?: Isolation;
   /** The site's PHP error log named this item's files in a fatal error that was not there before the write (service text: shown only through safe-text). */
@@ -179,6 +179,21 @@ export interface CacheHeldReason {
  * write), so the write is not known to have left it as it was: a check that could not look never passes.
  */
 export type HeldReason = VisualDifference | VisualUnchecked;
+
+/**
+ * `not_looked`: the write's operation ended, and the run halted (a second stop, `settings.finish_within`
+ * run out, a rejected token) before its site was looked at: not done, since nobody saw the site after
+ * it. `sitefleet resume` clears the cache and looks, and the step ends as that look says.
+ */
+export interface NotLooked {
+  code: 'not_looked';
+  url: string;
+  /** Why the run halted. */
+  detail: string;
+  override: string;
+  /** Never: nothing says the write did wrong, and the resume's look is what counts. */
+  counts_against_budget?: undefined;
+}
 
 interface HeldCommon {
   /** The page that changed most, or the first page not looked at. */

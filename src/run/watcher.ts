@@ -25,6 +25,11 @@ export interface WatchOptions {
   notFoundGraceMs: number;
   /** Accepted at an unknown earlier time (resume, `status`): look once at once; learn the time left, apart from fresh ones. */
   unknownAge?: boolean;
+  /**
+   * Stops this watch alone (it ends `untracked`), before the watcher's own stop: an unguarded write's
+   * operation is let go at a run's first stop, while a guarded write's life is followed on. @default none
+   */
+  until?: AbortSignal;
 }
 
 export interface WatcherOptions {
@@ -137,11 +142,18 @@ export class Watcher {
     const done = new Promise<Tracked>((resolve) => {
       entry = { id: operationId, kind: learnAs, acceptedAt, options, urgent: false, probe: false, parked: false, polls: 0, late: 0, runningAt: 0, resolve };
     });
-    if (this.#signal?.aborted) {
+    if (this.#signal?.aborted || options.until?.aborted) {
       entry.resolve({ state: 'untracked', message: 'stopped watching the operation: run interrupted', polls: 0 });
     } else {
       this.#entries.add(entry);
       this.#schedule(entry);
+      const until = options.until;
+      if (until) {
+        const off = () =>
+          this.#entries.has(entry) && this.#finish(entry, { state: 'untracked', message: 'stopped watching the operation: run stopped', polls: entry.polls });
+        until.addEventListener('abort', off, { once: true });
+        void done.then(() => until.removeEventListener('abort', off));
+      }
     }
     return { done, expedite: () => void (entry.urgent = true) };
   }

@@ -89,6 +89,20 @@ describe('what was judged is what gets installed', () => {
     expect(stdout).toContain('the environment runs calm 1.0.1, not 1.0.2 as judged');
   });
 
+  it('read back with its wave: a canary that did not move crosses max_failures: 0 and no later wave is sent', async () => {
+    const { sim } = await start({ sites: 4, seed: 5 });
+    shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1', '1.0.2'], vulnerable: [] } });
+    // A service that answers the pinned update and installs another version than the one named.
+    const updateTheme = HANDLERS.updateTheme;
+    vi.spyOn(HANDLERS, 'updateTheme').mockImplementation((ctx) => updateTheme({ ...ctx, body: { ...(ctx.body as object), update_version: '1.0.1' } }));
+    const { code, report } = await night(sim, '{ max_bump: minor }\n    max_failures: 0\n    rollout: { canary: 1, waves: ["100%"] }');
+    expect(code).toBe(3);
+    const writes = report.results.filter((r) => r.step_id !== null);
+    expect(writes.filter((r) => r.status === 'failed').map((r) => r.reason)).toEqual(['verify: the environment runs calm 1.0.1, not 1.0.2 as judged']);
+    expect(writes.filter((r) => r.status === 'skipped').length).toBe(writes.length - 1);
+    expect(sim.log.filter((e) => e.endpoint === 'updateTheme').length).toBe(1);
+  });
+
   it('a task with no policy that judges the version keeps its bulk update, its plan and its report as they were', async () => {
     const { sim } = await start({ sites: 3, seed: 5 });
     shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });

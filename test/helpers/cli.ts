@@ -87,7 +87,15 @@ export async function startCliInProcess(
   const [{ main }, { capturedIo }] = await builtCli();
   const io = capturedIo({ env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...env } });
   const done = main(args, io).then((code) => ({ code, signal: null, stdout: io.stdout.text, stderr: io.stderr.text }));
-  return { interrupt: () => void io.signals.emit('SIGINT', 'SIGINT'), done };
+  // A second Ctrl-C halts and exits at once: in this process its exit is thrown at the sender, while main ends with its code.
+  const interrupt = () => {
+    try {
+      io.signals.emit('SIGINT', 'SIGINT');
+    } catch (error) {
+      if ((error as Error).constructor.name !== 'ExitNow') throw error;
+    }
+  };
+  return { interrupt, done };
 }
 
 /** What `sitefleet sim --json` says on its first line. */

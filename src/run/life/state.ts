@@ -1,0 +1,113 @@
+import type { Step, TaskSummary } from '../../plan/plan.js';
+import { stepHealthUrl } from '../../plan/plan.js';
+import type { StepResult, StepStatus } from '../types.js';
+
+/**
+ * The life of a write, as Terraform's resource lifecycle has one (create → poll → read): its states,
+ * and what moves it from one to the next. A guarded write goes through all of them; an unguarded one
+ * skips the looks, the clear, the restore and isolation. `ended` carries the step's final status.
+ * The executor schedules lives (waves, budgets, windows, concurrency); the states are the life's.
+ */
+export type LifeState =
+  /** Planned: waits for its restore point, its environment's turn and a place among the calls in flight. */
+  | 'waiting'
+  /** Its page (and pages, and error log) looked at before the write: the baseline. */
+  | 'looking_before'
+  /** The write on its way: journaled before it leaves, so a death here is read back as unknown or sent again when safe. */
+  | 'sending'
+  /** Accepted: its operation followed to its end (the watcher, or a listing read for a batch). */
+  | 'following'
+  /** The page cache cleared before the look after (health.clear_cache). */
+  | 'clearing'
+  /** Its page looked at after the write (and compared with the baseline). */
+  | 'looking_after'
+  /** What the environment runs read back, with its wave, before the write counts as done. */
+  | 'reading_back'
+  /** Broken by the write: put back from its restore point, followed, looked at again. */
+  | 'restoring'
+  /** Put back and healthy: its updates sent again in rounds to find the one that broke the site. */
+  | 'isolating'
+  | 'ended';
+
+/** One row of the table: from a state, on an event, to the next state (and, for `ended`, the step's status). */
+export interface Transition {
+  from: LifeState;
+  on: string;
+  to: LifeState;
+  status?: StepStatus;
+}
+
+/**
+ * The table (docs/development.md holds it too). A stop (the failure budget, the window, the first
+ * Ctrl-C) takes only `waiting` to `ended` (skipped): every later state finishes. A halt (a second
+ * Ctrl-C, settings.finish_within run out, a rejected token) leaves each life where it stands,
+ * journaled: `resume` goes on from there (lifeAt).
+ */
+export const LIFE: readonly Transition[] = [
+  { from: 'waiting', on: 'restore point taken (or none needed)', to: 'looking_before' },
+  { from: 'waiting', on: 'restore point failed', to: 'ended', status: 'skipped' },
+  { from: 'waiting', on: 'stopped (budget, window, Ctrl-C) or quarantined', to: 'ended', status: 'skipped' },
+  { from: 'waiting', on: 'unguarded write', to: 'sending' },
+  { from: 'looking_before', on: 'healthy (or no page to check)', to: 'sending' },
+  { from: 'looking_before', on: 'address refused', to: 'ended', status: 'skipped' },
+  { from: 'sending', on: 'accepted (202 with an operation)', to: 'following' },
+  { from: 'sending', on: 'done at once (2xx)', to: 'ended', status: 'succeeded' },
+  { from: 'sending', on: 'refused (4xx, 5xx after retries)', to: 'ended', status: 'failed' },
+  { from: 'sending', on: 'no answer, not safe to repeat', to: 'ended', status: 'unknown' },
+  { from: 'following', on: 'operation succeeded, guarded, cache cleared first', to: 'clearing' },
+  { from: 'following', on: 'operation succeeded, guarded', to: 'looking_after' },
+  { from: 'following', on: 'operation succeeded, unguarded', to: 'reading_back' },
+  { from: 'following', on: 'operation failed', to: 'ended', status: 'failed' },
+  { from: 'following', on: 'operation unknown (timed out, lost)', to: 'ended', status: 'unknown' },
+  { from: 'following', on: 'task does not wait', to: 'ended', status: 'accepted' },
+  { from: 'clearing', on: 'cleared', to: 'looking_after' },
+  { from: 'clearing', on: 'not cleared', to: 'looking_after' },
+  { from: 'looking_after', on: 'healthy, pages as before', to: 'reading_back' },
+  { from: 'looking_after', on: 'healthy through a cache not cleared', to: 'ended', status: 'held' },
+  { from: 'looking_after', on: 'pages changed (visual)', to: 'ended', status: 'held' },
+  { from: 'looking_after', on: 'broken, on_broken set', to: 'restoring' },
+  { from: 'looking_after', on: 'broken, no on_broken', to: 'ended', status: 'failed' },
+  { from: 'looking_after', on: 'halted before the look', to: 'ended', status: 'held' },
+  { from: 'reading_back', on: 'runs what was sent', to: 'ended', status: 'succeeded' },
+  { from: 'reading_back', on: 'runs another version', to: 'ended', status: 'failed' },
+  { from: 'restoring', on: 'restored healthy, on_broken: isolate', to: 'isolating' },
+  { from: 'restoring', on: 'restored (or the restore failed)', to: 'ended', status: 'failed' },
+  { from: 'isolating', on: 'rounds ended (found, not reproduced, stopped)', to: 'ended', status: 'failed' },
+];
+
+/** The next state on an event, by the table; an event the state has no row for is a defect, never a guess. */
+export function next(from: LifeState, on: string): Transition {
+  const row = LIFE.find((t) => t.from === from && t.on === on);
+  if (!row) throw new Error(`a write's life has no move from ${from} on "${on}"`);
+  return row;
+}
+
+/**
+ * Where a journaled write's life stands, read from its record: the state `resume` goes on from
+ * (`ended`: nothing left). One reading for resume's plan and for the executor, so the two never disagree.
+ *
+ * | record                                                             | state         |
+ * | a restore accepted, not seen to end                                | restoring     |
+ * | isolating; or restored healthy, isolate, never begun               | isolating     |
+ * | accepted, its task waits (not a restore point)                     | following     |
+ * | succeeded with no look after, or held not_looked, on a guarded task| looking_after |
+ * | anything else                                                      | ended         |
+ */
+export function lifeAt(task: TaskSummary, step: Step, known: StepResult): LifeState {
+  if (known.restored?.status === 'accepted' && known.restored.operation_id) return 'restoring';
+  if (task.health?.on_broken === 'isolate' && isolationLeft(step, known)) return 'isolating';
+  if (known.status === 'accepted' && known.operation_id !== null && task.wait && step.role !== 'backup') return 'following';
+  if (lookLeft(known) && task.health !== undefined && task.wait && stepHealthUrl(step) !== undefined) return 'looking_after';
+  return 'ended';
+}
+
+/** A guarded write whose look after is still to come: its operation ended and nobody looked (or a halt held it for that). */
+export function lookLeft(known: StepResult): boolean {
+  return (known.status === 'succeeded' && !known.health) || known.held?.code === 'not_looked';
+}
+
+/** Isolation left under way, or due after a restore that ended healthy (the run died between the two). */
+export function isolationLeft(step: Step, known: StepResult): boolean {
+  if (known.isolation) return known.isolation.outcome === 'isolating';
+  return (step.updates?.length ?? 0) > 0 && known.restored?.status === 'succeeded' && known.restored.health?.outcome === 'healthy';
+}
