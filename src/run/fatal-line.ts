@@ -1,4 +1,5 @@
-import { refOf, type KindRow } from '../inventory/kinds.js';
+import { KIND_TABLE, refOf, type KindRow } from '../inventory/kinds.js';
+import { maskSecretText } from '../util/secret-mask.js';
 import type { LoggedError } from './types.js';
 
 /**
@@ -41,7 +42,7 @@ export function namedItem(line: string, kinds: readonly KindRow[]): LoggedError 
   let best: { at: number; logged: LoggedError } | undefined;
   for (const row of kinds) {
     const at = itemAt(line, row);
-    if (at && (!best || at.at < best.at)) best = { at: at.at, logged: { ...refOf(row.kind, at.name), line: cutLine(maskSecrets(line)) } };
+    if (at && (!best || at.at < best.at)) best = { at: at.at, logged: { ...refOf(row.kind, at.name), line: loggedLine(line) } };
   }
   return best?.logged;
 }
@@ -64,23 +65,33 @@ export function newFatal(before: string | undefined, after: string, kinds: reado
 /**
  * Secret-looking parts of a log line masked before it is kept: the line goes into the report and the
  * pages (0644), the client's record, Slack, webhooks and the quarantine's `why`, while a fatal error
- * may quote a failed request's URL or a connection's settings. Masked: a URL's user:password@, the
- * values of a URL's query, a value given to a name that says secret (password=…, 'api_key' => '…',
- * token: …), Bearer/Basic credentials, and tokens of well-known shapes (Stripe, GitHub, Slack, AWS).
+ * may quote a failed request's URL, a connection's settings or a cookie. The rules are
+ * src/util/secret-mask.ts's (with the token shapes of gitleaks'); here, the item paths the line names
+ * (`/wp-content/plugins/<slug>/`, `/wp-includes/`) are kept as they are, so that the masked line
+ * still says where PHP stopped: the text between them is masked piece by piece.
  */
 export function maskSecrets(line: string): string {
-  return line
-    .replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^\s/@:]+:[^\s/@]+@/gi, `$1${MASK}@`)
-    .replace(/([?&][^\s=&#?]+=)[^\s&#'"]+/g, `$1${MASK}`)
-    .replace(SECRET_NAMED, (_m, name: string, between: string) => `${name}${between}${MASK}`)
-    .replace(/\b(Bearer|Basic)\s+[\w.~+/=-]{8,}/gi, `$1 ${MASK}`)
-    .replace(/\b(?:[sr]k_(?:live|test)_|gh[pousr]_|xox[abposr]-|AKIA)[\w-]{8,}/g, MASK);
+  let out = '';
+  let from = 0;
+  for (const path of line.matchAll(ITEM_PATH)) {
+    out += maskSecretText(line.slice(from, path.index)) + path[0];
+    from = path.index + path[0].length;
+  }
+  return out + maskSecretText(line.slice(from));
 }
 
-const MASK = '[redacted]';
-/** A name that says its value is secret, then `=`, `:` or `=>` (quoted or not), then the value. */
-const SECRET_NAMED =
-  /\b((?:db_?)?(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|private[_-]?key|client[_-]?secret|license[_-]?key)[\w-]*['"]?)(\s*(?:=>|[:=])\s*['"]?)(?!\[redacted\])([^\s'",;&)}\]]+)/gi;
+/** The line as a record keeps it: masked whole first, then cut, so that no cut leaves part of a secret a rule would have known whole. */
+export function loggedLine(line: string): string {
+  return cutLine(maskSecrets(line));
+}
+
+/** An item's path as itemAt reads it, with the `/` before it: any kind's, whether or not it is asked about. */
+const ITEM_PATH = new RegExp(
+  `(?:/|(?<![\\w.-]))(?:${Object.values(KIND_TABLE)
+    .map((row) => `${escapeRegExp(row.codePath)}${row.only ? '' : '[a-z0-9._-]{1,200}/'}`)
+    .join('|')})`,
+  'g',
+);
 
 /** The line cut to LOGGED_LINE_MAX characters, counted as JSON Schema counts them (code points), never splitting a pair. */
 export function cutLine(line: string): string {

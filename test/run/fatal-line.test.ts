@@ -90,7 +90,7 @@ describe('a logged line keeps no secret the site wrote in it (it goes to 0644 re
     const found = newFatal('', `[25-Nov-2026 02:14:07 UTC] ${line}`, ALL)!;
     expect(found).toMatchObject({ plugin: 'shop' });
     expect(found.line).not.toContain(secret);
-    expect(found.line).toContain('[redacted]');
+    expect(found.line).toContain('[masked]');
     expect(found.line).toContain('/wp-content/plugins/shop/shop.php:12');
   });
 
