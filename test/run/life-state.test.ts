@@ -1,0 +1,95 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { LIFE, lifeAt, next, type LifeState } from '../../src/run/life/state.js';
+import type { Step, TaskSummary } from '../../src/plan/plan.js';
+import type { StepResult } from '../../src/run/types.js';
+
+const STATES: LifeState[] = [
+  'waiting',
+  'looking_before',
+  'sending',
+  'following',
+  'clearing',
+  'looking_after',
+  'reading_back',
+  'restoring',
+  'isolating',
+  'ended',
+];
+
+/** States one move away, by the table. */
+function after(state: LifeState): LifeState[] {
+  return LIFE.filter((t) => t.from === state).map((t) => t.to);
+}
+
+function reachable(from: LifeState): Set<LifeState> {
+  const seen = new Set<LifeState>([from]);
+  const todo = [from];
+  while (todo.length) for (const to of after(todo.pop()!)) if (!seen.has(to) && seen.add(to)) todo.push(to);
+  return seen;
+}
+
+describe('the life of a write, as a table', () => {
+  it('docs/development.md holds the same table as the code', () => {
+    const docs = readFileSync(new URL('../../docs/development.md', import.meta.url), 'utf8');
+    const rows = [...docs.matchAll(/^\| (\w+) \| (.+?) \| (\w+)(?: \((\w+)\))? \|$/gm)].filter((m) => m[1] !== 'from');
+    expect(rows.map((m) => ({ from: m[1], on: m[2], to: m[3], ...(m[4] ? { status: m[4] } : {}) }))).toEqual(LIFE.map((t) => ({ ...t })));
+  });
+
+  it('every state is reached from waiting, every one reaches ended, and ended is the only end', () => {
+    expect([...reachable('waiting')].sort()).toEqual([...STATES].sort());
+    for (const state of STATES) expect(reachable(state).has('ended'), state).toBe(true);
+    expect(after('ended')).toEqual([]);
+    for (const t of LIFE) expect(t.to === 'ended', `${t.from} → ${t.to} on ${t.on}`).toBe(t.status !== undefined);
+  });
+
+  it('a move the table has no row for is refused, never guessed', () => {
+    expect(next('following', 'operation failed')).toMatchObject({ to: 'ended', status: 'failed' });
+    expect(() => next('ended', 'operation failed')).toThrow(/no move from ended/);
+    expect(() => next('isolating', 'healthy, pages as before')).toThrow(/no move from isolating/);
+  });
+});
+
+const guarded = {
+  index: 0,
+  name: 't',
+  action: 'plugins.update',
+  wait: true,
+  health: { url: 'https://{{domain}}/', on_broken: 'isolate' },
+} as unknown as TaskSummary;
+const step = {
+  id: 's',
+  task_index: 0,
+  action: 'plugins.update',
+  target: { env_id: 'e', domain: 'a.example' },
+  updates: [{ plugin: 'p0' }],
+  health: { url: 'https://a.example/' },
+} as unknown as Step;
+const base: StepResult = { step_id: 's', status: 'succeeded', http_status: 202, operation_id: 'op', attempts: 1, error: null, reason: null };
+
+describe('lifeAt: where a journaled life stands, for resume', () => {
+  const cases: [string, StepResult, LifeState][] = [
+    ['a restore accepted, not seen to end', { ...base, status: 'failed', restored: { backup_id: 1, operation_id: 'r', status: 'accepted' } }, 'restoring'],
+    [
+      'isolation under way',
+      { ...base, status: 'failed', isolation: { updates: [], rounds: [], outcome: 'isolating', culprits: [], restores: 1 } },
+      'isolating',
+    ],
+    [
+      'restored healthy, isolation never begun',
+      { ...base, status: 'failed', restored: { backup_id: 1, operation_id: 'r', status: 'succeeded', health: { outcome: 'healthy' } } },
+      'isolating',
+    ],
+    ['accepted, its task waits', { ...base, status: 'accepted' }, 'following'],
+    ['succeeded, never looked at', base, 'looking_after'],
+    ['held by a halt before its look', { ...base, status: 'held', held: { code: 'not_looked', url: 'u', detail: 'd', override: 'o' } }, 'looking_after'],
+    ['looked at and healthy', { ...base, health: { url: 'u', outcome: 'healthy' } }, 'ended'],
+    ['isolation ended', { ...base, status: 'failed', isolation: { updates: [], rounds: [], outcome: 'found', culprits: [], restores: 2 } }, 'ended'],
+    ['failed at once', { ...base, status: 'failed', operation_id: null }, 'ended'],
+  ];
+  it.each(cases)('%s', (_, known, state) => expect(lifeAt(guarded, step, known)).toBe(state));
+
+  it('an unguarded task has no look left to take', () => {
+    expect(lifeAt({ ...guarded, health: undefined } as TaskSummary, step, base)).toBe('ended');
+  });
+});
