@@ -5,7 +5,7 @@ import { continueCommand } from '../report/ci-formats.js';
 import { countsText, exitMeaning, problemsOf, type RunEnd } from './run-end.js';
 import { targetLabel, type Report } from '../report/report.js';
 import { releaseAgeGroups } from '../report/release-age-lines.js';
-import { stagingGroups } from '../report/staging-lines.js';
+import { holdsLive, stagingGroups } from '../report/staging-lines.js';
 import { isolatedResults, isolationLine } from '../report/isolation-lines.js';
 import { withheldGroups, withheldText } from '../report/withheld-lines.js';
 
@@ -72,7 +72,7 @@ function heldLines(report: Report): string[] {
       text: `${nameOf(d)} ${d.installed} → ${d.version} on ${environments} environments, eligible ${d.eligible_at}`,
     }));
   const staging = stagingGroups(report.results)
-    .filter((g) => g.decision.code !== 'promoted')
+    .filter((g) => holdsLive(g.decision))
     .map(({ decision: d, sites }) => ({ code: d.code, text: `${nameOf(d)} ${d.version} on ${sites} sites${d.until ? `, live after ${d.until}` : ''}` }));
   const withheld = withheldGroups(report.results).map((g) => ({ code: g.decision.code, text: withheldText(g) }));
   const lines = [...withheld, ...ages, ...staging];

@@ -25,11 +25,13 @@ import { selectEnvironments } from './select.js';
 import { releasesNeeded, stagingNeeded } from './needs.js';
 import {
   judgeStaged,
+  liveTakes,
   offering,
   soakedOn,
   StagingSites,
   towards,
   stagingWords,
+  supersededSoak,
   mismatch,
   type StagingClock,
   type StagingDecision,
@@ -313,7 +315,7 @@ class PlanParts {
       if (!staging || judged.stage.length === 0) continue;
       const entry: Staging = stagings.get(staging.id) ?? { env: staging, items: new Map(), decisions: [] };
       for (const th of judged.stage) entry.items.set(th.name, th);
-      for (const d of judged.decisions.filter((d) => d.code === 'staged'))
+      for (const d of judged.decisions.filter((d) => stagedTonight(d, judged)))
         if (!entry.decisions.some((k) => nameOf(k) === nameOf(d) && k.version === d.version)) entry.decisions.push(d);
       stagings.set(staging.id, entry);
     }
@@ -331,21 +333,35 @@ class PlanParts {
    */
   private judgeSite(t: TaskInPlan, action: EnvironmentAction, env: Environment, staging: Environment | undefined): StagedSite | undefined {
     const offered = installedOf(env, action.items!).filter((th) => th.update_available);
-    // The policy judges the version live would take: one staging soaked (pinned), else the newest offered.
+    // Why the policy leaves an update alone on live (its words), or undefined when it sends it.
+    const refusal = (th: InstalledItem) => {
+      const expansions = action.expandEnvironment(offering(env, [th]), t.ctx);
+      if (expansions.some((e) => 'request' in e)) return undefined;
+      return expansions.flatMap((e) => ('skip' in e ? [e.skip] : [])).join('; ');
+    };
+    // The policy judges the version live would take: one staging soaked (pinned), else the newest
+    // offered; the newest too where the soaked one is no longer acceptable (superseded: staged first).
     const table = this.input.staging!.table;
-    const wanted = offered.filter((th) =>
-      action.expandEnvironment(offering(env, [staging ? towards(th, soakedOn(th, staging, table)) : th]), t.ctx).some((e) => 'request' in e),
-    );
+    const superseded = new Map<string, string>();
+    const wanted = offered.filter((th) => {
+      const soaked = staging && soakedOn(th, staging, table);
+      const pinned = towards(th, soaked);
+      const refused = refusal(pinned);
+      const reason = supersededSoak(th, soaked, { sendsNewest: (pinned === th ? refused : refusal(th)) === undefined, refused });
+      if (reason !== undefined) superseded.set(th.name, reason);
+      return reason !== undefined || refused === undefined;
+    });
     const rest = offered.filter((th) => !wanted.includes(th));
     if (wanted.length === 0 || rest.length > 0) this.onEnvironment(t, env, action.expandEnvironment(offering(env, rest), t.ctx));
     if (wanted.length === 0) return undefined;
-    const judged = judgeStaged({ live: env, staging }, wanted, t.task.rollout!, this.input.staging!);
+    const judged = judgeStaged({ live: env, staging }, wanted, t.task.rollout!, this.input.staging!, superseded);
     for (const [i, d] of judged.decisions.entries()) {
-      if (d.code !== 'staged') continue;
+      if (!stagedTonight(d, judged)) continue;
       const item = installedOf(staging!, action.items!).find((th) => th.name === nameOf(d))!;
       const refused = action.expandEnvironment(offering(staging!, [item]), t.ctx).find((e) => 'skip' in e);
       if (!refused || !('skip' in refused)) continue;
-      judged.decisions[i] = mismatch(d, `the task's policy leaves it alone on ${staging!.name}: ${refused.skip}`);
+      // Staging cannot take it: live waits, unless it takes it unstaged tonight (rollout.security_bypass).
+      if (d.code === 'staged') judged.decisions[i] = mismatch(d, `the task's policy leaves it alone on ${staging!.name}: ${refused.skip}`);
       judged.stage = judged.stage.filter((th) => th.name !== nameOf(d));
     }
     return { env, staging, judged };
@@ -353,10 +369,12 @@ class PlanParts {
 
   /** Live's part: the promoted themes' update, and one skip naming why each other theme waits. */
   private onLive(t: TaskInPlan, action: EnvironmentAction, { env, judged }: StagedSite): void {
-    // What live takes tonight; a theme may also be staged anew the night live takes the version staging soaked.
-    const promoted = judged.decisions.filter((d) => (d.code === 'promoted' || d.code === 'no_staging') && judged.promote.some((th) => th.name === nameOf(d)));
+    // What live takes tonight (promoted, bypassed, no staging); a theme may also be staged anew the night
+    // live takes the version staging soaked: live waits for that newer version, never for one it takes.
+    const tonight = judged.decisions.filter((d) => liveTakes(d, judged.promote));
+    const promoted = tonight.filter((d) => d.code === 'promoted' || d.code === 'no_staging' || d.code === 'staging_bypassed');
     if (judged.promote.length > 0) this.onEnvironment(t, env, action.expandEnvironment(offering(env, judged.promote), t.ctx), { staging: promoted });
-    const held = judged.decisions.filter((d) => !promoted.includes(d));
+    const held = judged.decisions.filter((d) => !tonight.includes(d));
     if (held.length > 0)
       this.skipped.push({
         task: t.task.name,
@@ -425,6 +443,11 @@ class PlanParts {
       });
     }
   }
+}
+
+/** A decision of what the site's staging takes tonight: staged, or bypassed where staging is offered it too (its version, not one live takes after a soak). */
+function stagedTonight(d: StagingDecision, judged: StagingJudgement): boolean {
+  return (d.code === 'staged' || d.code === 'staging_bypassed') && judged.stage.some((th) => th.name === nameOf(d) && th.update_version === d.version);
 }
 
 /** The plural of a kind other than the theme (whose count every plan gives). */

@@ -11,12 +11,15 @@ import type { StagingTable } from '../inventory/staging-table.js';
  * environment gets the same update (rerun, never pushed from staging) once a staging update of this
  * tool took that very version and its checks passed, no failure is recorded for it, and `soak` has
  * passed since. Only the run's own staging steps write the store (coord/staging-*.ts): a version on
- * staging that no staging step of this tool checked is never taken by live. This module judges, and
- * reads no clock and no store: both are inputs.
+ * staging that no staging step of this tool checked is never taken by live. A soaked version that
+ * goes bad (flagged vulnerable, refused by the policy) is never skipped past unsaid: the newer one is
+ * staged first, or with `rollout.security_bypass` goes to live unstaged, named so (judgeSuperseded).
+ * This module judges, and reads no clock and no store: both are inputs.
  */
 
 /** What became of one item update of one site under staging first. */
-export type StagingCode = 'staged' | 'promoted' | 'staging_soaking' | 'staging_failed' | 'staging_mismatch' | 'staging_unchecked' | 'no_staging';
+export type StagingCode =
+  'staged' | 'promoted' | 'staging_bypassed' | 'staging_soaking' | 'staging_failed' | 'staging_mismatch' | 'staging_unchecked' | 'no_staging';
 
 /** The item is named for its kind (`theme`, `plugin`: kinds.ts). */
 export type StagingDecision = ItemRef & StagingFacts;
@@ -37,6 +40,8 @@ interface StagingFacts {
   why?: string;
   /** What lets it through: the setting, or what a person does. */
   override?: string;
+  /** The version staging soaked that live no longer takes (flagged vulnerable, or left alone by the task's policy): the newer one is judged instead. */
+  soaked?: string;
 }
 
 /** The time staging is judged at and the store's table: inputs, like the plan's date. */
@@ -108,30 +113,58 @@ export interface StagingJudgement {
  * site's staging environment and the store. One rule per item, the most basic first: no staging
  * (rollout.no_staging), a failure recorded for this version on staging, staging not running it yet
  * (stage it, if staging is offered that very version), running it for less than the soak, or promote.
+ * `superseded` names the items whose soaked version live no longer takes, with why (supersededSoak):
+ * their newest version is judged as though nothing were soaked (judgeSuperseded).
  */
 export function judgeStaged(
   site: { live: Environment; staging: Environment | undefined },
   wanted: readonly InstalledItem[],
   rollout: Rollout,
   clock: StagingClock,
+  superseded: ReadonlyMap<string, string> = new Map(),
 ): StagingJudgement {
   const out: StagingJudgement = { stage: [], promote: [], decisions: [] };
   const { staging } = site;
   for (const item of wanted) {
     const soaked = staging && soakedOn(item, staging, clock.table);
+    const reason = superseded.get(item.name);
     const decisions = soaked
-      ? judgeSoaked(item, staging, soaked, rollout, clock)
+      ? reason === undefined
+        ? judgeSoaked(item, staging, soaked, rollout, clock)
+        : judgeSuperseded(item, staging, { soaked, reason }, rollout, clock)
       : [staging ? judgeItem(item, staging, rollout, clock) : noStaging(item, site.live, rollout)];
     for (const decision of decisions) {
       out.decisions.push(decision);
-      if (decision.code === 'staged') out.stage.push(onStagingOf(item, staging!)!);
+      // Staging takes what it stages, and what live takes unstaged where it is offered it: it does not stay on a flagged version.
+      if (decision.code === 'staged' || (decision.code === 'staging_bypassed' && offers(onStagingOf(item, staging!), decision.version)))
+        out.stage.push(onStagingOf(item, staging!)!);
       // Live takes the very version staging soaked (pinned), whatever is newest tonight.
       if (decision.code === 'promoted') out.promote.push(towards(item, soaked));
+      // The newest, unstaged: what rollout.security_bypass lets live take over a soaked version flagged vulnerable.
+      if (decision.code === 'staging_bypassed') out.promote.push(item);
       // `no_staging: live` is for a site with no staging environment, never for one whose staging cannot take the version.
       if (decision.code === 'no_staging' && !staging && rollout.no_staging === 'live') out.promote.push(item);
     }
   }
   return out;
+}
+
+/** Whether live takes the decision's very version tonight (promoted, bypassed, or a site with no staging updated on live). */
+export function liveTakes(d: StagingDecision, promote: readonly InstalledItem[]): boolean {
+  return promote.some((t) => t.kind === itemOf(d)?.kind && t.name === nameOf(d) && t.update_version === d.version);
+}
+
+/**
+ * Why live no longer takes the version staging soaked, but the newest it is offered: the listing flags
+ * the soaked one vulnerable and not the newest, or the task's policy now leaves the soaked one alone
+ * (`refused`, the policy's words), while the policy sends the newest (`sendsNewest`). Undefined where
+ * live still waits for the soaked version and then takes it. The policy is the planner's to ask: this
+ * module judges none of its own.
+ */
+export function supersededSoak(item: InstalledItem, soaked: Soaked | undefined, policy: { sendsNewest: boolean; refused?: string }): string | undefined {
+  if (!soaked || soaked.version === item.update_version || !policy.sendsNewest) return undefined;
+  if (soaked.vulnerable && !item.update_vulnerable) return 'is now flagged vulnerable';
+  return policy.refused === undefined ? undefined : `no longer passes the task's policy (${policy.refused})`;
 }
 
 /** A version staging ran and checked for live to move to: newer than live's, no newer than live is offered. */
@@ -189,6 +222,33 @@ function judgeSoaked(item: InstalledItem, staging: Environment, soaked: Soaked, 
   return [promoted, { ...stagingOf, version: next, code: 'staged', override: 'rollout.staging_first: false sends it to live at once' }];
 }
 
+/**
+ * Live behind a soaked version it no longer takes (supersededSoak says why): the newest is judged as
+ * though nothing were soaked (staged tonight where staging is offered it), and live waits for it, told
+ * why and what sends it sooner. Under rollout.security_bypass, where the soaked version is flagged
+ * vulnerable and the newest is not, live takes the newest unstaged, and staging takes it the same
+ * night where it is offered it (one decision for both: judgeStaged stages it); never a version that
+ * failed on staging.
+ */
+function judgeSuperseded(
+  item: InstalledItem,
+  staging: Environment,
+  { soaked, reason }: { soaked: Soaked; reason: string },
+  rollout: Rollout,
+  clock: StagingClock,
+): StagingDecision[] {
+  const fresh: StagingDecision = { ...judgeItem(item, staging, rollout, clock), soaked: soaked.version };
+  if (fresh.code === 'staging_failed') return [fresh];
+  if (rollout.security_bypass === true && soaked.vulnerable && !item.update_vulnerable) {
+    const why = `${soaked.version} soaked on ${staging.name} is flagged vulnerable`;
+    return [{ ...fresh, code: 'staging_bypassed', why, override: 'rollout.security_bypass: false stages it first' }];
+  }
+  const why = `${item.name} ${soaked.version} soaked on ${staging.name} ${reason}`;
+  if (fresh.code !== 'staged') return [{ ...fresh, why: `${why}; ${fresh.why}` }];
+  const sooner = soaked.vulnerable ? { override: `rollout.security_bypass: true sends ${item.update_version} to live unstaged` } : {};
+  return [{ ...fresh, why, ...sooner }];
+}
+
 function noStaging(item: InstalledItem, live: Environment, rollout: Rollout): StagingDecision {
   const live_ = rollout.no_staging === 'live';
   return {
@@ -214,8 +274,7 @@ function judgeItem(item: InstalledItem, staging: Environment, rollout: Rollout, 
     };
   const onStaging = onStagingOf(item, staging);
   if (onStaging?.version !== version) {
-    if (onStaging?.update_available && onStaging.update_version === version)
-      return { ...base, code: 'staged', override: 'rollout.staging_first: false sends it to live at once' };
+    if (offers(onStaging, version)) return { ...base, code: 'staged', override: 'rollout.staging_first: false sends it to live at once' };
     const runs = `${staging.name} runs ${item.name} ${onStaging?.version ?? '(not installed)'} and is not offered ${version}`;
     return mismatch({ ...base, code: 'staged' }, `${runs}, so it cannot be staged`);
   }
@@ -244,9 +303,12 @@ export function stagingWords(d: StagingDecision): string {
   const what = `${nameOf(d)} ${d.version}`;
   switch (d.code) {
     case 'staged':
-      return `staged: ${what} goes to ${d.staging!.environment} first; live follows on a run after the soak`;
+      // Staged in place of a soaked version live no longer takes: why, and what sends it sooner.
+      return `staged: ${what} goes to ${d.staging!.environment} first; live follows on a run after the soak${d.soaked && d.why ? ` (${d.why}; ${d.override})` : ''}`;
     case 'promoted':
       return `promoted: ${what} has run on ${d.staging?.environment ?? 'staging'} since ${d.since}`;
+    case 'staging_bypassed':
+      return `staging_bypassed: ${what} goes to live unstaged: ${d.why} (rollout.security_bypass)`;
     case 'staging_soaking':
       return `staging_soaking: ${what} on ${d.staging!.environment} since ${d.since}; live after ${d.until} (${d.override})`;
     case 'staging_mismatch':
@@ -258,6 +320,11 @@ export function stagingWords(d: StagingDecision): string {
     case 'no_staging':
       return `no_staging: ${what}: ${d.why}${d.override ? ` (${d.override})` : ''}`;
   }
+}
+
+/** Whether the item, as installed, is offered that very version. */
+function offers(item: InstalledItem | undefined, version: string): boolean {
+  return item?.update_available === true && item.update_version === version;
 }
 
 /** The same item on the site's staging environment, if installed there. */

@@ -223,6 +223,11 @@ function taskSchema(actions: Action[]): Record<string, unknown> {
           soak: ageSchema(LONGEST_AGE.stagingSoak, 'with staging_first: how long staging runs a version before live takes it (default 0s: the next run)'),
           no_staging: { enum: ['hold', 'live'], description: 'with staging_first: a site without staging is held (default) or updated on live' },
           staging: { type: 'string', minLength: 1, description: 'with staging_first: the name (glob) of the staging environment (default staging)' },
+          security_bypass: {
+            type: 'boolean',
+            description:
+              'with staging_first: where the version staging soaked is flagged vulnerable and a newer one not flagged is offered, live takes the newer one unstaged, the same run as staging (default false: the newer one is staged first and soaks; live waits)',
+          },
           together: {
             type: 'string',
             minLength: 1,

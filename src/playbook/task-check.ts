@@ -164,7 +164,7 @@ function guardOf(action: Action, t: RawTask, path: string, problems: InputProble
 function stagingProblems(t: RawTask, path: string): InputProblem[] {
   const r = t.rollout ?? {};
   if (!r.staging_first) {
-    const stray = (['soak', 'no_staging', 'staging'] as const).find((k) => r[k] !== undefined);
+    const stray = (['soak', 'no_staging', 'staging', 'security_bypass'] as const).find((k) => r[k] !== undefined);
     return stray ? [{ path: `${path}.rollout.${stray}`, message: `goes with rollout.staging_first: true` }] : [];
   }
   if (!ACTIONS.get(t.action)?.stagesFirst)

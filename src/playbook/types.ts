@@ -36,6 +36,12 @@ export interface Rollout {
   /** With staging_first: the name (a glob) of a site's staging environment. @default "staging" */
   staging?: string;
   /**
+   * With staging_first: where the version staging soaked is flagged vulnerable and a newer one the
+   * listing does not flag is offered, live takes the newer one unstaged (staging too, the same run),
+   * the step and the report naming the bypass. Without it live waits for the newer one's soak. @default false
+   */
+  security_bypass?: boolean;
+  /**
    * The name of an earlier task that updates another kind of item: on each environment both write to,
    * this task's writes join that task's: one backup before both, one look after both, one restore of
    * both when the site broke. This task's guards are that task's (plan/together.ts).

@@ -3,6 +3,7 @@ import { groupOf, taskCounts } from './task-counts.js';
 export { groupOf };
 import { countsAgainstBudget, isProblem, problemCount } from '../run/types.js';
 import { answerLines } from './answer-lines.js';
+import { bypassLines } from './staging-lines.js';
 import { isolatedResults, isolationLine } from './isolation-lines.js';
 import {
   healthCounts,
@@ -87,6 +88,8 @@ export function markdownSummary(report: Report, reportPath: string): string {
   }
   const answers = answerLines(report);
   if (answers.length > 0) lines.push('', ...answers.map((line) => `- ${forMarkdown(clip(line, MESSAGE_WIDTH))}`));
+  const bypassed = bypassLines(report.results);
+  if (bypassed.length > 0) lines.push('', ...bypassed.map((line) => `- ${forMarkdown(clip(line, MESSAGE_WIDTH))}`));
   const unseen = pagesNotLookedAt(report);
   if (unseen) lines.push('', `**${forMarkdown(unseen)}**`);
   const before = unhealthyBefore(report);

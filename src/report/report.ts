@@ -30,7 +30,7 @@ export interface ReportResult extends Omit<StepResult, 'step_id' | 'private_outp
   release_age?: ReleaseAgeDecision[];
   /** Updates the company's history left alone here: a quarantined version, a write waiting its backoff (retry_later). */
   withheld?: WithheldDecision[];
-  /** rollout.staging_first: staged, promoted, or why live waits (staging_soaking, staging_failed, no_staging), with dates and override. */
+  /** rollout.staging_first: staged, promoted, bypassed, or why live waits (staging_soaking, staging_failed, no_staging), with dates and override. */
   staging?: StagingDecision[];
 }
 

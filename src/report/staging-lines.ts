@@ -33,7 +33,7 @@ export function stagingRows(items: readonly Item[]): StagingRow[] {
       return [{ task: item.task, site: item.target.site ?? '', environment: item.target.environment ?? '', decision }];
     }),
   );
-  const order = ['staging_failed', 'no_staging', 'staging_soaking', 'staged', 'promoted'];
+  const order = ['staging_failed', 'no_staging', 'staging_soaking', 'staged', 'staging_bypassed', 'promoted'];
   return rows.sort((a, b) => order.indexOf(a.decision.code) - order.indexOf(b.decision.code) || (a.site < b.site ? -1 : a.site > b.site ? 1 : 0));
 }
 
@@ -69,4 +69,23 @@ export function stagingLines(items: readonly Item[]): string[] {
     if (mine.length > SHOWN) lines.push(`staging first (${task}): ${mine.length - SHOWN} more, in the plan (--out) or the report`);
   }
   return lines;
+}
+
+/** Whether a decision holds live back (a wait to list), rather than tell what live took tonight. */
+export function holdsLive(d: StagingDecision): boolean {
+  return d.code !== 'promoted' && d.code !== 'staging_bypassed';
+}
+
+/**
+ * What went to live without its staging soak (rollout.security_bypass), once per task and item
+ * version, with its sites: a summary names every bypass. The lines hold the service's names as they
+ * came: each sink makes them safe for itself.
+ */
+export function bypassLines(items: readonly Item[]): string[] {
+  return stagingGroups(items)
+    .filter(({ decision: d }) => d.code === 'staging_bypassed')
+    .map(
+      ({ task, decision: d, sites }) =>
+        `staging bypassed (${task}): ${nameOf(d)} ${d.version} went to live unstaged on ${sites} site${sites === 1 ? '' : 's'}: ${d.why} (rollout.security_bypass)`,
+    );
 }

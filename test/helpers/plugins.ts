@@ -64,13 +64,15 @@ ${extra}`;
 }
 
 /**
- * `akismet` 5.0.0 on every environment with 5.0.1 offered, and a staged night of it: staging first
- * with a soak, backup first, checks that restore. Returns the staging environments and their live siblings.
+ * `akismet` 5.0.0 on every environment with 5.0.1 offered (or the `versions` given, oldest first), and
+ * a staged night of it: staging first with a soak, backup first, checks that restore. Returns the
+ * staging environments and their live siblings.
  */
-export function stagedAkismet(sim: Simulator) {
+export function stagedAkismet(sim: Simulator, versions = ['5.0.0', '5.0.1']) {
   const name = 'akismet';
-  sim.fleet.pluginCatalog.set(name, { name, title: 'Akismet', versions: ['5.0.0', '5.0.1'], vulnerable: new Set() });
-  for (const e of sim.fleet.environments.values()) e.plugins.set(name, { version: '5.0.0', status: 'active', updateStatus: 'none', autoUpdateType: 'none' });
+  sim.fleet.pluginCatalog.set(name, { name, title: 'Akismet', versions: [...versions], vulnerable: new Set() });
+  for (const e of sim.fleet.environments.values())
+    e.plugins.set(name, { version: versions[0]!, status: 'active', updateStatus: 'none', autoUpdateType: 'none' });
   const envs = [...sim.fleet.environments.values()];
   const stagings = envs.filter((e) => e.displayName === 'staging');
   const stagedLive = envs.filter((e) => e.displayName === 'live' && stagings.some((s) => s.siteId === e.siteId));

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { installedItem } from '../helpers/items.js';
 import type { Environment, InstalledItem } from '../../src/inventory/inventory.js';
 import { StagingTable, type StagingEntry } from '../../src/inventory/staging-table.js';
-import { judgeStaged } from '../../src/plan/staging-first.js';
+import { judgeStaged, supersededSoak, type Soaked } from '../../src/plan/staging-first.js';
 
 const HOUR = 3_600_000;
 const NOW = Date.parse('2026-03-03T02:00:00.000Z');
@@ -73,5 +73,39 @@ describe('staging first, judged', () => {
     const soaking = judgeStaged({ live: newer, staging }, newer.themes, { staging_first: true, soak: '40h' }, { now: NOW, table });
     expect(soaking.decisions.map((d) => [d.code, d.version])).toEqual([['staging_soaking', '1.0.1']]);
     expect(soaking.stage).toEqual([]);
+  });
+
+  it('the soaked version gives way to the newest where it is flagged vulnerable and the newest is not, or the policy now leaves it alone; never to a newest the policy refuses', () => {
+    const offered = theme('1.0.0', '1.0.2');
+    const soaked = (vulnerable: boolean): Soaked => ({ version: '1.0.1', since: NOW - 30 * HOUR, vulnerable });
+    const sends = { sendsNewest: true };
+    expect(supersededSoak(offered, soaked(true), sends)).toBe('is now flagged vulnerable');
+    expect(supersededSoak(offered, soaked(false), sends)).toBeUndefined();
+    expect(supersededSoak(offered, soaked(false), { sendsNewest: true, refused: 'quarantined' })).toBe("no longer passes the task's policy (quarantined)");
+    // The newest flagged too: the policy's word alone (here it takes the soaked one).
+    expect(supersededSoak({ ...offered, update_vulnerable: true }, soaked(true), sends)).toBeUndefined();
+    expect(supersededSoak(offered, soaked(true), { sendsNewest: false, refused: 'flagged' })).toBeUndefined();
+    expect(supersededSoak(offered, undefined, sends)).toBeUndefined();
+    expect(supersededSoak(theme('1.0.0', '1.0.1'), soaked(true), sends)).toBeUndefined();
+
+    const newer = { ...live, items: { theme: [offered] } };
+    // The listing flags 1.0.1, as staging runs it.
+    const staging = env('S', 'staging', installedItem('theme', 'calm', '1.0.1', '1.0.2', { version_vulnerable: true }));
+    const table = StagingTable.of([entry('healthy', NOW - 30 * HOUR)]);
+    const judged = (rollout: object) =>
+      judgeStaged(
+        { live: newer, staging },
+        [offered],
+        { staging_first: true, soak: '20h', ...rollout },
+        { now: NOW, table },
+        new Map([['calm', 'is now flagged vulnerable']]),
+      );
+    const held = judged({});
+    expect(held.decisions.map((d) => [d.code, d.version, d.soaked])).toEqual([['staged', '1.0.2', '1.0.1']]);
+    expect([held.stage.map((t) => t.version), held.promote]).toEqual([['1.0.1'], []]);
+    const bypassed = judged({ security_bypass: true });
+    // One decision for both: live takes 1.0.2 unstaged, staging takes it too.
+    expect(bypassed.decisions.map((d) => [d.code, d.version, d.soaked])).toEqual([['staging_bypassed', '1.0.2', '1.0.1']]);
+    expect([bypassed.stage.map((t) => t.update_version), bypassed.promote.map((t) => t.update_version)]).toEqual([['1.0.2'], ['1.0.2']]);
   });
 });

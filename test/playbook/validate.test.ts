@@ -114,6 +114,16 @@ describe('playbook validation names file, line, column and field', () => {
       `${head}tasks:\n  - name: x\n    action: environments.push\n    with: { site_id: "${COMPANY}", source_env_id: "${COMPANY}", target_env_id: "${COMPANY}", push_files_option: SPECIFIC_FILES }\n`,
       /tasks\.0\.with\.file_list: is required/,
     ],
+    [
+      'rollout.security_bypass without staging first',
+      `${head}tasks:\n  - name: x\n    action: plugins.update\n    target: all\n    rollout: { security_bypass: true }\n`,
+      /tasks\.0\.rollout\.security_bypass: goes with rollout\.staging_first: true/,
+    ],
+    [
+      'rollout.security_bypass that is not true or false',
+      `${head}tasks:\n  - name: x\n    action: plugins.update\n    target: all\n    rollout: { staging_first: true, security_bypass: always }\n`,
+      /tasks\.0\.rollout\.security_bypass: /,
+    ],
   ])('%s', (_, text, expected) => {
     const found = problems(text);
     expect(found.length).toBeGreaterThan(0);
