@@ -90,6 +90,6 @@ describe('lifeAt: where a journaled life stands, for resume', () => {
   it.each(cases)('%s', (_, known, state) => expect(lifeAt(guarded, step, known)).toBe(state));
 
   it('an unguarded task has no look left to take', () => {
-    expect(lifeAt({ ...guarded, health: undefined } as TaskSummary, step, base)).toBe('ended');
+    expect(lifeAt({ ...guarded, health: undefined }, step, base)).toBe('ended');
   });
 });
