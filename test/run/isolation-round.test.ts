@@ -46,7 +46,8 @@ const probe: SiteProbePort = {
 
 /**
  * The rounds' context over the simulator, with a scripted visual check (pages always alike): what a
- * run's executor gives isolate(), the journal being `saved`. `looks`: the rounds a look before was taken for.
+ * run's executor gives isolate(), the journal being `saved`. `looks`: the rounds a look before was
+ * taken for; `letGo`: those whose look was let go (its browser context closed), as VisualGate.after does once it compared.
  */
 async function harness(sim: Simulator, client: ConstructorParameters<typeof Caller>[0], envId: string) {
   const caller = new Caller(client, { logger: silent, concurrency: 4 });
@@ -55,6 +56,7 @@ async function harness(sim: Simulator, client: ConstructorParameters<typeof Call
   const gate = new HealthGate(probe, spec, systemClock);
   const url = sim.siteUrl.replace('{{domain}}', sim.fleet.environments.get(envId)!.domains[0]!.name);
   const looks: number[] = [];
+  const letGo: number[] = [];
   const journal: StepResult[] = [];
   const watch = taskWatch({}, { intervalMs: 20 });
   const ctx: IsolationContext = {
@@ -67,9 +69,12 @@ async function harness(sim: Simulator, client: ConstructorParameters<typeof Call
     visual: {
       before(round) {
         looks.push(round);
-        return Promise.resolve({ pages: [], close: () => Promise.resolve() } as VisualBaseline);
+        return Promise.resolve({ pages: [], close: () => Promise.resolve(void letGo.push(round)) } as VisualBaseline);
       },
-      after: () => Promise.resolve({ record: { outcome: 'passed', pages: [] } } as unknown as VisualSeen),
+      after: async (_round, baseline) => {
+        await baseline.close();
+        return { record: { outcome: 'passed', pages: [] } } as unknown as VisualSeen;
+      },
     },
     restoring: { caller, watcher, watch, update: () => Promise.resolve() },
     logger: silent,
@@ -85,7 +90,7 @@ async function harness(sim: Simulator, client: ConstructorParameters<typeof Call
       throw new Error(`stopped: ${reason}`);
     },
   };
-  return { ctx, caller, looks, journal, url };
+  return { ctx, caller, looks, letGo, journal, url };
 }
 
 /** A restore point on the environment as it is now: a manual backup, taken and listed. */
@@ -246,6 +251,23 @@ describe('isolation with visual checks, resumed in its first round', () => {
       reason: 'stopped before round 2: the maintenance window closed',
     });
     expect((await fetch(url)).status).toBe(200);
+  });
+
+  it('every look before a round is let go once isolation ends, a round its page broke (no comparison) too: none keeps a browser context and its proxy open', async () => {
+    const { sim, client } = await start({ sites: 1, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
+    const live = fourPlugins(sim);
+    const { ctx, caller, looks, letGo } = await harness(sim, client, live.id);
+    const point = await backupNow(caller, live.id, 'sitefleet-before-test');
+    const step = stepOf(live.id);
+    const started: StepResult = leftBy(step, point, { names: [], status: 'healthy' });
+    started.isolation!.rounds = [];
+
+    const ended = await isolate(ctx, step, started);
+    // Round 1 (p0, p1) and round 2 (p0) broke the site by its page, which no comparison was needed for; round 3 (p1, p2, p3) passed its look.
+    expect(ended.isolation, JSON.stringify(ended.isolation)).toMatchObject({ outcome: 'found', culprits: [{ plugin: 'p0' }] });
+    expect(ended.isolation!.rounds.map((r) => r.status)).toEqual(['broken', 'broken', 'healthy']);
+    expect(looks).toEqual([1, 2, 3]);
+    expect([...letGo].sort()).toEqual(looks);
   });
 
   it('a round whose pages could not be looked at (or changed past hold_over) is no healthy round: isolation stops there, saying why', async () => {
