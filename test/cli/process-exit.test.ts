@@ -25,21 +25,21 @@ describe('a run ends with its exit code once its summary is written', () => {
     const report = join(dir, 'r.json');
     // Before issue 54's fix the look before each round its page broke (p0's) was never let go: its proxy kept the process alive.
     const ran = await runCliProcess(['run', writePlaybook(yaml, dir), '--yes', '--poll-interval', '50', '--report', report], simEnv(sim), {
-      timeoutMs: 240_000,
+      timeoutMs: 120_000,
     });
     expect({ code: ran.code, signal: ran.signal }, ran.stderr).toEqual({ code: 3, signal: null });
     expect(ran.stdout).toContain('run stopped: failure budget exceeded in task "plugin updates": 1 failed, 0 allowed');
     // It ended by itself, not by main.ts's bound on what is left open.
     expect(ran.stderr).not.toContain('still open');
     expect(isolatedWrite(report, live.id).isolation).toMatchObject({ outcome: 'found', culprits: [{ plugin: 'p0' }] });
-  });
+  }, 150_000);
 
   it('a handle left open after the command ended does not keep the process: it exits with the command’s code, naming what was open', async () => {
     // A server nothing closes, opened before the CLI loads: what a defect would leave.
     const leak = join(tempDir(), 'leak.mjs');
     writeFileSync(leak, "import { createServer } from 'node:net';\ncreateServer().listen(0, '127.0.0.1');\n");
     const invalid = writePlaybook('version: 1\nname: bad\ntasks: []\n');
-    const ran = await runCliProcess(['validate', invalid], { NODE_OPTIONS: `--import=${pathToFileURL(leak).href}` }, { timeoutMs: 60_000 });
+    const ran = await runCliProcess(['validate', invalid], { NODE_OPTIONS: `--import=${pathToFileURL(leak).href}` }, { timeoutMs: 20_000 });
     expect({ code: ran.code, signal: ran.signal }, ran.stderr).toEqual({ code: 2, signal: null });
     expect(ran.stderr).toMatch(/sitefleet: warning: still open 2 s after the command ended \(.*TCPServerWrap.*\): exiting with its code 2\n$/);
   });
