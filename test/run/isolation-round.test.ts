@@ -135,13 +135,18 @@ function leftBy(step: Step, point: RestorePoint, round: IsolationRound): StepRes
   };
 }
 
+/** One site with the four plugins, the rounds' context over it, a restore point taken now, and the write's step. */
+async function begin() {
+  const { sim, client } = await start({ sites: 1, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
+  const live = fourPlugins(sim);
+  const harnessed = await harness(sim, client, live.id);
+  const point = await backupNow(harnessed.caller, live.id, 'sitefleet-before-test');
+  return { sim, live, point, step: stepOf(live.id), ...harnessed };
+}
+
 describe('isolation with visual checks, resumed in its first round', () => {
   it('killed after the round\u2019s write left (it broke the site): the resume checks the site and restores it, never leaving it broken', async () => {
-    const { sim, client } = await start({ sites: 1, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
-    const live = fourPlugins(sim);
-    const { ctx, caller, looks, url } = await harness(sim, client, live.id);
-    const point = await backupNow(caller, live.id, 'sitefleet-before-test');
-    const step = stepOf(live.id);
+    const { sim, live, point, step, ctx, caller, looks, url } = await begin();
     // The round's write went (its look before was taken by the process that died), and broke the site.
     const sent = await caller.call('bulkUpdatePlugins', { env_id: live.id }, { plugins: [{ name: 'p0' }, { name: 'p1' }] }, true);
     const op = (sent.value!.data as { operation_id: string }).operation_id;
@@ -160,11 +165,7 @@ describe('isolation with visual checks, resumed in its first round', () => {
   });
 
   it('killed before the round\u2019s write left (its restore point in hand): the resume takes the look before and goes on to the culprit', async () => {
-    const { sim, client } = await start({ sites: 1, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
-    const live = fourPlugins(sim);
-    const { ctx, caller, looks, url } = await harness(sim, client, live.id);
-    const point = await backupNow(caller, live.id, 'sitefleet-before-test');
-    const step = stepOf(live.id);
+    const { sim, live, point, step, ctx, looks, url } = await begin();
     const writesBefore = requestsTo(sim, 'bulkUpdatePlugins').length;
 
     const ended = await isolate(ctx, step, leftBy(step, point, { names: ['p0', 'p1'], status: 'sending', restore_point: point }));
@@ -176,11 +177,7 @@ describe('isolation with visual checks, resumed in its first round', () => {
   });
 
   it('killed while the backup of a round after a healthy one was being asked for: the resume finds it by its tag, never asks twice', async () => {
-    const { sim, client } = await start({ sites: 1, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
-    const live = fourPlugins(sim);
-    const { ctx, caller, looks } = await harness(sim, client, live.id);
-    const point = await backupNow(caller, live.id, 'sitefleet-before-test');
-    const step = stepOf(live.id);
+    const { sim, live, point, step, ctx, caller, looks } = await begin();
     // Round 1 (p1) went in healthy; round 2's backup was asked for, and made, as the run died.
     const sent = await caller.call('bulkUpdatePlugins', { env_id: live.id }, { plugins: [{ name: 'p1' }] }, true);
     const op = (sent.value!.data as { operation_id: string }).operation_id;
@@ -203,11 +200,7 @@ describe('isolation with visual checks, resumed in its first round', () => {
   });
 
   it('killed while a broken round\u2019s restore was followed: the resume follows that restore, sends none again, and goes on', async () => {
-    const { sim, client } = await start({ sites: 1, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
-    const live = fourPlugins(sim);
-    const { ctx, caller } = await harness(sim, client, live.id);
-    const point = await backupNow(caller, live.id, 'sitefleet-before-test');
-    const step = stepOf(live.id);
+    const { sim, live, point, step, ctx, caller } = await begin();
     // Round 1 (p0, p1) broke the site; its restore was accepted as the run died.
     const sent = await caller.call('bulkUpdatePlugins', { env_id: live.id }, { plugins: [{ name: 'p0' }, { name: 'p1' }] }, true);
     const op = (sent.value!.data as { operation_id: string }).operation_id;
@@ -232,11 +225,7 @@ describe('isolation with visual checks, resumed in its first round', () => {
   });
 
   it('the window closes once a round\u2019s write left: the round is followed and judged, the site it broke restored, and no round goes after', async () => {
-    const { sim, client } = await start({ sites: 1, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
-    const live = fourPlugins(sim);
-    const { ctx, caller, url } = await harness(sim, client, live.id);
-    const point = await backupNow(caller, live.id, 'sitefleet-before-test');
-    const step = stepOf(live.id);
+    const { sim, point, step, ctx, url } = await begin();
     const writesBefore = requestsTo(sim, 'bulkUpdatePlugins').length;
     // Closed as soon as the service has the first round's write.
     const closed = () => requestsTo(sim, 'bulkUpdatePlugins').length > writesBefore;
@@ -254,11 +243,7 @@ describe('isolation with visual checks, resumed in its first round', () => {
   });
 
   it('every look before a round is let go once isolation ends, a round its page broke (no comparison) too: none keeps a browser context and its proxy open', async () => {
-    const { sim, client } = await start({ sites: 1, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
-    const live = fourPlugins(sim);
-    const { ctx, caller, looks, letGo } = await harness(sim, client, live.id);
-    const point = await backupNow(caller, live.id, 'sitefleet-before-test');
-    const step = stepOf(live.id);
+    const { point, step, ctx, looks, letGo } = await begin();
     const started: StepResult = leftBy(step, point, { names: [], status: 'healthy' });
     started.isolation!.rounds = [];
 
@@ -271,11 +256,7 @@ describe('isolation with visual checks, resumed in its first round', () => {
   });
 
   it('a round whose pages could not be looked at (or changed past hold_over) is no healthy round: isolation stops there, saying why', async () => {
-    const { sim, client } = await start({ sites: 1, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
-    const live = fourPlugins(sim);
-    const { ctx, caller } = await harness(sim, client, live.id);
-    const point = await backupNow(caller, live.id, 'sitefleet-before-test');
-    const step = stepOf(live.id);
+    const { point, step, ctx } = await begin();
     const started: StepResult = leftBy(step, point, { names: [], status: 'healthy' });
     started.isolation!.rounds = [];
     const unchecked = {
