@@ -15,4 +15,22 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   });
   const [{ main }, { processIo }] = await Promise.all([import('./program.js'), import('../app/io.js')]);
   process.exitCode = await main(args, processIo());
+  exitIfLeftOpen();
+}
+
+/**
+ * A command has closed all it opened once `main` returns (its RunScope), and the process ends by
+ * itself. Something a defect left open (a server, a child, a timer) must not keep a cron job from the
+ * exit code its summary gave: after a bound, what is still open is named and the process ends with its
+ * code. The timer holds nothing open itself; a process that ends by itself never sees it.
+ */
+function exitIfLeftOpen(): void {
+  const boundMs = 2000;
+  setTimeout(() => {
+    const open = new Map<string, number>();
+    for (const kind of process.getActiveResourcesInfo()) open.set(kind, (open.get(kind) ?? 0) + 1);
+    const named = [...open].map(([kind, n]) => (n > 1 ? `${kind} ×${n}` : kind)).join(', ');
+    process.stderr.write(`sitefleet: warning: still open ${boundMs / 1000} s after the command ended (${named}): exiting with its code ${process.exitCode}\n`);
+    process.exit();
+  }, boundMs).unref();
 }

@@ -219,6 +219,9 @@ async function judgeRound(
       reason: 'the run stopped during the round: the look before it is gone, so its pages cannot be compared',
     }));
   looks.delete(index);
+  // after() lets go of the look it compares; a round its page broke is not compared, and its look goes
+  // here (not awaited: the restore never waits on the browser). Left open, its context's proxy keeps the process alive.
+  if (failsStep) void baseline?.close();
   const seen = !failsStep && baseline ? await ctx.visual!.after(index + 1, baseline) : undefined;
   const broken = failsStep || seen?.broken !== undefined;
   // Pages not looked at, or changed past hold_over: no healthy round (a write would be held), and a person looks.

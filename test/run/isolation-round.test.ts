@@ -46,7 +46,8 @@ const probe: SiteProbePort = {
 
 /**
  * The rounds' context over the simulator, with a scripted visual check (pages always alike): what a
- * run's executor gives isolate(), the journal being `saved`. `looks`: the rounds a look before was taken for.
+ * run's executor gives isolate(), the journal being `saved`. `looks`: the rounds a look before was
+ * taken for; `letGo`: those whose look was let go (its browser context closed), as VisualGate.after does once it compared.
  */
 async function harness(sim: Simulator, client: ConstructorParameters<typeof Caller>[0], envId: string) {
   const caller = new Caller(client, { logger: silent, concurrency: 4 });
@@ -55,6 +56,7 @@ async function harness(sim: Simulator, client: ConstructorParameters<typeof Call
   const gate = new HealthGate(probe, spec, systemClock);
   const url = sim.siteUrl.replace('{{domain}}', sim.fleet.environments.get(envId)!.domains[0]!.name);
   const looks: number[] = [];
+  const letGo: number[] = [];
   const journal: StepResult[] = [];
   const watch = taskWatch({}, { intervalMs: 20 });
   const ctx: IsolationContext = {
@@ -67,9 +69,12 @@ async function harness(sim: Simulator, client: ConstructorParameters<typeof Call
     visual: {
       before(round) {
         looks.push(round);
-        return Promise.resolve({ pages: [], close: () => Promise.resolve() } as VisualBaseline);
+        return Promise.resolve({ pages: [], close: () => Promise.resolve(void letGo.push(round)) } as VisualBaseline);
       },
-      after: () => Promise.resolve({ record: { outcome: 'passed', pages: [] } } as unknown as VisualSeen),
+      after: async (_round, baseline) => {
+        await baseline.close();
+        return { record: { outcome: 'passed', pages: [] } } as unknown as VisualSeen;
+      },
     },
     restoring: { caller, watcher, watch, update: () => Promise.resolve() },
     logger: silent,
@@ -85,7 +90,7 @@ async function harness(sim: Simulator, client: ConstructorParameters<typeof Call
       throw new Error(`stopped: ${reason}`);
     },
   };
-  return { ctx, caller, looks, journal, url };
+  return { ctx, caller, looks, letGo, journal, url };
 }
 
 /** A restore point on the environment as it is now: a manual backup, taken and listed. */
@@ -130,13 +135,18 @@ function leftBy(step: Step, point: RestorePoint, round: IsolationRound): StepRes
   };
 }
 
+/** One site with the four plugins, the rounds' context over it, a restore point taken now, and the write's step. */
+async function begin() {
+  const { sim, client } = await start({ sites: 1, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
+  const live = fourPlugins(sim);
+  const harnessed = await harness(sim, client, live.id);
+  const point = await backupNow(harnessed.caller, live.id, 'sitefleet-before-test');
+  return { sim, live, point, step: stepOf(live.id), ...harnessed };
+}
+
 describe('isolation with visual checks, resumed in its first round', () => {
   it('killed after the round\u2019s write left (it broke the site): the resume checks the site and restores it, never leaving it broken', async () => {
-    const { sim, client } = await start({ sites: 1, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
-    const live = fourPlugins(sim);
-    const { ctx, caller, looks, url } = await harness(sim, client, live.id);
-    const point = await backupNow(caller, live.id, 'sitefleet-before-test');
-    const step = stepOf(live.id);
+    const { sim, live, point, step, ctx, caller, looks, url } = await begin();
     // The round's write went (its look before was taken by the process that died), and broke the site.
     const sent = await caller.call('bulkUpdatePlugins', { env_id: live.id }, { plugins: [{ name: 'p0' }, { name: 'p1' }] }, true);
     const op = (sent.value!.data as { operation_id: string }).operation_id;
@@ -155,11 +165,7 @@ describe('isolation with visual checks, resumed in its first round', () => {
   });
 
   it('killed before the round\u2019s write left (its restore point in hand): the resume takes the look before and goes on to the culprit', async () => {
-    const { sim, client } = await start({ sites: 1, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
-    const live = fourPlugins(sim);
-    const { ctx, caller, looks, url } = await harness(sim, client, live.id);
-    const point = await backupNow(caller, live.id, 'sitefleet-before-test');
-    const step = stepOf(live.id);
+    const { sim, live, point, step, ctx, looks, url } = await begin();
     const writesBefore = requestsTo(sim, 'bulkUpdatePlugins').length;
 
     const ended = await isolate(ctx, step, leftBy(step, point, { names: ['p0', 'p1'], status: 'sending', restore_point: point }));
@@ -171,11 +177,7 @@ describe('isolation with visual checks, resumed in its first round', () => {
   });
 
   it('killed while the backup of a round after a healthy one was being asked for: the resume finds it by its tag, never asks twice', async () => {
-    const { sim, client } = await start({ sites: 1, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
-    const live = fourPlugins(sim);
-    const { ctx, caller, looks } = await harness(sim, client, live.id);
-    const point = await backupNow(caller, live.id, 'sitefleet-before-test');
-    const step = stepOf(live.id);
+    const { sim, live, point, step, ctx, caller, looks } = await begin();
     // Round 1 (p1) went in healthy; round 2's backup was asked for, and made, as the run died.
     const sent = await caller.call('bulkUpdatePlugins', { env_id: live.id }, { plugins: [{ name: 'p1' }] }, true);
     const op = (sent.value!.data as { operation_id: string }).operation_id;
@@ -198,11 +200,7 @@ describe('isolation with visual checks, resumed in its first round', () => {
   });
 
   it('killed while a broken round\u2019s restore was followed: the resume follows that restore, sends none again, and goes on', async () => {
-    const { sim, client } = await start({ sites: 1, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
-    const live = fourPlugins(sim);
-    const { ctx, caller } = await harness(sim, client, live.id);
-    const point = await backupNow(caller, live.id, 'sitefleet-before-test');
-    const step = stepOf(live.id);
+    const { sim, live, point, step, ctx, caller } = await begin();
     // Round 1 (p0, p1) broke the site; its restore was accepted as the run died.
     const sent = await caller.call('bulkUpdatePlugins', { env_id: live.id }, { plugins: [{ name: 'p0' }, { name: 'p1' }] }, true);
     const op = (sent.value!.data as { operation_id: string }).operation_id;
@@ -227,11 +225,7 @@ describe('isolation with visual checks, resumed in its first round', () => {
   });
 
   it('the window closes once a round\u2019s write left: the round is followed and judged, the site it broke restored, and no round goes after', async () => {
-    const { sim, client } = await start({ sites: 1, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
-    const live = fourPlugins(sim);
-    const { ctx, caller, url } = await harness(sim, client, live.id);
-    const point = await backupNow(caller, live.id, 'sitefleet-before-test');
-    const step = stepOf(live.id);
+    const { sim, point, step, ctx, url } = await begin();
     const writesBefore = requestsTo(sim, 'bulkUpdatePlugins').length;
     // Closed as soon as the service has the first round's write.
     const closed = () => requestsTo(sim, 'bulkUpdatePlugins').length > writesBefore;
@@ -248,12 +242,21 @@ describe('isolation with visual checks, resumed in its first round', () => {
     expect((await fetch(url)).status).toBe(200);
   });
 
+  it('every look before a round is let go once isolation ends, a round its page broke (no comparison) too: none keeps a browser context and its proxy open', async () => {
+    const { point, step, ctx, looks, letGo } = await begin();
+    const started: StepResult = leftBy(step, point, { names: [], status: 'healthy' });
+    started.isolation!.rounds = [];
+
+    const ended = await isolate(ctx, step, started);
+    // Round 1 (p0, p1) and round 2 (p0) broke the site by its page, which no comparison was needed for; round 3 (p1, p2, p3) passed its look.
+    expect(ended.isolation, JSON.stringify(ended.isolation)).toMatchObject({ outcome: 'found', culprits: [{ plugin: 'p0' }] });
+    expect(ended.isolation!.rounds.map((r) => r.status)).toEqual(['broken', 'broken', 'healthy']);
+    expect(looks).toEqual([1, 2, 3]);
+    expect([...letGo].sort()).toEqual(looks);
+  });
+
   it('a round whose pages could not be looked at (or changed past hold_over) is no healthy round: isolation stops there, saying why', async () => {
-    const { sim, client } = await start({ sites: 1, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
-    const live = fourPlugins(sim);
-    const { ctx, caller } = await harness(sim, client, live.id);
-    const point = await backupNow(caller, live.id, 'sitefleet-before-test');
-    const step = stepOf(live.id);
+    const { point, step, ctx } = await begin();
     const started: StepResult = leftBy(step, point, { names: [], status: 'healthy' });
     started.isolation!.rounds = [];
     const unchecked = {

@@ -62,6 +62,8 @@ export class Screenshooter implements CameraPort {
   /** Set once the one restart was spent: why a browser lost again is not started a third time. */
   #restarted?: Promise<Browser>;
   #closed = false;
+  /** The proxies of site cameras not yet let go of: closed with the browser, which their contexts die with, as they listen in this process. */
+  readonly #sites = new Set<PageProxy>();
 
   private constructor(
     browser: Browser,
@@ -123,10 +125,12 @@ export class Screenshooter implements CameraPort {
     let open: BrowserContext;
     try {
       open = await this.#context(options, proxy);
+      if (this.#closed) throw new Error('the browser was closed'); // while this context was opened: its proxy is not kept
     } catch (error) {
       await proxy.close();
       throw error;
     }
+    this.#sites.add(proxy);
     let closed = false;
     /** The site's context in the browser running now: opened again when the browser was restarted. */
     const current = async (): Promise<BrowserContext> => {
@@ -150,7 +154,7 @@ export class Screenshooter implements CameraPort {
       close: async () => {
         closed = true;
         await closeOnce(open)();
-        await proxy.close();
+        if (this.#sites.delete(proxy)) await proxy.close();
       },
     };
   }
@@ -192,7 +196,10 @@ export class Screenshooter implements CameraPort {
     try {
       await this.#browser.close();
     } finally {
-      await this.proxy.close();
+      // A camera the run forgot to let go of would keep the process from exiting after its summary.
+      const left = [...this.#sites];
+      this.#sites.clear();
+      await Promise.all([...left, this.proxy].map((proxy) => proxy.close()));
     }
   }
 }

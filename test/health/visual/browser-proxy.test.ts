@@ -1,8 +1,9 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { existsSync, readdirSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, type AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { PageProxy } from '../../../src/health/visual/page-proxy.js';
 import { Screenshooter, type ShotOptions } from '../../../src/health/visual/screenshots.js';
 import type { Resolver } from '../../../src/health/http/lookup.js';
 import { CHROMIUM } from '../../helpers/browser.js';
@@ -105,6 +106,15 @@ afterAll(async () => {
 
 const named = () => `127.0.0.1:${site.port}`;
 
+/** Whether anything listens at a proxy's address (`http://127.0.0.1:port`): `connected`, or the error's code. */
+function answers(server: string): Promise<string> {
+  const socket = connect(Number(new URL(server).port), '127.0.0.1');
+  return new Promise((resolve) => {
+    socket.once('connect', () => (socket.destroy(), resolve('connected')));
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+  });
+}
+
 describe('the visual check’s browser goes through a proxy that keeps the address rule', () => {
   it('a page’s images, fetch, WebSocket, redirected image and WebRTC to the machine’s network are refused; pop-ups closed, permissions denied; the page is still shot', async () => {
     site.reports = [];
@@ -169,5 +179,23 @@ describe('the visual check’s browser goes through a proxy that keeps the addre
     expect(readdirSync(`${TMP}/${made[0]}`).length).toBeGreaterThan(0);
     await own.close();
     expect(existsSync(`${TMP}/${made[0]}`)).toBe(false);
+  });
+
+  it('a closed browser leaves no proxy of its own listening, that of a site camera nobody let go of included (one kept a run from exiting)', async () => {
+    const started = vi.spyOn(PageProxy, 'start');
+    try {
+      const own = await Screenshooter.launch(CHROMIUM, { concurrency: 1, userAgent: 'sitefleet-test', sandbox: false, resolve });
+      const forgotten = await own.site({ width: 800, height: 600, named: named() });
+      await forgotten.shoot(`http://${named()}/plain`, SHOT);
+      const letGo = await own.site({ width: 800, height: 600, named: named() });
+      const proxies = await Promise.all(started.mock.results.map(async (r) => (await (r.value as Promise<PageProxy>)).server));
+      expect(proxies).toHaveLength(3); // the browser's own, and each camera's
+      await letGo.close();
+      await own.close();
+      for (const server of proxies) await expect(answers(server), server).resolves.toBe('ECONNREFUSED');
+      await forgotten.close(); // late, after the browser: nothing left to close, and no error
+    } finally {
+      started.mockRestore();
+    }
   });
 });
