@@ -1,42 +1,30 @@
 import { setMaxListeners } from 'node:events';
 import { ACTIONS, restorePoint } from '../actions/index.js';
 import type { Logger } from 'pino';
-import type { HealthVerdict, SiteProbePort } from '../health/http/probe.js';
+import type { SiteProbePort } from '../health/http/probe.js';
 import { sleepOn, systemClock, type Clock } from '../util/clock.js';
 import { stepHealthUrl, type Plan, type Step, type TaskSummary } from '../plan/plan.js';
 import type { CallPort, HeldPlace } from './caller.js';
 import type { BusyClaim, BusyRegister } from '../coord/types.js';
 import { EnvironmentSequence, type Turn } from './env-sequence.js';
 import { failureBudget, type FailureBudget } from './failure-budget.js';
-import { afterBackup, findRestorePoint } from './restore-point.js';
+import { afterBackup } from './restore-point.js';
 import { BatchConfirmer, readListing } from './batch-confirm.js';
-import { HealthGate, healthOutcome, healthRecord } from './health-gate.js';
-import { clearCache } from './cache-clear.js';
-import { clearsCache } from '../health/spec.js';
+import { HealthGate } from './health-gate.js';
 import { OperationFollower, type FollowContext } from './follow.js';
 import { PRIORITY } from './rate-budget.js';
 import { DEFAULT_FINISH_WITHIN_MS, RunStop } from './run-stop.js';
+import { WriteLife, type Guarded, type LifeRun } from './life/write-life.js';
 import { parseDuration } from '../util/duration.js';
 import { sendStep } from './send-step.js';
-import { followRestore, restoreBroken, undoneWrites, type RestoreContext } from './restore.js';
-import {
-  countsAgainstBudget,
-  ENDED_STATUSES,
-  isProblem,
-  type CacheClear,
-  type ExecuteOutcome,
-  type RestorePoint,
-  type RunEvent,
-  type StepResult,
-} from './types.js';
-import type { VisualBaseline, VisualPort } from './visual-gate.js';
-import { heldText, type VisualSeen } from './visual-outcome.js';
+import { followRestore, undoneWrites } from './restore.js';
+import { countsAgainstBudget, ENDED_STATUSES, isProblem, type ExecuteOutcome, type RunEvent, type StepResult } from './types.js';
+import type { VisualPort } from './visual-gate.js';
 import { verifyTask } from './verify.js';
-import { Isolator, type IsolationRun } from './isolation-step.js';
+import { Isolator } from './isolation-step.js';
 import { ITEM_WRITES } from '../actions/item-writes.js';
 import { RunQuarantine } from './run-quarantine.js';
 import { isolationLeft, lifeAt, lookLeft } from './life/state.js';
-import type { ErrorLogLooks } from './error-log.js';
 import { DEFAULT_TRACKING, taskWatch, watcherFor, type Watcher, type TrackOptions, type WatchOptions } from './watcher.js';
 
 export interface ExecuteOptions {
@@ -93,28 +81,6 @@ export interface RunLook {
   nextLookMs(): number | undefined;
 }
 
-/** What a guarded write carries from before its send to after its operation. */
-interface Guarded {
-  gate?: HealthGate;
-  restore?: RestorePoint;
-  before?: HealthVerdict;
-  /** `health.visual`: the pages as they looked before the write (taken only of a site healthy then). */
-  visual?: VisualBaseline;
-  /**
-   * `rollout.together`: the write is one of its environment's writes that share one look: the look
-   * before is taken once (by the first), and the look after is the group's, once all of them ended.
-   */
-  grouped?: true;
-  /**
-   * `rollout.together`, resumed: a write of the group went out before the interruption, so the site
-   * as it is now is no baseline (it may be broken by that very write): no look before is taken, and
-   * a site broken after the group fails it, as lookAgain does for a lone write.
-   */
-  noBaseline?: true;
-  /** `health.on_broken: isolate`: the site's PHP error log, read before the write, so a fatal error after it names a suspect. */
-  log?: ErrorLogLooks;
-}
-
 /** `rollout.together`: per environment a joining task writes to in this turn, the writes that share one look: this task's first, then the joined ones. */
 function lookGroups(steps: readonly Step[], taskIndex: number): Map<string, Step[]> {
   const envs = new Set(steps.filter((s) => s.joins === taskIndex && s.target.env_id).map((s) => s.target.env_id!));
@@ -136,7 +102,7 @@ export function execute(plan: Plan, options: ExecuteOptions): Promise<ExecuteOut
   return new Execution(plan, options).run();
 }
 
-class Execution {
+class Execution implements LifeRun {
   readonly results: Map<string, StepResult>;
   readonly stop: RunStop;
   readonly watcher: Watcher;
@@ -154,6 +120,8 @@ class Execution {
   readonly quarantine = new RunQuarantine();
   /** `health.on_broken: isolate`: takes apart the writes that broke their sites. */
   readonly isolator: Isolator;
+  /** A guarded write's life after its send (life/write-life.ts): this run schedules it. */
+  readonly life: WriteLife;
   /** Writes a restore undid under isolate, going again (sendAgain), and those that went again already. */
   readonly again: Promise<void>[] = [];
   readonly sentAgain = new Set<string>();
@@ -197,7 +165,8 @@ class Execution {
     lost?.addEventListener('abort', () => this.stop.stop((lost.reason as Error).message, 'coordination'), { once: true });
     this.tracking = { ...DEFAULT_TRACKING, ...options.tracking };
     this.watcher = watcherFor(options.caller, this.tracking, this.stop.halt, this.clock);
-    this.isolator = new Isolator(this.isolationRun());
+    this.life = new WriteLife(this);
+    this.isolator = new Isolator(this.life.isolationRun());
     this.context = {
       caller: options.caller,
       env: options.env,
@@ -504,7 +473,7 @@ class Execution {
       }
       const follow = this.follower(task, step, accepted, false);
       turn = follow.turn;
-      if (task.wait) this.countFailure(task, budget, await this.afterOperation(task, step, await follow.done(), guarded));
+      if (task.wait) this.countFailure(task, budget, await this.life.afterOperation(task, step, await follow.done(), guarded));
     } finally {
       release(turn);
       // A write that never got to its check after (not sent, its operation not followed) lets its browser context go here;
@@ -540,110 +509,10 @@ class Execution {
         await this.runStep(own, this.budgetOf(own), step, guarded);
         if (this.results.get(step.id)?.status === 'succeeded') done.push(step);
       }
-      await this.lookAfterGroup(task, done, guarded);
+      await this.life.lookAfterGroup(task, done, guarded);
     } finally {
       void guarded.visual?.close();
     }
-  }
-
-  /** The group's one look after, taken for its last write that did its work; what it found goes on each of them. */
-  async lookAfterGroup(task: TaskSummary, done: Step[], guarded: Guarded): Promise<void> {
-    const last = done.at(-1);
-    const url = last && stepHealthUrl(last);
-    if (!last || !url || !guarded.gate) return;
-    const own = this.taskOf(last);
-    const after = await this.lookAfter(own, last, this.results.get(last.id)!, { ...guarded, gate: guarded.gate, grouped: undefined }, url);
-    this.countFailure(own, this.budgetOf(own), after);
-    for (const step of done.slice(0, -1)) {
-      const now = this.results.get(step.id)!;
-      // Undone by the group's restore (undoneWrites said so), or its own look happened after all (a resume).
-      if (now.status !== 'succeeded' || now.health) continue;
-      const verdict =
-        after.status === 'succeeded' || after.restored ? {} : { status: after.status, reason: after.reason, ...(after.held ? { held: after.held } : {}) };
-      const shared: StepResult = { ...now, ...(after.health ? { health: after.health } : {}), ...verdict };
-      await this.record('update', step, shared);
-      this.countFailure(this.taskOf(step), this.budgetOf(this.taskOf(step)), shared);
-    }
-  }
-
-  /**
-   * What follows a step's operation: a restore point's backup id, or a guarded write's health check.
-   * A site broken by the write fails the step; one broken before it is listed, not blamed.
-   */
-  async afterOperation(task: TaskSummary, step: Step, final: StepResult, guarded: Guarded): Promise<StepResult> {
-    if (step.role === 'backup' && final.status === 'succeeded') {
-      const found = await findRestorePoint(this.options.caller, step, this.options.logger);
-      const result = { ...final, restore_point: found.point };
-      await this.record('update', step, result);
-      if (found.stop) this.stop.stop(found.stop.reason, found.stop.kind);
-      return result;
-    }
-    // A write sent again after "busy" has its answer from that send: it keeps its restore point.
-    const result = guarded.restore && !final.restore_point ? { ...final, restore_point: guarded.restore } : final;
-    const url = stepHealthUrl(step);
-    // A grouped write is looked at with its group, once all of it ended (runGroup).
-    if (url && guarded.gate && !guarded.grouped) return this.lookAfter(task, step, result, { ...guarded, gate: guarded.gate }, url, final);
-    if (result !== final) await this.record('update', step, result);
-    return result;
-  }
-
-  /**
-   * The look after a guarded write: its cache cleared, its page checked (and compared), and a site
-   * broken by it restored; what was seen is recorded on the step.
-   */
-  async lookAfter(task: TaskSummary, step: Step, sent: StepResult, guarded: Guarded & { gate: HealthGate }, url: string, final = sent): Promise<StepResult> {
-    let result = sent;
-    const looks = sent.status === 'succeeded' && !this.stop.halted;
-    // Before any look after the write: a page an edge cache or CDN kept from before it is not what visitors will get.
-    const cache = looks && clearsCache(task.health!) ? await this.clearCache(task, step) : undefined;
-    const after = looks && !this.stop.halted ? await guarded.gate.check(url) : undefined;
-    // A halt came before the look after: nobody saw the site since its write, so it is not done (resume looks).
-    if (sent.status === 'succeeded' && !after && this.stop.halted) return this.notLooked(step, sent, url, final);
-    const { failsStep, holdsStep } = healthOutcome(guarded.before, after, cache);
-    result = {
-      ...result,
-      health: healthRecord(url, guarded.before, after, cache),
-      ...(failsStep ? { status: 'failed' as const, reason: `health: ${after!.detail} at ${url}` } : {}),
-      ...(holdsStep ? cacheHeld(url, cache!) : {}),
-    };
-    // The pages are compared only when the site still answers healthy (a failed check said it all),
-    // and only when the cache was cleared: a kept page would look the same as before the write.
-    const seen =
-      !failsStep && !holdsStep && after?.healthy && guarded.visual ? await this.options.visual!.after(step.id, guarded.visual, task.health!) : undefined;
-    if (seen) result = withVisual(result, seen);
-    // Broken by this write, and seen healthy just before it: put back from this run's restore point.
-    if ((failsStep || seen?.broken) && guarded.before?.healthy && task.health?.on_broken !== undefined) {
-      // What the site itself said as it broke, read before it is put back.
-      const logged = guarded.log ? await guarded.log.after() : undefined;
-      if (logged) result = { ...result, logged };
-      await this.record('update', step, result);
-      const restored = await restoreBroken(this.restoring(task), step, result, guarded.gate, url);
-      const undone = undoneWrites(this.plan.steps, this.results, step, restored);
-      for (const [other, was] of undone) await this.record('update', other, was);
-      const ended = await this.isolator.afterRestore(task, step, restored, guarded, url);
-      if (ended.isolation?.outcome === 'found')
-        this.sendAgain(
-          step,
-          undone.map(([other]) => other),
-          guarded,
-        );
-      return ended;
-    }
-    if (result !== final) await this.record('update', step, result);
-    return result;
-  }
-
-  /** A guarded write whose look after a halt kept from happening: held, never succeeded; `resume` looks. */
-  async notLooked(step: Step, sent: StepResult, url: string, final: StepResult): Promise<StepResult> {
-    const why = String((this.stop.halt.reason as Error | undefined)?.message ?? 'the run halted');
-    const result: StepResult = {
-      ...sent,
-      status: 'held',
-      held: { code: 'not_looked', url, detail: why, override: 'sitefleet resume clears the cache and looks at the page (or look at it yourself)' },
-      reason: `not_looked: the run halted (${why}) before the site was looked at after its write; resume looks at it`,
-    };
-    if (result !== final) await this.record('update', step, result);
-    return result;
   }
 
   /**
@@ -662,54 +531,6 @@ class Execution {
       const again = { ...step, note: step.note ? `${note}; ${step.note}` : note };
       this.again.push(this.runStep(this.taskOf(step), this.budgetOf(this.taskOf(step)), again, { gate: guarded.gate, restore: guarded.restore }));
     }
-  }
-
-  /** What isolation needs of this run. */
-  isolationRun(): IsolationRun {
-    return {
-      caller: this.options.caller,
-      watcher: this.watcher,
-      logger: this.options.logger,
-      visual: this.options.visual,
-      blockedBackoffMs: this.options.blockedBackoffMs ?? 2000,
-      watchOptions: (task) => this.watchOptions(task),
-      clearCache: (task, step) => this.clearCache(task, step),
-      restoring: (task) => this.restoring(task),
-      record: (step, result) => this.record('update', step, result),
-      // Rounds are the life of a write already sent: a stop or the window lets them finish; a halt ends them.
-      mayGoOn: () => !this.stop.halted,
-      whyNot: () => `the run halted (${String((this.stop.halt.reason as Error | undefined)?.message ?? this.stop.reason?.reason)})`,
-      sleep: (ms) => sleepOn(this.clock, ms, this.stop.halt),
-      stop: (reason, kind) => this.stop.stop(reason, kind),
-      quarantine: this.quarantine,
-    };
-  }
-
-  /**
-   * Clears the page cache of a guarded write's environment before the look after it (or after its
-   * restore); a 401 on the way stops the run. A clear belongs to a write already sent: a stop or the
-   * window closing does not keep it from going, only a halt does (the step is then held, never called healthy).
-   */
-  async clearCache(task: TaskSummary, step: Step): Promise<CacheClear> {
-    const envId = step.target.env_id ?? step.lock;
-    if (!envId) return { outcome: 'not cleared', detail: 'the step names no environment whose cache to clear' };
-    const stopSignal = this.stop.halt;
-    const { clear, stop } = await clearCache({ caller: this.options.caller, watcher: this.watcher, stopSignal, watch: this.watchOptions(task) }, envId);
-    if (stop) this.stop.stop(stop.reason, stop.kind);
-    return clear;
-  }
-
-  /** What a restore of an environment of this task needs: it is a repair, so only a halt keeps one from going. */
-  restoring(task: TaskSummary): RestoreContext {
-    return {
-      caller: this.options.caller,
-      watcher: this.watcher,
-      update: (s, r) => this.record('update', s, r),
-      interrupt: this.stop.halt,
-      settings: this.plan.settings.restore,
-      watch: this.watchOptions(task),
-      ...(task.health && clearsCache(task.health) ? { clearCache: (s: Step) => this.clearCache(task, s) } : {}),
-    };
   }
 
   /**
@@ -753,7 +574,7 @@ class Execution {
       // racing it into "blocked by another process" (as a run holds it through its own restore).
       const release = await this.sequence.enter(step.lock);
       try {
-        const restored = await followRestore(this.restoring(task), step, known, guarded.gate, url);
+        const restored = await followRestore(this.life.restoring(task), step, known, guarded.gate, url);
         for (const [other, undone] of undoneWrites(this.plan.steps, this.results, step, restored)) await this.record('update', other, undone);
         if (guarded.gate && url) await this.isolator.afterRestore(task, step, restored, { ...guarded, gate: guarded.gate }, url);
       } finally {
@@ -769,7 +590,7 @@ class Execution {
     const follow = this.follower(task, step, known, true);
     release(follow.turn);
     // No baseline survives an interruption: a site broken after the operation fails the step.
-    if (task.wait) this.countFailure(task, budget, await this.afterOperation(task, step, await follow.done(), guarded));
+    if (task.wait) this.countFailure(task, budget, await this.life.afterOperation(task, step, await follow.done(), guarded));
   }
 
   /** Resume: isolation the interrupted run left under way (or never began after its restore) goes on, holding the environment. */
@@ -798,7 +619,7 @@ class Execution {
     if (this.stop.halted) return;
     const release = await this.sequence.enter(step.lock);
     try {
-      this.countFailure(task, budget, await this.afterOperation(task, step, known, guarded));
+      this.countFailure(task, budget, await this.life.afterOperation(task, step, known, guarded));
     } finally {
       release();
     }
@@ -830,40 +651,6 @@ class Execution {
     };
     return { turn, done: () => start().done };
   }
-}
-
-/**
- * A guarded write whose page cache could not be cleared, and whose site answered healthy after it:
- * held, not succeeded. The page checked may be the one a cache kept from before the write, so no one
- * has seen what visitors will get; a site owner would rather look (or be told the rollout stopped)
- * than read "healthy" about a page nobody saw. Not failed either: nothing says the write broke the
- * site, and a failed step would be restored (`on_broken: restore`), losing what changed since its
- * backup. It counts against the failure budget (CacheHeldReason), so a service that cannot clear
- * caches stops a rollout at its budget instead of updating the whole fleet unseen.
- */
-function cacheHeld(url: string, cache: CacheClear): Pick<StepResult, 'status' | 'held' | 'reason'> {
-  const detail = cache.detail ?? 'not cleared';
-  return {
-    status: 'held',
-    held: {
-      code: 'cache_not_cleared',
-      url,
-      detail,
-      override: "clear the site's cache and look at its page: the check saw one that may be from before the write",
-      counts_against_budget: true,
-    },
-    reason: `cache_not_cleared: the page cache was not cleared (${detail}), so the healthy page seen at ${url} may be the one kept from before the write`,
-  };
-}
-
-/** A step's result with what its pages showed: failed when one is broken, held when one changed. */
-function withVisual(result: StepResult, seen: VisualSeen): StepResult {
-  if (seen.broken) return { ...result, visual: seen.record, status: 'failed', reason: seen.broken };
-  if (seen.held) {
-    const page = seen.record.pages.find((p) => p.url === seen.held!.url);
-    return { ...result, visual: seen.record, status: 'held', held: seen.held, reason: heldText(seen.held, page) };
-  }
-  return { ...result, visual: seen.record };
 }
 
 /** `settings.finish_within` in ms, else the default: how long started lives may take after a stop. */
