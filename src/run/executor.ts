@@ -95,8 +95,10 @@ function lookGroups(steps: readonly Step[], taskIndex: number): Map<string, Step
  * Runs a plan's steps: tasks in playbook order (a task's failure budget decides whether the next one
  * starts); within a task, rollout waves in order; a wave's steps all at once, bounded by the Caller's
  * rate budget and calls in flight. A write waits (holding nothing) until its environment's previous
- * operation ended. Accepted operations go to one Watcher. A 401 or a crossed failure budget stops
- * everything; steps not sent end `skipped`.
+ * operation ended. Accepted operations go to one Watcher. A stop (a crossed failure budget, the
+ * window, the first Ctrl-C) keeps new writes from starting: steps not sent end `skipped`, and every
+ * write already sent finishes its life (life/write-life.ts). A halt (a 401, a second Ctrl-C,
+ * settings.finish_within run out) stops those lives where they stand, journaled for resume.
  */
 export function execute(plan: Plan, options: ExecuteOptions): Promise<ExecuteOutcome> {
   return new Execution(plan, options).run();

@@ -16,7 +16,7 @@ export class HealthGate {
     private readonly probe: SiteProbePort,
     private readonly spec: HealthSpec,
     private readonly clock: Clock,
-    /** Ctrl-C: no new check, and one in flight ends without a verdict. @default none */
+    /** The run's halt (a second Ctrl-C, finish_within, a 401): no new check, and one in flight ends without a verdict. @default none */
     private readonly signal?: AbortSignal,
   ) {
     this.#queue = new PQueue({ concurrency: spec.concurrency });

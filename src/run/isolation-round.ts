@@ -34,7 +34,7 @@ export interface IsolationContext {
     before(round: number): Promise<VisualBaseline>;
     after(round: number, baseline: VisualBaseline): Promise<VisualSeen>;
   };
-  /** A restore's context (a repair: only Ctrl-C keeps one from going); its `update` is isolation's own. */
+  /** A restore's context (a repair: only the run's halt keeps one from going); its `update` is isolation's own. */
   restoring: RestoreContext;
   /** The site's error log, read after a round broke it: a new fatal error naming an item (error-log.ts). */
   readLogged?(): Promise<LoggedError | undefined>;
@@ -342,7 +342,7 @@ async function takeRestorePoint(
 /**
  * The restore of a round that broke the site, from the round's restore point, through the same code
  * as the write's own (restore.ts): journaled `sending` before it leaves, followed, the site checked
- * again. Ctrl-C before it leaves keeps it for a resume.
+ * again. A halt before it leaves keeps it for a resume.
  */
 async function restoreRound(ctx: IsolationContext, step: Step, result: StepResult, index: number, following: boolean): Promise<StepResult> {
   const round = result.isolation!.rounds[index]!;

@@ -15,7 +15,7 @@ export interface RestoreContext {
   watcher: Watcher;
   /** Journals a later word on the write (before the restore leaves, and at each turn after). */
   update(step: Step, result: StepResult): Promise<void>;
-  /** Ctrl-C: a restore not yet sent is not sent. A crossed failure budget does not stop one: it is a repair. */
+  /** The run's halt (a second Ctrl-C, finish_within, a 401): a restore not yet sent is not sent. A stop (budget, window, first Ctrl-C) does not keep one: it is a repair. */
   interrupt?: AbortSignal;
   settings?: RestoreSettings;
   watch: WatchOptions;
