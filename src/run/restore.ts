@@ -15,7 +15,10 @@ export interface RestoreContext {
   watcher: Watcher;
   /** Journals a later word on the write (before the restore leaves, and at each turn after). */
   update(step: Step, result: StepResult): Promise<void>;
-  /** The run's halt (a second Ctrl-C, finish_within, a 401): a restore not yet sent is not sent. A stop (budget, window, first Ctrl-C) does not keep one: it is a repair. */
+  /**
+   * The run's halt (a second Ctrl-C, finish_within, a 401): a restore not yet sent is not sent. A
+   * stop (budget, window, first Ctrl-C) does not keep one from going: it is a repair.
+   */
   interrupt?: AbortSignal;
   settings?: RestoreSettings;
   watch: WatchOptions;
