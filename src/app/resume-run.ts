@@ -210,14 +210,13 @@ async function upToDate(reportPath: string, state: JournalState, todo: ResumePla
   const report = reportFromJournal(state, todo.initial);
   // A run cut off after its staging steps ended, before it recorded them: recorded now.
   await recordStagingOrWarn(scope, state.start.plan.company, endsOf(state.start.plan, todo.initial));
-  await recordWithheldOrWarn(
-    scope,
-    state.start.plan.company,
-    state.start.run_id,
-    writeEndsOf(state.start.plan, todo.initial),
-    Date.parse(state.start.started_at),
-    reportBreaks(report),
-  );
+  await recordWithheldOrWarn(scope, {
+    company: state.start.plan.company,
+    runId: state.start.run_id,
+    ended: writeEndsOf(state.start.plan, todo.initial),
+    runAt: Date.parse(state.start.started_at),
+    breaks: reportBreaks(report),
+  });
   const { io } = globals;
   await finishRun({
     report: { flag: 'report', path: reportPath, value: report },

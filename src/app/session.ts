@@ -77,7 +77,13 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
   await snapshots.settled(); // a snapshot must not land after the final report
   const { globals } = args.scope;
   await recordStagingOrWarn(args.scope, args.plan.company, endsOf(args.plan, outcome.results));
-  await recordWithheldOrWarn(args.scope, args.plan.company, args.runId, writeEndsOf(args.plan, outcome.results), runAt, reportBreaks(report));
+  await recordWithheldOrWarn(args.scope, {
+    company: args.plan.company,
+    runId: args.runId,
+    ended: writeEndsOf(args.plan, outcome.results),
+    runAt,
+    breaks: reportBreaks(report),
+  });
   const runtime = args.scope.runtime();
   const took = await finishRun({
     report: { flag: 'report', path: args.reportPath, value: report },

@@ -65,7 +65,13 @@ async function checkOperations(scope: RunScope, reportPath: string, report: Repo
   report.summary = summarize(report.results);
   // A staging step status saw end is recorded as a run's is (rollout.staging_first).
   await recordStagingOrWarn(scope, report.company, report.results);
-  await recordWithheldOrWarn(scope, report.company, report.run_id, writeEndsOfReport(report.results), Date.parse(report.started_at), reportBreaks(report));
+  await recordWithheldOrWarn(scope, {
+    company: report.company,
+    runId: report.run_id,
+    ended: writeEndsOfReport(report.results),
+    runAt: Date.parse(report.started_at),
+    breaks: reportBreaks(report),
+  });
   const still = report.results.filter((r) => r.status === 'accepted').length;
   const { io } = globals;
   await finishRun(

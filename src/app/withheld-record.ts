@@ -98,6 +98,18 @@ export function writeEndsOfReport(results: readonly ReportResult[]): WriteEnd[] 
   );
 }
 
+/** What a run's item writes came to, as `recordWithheldOrWarn` records it (the run, a resume, `status`). */
+export interface RunEnds {
+  company: string;
+  runId: string;
+  /** The run's writes with their results. */
+  ended: readonly WriteEnd[];
+  /** When the run began: what its retries count from. */
+  runAt: number;
+  /** What broke a site, each dated when it happened (reportBreaks). */
+  breaks: readonly QuarantineBreak[];
+}
+
 /**
  * What a run's item writes came to, in the company's quarantine (a version that broke a site) and
  * retries (a failure that may pass; a success clears): called where staging's ends are recorded
@@ -109,14 +121,7 @@ export function writeEndsOfReport(results: readonly ReportResult[]): WriteEnd[] 
  * from when its run began (`runAt`): the backoff's waits are nights, and tomorrow's run, begun at
  * tonight's hour, is planned before tonight's run ended (with the end, a one-day wait skipped a night).
  */
-async function recordWithheld(
-  scope: RunScope,
-  company: string,
-  runId: string,
-  ended: readonly WriteEnd[],
-  runAt: number,
-  breaks: readonly QuarantineBreak[],
-): Promise<void> {
+async function recordWithheld(scope: RunScope, { company, runId, ended, runAt, breaks }: RunEnds): Promise<void> {
   const at = scope.globals.io.now();
   if (breaks.length > 0) await scope.coordination.quarantine(company).record(breaks);
   const store = scope.coordination.retries(company);
@@ -126,18 +131,11 @@ async function recordWithheld(
 }
 
 /** recordWithheld, and a warning when a store cannot take it: the report stands whatever happens to that record. */
-export async function recordWithheldOrWarn(
-  scope: RunScope,
-  company: string,
-  runId: string,
-  ended: readonly WriteEnd[],
-  runAt: number,
-  breaks: readonly QuarantineBreak[],
-): Promise<void> {
-  const writes = ended.filter((e) => kindOf(e) !== undefined);
-  if (writes.length === 0 && breaks.length === 0) return;
+export async function recordWithheldOrWarn(scope: RunScope, ends: RunEnds): Promise<void> {
+  const writes = ends.ended.filter((e) => kindOf(e) !== undefined);
+  if (writes.length === 0 && ends.breaks.length === 0) return;
   try {
-    await recordWithheld(scope, company, runId, writes, runAt, breaks);
+    await recordWithheld(scope, { ...ends, ended: writes });
   } catch (error) {
     const message = `could not record what the item updates came to in the quarantine and retries (${(error as Error).message}): a version that broke a site may be sent again`;
     scope.globals.io.stderr.write(`sitefleet: warning: ${forTerminal(message)}\n`);

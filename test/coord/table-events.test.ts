@@ -5,7 +5,7 @@ import { redisQuarantine, redisRetry } from '../../src/coord/redis/table-hash.js
 import type { QuarantineStore, RetryStore } from '../../src/coord/types.js';
 import { releaseOf, type QuarantineBreak } from '../../src/inventory/quarantine-table.js';
 import type { RetryFailure } from '../../src/inventory/retry-table.js';
-import type { InstalledItem } from '../../src/inventory/inventory.js';
+import { installedItem } from '../helpers/items.js';
 import { judgeWithheld } from '../../src/inventory/withheld.js';
 import { withholdingOf } from '../../src/app/withheld-record.js';
 import { tempDir } from '../helpers/cli.js';
@@ -93,19 +93,22 @@ describe('a release and a clear outlive what they folded away', () => {
   });
 });
 
-const forms = (update_version: string): InstalledItem => ({
-  kind: 'plugin',
-  name: 'forms',
-  status: 'active',
-  version: '1.0.0',
-  version_vulnerable: false,
-  update_available: true,
-  update_version,
-  update_vulnerable: false,
-  update_status: '',
-  auto_update_type: '',
-});
+const forms = (update: string, name = 'forms') => installedItem('plugin', name, '1.0.0', update);
 const quiet = { info: () => undefined };
+
+/** What a plan reads the stores as at `now` (nothing of the fleet to fold away), and the warnings it gave. */
+async function readBeforePlan(quarantine: QuarantineStore, retries: RetryStore, now = T0) {
+  const warnings: string[] = [];
+  const w = await withholdingOf(
+    { quarantine: () => quarantine, retries: () => retries },
+    { company: COMPANY, environments: [], listed: {} },
+    {},
+    now,
+    quiet,
+    (l) => warnings.push(l),
+  );
+  return { w, warnings };
+}
 
 describe('a line the store cannot read fails closed', () => {
   it('a quarantine line: what it names is held on every environment, with a warning naming the file and line; compaction keeps it', async () => {
@@ -119,15 +122,7 @@ describe('a line the store cannot read fails closed', () => {
       '{"v":1,"plugin":"seo"}',
     ];
     appendFileSync(store.where, `${unreadable[0]}\n\n${unreadable[1]}\n${unreadable[2]}\n`);
-    const warnings: string[] = [];
-    const w = await withholdingOf(
-      { quarantine: () => store, retries: () => retryFile(dir, COMPANY) },
-      { company: COMPANY, environments: [], listed: {} },
-      {},
-      T0,
-      quiet,
-      (l) => warnings.push(l),
-    );
+    const { w, warnings } = await readBeforePlan(store, retryFile(dir, COMPANY));
     expect(warnings).toEqual([
       expect.stringContaining(
         `${store.where} line 7: a line of the company's quarantine that cannot be read (not an entry this release can read): plugin forms 2.0.0 is held on every environment`,
@@ -146,7 +141,7 @@ describe('a line the store cannot read fails closed', () => {
       override: `repair or delete ${store.where} line 7`,
     });
     expect(judgeWithheld({ id: 'e9' }, forms('2.0.1'), w)).toBeUndefined();
-    expect(judgeWithheld({ id: 'e9' }, { ...forms('9.0.0'), name: 'seo' }, w)?.code).toBe('unreadable_record');
+    expect(judgeWithheld({ id: 'e9' }, forms('9.0.0', 'seo'), w)?.code).toBe('unreadable_record');
     // A compaction (cache released: its release alone is needed) keeps every line it cannot read, as it was.
     await store.record([releaseOf('plugin', 'cache', '2.0.0', T0 + DAY)]);
     expect(linesOf(store.where)).toEqual([expect.stringContaining('"released":true'), ...unreadable]);
@@ -158,18 +153,10 @@ describe('a line the store cannot read fails closed', () => {
     const store = quarantineFile(dir, COMPANY);
     await store.record([broke('e1', 0)]);
     appendFileSync(store.where, '{"v":1,"plu\n');
-    const warnings: string[] = [];
-    const w = await withholdingOf(
-      { quarantine: () => store, retries: () => retryFile(dir, COMPANY) },
-      { company: COMPANY, environments: [], listed: {} },
-      {},
-      T0,
-      quiet,
-      (l) => warnings.push(l),
-    );
+    const { w, warnings } = await readBeforePlan(store, retryFile(dir, COMPANY));
     expect(warnings).toEqual([expect.stringContaining(`${store.where} line 2: a line of the company's quarantine that cannot be read`)]);
     expect(warnings[0]).toContain('it names nothing that can be told, so every item update is held');
-    expect(judgeWithheld({ id: 'e9' }, { ...forms('3.0.0'), name: 'anything' }, w)).toMatchObject({
+    expect(judgeWithheld({ id: 'e9' }, forms('3.0.0', 'anything'), w)).toMatchObject({
       code: 'unreadable_record',
       where: `${store.where} line 2`,
     });
@@ -180,15 +167,7 @@ describe('a line the store cannot read fails closed', () => {
     const retries = retryFile(dir, COMPANY);
     await retries.record([failed('e1')]);
     appendFileSync(retries.where, '{"v":1,"plugin":"forms","env_id":"e2","version":"2.0.0"}\nnot json\n');
-    const warnings: string[] = [];
-    const w = await withholdingOf(
-      { quarantine: () => quarantineFile(dir, COMPANY), retries: () => retries },
-      { company: COMPANY, environments: [], listed: {} },
-      {},
-      T0 + 100 * DAY,
-      quiet,
-      (l) => warnings.push(l),
-    );
+    const { w, warnings } = await readBeforePlan(quarantineFile(dir, COMPANY), retries, T0 + 100 * DAY);
     expect(warnings).toEqual([
       expect.stringContaining(
         `${retries.where} line 2: a line of the company's retries that cannot be read (not an entry this release can read): plugin forms 2.0.0 on e2 is held`,

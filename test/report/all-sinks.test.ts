@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { commandText, githubAnnotations, junitXml, markdownSummary, nextCommand } from '../../src/report/ci-formats.js';
 import { runPage } from '../../src/report/html/run-page.js';
-import { summarize, targetLabel, type Report, type ReportResult } from '../../src/report/report.js';
+import { targetLabel, type Report, type ReportResult } from '../../src/report/report.js';
+import { nightReport } from '../helpers/sinks.js';
 import { taskCounts } from '../../src/report/task-counts.js';
 import { renderSummary } from '../../src/cli/render.js';
 import { jsonSummary, type RunEnd } from '../../src/notify/run-end.js';
@@ -35,19 +36,7 @@ function result(task: string, status: StepStatus, extra: Partial<ReportResult> =
 }
 
 function report(results: ReportResult[], stopped: Report['stopped'] = null): Report {
-  return {
-    version: 1,
-    run_id: '5b0c6a52-4d3e-4b8e-9f4a-3c2b1a0f9e8d',
-    playbook: 'night.yaml',
-    name: 'night',
-    company: '0f1e2d3c-4b5a-4697-8877-665544332211',
-    mode: 'run',
-    started_at: '2026-11-24T02:00:00.000Z',
-    finished_at: '2026-11-24T02:10:00.000Z',
-    stopped,
-    summary: summarize(results),
-    results,
-  };
+  return nightReport(results, { started_at: '2026-11-24T02:00:00.000Z', finished_at: '2026-11-24T02:10:00.000Z', stopped });
 }
 
 const CASES: Record<string, Report> = {

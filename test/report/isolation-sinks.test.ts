@@ -6,7 +6,8 @@ import { githubAnnotations, junitXml, markdownSummary, nextCommand } from '../..
 import { recordPage } from '../../src/report/html/record-page.js';
 import { runPage } from '../../src/report/html/run-page.js';
 import { isolationFacts, isolationLine, logExcerpt } from '../../src/report/isolation-lines.js';
-import { summarize, type Report, type ReportResult } from '../../src/report/report.js';
+import type { Report, ReportResult } from '../../src/report/report.js';
+import { nightReport } from '../helpers/sinks.js';
 import type { Isolation, LoggedError } from '../../src/run/types.js';
 
 /**
@@ -59,19 +60,7 @@ function result(extra: Partial<ReportResult>): ReportResult {
 }
 
 function report(results: ReportResult[]): Report {
-  return {
-    version: 1,
-    run_id: '5b0c6a52-4d3e-4b8e-9f4a-3c2b1a0f9e8d',
-    playbook: 'night.yaml',
-    name: 'night',
-    company: '0f1e2d3c-4b5a-4697-8877-665544332211',
-    mode: 'run',
-    started_at: '2026-11-25T02:00:00.000Z',
-    finished_at: '2026-11-25T02:40:00.000Z',
-    stopped: null,
-    summary: summarize(results),
-    results,
-  };
+  return nightReport(results, { started_at: '2026-11-25T02:00:00.000Z', finished_at: '2026-11-25T02:40:00.000Z' });
 }
 
 const end = (r: Report): RunEnd => ({

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runPage } from '../../src/report/html/run-page.js';
-import { summarize, type Report, type ReportResult } from '../../src/report/report.js';
+import { summarize, type ReportResult } from '../../src/report/report.js';
+import { nightReport } from '../helpers/sinks.js';
 import { jsonSummary } from '../../src/notify/run-end.js';
 import { slackMessage } from '../../src/notify/slack.js';
 import { withheldLines } from '../../src/report/withheld-lines.js';
@@ -25,23 +26,12 @@ const write = (i: number): ReportResult => ({
   reason: 'the site broke; restored',
 });
 const results = [write(1), write(2)];
-const report: Report = {
-  version: 1,
-  run_id: '5b0c6a52-4d3e-4b8e-9f4a-3c2b1a0f9e8d',
-  playbook: 'night.yaml',
-  name: 'night',
-  company: '0f1e2d3c-4b5a-4697-8877-665544332211',
-  mode: 'run',
-  started_at: '2026-11-20T02:00:00.000Z',
-  finished_at: '2026-11-20T02:10:00.000Z',
-  stopped: null,
-  summary: summarize(results),
-  results,
+const report = nightReport(results, {
   quarantined: [
     { kind: 'plugin', name: 'forms', version: '2.0.0', why: WHY, at: '2026-11-20T02:03:00.000Z', env_id: 'e1', site: 'site-1', environment: 'live' },
     { kind: 'plugin', name: 'forms', version: '2.0', why: 'HTTP 500', at: '2026-11-20T02:04:00.000Z', env_id: 'e2', site: 'site-2', environment: 'live' },
   ],
-};
+});
 const end = {
   name: 'night',
   exitCode: 1,

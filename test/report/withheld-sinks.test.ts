@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { recordPage } from '../../src/report/html/record-page.js';
 import { runPage } from '../../src/report/html/run-page.js';
-import { summarize, type Report, type ReportResult } from '../../src/report/report.js';
+import type { ReportResult } from '../../src/report/report.js';
+import { nightReport } from '../helpers/sinks.js';
 import { withheldLines } from '../../src/report/withheld-lines.js';
 import { jsonSummary } from '../../src/notify/run-end.js';
 import { slackMessage } from '../../src/notify/slack.js';
@@ -54,19 +55,7 @@ function skipped(i: number, withheld: WithheldDecision[]): ReportResult {
 }
 
 const results = [skipped(1, [quarantined]), skipped(2, [quarantined, retry]), skipped(3, [])];
-const report: Report = {
-  version: 1,
-  run_id: '5b0c6a52-4d3e-4b8e-9f4a-3c2b1a0f9e8d',
-  playbook: 'night.yaml',
-  name: 'night',
-  company: '0f1e2d3c-4b5a-4697-8877-665544332211',
-  mode: 'run',
-  started_at: '2026-11-20T02:00:00.000Z',
-  finished_at: '2026-11-20T02:10:00.000Z',
-  stopped: null,
-  summary: summarize(results),
-  results,
-};
+const report = nightReport(results);
 const end = {
   name: 'night',
   exitCode: 0,
