@@ -1,6 +1,6 @@
 import type { Target } from '../actions/action.js';
 import type { StepResult } from './types.js';
-import { breaksOf } from './write-ends.js';
+import { breaksOf, writeEndOf } from './write-ends.js';
 import { ACTIONS } from '../actions/index.js';
 import { ITEM_WRITES } from '../actions/item-writes.js';
 import { writtenUpdates } from '../actions/items-update.js';
@@ -26,8 +26,7 @@ export class RunQuarantine {
    * isolation found, a pinned write that broke its site and was put back) are sent nowhere after.
    */
   addEnd(step: Step, result: StepResult): void {
-    const end = { action: step.action, target: step.target, body: step.body, alone: step.joins === undefined, result };
-    for (const b of breaksOf(end, 0)) {
+    for (const b of breaksOf(writeEndOf(step, result), 0)) {
       const item = itemOf(b)!;
       const key = keyOf(item.kind, item.name, b.version);
       if (!this.#found.has(key)) this.#found.set(key, placeOf(step.target));
