@@ -44,7 +44,7 @@ export type Expansion =
       note?: string;
       precondition?: string;
       release_age?: ReleaseAgeDecision[];
-      /** Updates the company's history left alone here (quarantined, retry_later), with when, where, why and the override. */
+      /** Updates the company's history left alone here (quarantined, retry_later, unreadable_record), with when, where, why and the override. */
       withheld?: WithheldDecision[];
       /** Names the call among its target's several (a theme's pinned update), so that its step's id stays when others come and go. */
       key?: string;

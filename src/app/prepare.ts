@@ -1,3 +1,4 @@
+import { forTerminal } from '../util/safe-text.js';
 import { InvalidInputError, UsageError } from '../errors.js';
 import { resolveHealth } from '../health/spec.js';
 import type { Inventory } from '../inventory/inventory.js';
@@ -83,7 +84,9 @@ export async function planFrom(
   // What the company's runs left alone for later: quarantined versions, writes waiting their backoff
   // (what this inventory shows the fleet moved past is folded away first, before any write).
   const withholding = withholdingNeeded(playbook)
-    ? await withholdingOf(scope.coordination, inventory, playbook.settings, opts.io.now(), runtime.logger)
+    ? await withholdingOf(scope.coordination, inventory, playbook.settings, opts.io.now(), runtime.logger, (line) =>
+        opts.io.stderr.write(`sitefleet: warning: ${forTerminal(line)}\n`),
+      )
     : undefined;
   const cpu = process.cpuUsage();
   const planStart = performance.now();

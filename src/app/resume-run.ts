@@ -20,7 +20,7 @@ import { runSession, warnIfUncoordinated } from './session.js';
 import { RunScope } from './run-scope.js';
 import { visualPreflight } from './visual.js';
 import { endsOf, recordStagingOrWarn } from './staging-record.js';
-import { recordWithheldOrWarn, writeEndsOf } from './withheld-record.js';
+import { recordWithheldOrWarn, reportBreaks, writeEndsOf } from './withheld-record.js';
 import { lockScopeOf } from '../coord/file-lock.js';
 import { enterWindow, type Deadline, type WindowOptions } from './window.js';
 import { announceRun, finishRun, outputFiles, type OutputFlags, type Started } from './finish-run.js';
@@ -169,9 +169,11 @@ async function resume(reportPath: string, state: JournalState, ctx: ResumeContex
     opts.yes,
   );
   const journal = await Journal.open(journalPathFor(reportPath));
-  await journal.append({ t: 'resume', at: Date.now() });
-  for (const step of todo.leftUnknown) await journal.append({ t: 'result', step: step.id, result: todo.initial.get(step.id)!, at: Date.now() });
-  for (const step of todo.restoresInQuestion) await journal.append({ t: 'update', step: step.id, result: todo.initial.get(step.id)!, at: Date.now() });
+  // The run's clock, as its records are dated (session.ts).
+  const now = () => globals.io.now();
+  await journal.append({ t: 'resume', at: now() });
+  for (const step of todo.leftUnknown) await journal.append({ t: 'result', step: step.id, result: todo.initial.get(step.id)!, at: now() });
+  for (const step of todo.restoresInQuestion) await journal.append({ t: 'update', step: step.id, result: todo.initial.get(step.id)!, at: now() });
   const { exitCode } = await runSession({
     plan,
     scope: ctx.scope,
@@ -210,13 +212,13 @@ async function upToDate(reportPath: string, state: JournalState, todo: ResumePla
   const report = reportFromJournal(state, todo.initial);
   // A run cut off after its staging steps ended, before it recorded them: recorded now.
   await recordStagingOrWarn(scope, state.start.plan.company, endsOf(state.start.plan, todo.initial));
-  await recordWithheldOrWarn(
-    scope,
-    state.start.plan.company,
-    state.start.run_id,
-    writeEndsOf(state.start.plan, todo.initial),
-    Date.parse(state.start.started_at),
-  );
+  await recordWithheldOrWarn(scope, {
+    company: state.start.plan.company,
+    runId: state.start.run_id,
+    ended: writeEndsOf(state.start.plan, todo.initial),
+    runAt: Date.parse(state.start.started_at),
+    breaks: reportBreaks(report),
+  });
   const { io } = globals;
   await finishRun({
     report: { flag: 'report', path: reportPath, value: report },

@@ -13,7 +13,7 @@ import type { Journal } from '../run/journal.js';
 import type { GlobalOptions, Runtime } from './runtime.js';
 import type { RunScope } from './run-scope.js';
 import { endsOf, recordStagingOrWarn } from './staging-record.js';
-import { recordWithheldOrWarn, writeEndsOf } from './withheld-record.js';
+import { recordWithheldOrWarn, reportBreaks, writeEndsOf } from './withheld-record.js';
 import { finishRun, type OutputFlags, type Started } from './finish-run.js';
 import { SiteProbe } from '../health/http/probe.js';
 import { openVisual } from './visual.js';
@@ -70,14 +70,20 @@ export async function runSession(args: SessionArgs): Promise<{ report: Report; e
       `no write will be sent after ${wallText(args.deadline.at)} (${args.deadline.source}), ${formatDuration((args.deadline.at - Date.now()) / 1000)} from now`,
     );
   const { outcome, snapshots } = await executeWatched(args);
-  await args.journal.append({ t: 'end', at: Date.now() });
+  await args.journal.append({ t: 'end', at: args.scope.globals.io.now() });
   await args.journal.close();
   // The report is rebuilt from the journal: what it says is what a resume would see.
   const report = reportFromJournal(args.journal.path);
   await snapshots.settled(); // a snapshot must not land after the final report
   const { globals } = args.scope;
   await recordStagingOrWarn(args.scope, args.plan.company, endsOf(args.plan, outcome.results));
-  await recordWithheldOrWarn(args.scope, args.plan.company, args.runId, writeEndsOf(args.plan, outcome.results), runAt);
+  await recordWithheldOrWarn(args.scope, {
+    company: args.plan.company,
+    runId: args.runId,
+    ended: writeEndsOf(args.plan, outcome.results),
+    runAt,
+    breaks: reportBreaks(report),
+  });
   const runtime = args.scope.runtime();
   const took = await finishRun({
     report: { flag: 'report', path: args.reportPath, value: report },
@@ -170,7 +176,8 @@ function watchers(args: SessionArgs, state: { look(): RunLook | undefined; close
       closed: () => state.closed(),
     }),
     stepLog(runtime.logger),
-    journalRecorder(args.journal),
+    // The run's clock, which `quarantine release` and `retry clear` read too: a break is dated by its record.
+    journalRecorder(args.journal, () => globals.io.now()),
   ];
 }
 

@@ -16,7 +16,7 @@ import { checkCommandOutputs, journalOf } from './output-check.js';
 import { RunScope } from './run-scope.js';
 import { warnIfUncoordinated } from './session.js';
 import { recordStagingOrWarn } from './staging-record.js';
-import { recordWithheldOrWarn, writeEndsOfReport } from './withheld-record.js';
+import { recordWithheldOrWarn, reportBreaks, writeEndsOfReport } from './withheld-record.js';
 import { allEnded } from '../util/all-ended.js';
 
 /** A report of 50,000 steps is some 60 MB of JSON; past this it is not a report sitefleet wrote. */
@@ -57,7 +57,7 @@ async function checkOperations(scope: RunScope, reportPath: string, report: Repo
       scope,
       report,
       waitMs,
-      (r) => journal && r.step_id && journal.append({ t: 'update', step: r.step_id, result: stepResultOf(r), at: Date.now() }),
+      (r) => journal && r.step_id && journal.append({ t: 'update', step: r.step_id, result: stepResultOf(r), at: globals.io.now() }),
     );
   } finally {
     await journal?.close();
@@ -65,7 +65,13 @@ async function checkOperations(scope: RunScope, reportPath: string, report: Repo
   report.summary = summarize(report.results);
   // A staging step status saw end is recorded as a run's is (rollout.staging_first).
   await recordStagingOrWarn(scope, report.company, report.results);
-  await recordWithheldOrWarn(scope, report.company, report.run_id, writeEndsOfReport(report.results), Date.parse(report.started_at));
+  await recordWithheldOrWarn(scope, {
+    company: report.company,
+    runId: report.run_id,
+    ended: writeEndsOfReport(report.results),
+    runAt: Date.parse(report.started_at),
+    breaks: reportBreaks(report),
+  });
   const still = report.results.filter((r) => r.status === 'accepted').length;
   const { io } = globals;
   await finishRun(

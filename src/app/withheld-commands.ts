@@ -6,6 +6,9 @@ import { versionKey } from '../util/item-version.js';
 import { itemOf } from '../inventory/kinds.js';
 import type { GlobalOptions } from './runtime.js';
 import { RunScope } from './run-scope.js';
+import type { UnreadLine } from '../inventory/unread-line.js';
+import { forTerminal } from '../util/safe-text.js';
+import { unreadWarning } from './withheld-record.js';
 
 /**
  * What `sitefleet quarantine` and `sitefleet retry` do with the company's stores (the state folder, or
@@ -32,9 +35,18 @@ function companyOf(globals: GlobalOptions): string {
   return globals.company;
 }
 
+/** A warning for each line of the store that cannot be read: what it holds is not in the list, and a person must see it. */
+function warnUnread(globals: GlobalOptions, store: 'quarantine' | 'retry', lines: readonly UnreadLine[]): void {
+  for (const line of lines) globals.io.stderr.write(`sitefleet: warning: ${forTerminal(unreadWarning(store, line))}\n`);
+}
+
 export function listQuarantine(globals: GlobalOptions): Promise<Quarantined[]> {
   const company = companyOf(globals);
-  return RunScope.with(globals, undefined, async (scope) => (await scope.coordination.quarantine(company).record([])).list());
+  return RunScope.with(globals, undefined, async (scope) => {
+    const table = await scope.coordination.quarantine(company).record([]);
+    warnUnread(globals, 'quarantine', table.unread);
+    return table.list();
+  });
 }
 
 /** The one kind `arg` names among those it matches; exit 2 when it matches none, or several and --kind did not choose. */
@@ -61,7 +73,11 @@ export function releaseQuarantine(globals: GlobalOptions, arg: ItemVersionArg): 
 
 export function listRetries(globals: GlobalOptions): Promise<RetryFailure[]> {
   const company = companyOf(globals);
-  return RunScope.with(globals, undefined, async (scope) => (await scope.coordination.retries(company).record([])).standing());
+  return RunScope.with(globals, undefined, async (scope) => {
+    const table = await scope.coordination.retries(company).record([]);
+    warnUnread(globals, 'retry', table.unread);
+    return table.standing();
+  });
 }
 
 /** Clears one item version's failures on every environment: the next run sends it wherever it is offered. */

@@ -5,10 +5,13 @@ import { backoffOf, type Withholding } from '../inventory/withheld.js';
 import { retriesGoneOf, supersededOf } from '../inventory/withheld-prune.js';
 import type { Plan } from '../plan/plan.js';
 import type { PlaybookSettings } from '../playbook/types.js';
-import type { ReportResult } from '../report/report.js';
+import type { QuarantineBreak } from '../inventory/quarantine-table.js';
+import { breaksOfEntries } from '../report/quarantined.js';
+import type { Report, ReportResult } from '../report/report.js';
 import type { StepResult } from '../run/types.js';
-import { breaksOf, kindOf, retriesOf, type WriteEnd } from '../run/write-ends.js';
+import { breaksOf, kindOf, retriesOf, writeEndOf, type WriteEnd } from '../run/write-ends.js';
 import { forTerminal } from '../util/safe-text.js';
+import { unreadWhat, type UnreadLine } from '../inventory/unread-line.js';
 import type { RunScope } from './run-scope.js';
 
 /**
@@ -17,7 +20,8 @@ import type { RunScope } from './run-scope.js';
  * as a release (`superseded_by`) or a clear with its `why` (inventory/withheld-prune.ts), so neither
  * store only grows: the Redis hashes drop it at once, the files at their compaction. Plans and dry
  * runs write too, as they record first-seen sightings: an entry that means nothing is not a write to
- * the fleet.
+ * the fleet. A line of either store that cannot be read is said in a warning (`warn`) naming it, and
+ * holds what it names (inventory/unread-line.ts).
  */
 export async function withholdingOf(
   coordination: Pick<Coordination, 'quarantine' | 'retries'>,
@@ -25,10 +29,12 @@ export async function withholdingOf(
   settings: PlaybookSettings,
   now: number,
   logger: Pick<Logger, 'info'>,
+  warn: (line: string) => void = () => undefined,
 ): Promise<Withholding> {
   const backoff = backoffOf(settings.retry_backoff);
   const quarantineStore = coordination.quarantine(inventory.company);
   let quarantine = await quarantineStore.record([]);
+  for (const line of quarantine.unread) warn(unreadWarning('quarantine', line));
   const superseded = supersededOf(quarantine, inventory, now);
   if (superseded.length > 0) {
     quarantine = await quarantineStore.record(superseded);
@@ -37,6 +43,7 @@ export async function withholdingOf(
   }
   const retryStore = coordination.retries(inventory.company);
   let retries = await retryStore.record([]);
+  for (const line of retries.unread) warn(unreadWarning('retry', line));
   const gone = retriesGoneOf(retries, inventory, backoff, now);
   if (gone.length > 0) {
     retries = await retryStore.record(gone);
@@ -45,16 +52,39 @@ export async function withholdingOf(
   return { now, quarantine, retries, backoff };
 }
 
+/** A store's line that cannot be read, and what it holds, as a warning says it (the line's text is not quoted: where it is is enough). */
+export function unreadWarning(store: 'quarantine' | 'retry', line: UnreadLine): string {
+  const what = unreadWhat(line, store === 'retry');
+  const record = store === 'quarantine' ? "the company's quarantine" : "the company's retries";
+  const holds =
+    store === 'quarantine'
+      ? what
+        ? `${what} is held on every environment`
+        : 'it names nothing that can be told, so every item update is held'
+      : what
+        ? `${what} is held`
+        : 'it names nothing that can be told and holds nothing: a write waiting its backoff may be sent again sooner';
+  return `${line.where}: a line of ${record} that cannot be read (${line.why}): ${holds}, until someone repairs or deletes the line`;
+}
+
 /** A plan's writes with their results (a step with no result ended nowhere). */
 export function writeEndsOf(plan: Plan, results: ReadonlyMap<string, StepResult>): WriteEnd[] {
   return plan.steps.flatMap((step) => {
     const result = results.get(step.id);
-    if (!result || step.role) return [];
-    // A write the run's quarantine trimmed carried what it sent, not the plan's updates.
-    const { action, target } = step;
-    const { body, precondition, updates } = result.sent ?? step;
-    return [{ action, target, body, precondition, updates, alone: step.joins === undefined, result }];
+    return !result || step.role ? [] : [writeEndOf(step, result)];
   });
+}
+
+/**
+ * What a report says broke a site, each dated when it happened: its `quarantined` (the run's journal's
+ * times). Without it (none found, or a report of an older release, or one written while its run went
+ * on), what its results show is dated by when the report was written, as that release recorded
+ * them: never by when it is read again.
+ */
+export function reportBreaks(report: Report): QuarantineBreak[] {
+  if (report.quarantined) return breaksOfEntries(report.quarantined);
+  const at = Date.parse(report.finished_at);
+  return writeEndsOfReport(report.results).flatMap((e) => breaksOf(e, at));
 }
 
 /**
@@ -68,19 +98,31 @@ export function writeEndsOfReport(results: readonly ReportResult[]): WriteEnd[] 
   );
 }
 
+/** What a run's item writes came to, as `recordWithheldOrWarn` records it (the run, a resume, `status`). */
+export interface RunEnds {
+  company: string;
+  runId: string;
+  /** The run's writes with their results. */
+  ended: readonly WriteEnd[];
+  /** When the run began: what its retries count from. */
+  runAt: number;
+  /** What broke a site, each dated when it happened (reportBreaks). */
+  breaks: readonly QuarantineBreak[];
+}
+
 /**
  * What a run's item writes came to, in the company's quarantine (a version that broke a site) and
  * retries (a failure that may pass; a success clears): called where staging's ends are recorded
  * (the run, a resume, status). An end recorded again changes nothing (a break per environment and
- * version, a failure per run).
+ * version, a failure per run), and undoes nothing: each is dated when it happened, never when it is
+ * recorded, so a release or a clear made since folds it away again.
  *
- * A retry counts from when its run began (`runAt`), not from when it is recorded: the backoff's waits
- * are nights, and tomorrow's run, begun at tonight's hour, is planned before tonight's run ended (with
- * the end, a one-day wait skipped a night). A break is recorded as now: a release made meanwhile must not fold it away.
+ * A break is dated when the run's journal first showed it (`breaks`: reportBreaks). A retry counts
+ * from when its run began (`runAt`): the backoff's waits are nights, and tomorrow's run, begun at
+ * tonight's hour, is planned before tonight's run ended (with the end, a one-day wait skipped a night).
  */
-async function recordWithheld(scope: RunScope, company: string, runId: string, ended: readonly WriteEnd[], runAt: number): Promise<void> {
+async function recordWithheld(scope: RunScope, { company, runId, ended, runAt, breaks }: RunEnds): Promise<void> {
   const at = scope.globals.io.now();
-  const breaks = ended.flatMap((e) => breaksOf(e, at));
   if (breaks.length > 0) await scope.coordination.quarantine(company).record(breaks);
   const store = scope.coordination.retries(company);
   const table = await store.record([]);
@@ -89,11 +131,11 @@ async function recordWithheld(scope: RunScope, company: string, runId: string, e
 }
 
 /** recordWithheld, and a warning when a store cannot take it: the report stands whatever happens to that record. */
-export async function recordWithheldOrWarn(scope: RunScope, company: string, runId: string, ended: readonly WriteEnd[], runAt: number): Promise<void> {
-  const writes = ended.filter((e) => kindOf(e) !== undefined);
-  if (writes.length === 0) return;
+export async function recordWithheldOrWarn(scope: RunScope, ends: RunEnds): Promise<void> {
+  const writes = ends.ended.filter((e) => kindOf(e) !== undefined);
+  if (writes.length === 0 && ends.breaks.length === 0) return;
   try {
-    await recordWithheld(scope, company, runId, writes, runAt);
+    await recordWithheld(scope, { ...ends, ended: writes });
   } catch (error) {
     const message = `could not record what the item updates came to in the quarantine and retries (${(error as Error).message}): a version that broke a site may be sent again`;
     scope.globals.io.stderr.write(`sitefleet: warning: ${forTerminal(message)}\n`);

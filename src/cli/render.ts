@@ -9,6 +9,7 @@ import { formatProblem, type InputProblem } from '../errors.js';
 import { answerLines } from '../report/answer-lines.js';
 import { installedOf, type Inventory } from '../inventory/inventory.js';
 import { itemOf, KIND_TABLE, KINDS, type Kind, OTHER_KINDS } from '../inventory/kinds.js';
+import { versionKey } from '../util/item-version.js';
 import { stepHealthUrl, type Plan, type Step } from '../plan/plan.js';
 import { ENDPOINTS } from '../api/endpoints.js';
 import { clearsCache } from '../health/spec.js';
@@ -233,6 +234,7 @@ export function renderSummary(report: Report, reportPath: string, paint: Painter
     );
   for (const r of restore) lines.push(`  ${terminalName(targetLabel(r))} (${terminalName(r.task)}): ${terminalMessage(restoreLine(r))}`);
   lines.push(...isolatedLines(report, next && commandText(next)));
+  lines.push(...quarantinedLine(report));
   return lines.join('\n');
 }
 
@@ -245,18 +247,19 @@ function isolatedLines(report: Report, next: string | undefined): string[] {
     ...isolated.map(
       (r) => `  ${terminalName(targetLabel(r))} (${terminalName(r.task)}): ${clip(forTerminal(isolationLine(r, next) ?? ''), 2 * MESSAGE_WIDTH)}`,
     ),
-    ...quarantinedLine(isolated),
   ];
 }
 
-/** The culprits found, which the company's quarantine now keeps from every later run: what a person asks next is how to send one again. */
-function quarantinedLine(isolated: readonly Report['results'][number][]): string[] {
+/**
+ * The versions the run found to break a site (its report's `quarantined`; a report that does not say:
+ * isolation's culprits), which the company's quarantine now keeps from every later run: what a person
+ * asks next is how to send one again.
+ */
+function quarantinedLine(report: Report): string[] {
+  const culprits = () =>
+    isolatedResults(report.results).flatMap((r) => (r.isolation?.culprits ?? []).flatMap((c) => (itemOf(c) ? [{ ...itemOf(c)!, version: c.to }] : [])));
   const found = new Map<string, { kind: Kind; name: string; version: string }>();
-  for (const r of isolated)
-    for (const c of r.isolation?.culprits ?? []) {
-      const item = itemOf(c);
-      if (item) found.set(JSON.stringify([item.kind, item.name, c.to]), { ...item, version: c.to });
-    }
+  for (const q of report.quarantined ?? culprits()) found.set(JSON.stringify([q.kind, q.name, versionKey(q.version)]), q);
   const all = [...found.values()];
   if (all.length === 0) return [];
   const first = all[0]!;

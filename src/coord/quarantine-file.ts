@@ -45,7 +45,7 @@ const time = (v: unknown) => (str(v) ? Date.parse(v) : NaN);
 /** The optional display names, as given. */
 const names = (r: Record<string, unknown>) => ({ ...(str(r.site) ? { site: r.site } : {}), ...(str(r.environment) ? { environment: r.environment } : {}) });
 
-/** A break or a release as a line, times in ISO 8601. A line that is not one is skipped. */
+/** A break or a release as a line, times in ISO 8601. A line that is not one holds what it names (table-file.ts). */
 export const QUARANTINE_LINES: TableFormat<QuarantineEntry, QuarantineTable> = {
   fromRecord(r) {
     const item = itemOf(r);
@@ -60,13 +60,16 @@ export const QUARANTINE_LINES: TableFormat<QuarantineEntry, QuarantineTable> = {
   adds(table, e) {
     const { kind, name } = itemOf(e)!;
     const held = table.get(kind, name, e.version);
-    return isRelease(e) ? held !== undefined : !held?.env_ids.includes(e.env_id);
+    if (isRelease(e)) return held !== undefined;
+    // A break dated before the version's last release is folded away already: recording it again changes nothing.
+    return e.at > table.releasedAt(kind, name, e.version) && !held?.env_ids.includes(e.env_id);
   },
   add: (table, e) => void table.add([e]),
-  standing: (table) => table.standing(),
+  kept: (table) => table.kept(),
+  hold: (table, line) => void table.hold(line),
 };
 
-/** A failure or a clear as a line, times in ISO 8601. A line that is not one is skipped. */
+/** A failure or a clear as a line, times in ISO 8601. A line that is not one holds what it names (table-file.ts). */
 export const RETRY_LINES: TableFormat<RetryEntry, RetryTable> = {
   fromRecord(r) {
     const item = itemOf(r);
@@ -91,12 +94,13 @@ export const RETRY_LINES: TableFormat<RetryEntry, RetryTable> = {
     const { kind, name } = itemOf(e)!;
     // A clear naming its environment looks at that environment's failures alone (a plan may write many).
     if (isClear(e)) return (e.env_id === undefined ? table.standing() : table.standingOn(e.env_id, kind, name)).some((f) => covers(e, f, kind, name));
-    return !table
-      .standing()
-      .some((f) => f.env_id === e.env_id && itemOf(f)!.kind === kind && itemOf(f)!.name === name && f.version === e.version && f.run === e.run);
+    // A failure a clear folded away already (its run's end recorded again after `retry clear`) changes nothing.
+    if (table.cleared(e)) return false;
+    return !table.standingOn(e.env_id, kind, name).some((f) => versionKey(f.version) === versionKey(e.version) && f.run === e.run);
   },
   add: (table, e) => void table.add([e]),
-  standing: (table) => table.standing(),
+  kept: (table) => table.kept(),
+  hold: (table, line) => void table.hold(line),
 };
 
 /** Whether a clear folds a failure away. */

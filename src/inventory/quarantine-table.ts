@@ -1,5 +1,6 @@
 import { versionKey } from '../util/item-version.js';
 import { itemKey, itemOf, refOf, type ItemRef, type Kind } from './kinds.js';
+import { unreadNames, type UnreadLine } from './unread-line.js';
 
 /**
  * Item versions that broke a site (issue 48, "Quarantine"): sent nowhere again, on any site under any
@@ -43,12 +44,17 @@ export const isRelease = (e: QuarantineEntry): e is QuarantineRelease => 'releas
 
 /**
  * The entries folded, whatever the order of their lines: a version is quarantined while a break of it
- * is later than its latest release. The fold is what the file's compaction keeps (`standing`), so a
- * released version's lines, and the release itself, leave the store.
+ * is later than its latest release. A break is dated when it happened (its run's journal), never when
+ * it was recorded, so a run's end recorded again (a resume, `status`) after a release stays folded
+ * away. What the store's compaction keeps (`kept`) is what still stands and the latest release of
+ * each version: a released version's breaks leave the store, its release stays, so that no later
+ * reader brings them back.
  */
 export class QuarantineTable {
   readonly #breaks = new Map<string, QuarantineBreak[]>();
-  readonly #released = new Map<string, number>();
+  readonly #released = new Map<string, QuarantineRelease>();
+  /** The store's lines this release could not read: each holds what it names (unread-line.ts). */
+  readonly unread: UnreadLine[] = [];
 
   static of(entries: readonly QuarantineEntry[]): QuarantineTable {
     const table = new QuarantineTable();
@@ -65,8 +71,10 @@ export class QuarantineTable {
       const item = itemOf(e);
       if (!item) continue;
       const key = keyOf(item.kind, item.name, e.version);
-      if (isRelease(e)) this.#released.set(key, Math.max(e.at, this.#released.get(key) ?? -Infinity));
-      else {
+      if (isRelease(e)) {
+        const known = this.#released.get(key);
+        if (known === undefined || e.at > known.at) this.#released.set(key, e);
+      } else {
         const known = this.#breaks.get(key);
         if (known) known.push(e);
         else this.#breaks.set(key, [e]);
@@ -75,14 +83,30 @@ export class QuarantineTable {
     return this;
   }
 
+  /** A line the store could not read, held as what it names (none: it names nothing, and so holds every update). */
+  hold(line: UnreadLine): this {
+    this.unread.push(line);
+    return this;
+  }
+
   has(kind: Kind, name: string, version: string): boolean {
     return this.get(kind, name, version) !== undefined;
+  }
+
+  /** The line the store could not read that holds `version` of the item, if one does: one naming it, or one naming nothing. */
+  unreadFor(kind: Kind, name: string, version: string): UnreadLine | undefined {
+    return this.unread.find((l) => l.item === undefined || unreadNames(l, kind, name, version));
+  }
+
+  /** When `version` of the item was last released; -Infinity when never. */
+  releasedAt(kind: Kind, name: string, version: string): number {
+    return this.#released.get(keyOf(kind, name, version))?.at ?? -Infinity;
   }
 
   /** What holds `version` of the item, or undefined when nothing does. */
   get(kind: Kind, name: string, version: string): Quarantined | undefined {
     const key = keyOf(kind, name, version);
-    const since = this.#released.get(key) ?? -Infinity;
+    const since = this.#released.get(key)?.at ?? -Infinity;
     const breaks = (this.#breaks.get(key) ?? []).filter((b) => b.at > since).sort((a, b) => a.at - b.at);
     if (breaks.length === 0) return undefined;
     return { kind, name, version: breaks[0]!.version, first: breaks[0]!, env_ids: [...new Set(breaks.map((b) => b.env_id))] };
@@ -105,10 +129,10 @@ export class QuarantineTable {
       .map((q) => q.kind);
   }
 
-  /** The breaks that still count (one per environment and version, the earliest): what a compaction keeps. */
+  /** The breaks that still count (one per environment and version, the earliest). */
   standing(): QuarantineBreak[] {
     return this.list().flatMap((q) => {
-      const since = this.#released.get(keyOf(q.kind, q.name, q.version)) ?? -Infinity;
+      const since = this.releasedAt(q.kind, q.name, q.version);
       const earliest = new Map<string, QuarantineBreak>();
       for (const b of this.#breaks.get(keyOf(q.kind, q.name, q.version)) ?? []) {
         const known = earliest.get(b.env_id);
@@ -116,6 +140,12 @@ export class QuarantineTable {
       }
       return [...earliest.values()].sort((a, b) => a.at - b.at);
     });
+  }
+
+  /** What a compaction keeps: the breaks that stand, and the latest release of each version (an event no later reader undoes). */
+  kept(): QuarantineEntry[] {
+    const releases = [...this.#released.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r);
+    return [...this.standing(), ...releases];
   }
 }
 

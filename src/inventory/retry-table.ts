@@ -1,5 +1,6 @@
 import { versionKey } from '../util/item-version.js';
 import { itemKey, itemOf, type ItemRef, type Kind } from './kinds.js';
+import { unreadNames, type UnreadLine } from './unread-line.js';
 
 /**
  * Writes that failed for a reason that may pass (a 5xx, a timeout, a site down before the write: the
@@ -39,11 +40,18 @@ export interface RetryState {
   retry_at: number;
 }
 
-/** The failures and the clears of a company, folded whatever the order of their lines. */
+/**
+ * The failures and the clears of a company, folded whatever the order of their lines. A failure is
+ * dated by its run's start, never by when it was recorded, so a run's end recorded again (a resume,
+ * `status`) after a clear stays cleared; and a compaction keeps the clears that may still fold
+ * something away (`kept`), so that none is undone later.
+ */
 export class RetryTable {
   readonly #failures = new Map<string, RetryFailure[]>();
   /** By item key: a failure is judged against its item's clears only (a plan may write one per environment). */
   readonly #clears = new Map<string, RetryClear[]>();
+  /** The store's lines this release could not read: each naming an item holds it (unread-line.ts). */
+  readonly unread: UnreadLine[] = [];
 
   static of(entries: readonly RetryEntry[]): RetryTable {
     return new RetryTable().add(entries);
@@ -69,12 +77,33 @@ export class RetryTable {
     return this;
   }
 
+  /**
+   * A line the store could not read. One naming an item holds that item (its version, its environment,
+   * where it names them); one naming nothing holds nothing: what it may hide is a write that failed for
+   * a reason that may pass, sent again sooner, which the run's guards meet as any write.
+   */
+  hold(line: UnreadLine): this {
+    this.unread.push(line);
+    return this;
+  }
+
+  /** The line the store could not read that holds `version` of the item on the environment, if one does. */
+  unreadFor(envId: string, kind: Kind, name: string, version: string): UnreadLine | undefined {
+    return this.unread.find((l) => unreadNames(l, kind, name, version, envId));
+  }
+
+  /** Whether a clear folds `f` away. */
+  cleared(f: RetryFailure): boolean {
+    const item = itemOf(f)!;
+    return (this.#clears.get(itemKey(item.kind, item.name)) ?? []).some((c) => covers(c, f));
+  }
+
   /** The failures of the item on the environment no clear folded away, earliest first, every version. */
   standingOn(envId: string, kind: Kind, name: string): RetryFailure[] {
     const clears = (this.#clears.get(itemKey(kind, name)) ?? []).filter((c) => c.env_id === undefined || c.env_id === envId);
     const once = new Map<string, RetryFailure>();
     for (const f of this.#failures.get(keyOf(envId, kind, name)) ?? []) {
-      if (clears.some((c) => c.at >= f.at && (c.version === undefined || versionKey(c.version) === versionKey(f.version)))) continue;
+      if (clears.some((c) => covers(c, f))) continue;
       const run = JSON.stringify([versionKey(f.version), f.run]);
       const known = once.get(run);
       if (known === undefined || f.at < known.at) once.set(run, f);
@@ -98,13 +127,40 @@ export class RetryTable {
     return this.standingOn(envId, kind, name).length > 0;
   }
 
-  /** Every failure that stands, by environment and item: what `retry list` shows and what a compaction keeps. */
+  /** Every failure that stands, by environment and item: what `retry list` shows. */
   standing(): RetryFailure[] {
     return [...this.#failures.values()].flatMap((fs) => {
       const item = itemOf(fs[0]!)!;
       return this.standingOn(fs[0]!.env_id, item.kind, item.name);
     });
   }
+
+  /**
+   * What a compaction keeps: the failures that stand, and every clear no later clear covers (of each
+   * item, environment or all, version or all, the latest): an event no later reader undoes.
+   */
+  kept(): RetryEntry[] {
+    const clears = [...this.#clears.values()].flatMap((cs) => {
+      const latest: RetryClear[] = [];
+      for (const c of [...cs].sort((a, b) => b.at - a.at)) if (!latest.some((k) => within(c, k))) latest.push(c);
+      return latest.reverse();
+    });
+    return [...this.standing(), ...clears];
+  }
 }
 
 const keyOf = (envId: string, kind: Kind, name: string) => JSON.stringify([envId, itemKey(kind, name)]);
+
+/** Whether clear `c` folds failure `f` away (its item is the caller's to match): recorded before it, on what it names. */
+function covers(c: RetryClear, f: RetryFailure): boolean {
+  return c.at >= f.at && (c.env_id === undefined || c.env_id === f.env_id) && (c.version === undefined || versionKey(c.version) === versionKey(f.version));
+}
+
+/** Whether clear `k`, as late or later, folds away all that `c` does (same item). */
+function within(c: RetryClear, k: RetryClear): boolean {
+  return (
+    k.at >= c.at &&
+    (k.env_id === undefined || k.env_id === c.env_id) &&
+    (k.version === undefined || (c.version !== undefined && versionKey(k.version) === versionKey(c.version)))
+  );
+}

@@ -3,15 +3,18 @@ import type { Environment, InstalledItem } from './inventory.js';
 import { refOf, type ItemRef, type Kind } from './kinds.js';
 import type { QuarantineTable } from './quarantine-table.js';
 import type { RetryTable } from './retry-table.js';
+import { unreadOverride, type UnreadLine } from './unread-line.js';
 
 /**
  * Updates the company's own history leaves alone (issue 48): a version that broke a site is
  * `quarantined` everywhere until a person releases it, and a write that failed for a reason that may
- * pass waits its backoff on its environment (`retry_later`). Pure: the tables and the time are inputs
- * the command reads from the stores (app/prepare.ts), as the release age's first-seen table is.
+ * pass waits its backoff on its environment (`retry_later`). A line of either store that cannot be
+ * read holds what it names (`unreadable_record`: a check that cannot look never passes). Pure: the
+ * tables and the time are inputs the command reads from the stores (app/prepare.ts), as the release
+ * age's first-seen table is.
  */
 
-export const WITHHELD_CODES = ['quarantined', 'retry_later'] as const;
+export const WITHHELD_CODES = ['quarantined', 'retry_later', 'unreadable_record'] as const;
 export type WithheldCode = (typeof WITHHELD_CODES)[number];
 
 /** `settings.retry_backoff` when the playbook gives none: the host's own retries, then a month, repeating. */
@@ -27,7 +30,7 @@ export interface Withholding {
 }
 
 /** One update left alone, with when, where and why, and the command that lets it go. */
-export type WithheldDecision = ItemRef & (Quarantined | RetryLater);
+export type WithheldDecision = ItemRef & (Quarantined | RetryLater | UnreadableRecord);
 
 interface Common {
   installed: string;
@@ -61,6 +64,17 @@ interface RetryLater extends Common {
   why: string;
 }
 
+/** A line of the company's quarantine or retries that cannot be read names this update (inventory/unread-line.ts). */
+interface UnreadableRecord extends Common {
+  code: 'unreadable_record';
+  /** Which store: a quarantine line holds every environment, a retry line the one it names (or every one). */
+  store: 'quarantine' | 'retry';
+  /** The line: its file and line number, or its Redis hash and field. */
+  where: string;
+  /** Why it could not be read. */
+  why: string;
+}
+
 const iso = (at: number) => new Date(at).toISOString();
 
 /** Why the company's history leaves this update alone on this environment; undefined when it may go. */
@@ -82,8 +96,13 @@ export function judgeWithheld(env: Pick<Environment, 'id'>, t: InstalledItem, w:
       override: quarantineOverride(t.kind, t.name, t.update_version),
     };
   }
+  const unread = w.quarantine.unreadFor(t.kind, t.name, t.update_version);
+  if (unread) return unreadable(base, 'quarantine', unread);
   const retry = w.retries.state(env.id, t.kind, t.name, t.update_version, w.backoff);
-  if (!retry || retry.retry_at <= w.now) return undefined;
+  if (!retry || retry.retry_at <= w.now) {
+    const line = w.retries.unreadFor(env.id, t.kind, t.name, t.update_version);
+    return line ? unreadable(base, 'retry', line) : undefined;
+  }
   const last = retry.failures.at(-1)!;
   return {
     ...base,
@@ -94,6 +113,10 @@ export function judgeWithheld(env: Pick<Environment, 'id'>, t: InstalledItem, w:
     why: last.why,
     override: retryOverride(t.kind, t.name, t.update_version),
   };
+}
+
+function unreadable(base: ItemRef & { installed: string; version: string }, store: UnreadableRecord['store'], line: UnreadLine): WithheldDecision {
+  return { ...base, code: 'unreadable_record', store, where: line.where, why: line.why, override: unreadOverride(line) };
 }
 
 export const quarantineOverride = (kind: Kind, name: string, version: string) => `sitefleet quarantine release ${name}@${version} --kind ${kind}`;
@@ -112,5 +135,12 @@ export function withheldWords(d: WithheldDecision): string {
   const why = d.why.replace(/;\s/g, ', ');
   if (d.code === 'quarantined')
     return `${d.version} quarantined: it broke ${d.broken_environments === 1 ? 'a site' : `${d.broken_environments} sites`} (first ${d.site ?? d.env_id} at ${d.since}: ${why}), until \`${d.override}\``;
+  if (d.code === 'unreadable_record') return `${d.version} held: ${unreadableWords(d)}, until \`${d.override}\``;
   return `update ${d.installed} → ${d.version} failed ${d.failures === 1 ? 'once' : `${d.failures} times in a row`} here (last ${d.last_failed_at}: ${why}): retry_later, not before ${d.retry_at} or \`${d.override}\``;
+}
+
+/** Why an unreadable line holds an update, in words (a note, a plan's line, Slack). */
+export function unreadableWords(d: Pick<UnreadableRecord, 'store' | 'where' | 'why'>): string {
+  const store = d.store === 'quarantine' ? "the company's quarantine" : "the company's retries";
+  return `${store} has a line that cannot be read and may name it (${d.where}: ${d.why.replace(/;\s/g, ', ')})`;
 }

@@ -2,6 +2,7 @@ import { refFrom } from '../inventory/kinds.js';
 import { releaseAgeGroups } from '../report/release-age-lines.js';
 import { stagingGroups } from '../report/staging-lines.js';
 import { withheldGroups } from '../report/withheld-lines.js';
+import { quarantinedVersions } from '../report/quarantined.js';
 import { exitMeaning } from '../errors.js';
 import { taskCounts } from '../report/task-counts.js';
 import { isProblem } from '../run/types.js';
@@ -119,6 +120,12 @@ export function jsonSummary(end: RunEnd, sentAt: Date): Record<string, unknown> 
       ? isolatedResults(report.results)
           .slice(0, LISTED)
           .map((r) => isolatedEntry(r, next && commandText(next)))
+      : [],
+    // The versions this run found to break a site, each once: the company's later runs leave them alone until released.
+    quarantined: report
+      ? quarantinedVersions(report.quarantined)
+          .slice(0, LISTED)
+          .map(({ first, environments, override }) => ({ ...first, environments, override }))
       : [],
     // What the company's history left alone (a quarantined version, a write waiting its backoff): each once, with its override.
     withheld: report

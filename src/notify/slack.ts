@@ -8,6 +8,7 @@ import { releaseAgeGroups } from '../report/release-age-lines.js';
 import { holdsLive, stagingGroups } from '../report/staging-lines.js';
 import { isolatedResults, isolationLine } from '../report/isolation-lines.js';
 import { withheldGroups, withheldText } from '../report/withheld-lines.js';
+import { quarantinedText, quarantinedVersions } from '../report/quarantined.js';
 
 /** Slack lists this many problem steps; more make a message people scroll past. */
 const SLACK_LISTED = 10;
@@ -46,6 +47,8 @@ export function slackMessage(end: RunEnd, sentAt: Date): { text: string; blocks:
     if (isolated.length > SLACK_LISTED) lines.push(`… and ${isolated.length - SLACK_LISTED} more isolated in the report`);
     blocks.push(section(lines.join('\n')));
   }
+  const quarantined = report ? quarantinedLines(report) : [];
+  if (quarantined.length > 0) blocks.push(section(quarantined.join('\n')));
   const held = report ? heldLines(report) : [];
   if (held.length > 0) blocks.push(section(held.join('\n')));
   const next = report && end.report ? continueCommand(report, end.report.path) : undefined;
@@ -58,6 +61,16 @@ export function slackMessage(end: RunEnd, sentAt: Date): { text: string; blocks:
   ].filter(Boolean);
   blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: context.join(' · ') }] });
   return { text, blocks };
+}
+
+/** The versions this run found to break a site, once each, with what sends one again: the company's later runs leave them alone. */
+function quarantinedLines(report: Report): string[] {
+  const versions = quarantinedVersions(report.quarantined);
+  const lines = versions
+    .slice(0, SLACK_LISTED)
+    .map((q) => `• quarantined: ${forSlack(clip(quarantinedText(q), MESSAGE_WIDTH))}; to send it again: \`${forSlack(q.override)}\``);
+  if (versions.length > SLACK_LISTED) lines.push(`… and ${versions.length - SLACK_LISTED} more quarantined in the report`);
+  return lines;
 }
 
 /**

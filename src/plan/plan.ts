@@ -73,7 +73,7 @@ export interface Step {
   precondition?: string;
   /** Themes the release age held back on this environment (named in the note too) or sent early, with their dates. */
   release_age?: ReleaseAgeDecision[];
-  /** Updates the company's history left alone on this environment (quarantined, retry_later; named in the note too). */
+  /** Updates the company's history left alone on this environment (quarantined, retry_later, unreadable_record; named in the note too). */
   withheld?: WithheldDecision[];
   /** `health.on_broken: isolate`: the updates the write carries, with the versions they move between (what isolation takes apart). */
   updates?: ItemChange[];
@@ -99,7 +99,7 @@ export interface SkippedTarget {
   target: Target;
   reason: string;
   release_age?: ReleaseAgeDecision[];
-  /** Updates the company's history left alone here: quarantined, retry_later. */
+  /** Updates the company's history left alone here: quarantined, retry_later, unreadable_record. */
   withheld?: WithheldDecision[];
   /** rollout.staging_first: why live waits (staged tonight, soaking, staging failed, no staging), with dates and override. */
   staging?: StagingDecision[];

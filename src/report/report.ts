@@ -8,6 +8,8 @@ import type { Target } from '../actions/action.js';
 import type { Plan } from '../plan/plan.js';
 import type { ReleaseAgeDecision } from '../inventory/release-age.js';
 import { problemCount, zeroCounts, type ExecuteOutcome, type RestorePoint, type StepResult, type StepStatus } from '../run/types.js';
+import type { QuarantineBreak } from '../inventory/quarantine-table.js';
+import { quarantinedEntries, type QuarantinedEntry } from './quarantined.js';
 
 /** A step's result as the report shows it: with its task, target and request, without its private output (login links). */
 export interface ReportResult extends Omit<StepResult, 'step_id' | 'private_output'> {
@@ -56,6 +58,13 @@ export interface Report {
   lock?: RunLock;
   summary: Summary;
   results: ReportResult[];
+  /**
+   * The versions this run found to break a site, each environment once, dated when its journal first
+   * showed it: quarantined for the company's later runs. Absent when it found none, and from a report
+   * that does not say (one written while the run went on, one of an older release): what its results
+   * show is then dated by `finished_at` (app/withheld-record.ts `reportBreaks`).
+   */
+  quarantined?: QuarantinedEntry[];
   /** Messages to the run's channels (ping, webhooks, metrics) that did not get through; absent when every one did. */
   undelivered?: { channel: string; at: 'start' | 'end'; tries: number; error: string }[];
 }
@@ -91,6 +100,8 @@ export function buildReport(args: {
   runId?: string;
   /** A real run's coordination, as its journal records it (a dry run holds no lock). */
   coordination?: string | null;
+  /** What the run's journal shows broke a site, dated (run/write-ends.ts `journalBreaks`): the report's `quarantined`. */
+  breaks?: readonly QuarantineBreak[];
 }): Report {
   const results: ReportResult[] = [];
   for (const step of args.plan.steps) {
@@ -141,6 +152,7 @@ export function buildReport(args: {
     ...(args.coordination === undefined ? {} : { lock: { scope: args.plan.settings?.lock ?? 'company', coordination: args.coordination } }),
     summary: summarize(results),
     results,
+    ...(args.breaks?.length ? { quarantined: quarantinedEntries(args.breaks) } : {}),
   };
 }
 

@@ -1,5 +1,5 @@
 import { itemOf, nameOf } from '../inventory/kinds.js';
-import type { WithheldDecision } from '../inventory/withheld.js';
+import { unreadableWords, type WithheldDecision } from '../inventory/withheld.js';
 import { clip } from '../util/safe-text.js';
 
 /** Lines shown per task; the plan (`--out`) and the report hold every one. */
@@ -22,14 +22,26 @@ export function withheldGroups(items: readonly Item[]): WithheldGroup[] {
   const groups = new Map<string, WithheldGroup>();
   for (const item of items)
     for (const d of item.withheld ?? []) {
-      const key = JSON.stringify([item.task, d.code, itemOf(d)?.kind, nameOf(d), d.version, d.code === 'retry_later' ? d.retry_at : d.since]);
+      const key = JSON.stringify([item.task, d.code, itemOf(d)?.kind, nameOf(d), d.version, groupedBy(d)]);
       const group = groups.get(key) ?? { task: item.task, decision: d, environments: 0 };
       group.environments++;
       groups.set(key, group);
     }
   const tasks = [...new Set(items.map((i) => i.task))];
-  const rank = (g: WithheldGroup) => (g.decision.code === 'quarantined' ? 0 : 1);
+  const rank = (g: WithheldGroup) => ['unreadable_record', 'quarantined', 'retry_later'].indexOf(g.decision.code);
   return [...groups.values()].sort((a, b) => tasks.indexOf(a.task) - tasks.indexOf(b.task) || rank(a) - rank(b) || b.environments - a.environments);
+}
+
+/** What sets one group of a decision apart from another of the same version: its date, or the line that holds it. */
+function groupedBy(d: WithheldDecision): string {
+  return d.code === 'retry_later' ? d.retry_at : d.code === 'quarantined' ? d.since : d.where;
+}
+
+/** When and where, in a few words: where it broke and when, its failures and date, or the store's line that holds it. */
+export function withheldWhen(d: WithheldDecision): string {
+  if (d.code === 'quarantined') return `broke ${d.site ?? d.env_id}${d.environment ? `/${d.environment}` : ''} at ${d.since}`;
+  if (d.code === 'retry_later') return `failed ${d.failures}× (last ${d.last_failed_at}); not before ${d.retry_at}`;
+  return `a line of the company's ${d.store === 'quarantine' ? 'quarantine' : 'retries'} that cannot be read: ${d.where}`;
 }
 
 /** The most of the service's words (a logged line, a check) a line shows: the report and the plan hold all of it. */
@@ -43,6 +55,7 @@ export function withheldText({ decision: d, environments: n }: Pick<WithheldGrou
     const where = `${d.site ?? d.env_id}${d.environment ? `/${d.environment}` : ''}`;
     return `${item} ${on}: it broke ${where} at ${d.since}${d.broken_environments > 1 ? ` (${d.broken_environments} environments in all)` : ''}: ${clip(d.why, WHY_WIDTH)}`;
   }
+  if (d.code === 'unreadable_record') return `${item} ${on}: ${clip(unreadableWords(d), 2 * WHY_WIDTH)}`;
   return `${item} ${on}: not before ${d.retry_at}, it failed ${d.failures === 1 ? 'once' : `${d.failures} times in a row`} (last ${d.last_failed_at}: ${clip(d.why, WHY_WIDTH)})`;
 }
 

@@ -162,6 +162,12 @@ export interface JournalState {
   stopped?: { kind: StopKind; reason: string };
   ended: boolean;
   resumes: number;
+  /**
+   * The results that told of a site put back (a restore, isolation's culprits), each with the time
+   * its record was written, in order: when a version broke a site (run/write-ends.ts `journalBreaks`),
+   * a time no later reader re-stamps.
+   */
+  putBack: Map<string, { at: number; result: StepResult }[]>;
 }
 
 /** The offset just past the last newline of the file (0 if none): where its last complete record ends. */
@@ -241,7 +247,7 @@ export function readJournal(path: string): JournalState {
 export function foldJournal(records: JournalRecord[], path = 'journal'): JournalState {
   const first = records[0];
   if (!first || first.t !== 'start') throw new Error(`${path} does not begin with a start record`);
-  const state: JournalState = { start: first, results: new Map(), intents: new Map(), ended: false, resumes: 0 };
+  const state: JournalState = { start: first, results: new Map(), intents: new Map(), ended: false, resumes: 0, putBack: new Map() };
   for (const r of records.slice(1)) {
     switch (r.t) {
       case 'intent':
@@ -250,6 +256,11 @@ export function foldJournal(records: JournalRecord[], path = 'journal'): Journal
       case 'result':
       case 'update':
         state.results.set(r.step, r.result);
+        if (r.result.restored || r.result.isolation?.culprits.length) {
+          const seen = state.putBack.get(r.step);
+          if (seen) seen.push({ at: r.at, result: r.result });
+          else state.putBack.set(r.step, [{ at: r.at, result: r.result }]);
+        }
         break;
       case 'stopped':
         state.stopped = { kind: r.kind, reason: r.reason };

@@ -2,9 +2,12 @@ import type { ItemChange, Target } from '../actions/action.js';
 import { ACTIONS } from '../actions/index.js';
 import { ITEM_WRITES } from '../actions/item-writes.js';
 import { writtenUpdates } from '../actions/items-update.js';
-import { itemOf, refFrom, refOf, type Kind } from '../inventory/kinds.js';
+import { itemKey, itemOf, refFrom, refOf, type Kind } from '../inventory/kinds.js';
 import type { QuarantineBreak, QuarantineTable } from '../inventory/quarantine-table.js';
 import type { RetryClear, RetryFailure } from '../inventory/retry-table.js';
+import type { Plan, Step } from '../plan/plan.js';
+import { versionKey } from '../util/item-version.js';
+import type { JournalState } from './journal.js';
 import { writeVerdict } from './may-pass.js';
 import { UNDONE, type LoggedError, type StepResult } from './types.js';
 
@@ -54,6 +57,42 @@ export function breaksOf(end: WriteEnd, at: number): QuarantineBreak[] {
   const restored = r.restored && (r.restored.status === 'succeeded' || r.restored.status === 'unknown');
   if (!pinned || !end.alone || !restored || r.isolation || r.reason?.startsWith(UNDONE)) return [];
   return [{ ...refOf(kind, pinned.name), version: pinned.update_version, ...where, why: brokeWhy(end) }];
+}
+
+/** A plan's write with its result, as its end teaches the stores: a write the run's quarantine trimmed carried what it sent, not the plan's updates. */
+export function writeEndOf(step: Step, result: StepResult): WriteEnd {
+  const { action, target } = step;
+  const { body, precondition, updates } = result.sent ?? step;
+  return { action, target, body, precondition, updates, alone: step.joins === undefined, result };
+}
+
+/**
+ * The versions a run's writes show broke a site, as their results stand (`results`: those the caller
+ * settled), each dated by the first journal record that showed that break (`putBack`): when it
+ * happened, never when a reader (a resume, `status`) saw it. One per environment and version, the
+ * earliest. `since`: the time of a break no record shows (a state made by hand): the run's start.
+ */
+export function journalBreaks(plan: Plan, results: ReadonlyMap<string, StepResult>, putBack: JournalState['putBack'], since: number): QuarantineBreak[] {
+  const found = new Map<string, QuarantineBreak>();
+  for (const step of plan.steps) {
+    const result = results.get(step.id);
+    if (!result || step.role) continue;
+    const seen = putBack.get(step.id) ?? [];
+    for (const b of breaksOf(writeEndOf(step, result), since)) {
+      const key = breakKey(b);
+      const first = seen.find((s) => breaksOf(writeEndOf(step, s.result), s.at).some((e) => breakKey(e) === key));
+      const dated = first ? { ...b, at: first.at } : b;
+      const known = found.get(key);
+      if (known === undefined || dated.at < known.at) found.set(key, dated);
+    }
+  }
+  return [...found.values()].sort((a, b) => a.at - b.at);
+}
+
+/** One break per environment and version (`6.0` is `6.0.0`). */
+function breakKey(b: QuarantineBreak): string {
+  const item = itemOf(b)!;
+  return JSON.stringify([b.env_id, itemKey(item.kind, item.name), versionKey(b.version)]);
 }
 
 /**

@@ -101,6 +101,66 @@ describe('quarantine: a version that broke a site is sent nowhere again until re
   });
 });
 
+describe('what the run records stays true: a break is dated when it happened', () => {
+  it('the report names what the night quarantined; `status` and `resume` of it after a release record it again as it was: the release stands', async () => {
+    const { sim } = await start({ sites: 6, pluginsPerEnv: 10, seed: 5 });
+    const { plugin, envs } = busiestPlugin(sim);
+    const version = sim.breakPlugin(`${plugin}@latest`).split('@')[1]!;
+    const env = simEnv(sim);
+    const guards = `    backup_first: true\n    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: restore }\n`;
+    const dir = tempDir();
+    const reportPath = join(dir, 'r.json');
+    const first = await runCli(['run', writePlaybook(night(plugin, guards), dir), '--yes', '--poll-interval', '50', '--report', reportPath], env, {
+      now: () => T0,
+    });
+    expect(first.code, first.stdout + first.stderr).toBe(1);
+    const released = await runCli(['quarantine', 'release', `${plugin}@${version}`], env, { now: () => T0 + 25 * HOUR });
+    expect(released.code, released.stderr).toBe(0);
+    // The next day, someone looks at the night's report again, then resumes it (nothing left to send).
+    const status = await runCli(['status', reportPath], env, { now: () => T0 + 30 * HOUR });
+    expect(status.code, status.stderr).toBe(1);
+    expect((await runCli(['quarantine', 'list'], env)).stdout).toBe('nothing is quarantined\n');
+    const resumed = await runCli(['resume', reportPath, '--yes'], env, { now: () => T0 + 31 * HOUR });
+    expect(resumed.stdout, resumed.stderr).toContain('nothing left to send');
+    expect((await runCli(['quarantine', 'list'], env)).stdout).toBe('nothing is quarantined\n');
+    expect((await plan(night(plugin), env, T0 + 32 * HOUR)).stdout).toContain(`${envs.length} calls would be sent`);
+    // The report, as the resume left it, names each environment the version broke, dated as the night journaled it.
+    const report = JSON.parse(readFileSync(reportPath, 'utf8')) as Report;
+    expect(report.quarantined?.map((q) => q.env_id).sort()).toEqual([...envs].sort());
+    expect(report.quarantined![0]).toEqual(
+      expect.objectContaining({
+        kind: 'plugin',
+        name: plugin,
+        version,
+        at: new Date(T0).toISOString(),
+        why: expect.stringMatching(/HTTP 500|Fatal/) as unknown,
+      }),
+    );
+  });
+
+  it('a line of the quarantine that cannot be read holds what it names, and every plan says which file and line', async () => {
+    const { sim } = await start({ sites: 4, pluginsPerEnv: 10, seed: 5 });
+    const { plugin, envs } = busiestPlugin(sim);
+    const version = sim.fleet.pluginCatalog.get(plugin)!.versions.at(-1)!;
+    const env = simEnv(sim);
+    const { quarantineFile } = await import('../../src/coord/quarantine-file.js');
+    const store = quarantineFile(env.SITEFLEET_STATE_DIR!, sim.companyId);
+    // A break cut short by a crash: its time and why are lost, its item and version are there.
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    mkdirSync(join(store.where, '..'), { recursive: true });
+    writeFileSync(store.where, `{"v":1,"plugin":${JSON.stringify(plugin)},"version":${JSON.stringify(version)},"env_id":"e1","si\n`);
+    const planned = await plan(night(plugin), env, T0);
+    expect(planned.code, planned.stderr).toBe(0);
+    expect(planned.stderr).toContain(`sitefleet: warning: ${store.where} line 1: a line of the company's quarantine that cannot be read`);
+    expect(planned.stderr).toContain(`plugin ${plugin} ${version} is held on every environment`);
+    expect(planned.stdout).toContain(
+      `unreadable_record (update ${plugin}), repair or delete ${store.where} line 1: plugin ${plugin} ${version} left alone on ${envs.length} environments`,
+    );
+    expect(planned.stdout).toContain('0 calls would be sent');
+    expect((await runCli(['quarantine', 'list'], env)).stderr).toContain(`${store.where} line 1`);
+  });
+});
+
 describe('quarantine shared through Redis (--coordination)', () => {
   it('a break one machine recorded is what every machine naming the Redis lists and plans by', async () => {
     const { sim } = await start({ sites: 3, pluginsPerEnv: 10, seed: 5 });
@@ -181,7 +241,7 @@ describe('neither store only grows: what the fleet moved past folds away before 
     return newer;
   }
 
-  it('a quarantined version superseded by a newer one and offered nowhere leaves the hash; one still offered stays, and is withheld', async () => {
+  it('a quarantined version superseded by a newer one and offered nowhere leaves the hash, its release stays; one still offered stays, and is withheld', async () => {
     const { sim } = await start({ sites: 4, pluginsPerEnv: 10, seed: 5 });
     const { plugin, envs } = busiestPlugin(sim);
     const version = sim.breakPlugin(`${plugin}@latest`).split('@')[1]!;
@@ -215,12 +275,13 @@ describe('neither store only grows: what the fleet moved past folds away before 
     const active = [...sim.fleet.environments.values()].filter((e) => e.displayName === 'live' && e.plugins.get(plugin)?.status === 'active');
     expect(planned.stdout).toContain(`${active.length} calls would be sent`);
     expect(planned.stdout).not.toContain('quarantined');
-    expect(await link.redis.hlen(store.where)).toBe(1);
+    // The other's break, and the release that folded the superseded version's away (a `status` of that night must not bring them back).
+    expect(await link.redis.hlen(store.where)).toBe(2);
     expect(await heldNow()).toEqual([`${other}@${otherVersion}`]);
     // What still holds is still withheld, and the store stays as it is.
     const otherPlan = await plan(night(other), shared, T0 + 24 * HOUR);
     expect(otherPlan.stdout).toContain(`quarantined (update ${other}), sitefleet quarantine release ${other}@${otherVersion} --kind plugin`);
-    expect(await link.redis.hlen(store.where)).toBe(1);
+    expect(await link.redis.hlen(store.where)).toBe(2);
   });
 
   it('a failure on an environment that was deleted is cleared; those on the others still wait their backoff', async () => {
@@ -242,7 +303,8 @@ describe('neither store only grows: what the fleet moved past folds away before 
     expect(planned.code, planned.stderr).toBe(0);
     expect(planned.stdout).toContain(`left alone on ${kept.length} environments: not before ${new Date(T0 + 24 * HOUR).toISOString()}, it failed once`);
     expect(planned.stdout).toContain('0 calls would be sent');
-    expect(await link.redis.hlen(store.where)).toBe(kept.length);
+    // Those that wait, and the clear of the deleted environment's.
+    expect(await link.redis.hlen(store.where)).toBe(kept.length + 1);
     const retries = JSON.parse((await runCli(['retry', 'list', '--format', 'json'], shared)).stdout) as { env_id: string }[];
     expect(retries.map((r) => r.env_id).sort()).toEqual([...kept].sort());
   });

@@ -41,8 +41,10 @@ async function quarantineStory(store: QuarantineStore, size: () => Promise<numbe
   const released = await store.record([releaseOf('plugin', 'forms', '2.0.0', T0 + 3 * DAY)]);
   expect(released.has('plugin', 'forms', '2.0.0')).toBe(false);
   expect(released.has('plugin', 'forms', '3.0.0')).toBe(true);
-  // A release of what is not held adds nothing.
-  await store.record([releaseOf('plugin', 'forms', '9.9.9', T0 + 3 * DAY)]);
+  // A release of what is not held adds nothing; nor does the night's end recorded again (`status`), dated as it was.
+  const size0 = await size();
+  await store.record([releaseOf('plugin', 'forms', '9.9.9', T0 + 3 * DAY), broke(A, T0), broke(B, T0 + DAY)]);
+  expect(await size()).toBe(size0);
   expect((await store.record([])).list().map((q) => q.version)).toEqual(['3.0.0']);
 }
 
@@ -54,8 +56,11 @@ async function retryStory(store: RetryStore, size: () => Promise<number>) {
   const cleared = await store.record([{ plugin: 'forms', cleared: true, at: T0 + 2 * DAY, env_id: A }]);
   expect(cleared.failed(A, 'plugin', 'forms')).toBe(false);
   expect(cleared.failed(B, 'plugin', 'forms')).toBe(true);
-  // A success with nothing to clear adds nothing.
-  await store.record([{ plugin: 'forms', cleared: true, at: T0 + 3 * DAY, env_id: A }]);
+  // A success with nothing to clear adds nothing; nor does a run's end recorded again (`status`), dated as it was.
+  const size0 = await size();
+  await store.record([{ plugin: 'forms', cleared: true, at: T0 + 3 * DAY, env_id: A }, failed('r1', T0), failed('r2', T0 + DAY)]);
+  expect(await size()).toBe(size0);
+  expect((await store.record([])).failed(A, 'plugin', 'forms')).toBe(false);
 }
 
 const plugin = (name: string, version: string, update_version: string): InstalledItem => ({
@@ -94,15 +99,23 @@ async function prunedStory(quarantine: QuarantineStore, retries: RetryStore, siz
   expect(judgeWithheld({ id: B }, forms!, w)?.code).toBe('retry_later');
   // Read again (the next plan): nothing more to fold, nothing written.
   await withholdingOf({ quarantine: () => quarantine, retries: () => retries }, movedOn, {}, T0 + DAY / 2, quiet);
+  // The night's ends recorded again (a `status` of its report), dated as they were: what was folded away stays so.
+  const before = await sizes();
+  await quarantine.record([broke(A, T0), broke(B, T0 + 1000)]);
+  await retries.record([failed('r1', T0, A)]);
+  expect(await sizes()).toEqual(before);
+  expect((await quarantine.record([])).list().map((q) => `${q.name}@${q.version}`)).toEqual(['cache@1.5.0']);
+  expect((await retries.record([])).standing().map((f) => f.env_id)).toEqual([B]);
 }
 
 describe('quarantine and retry, in the state folder', () => {
-  it('a plan folds away what the fleet moved past: a superseded version, a failure on a deleted environment; the compaction drops them', async () => {
+  it('a plan folds away what the fleet moved past: a superseded version, a failure on a deleted environment; recorded again, they stay folded', async () => {
     const dir = tempDir();
     const quarantine = quarantineFile(dir, COMPANY, { compactAbove: 2 });
     const retries = retryFile(dir, COMPANY, { compactAbove: 2 });
     await prunedStory(quarantine, retries, () => Promise.resolve([linesOf(quarantine.where).length, linesOf(retries.where).length]));
-    expect([linesOf(quarantine.where).length, linesOf(retries.where).length]).toEqual([1, 1]);
+    // Not twice what the tables keep (what stands, and the release and clear that folded the rest): not compacted.
+    expect([linesOf(quarantine.where).length, linesOf(retries.where).length]).toEqual([4, 3]);
   });
 
   it('what folds a quarantined version or a failure away is a line saying when and why', async () => {
@@ -124,30 +137,17 @@ describe('quarantine and retry, in the state folder', () => {
     expect([linesOf(quarantine.where).length, linesOf(retries.where).length]).toEqual([4, 3]);
   });
 
-  it('appends what changes the table, and a compaction drops what a release folded away, the release with it', async () => {
+  it('appends what changes the table: a release is a line of its own, after the breaks it folds away', async () => {
     const store = quarantineFile(tempDir(), COMPANY, { compactAbove: 3 });
     await quarantineStory(store, () => Promise.resolve(linesOf(store.where).length));
-    // Compacted: the one standing break alone.
-    expect(linesOf(store.where).map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([
-      { v: 1, plugin: 'forms', version: '3.0.0', env_id: A, site: 'shop', at: new Date(T0).toISOString(), why: 'PHP Fatal error in forms' },
-    ]);
+    expect(linesOf(store.where).map((l) => (JSON.parse(l) as { version: string; released?: true }).version)).toEqual(['2.0.0', '2.0.0', '3.0.0', '2.0.0']);
+    expect(JSON.parse(linesOf(store.where).at(-1)!)).toMatchObject({ released: true });
   });
 
-  it('retries: one failure a run, a success clears, a compaction keeps only what stands', async () => {
+  it('retries: one failure a run, a success clears; a clear is a line of its own', async () => {
     const store = retryFile(tempDir(), COMPANY, { compactAbove: 2 });
     await retryStory(store, () => Promise.resolve(linesOf(store.where).length));
-    expect(linesOf(store.where).map((l) => (JSON.parse(l) as { env_id: string }).env_id)).toEqual([B]);
-  });
-
-  it('skips a line that is not an entry, and keeps one of a later format through a compaction', async () => {
-    const dir = tempDir();
-    const store = quarantineFile(dir, COMPANY, { compactAbove: 1 });
-    await store.record([broke(A, T0)]);
-    const { appendFileSync } = await import('node:fs');
-    appendFileSync(store.where, 'not json\n{"v":2,"plugin":"forms"}\n{"v":1,"plugin":"forms"}\n');
-    const table = await store.record([releaseOf('plugin', 'forms', '2.0.0', T0 + DAY)]);
-    expect(table.list()).toEqual([]);
-    expect(linesOf(store.where)).toEqual(['{"v":2,"plugin":"forms"}']);
+    expect(linesOf(store.where).map((l) => (JSON.parse(l) as { env_id: string; cleared?: true }).env_id)).toEqual([A, A, B, A]);
   });
 });
 
@@ -157,22 +157,24 @@ describe('quarantine and retry, in Redis', () => {
     const quarantine = redisQuarantine(link, COMPANY);
     const retries = redisRetry(link, COMPANY);
     await prunedStory(quarantine, retries, async () => [await link.redis.hlen(quarantine.where), await link.redis.hlen(retries.where)]);
-    expect([await link.redis.hlen(quarantine.where), await link.redis.hlen(retries.where)]).toEqual([1, 1]);
+    // What stands, and the release and the clear that folded the rest away.
+    expect([await link.redis.hlen(quarantine.where), await link.redis.hlen(retries.where)]).toEqual([2, 2]);
   });
 
-  it('one field per entry; a release takes the entries it folds away out of the hash, and itself', async () => {
+  it('one field per entry; a release takes the entries it folds away out of the hash, and stays', async () => {
     const link = await linkTo((await redis()).url);
     const store = redisQuarantine(link, COMPANY);
     await quarantineStory(store, () => link.redis.hlen(store.where));
-    expect(await link.redis.hlen(store.where)).toBe(1);
+    expect(await link.redis.hlen(store.where)).toBe(2);
     // Another machine naming the company in capitals reads the same table.
     expect((await redisQuarantine(link, COMPANY.toUpperCase()).record([])).has('plugin', 'forms', '3.0.0')).toBe(true);
   });
 
-  it('retries: one failure a run, a success clears and leaves the hash', async () => {
+  it('retries: one failure a run, a success clears what it folds away out of the hash, and stays', async () => {
     const link = await linkTo((await redis()).url);
     const store = redisRetry(link, COMPANY);
     await retryStory(store, () => link.redis.hlen(store.where));
-    expect(await link.redis.hlen(store.where)).toBe(1);
+    // B's failure, and A's clear.
+    expect(await link.redis.hlen(store.where)).toBe(2);
   });
 });

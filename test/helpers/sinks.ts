@@ -2,6 +2,24 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { expect } from 'vitest';
 import { summarize, type Report, type ReportResult } from '../../src/report/report.js';
 
+/** A night's report of `results`, with `more` fields (`quarantined`, `stopped`), for a test of what the sinks make of it. */
+export function nightReport(results: ReportResult[], more: Partial<Report> = {}): Report {
+  return {
+    version: 1,
+    run_id: '5b0c6a52-4d3e-4b8e-9f4a-3c2b1a0f9e8d',
+    playbook: 'night.yaml',
+    name: 'night',
+    company: '0f1e2d3c-4b5a-4697-8877-665544332211',
+    mode: 'run',
+    started_at: '2026-11-20T02:00:00.000Z',
+    finished_at: '2026-11-20T02:10:00.000Z',
+    stopped: null,
+    summary: summarize(results),
+    results,
+    ...more,
+  };
+}
+
 /**
  * Characters a terminal may act on, other than the line feed that separates our own lines: C0, DEL,
  * C1, bidirectional controls, line separators. Written out here, apart from the module under test.
@@ -48,22 +66,4 @@ export function expectStrictXml(doc: string): unknown {
   }
   expect(XMLValidator.validate(doc)).toBe(true);
   return new XMLParser({ ignoreAttributes: false }).parse(doc);
-}
-
-/** A night's run report of `results` for a test of the sinks: its summary counted from them, and `over` (times, `stopped`) as given. */
-export function runReport(results: ReportResult[], over: Partial<Report> = {}): Report {
-  return {
-    version: 1,
-    run_id: '5b0c6a52-4d3e-4b8e-9f4a-3c2b1a0f9e8d',
-    playbook: 'night.yaml',
-    name: 'night',
-    company: '0f1e2d3c-4b5a-4697-8877-665544332211',
-    mode: 'run',
-    started_at: '2026-11-24T02:00:00.000Z',
-    finished_at: '2026-11-24T02:10:00.000Z',
-    stopped: null,
-    summary: summarize(results),
-    results,
-    ...over,
-  };
 }

@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { commandText, githubAnnotations, junitXml, markdownSummary, nextCommand } from '../../src/report/ci-formats.js';
 import { runPage } from '../../src/report/html/run-page.js';
 import { targetLabel, type Report, type ReportResult } from '../../src/report/report.js';
+import { nightReport } from '../helpers/sinks.js';
 import { taskCounts } from '../../src/report/task-counts.js';
 import { renderSummary } from '../../src/cli/render.js';
 import { jsonSummary, type RunEnd } from '../../src/notify/run-end.js';
 import { slackMessage } from '../../src/notify/slack.js';
 import { runSamples } from '../../src/notify/metrics.js';
 import { isProblem, type StepStatus } from '../../src/run/types.js';
-import { runReport } from '../helpers/sinks.js';
 
 /**
  * Every output of a run shows what the report says: the same counts and the same next command. A
@@ -36,7 +36,7 @@ function result(task: string, status: StepStatus, extra: Partial<ReportResult> =
 }
 
 function report(results: ReportResult[], stopped: Report['stopped'] = null): Report {
-  return runReport(results, { stopped });
+  return nightReport(results, { started_at: '2026-11-24T02:00:00.000Z', finished_at: '2026-11-24T02:10:00.000Z', stopped });
 }
 
 const CASES: Record<string, Report> = {

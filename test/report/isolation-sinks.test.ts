@@ -6,9 +6,9 @@ import { githubAnnotations, junitXml, markdownSummary, nextCommand } from '../..
 import { recordPage } from '../../src/report/html/record-page.js';
 import { runPage } from '../../src/report/html/run-page.js';
 import { isolationFacts, isolationLine, logExcerpt } from '../../src/report/isolation-lines.js';
-import { type Report, type ReportResult } from '../../src/report/report.js';
+import type { Report, ReportResult } from '../../src/report/report.js';
+import { nightReport } from '../helpers/sinks.js';
 import type { Isolation, LoggedError } from '../../src/run/types.js';
-import { runReport } from '../helpers/sinks.js';
 
 /**
  * What `health.on_broken: isolate` did reaches every output: the update that broke the site, what
@@ -60,7 +60,7 @@ function result(extra: Partial<ReportResult>): ReportResult {
 }
 
 function report(results: ReportResult[]): Report {
-  return runReport(results, { started_at: '2026-11-25T02:00:00.000Z', finished_at: '2026-11-25T02:40:00.000Z' });
+  return nightReport(results, { started_at: '2026-11-25T02:00:00.000Z', finished_at: '2026-11-25T02:40:00.000Z' });
 }
 
 const end = (r: Report): RunEnd => ({

@@ -5,7 +5,7 @@ import { bypassLines } from '../../src/report/staging-lines.js';
 import { jsonSummary, type RunEnd } from '../../src/notify/run-end.js';
 import { slackMessage } from '../../src/notify/slack.js';
 import type { StagingDecision } from '../../src/plan/staging-first.js';
-import { runReport } from '../helpers/sinks.js';
+import { nightReport } from '../helpers/sinks.js';
 
 /** A plugin slug as hostile as the service may name one: Markdown's link, emphasis and table syntax. */
 const NAME = 'evil_*[x](https://a.example)|';
@@ -38,7 +38,7 @@ function write(i: number, staging: StagingDecision[]): ReportResult {
 }
 
 const results = [write(1, [bypassed]), write(2, [{ ...bypassed, staging: { env_id: 's2', environment: 'staging' } }])];
-const report: Report = runReport(results);
+const report: Report = nightReport(results);
 const end: RunEnd = { name: 'night', exitCode: 0, startedAt: new Date(0), finishedAt: new Date(0), report: { value: report, path: 'r.json' } };
 
 describe('a staging bypass in every sink', () => {

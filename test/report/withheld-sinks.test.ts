@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { recordPage } from '../../src/report/html/record-page.js';
 import { runPage } from '../../src/report/html/run-page.js';
-import { type Report, type ReportResult } from '../../src/report/report.js';
+import type { ReportResult } from '../../src/report/report.js';
+import { nightReport } from '../helpers/sinks.js';
 import { withheldLines } from '../../src/report/withheld-lines.js';
 import { jsonSummary } from '../../src/notify/run-end.js';
 import { slackMessage } from '../../src/notify/slack.js';
 import type { WithheldDecision } from '../../src/inventory/withheld.js';
 import { terminalMessage } from '../../src/util/safe-text.js';
-import { runReport } from '../helpers/sinks.js';
 
 /** The service's words, as hostile as they come: markup, a terminal escape, Slack's own syntax. */
 const WHY = 'PHP Fatal error: <script>x</script> \u001b[31m<!channel> in wp-content/plugins/forms/forms.php';
@@ -55,7 +55,7 @@ function skipped(i: number, withheld: WithheldDecision[]): ReportResult {
 }
 
 const results = [skipped(1, [quarantined]), skipped(2, [quarantined, retry]), skipped(3, [])];
-const report: Report = runReport(results, { started_at: '2026-11-20T02:00:00.000Z', finished_at: '2026-11-20T02:10:00.000Z' });
+const report = nightReport(results);
 const end = {
   name: 'night',
   exitCode: 0,

@@ -63,6 +63,7 @@ function stateOf(steps: Step[], results: StepResult[]): JournalState {
     intents: new Map(),
     ended: true,
     resumes: 0,
+    putBack: new Map(),
   };
 }
 

@@ -122,3 +122,48 @@ describe('within a run', () => {
     expect(quarantinedUpdates({ ...next, body: { name: 'forms', update_version: '2.0.1' }, precondition: 'forms 1.0.0 → 2.0.1' }, table)).toEqual([]);
   });
 });
+
+describe('when a break happened, as the journal tells it', () => {
+  it('each break is dated by the first record that showed it, never by when the journal is read; what the end does not show is none', async () => {
+    const { foldJournal } = await import('../../src/run/journal.js');
+    const { journalBreaks } = await import('../../src/run/write-ends.js');
+    const step = {
+      id: '0:e1',
+      task: 'night',
+      task_index: 0,
+      action: 'plugins.update',
+      target,
+      endpoint: 'updatePlugin',
+      method: 'PUT',
+      path: '/sites/environments/e1/plugins',
+      params: {},
+      body: { name: 'forms', update_version: '2.0.0' },
+      precondition: 'forms 1.0.0 → 2.0.0',
+      idempotent: true,
+    };
+    const plan = { steps: [step], tasks: [], skipped: [], settings: {}, company: 'c' };
+    const result = (restoredStatus: 'sending' | 'succeeded', extra: object = {}) => ({
+      step_id: step.id,
+      ...base,
+      operation_id: 'op',
+      health: { url: 'https://shop.test/', outcome: 'unhealthy' as const, after: 'HTTP 500' },
+      restored: { ...restored, status: restoredStatus },
+      ...extra,
+    });
+    const start = { t: 'start' as const, v: 1 as const, run_id: 'r', playbook: 'p', report: 'r.json', started_at: new Date(AT).toISOString(), plan } as never;
+    const records = [
+      start,
+      { t: 'result' as const, step: step.id, result: { ...base, step_id: step.id, status: 'accepted' as const, operation_id: 'op' }, at: AT + 1000 },
+      { t: 'update' as const, step: step.id, result: result('sending'), at: AT + 2000 },
+      { t: 'update' as const, step: step.id, result: result('succeeded'), at: AT + 3000 },
+      // A later word on the step (a resume, `status`): the break keeps its time.
+      { t: 'update' as const, step: step.id, result: result('succeeded', { reason: 'restored; looked at again' }), at: AT + 9_000_000 },
+    ];
+    const state = foldJournal(records);
+    expect(journalBreaks(state.start.plan, state.results, state.putBack, AT).map((b) => b.at)).toEqual([AT + 3000]);
+    // Isolation that did not see it again (not reproduced): the end names none, whatever a record before it showed.
+    const notReproduced = result('succeeded', { isolation: { updates: [], rounds: [], outcome: 'not reproduced', culprits: [], restores: 2 } });
+    const again = foldJournal([...records, { t: 'update' as const, step: step.id, result: notReproduced, at: AT + 10_000_000 }]);
+    expect(journalBreaks(again.start.plan, again.results, again.putBack, AT)).toEqual([]);
+  });
+});

@@ -193,7 +193,11 @@ function withheldPart(entries: readonly Entry[]): Markup {
       if (seen.has(key)) return [];
       seen.add(key);
       const what =
-        d.code === 'quarantined' ? `quarantined: it broke a site on ${d.since.slice(0, 10)} (${d.why})` : `to retry after ${d.retry_at.slice(0, 10)}: ${d.why}`;
+        d.code === 'quarantined'
+          ? `quarantined: it broke a site on ${d.since.slice(0, 10)} (${d.why})`
+          : d.code === 'retry_later'
+            ? `to retry after ${d.retry_at.slice(0, 10)}: ${d.why}`
+            : `held: a line of the company's records that cannot be read may name it`;
       return [
         h`<li class="withheld" data-code="${d.code}">
           <span class="day">${day}</span> ${r.target.environment ?? ''}: ${nameOf(d)} ${d.installed} → ${d.version} left alone, ${what}

@@ -9,8 +9,9 @@ import { exitCodeOf, restoreLine, type Report, type ReportResult } from '../repo
 import type { StepStatus } from '../../run/types.js';
 import { releaseAgeGroups } from '../release-age-lines.js';
 import { isolatedResults, isolationLine } from '../isolation-lines.js';
-import { withheldGroups } from '../withheld-lines.js';
+import { withheldGroups, withheldWhen } from '../withheld-lines.js';
 import { pageRows } from '../staging-lines.js';
+import { quarantinedVersions } from '../quarantined.js';
 import { htmlDocument } from './document.js';
 import { h, type Markup } from './markup.js';
 import type { RunTimes } from './spans.js';
@@ -40,7 +41,7 @@ export function runPage(input: RunPageInput): string {
     ${taskFigures(report)}
     <h2>Timeline</h2>
     ${'missing' in input.times ? h`<p class="note timeline-missing">No timeline: ${input.times.missing}.</p>` : timelineSection(report, input.times)}
-    ${problemSection(report)} ${visualSection(report.results, input.imageBase ?? '')} ${withheldSection(report)} ${releaseAgeSection(report)} ${stagingSection(report)} ${restoredSection(report)} ${isolatedSection(report, input.reportPath)} ${nextSection(report, input.reportPath)}`;
+    ${problemSection(report)} ${visualSection(report.results, input.imageBase ?? '')} ${withheldSection(report)} ${releaseAgeSection(report)} ${stagingSection(report)} ${restoredSection(report)} ${isolatedSection(report, input.reportPath)} ${quarantinedSection(report)} ${nextSection(report, input.reportPath)}`;
   return htmlDocument({
     title: input.title ?? `sitefleet: ${report.name}${report.mode === 'dry-run' ? ' (dry run)' : ''}`,
     ...(input.logo && { logo: input.logo }),
@@ -151,7 +152,7 @@ function withheldSection(report: Report): Markup {
         <td>${task}</td>
         <td>${nameOf(d)} ${d.installed} → ${d.version}</td>
         <td class="n">${environments}</td>
-        <td>${d.code === 'quarantined' ? `broke ${d.site ?? d.env_id}${d.environment ? `/${d.environment}` : ''} at ${d.since}` : `failed ${d.failures}× (last ${d.last_failed_at}); not before ${d.retry_at}`}</td>
+        <td>${withheldWhen(d)}</td>
         <td>${d.why}</td>
         <td>${d.override}</td>
       </tr>`,
@@ -255,6 +256,25 @@ function isolatedSection(report: Report, reportPath: string): Markup {
   );
   return h`<h2>Isolated updates (${isolated.length})</h2>
     ${table(['site', 'environment', 'task', 'what broke it, what was kept'], rows)}`;
+}
+
+/** The versions this run found to break a site (the report's `quarantined`), once each: what the company's later runs leave alone, and what sends one again. */
+function quarantinedSection(report: Report): Markup {
+  const versions = quarantinedVersions(report.quarantined);
+  if (versions.length === 0) return h``;
+  const rows = versions.map(
+    (q) =>
+      h`<tr class="quarantined" data-kind="${q.kind}" data-name="${q.name}" data-version="${q.version}">
+        <td>${q.kind} ${q.name} ${q.version}</td>
+        <td class="n">${q.environments}</td>
+        <td>${q.first.site ?? q.first.env_id}${q.first.environment ? `/${q.first.environment}` : ''} at ${q.first.at}</td>
+        <td>${q.first.why}</td>
+        <td><code>${q.override}</code></td>
+      </tr>`,
+  );
+  return h`<h2>Quarantined by this run (${versions.length})</h2>
+    <p class="note">Sent by no later run of the company until released.</p>
+    ${table(['version', 'environments it broke', 'first broke', 'why', 'to send it again'], rows, 'quarantined')}`;
 }
 
 /** The commands that carry the work on: resume or status (as the CI summaries say), and a restore of failed writes not yet put back. */
