@@ -433,7 +433,7 @@ class Execution implements LifeRun {
     // An update found to break a site earlier in this run goes nowhere else.
     const trimmed = this.quarantine.trim(planned);
     if ('skip' in trimmed) return this.endUnsent(planned, 'skipped', trimmed.skip);
-    const step = trimmed.step;
+    let step = trimmed.step;
     if (step.health && 'missing' in step.health) {
       await this.endUnsent(step, 'failed', `${step.health.missing} (on_missing_domain: fail)`);
       return this.countFailure(task, budget, this.results.get(step.id)!);
@@ -461,9 +461,16 @@ class Execution implements LifeRun {
         claim?.ended();
         return;
       }
+      // Trimmed again at the last moment: another site's isolation may have found a culprit while this write waited its turn and looked.
+      const last = this.quarantine.trim(step);
+      if ('skip' in last) {
+        claim?.ended();
+        return await this.endUnsent(step, 'skipped', last.skip);
+      }
+      const sending = (step = last.step);
       let accepted: StepResult | undefined;
       try {
-        accepted = await this.options.caller.withPlace(PRIORITY.write, step.endpoint, (place) => this.send(task, budget, step, place, guarded));
+        accepted = await this.options.caller.withPlace(PRIORITY.write, sending.endpoint, (place) => this.send(task, budget, sending, place, guarded));
       } finally {
         if (!accepted?.operation_id) claim?.ended();
       }
