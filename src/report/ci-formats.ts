@@ -4,6 +4,7 @@ export { groupOf };
 import { countsAgainstBudget, isProblem, problemCount } from '../run/types.js';
 import { answerLines } from './answer-lines.js';
 import { isolatedResults, isolationLine } from './isolation-lines.js';
+import { nothingSeenLines } from './look-lines.js';
 import {
   healthCounts,
   pagesNotLookedAt,
@@ -89,6 +90,7 @@ export function markdownSummary(report: Report, reportPath: string): string {
   if (answers.length > 0) lines.push('', ...answers.map((line) => `- ${forMarkdown(clip(line, MESSAGE_WIDTH))}`));
   const unseen = pagesNotLookedAt(report);
   if (unseen) lines.push('', `**${forMarkdown(unseen)}**`);
+  for (const line of nothingSeenLines(report)) lines.push('', `**${forMarkdown(clip(line, 2 * MESSAGE_WIDTH))}**`);
   const before = unhealthyBefore(report);
   if (before.length > 0) {
     lines.push('', `**${before.length} broken before their write (not blamed on it):**`, '');
