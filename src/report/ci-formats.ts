@@ -4,7 +4,7 @@ export { groupOf };
 import { countsAgainstBudget, isProblem, problemCount } from '../run/types.js';
 import { answerLines } from './answer-lines.js';
 import { isolatedResults, isolationLine } from './isolation-lines.js';
-import { nothingSeenLines } from './look-lines.js';
+import { cacheNotAvailableLine, nothingSeenLines } from './look-lines.js';
 import {
   healthCounts,
   pagesNotLookedAt,
@@ -90,6 +90,8 @@ export function markdownSummary(report: Report, reportPath: string): string {
   if (answers.length > 0) lines.push('', ...answers.map((line) => `- ${forMarkdown(clip(line, MESSAGE_WIDTH))}`));
   const unseen = pagesNotLookedAt(report);
   if (unseen) lines.push('', `**${forMarkdown(unseen)}**`);
+  const noCache = cacheNotAvailableLine(report);
+  if (noCache) lines.push('', forMarkdown(clip(noCache, 2 * MESSAGE_WIDTH)));
   for (const line of nothingSeenLines(report)) lines.push('', `**${forMarkdown(clip(line, 2 * MESSAGE_WIDTH))}**`);
   const before = unhealthyBefore(report);
   if (before.length > 0) {

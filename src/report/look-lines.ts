@@ -1,5 +1,5 @@
 import { isHeldBefore } from '../run/types.js';
-import type { Report } from './report.js';
+import type { Report, ReportResult } from './report.js';
 
 /**
  * Per task whose guarded writes were all held before the write (no page seen healthy: `unseen`,
@@ -20,4 +20,15 @@ export function nothingSeenLines(report: Report): string[] {
     );
   }
   return lines;
+}
+
+/**
+ * The page cache clears the service refused as missing (404, 405: `not available`), said once for the
+ * run however many environments answered so: the looks went on without them. Undefined when none.
+ */
+export function cacheNotAvailableLine(report: Report): string | undefined {
+  const missing = report.results.flatMap((r: ReportResult) => [r.health?.cache, r.restored?.health?.cache]).filter((c) => c?.outcome === 'not available');
+  if (missing.length === 0) return undefined;
+  const n = missing.length;
+  return `page cache clear not available (${missing[0]!.detail ?? 'refused as missing'}) for ${n} look${n === 1 ? '' : 's'}: each went on without it (health.clear_cache: false stops asking)`;
 }

@@ -294,12 +294,16 @@ export interface HealthRecord {
   after?: string;
 }
 
-/** A clear of an environment's page cache: its operation, and why it did not clear when it did not. */
+/**
+ * A clear of an environment's page cache: its operation, and why it did not clear when it did not.
+ * `not available`: the service refused it as missing (404, 405: no cache tool for this environment or
+ * this account): the look goes on without it, and the run says so once.
+ */
 export interface CacheClear {
-  outcome: 'cleared' | 'not cleared';
+  outcome: 'cleared' | 'not cleared' | 'not available';
   /** The clear's operation, when the service accepted one. */
   operation_id?: string;
-  /** Why it did not clear: refused, its operation failed or was not seen to end, the run stopped. */
+  /** Why it did not clear: refused, missing, its operation failed or was not seen to end, the run stopped. */
   detail?: string;
 }
 
