@@ -79,6 +79,17 @@ describe('a guard that cannot see holds: no write to a page not seen healthy bef
     ).toEqual(['held', ...envs.slice(1).map(() => 'skipped')]);
     expect(out).toMatch(/run stopped: failure budget exceeded in task "update [^"]+": 1 failed, 0 allowed/);
     expect(out).toMatch(/no page could be seen before its write \(update [^,]+, 1 held\)/);
+    // Its journal reads back (the held record is one of the run's records), and a resume holds the rest the same way.
+    const offered = /with: sitefleet resume (\S+) --max-failures 1$/m.exec(out);
+    expect(offered).not.toBeNull();
+    const resumed = await runCli(['resume', offered![1]!, '--max-failures', '1', '--yes', '--poll-interval', '50'], simEnv(sim));
+    expect(resumed.code).toBe(3);
+    expect(sentWrites(sim)).toEqual([]);
+    const after = JSON.parse(readFileSync(offered![1]!, 'utf8')) as Report;
+    // Its wave's looks go at once: the first held crosses the budget again; a look that ended after that sends nothing either.
+    const ends = writes(after).map((r) => (r.status === 'held' ? `held ${r.held?.code}` : r.status));
+    expect(ends.filter((e) => e === 'held unseen').length).toBeGreaterThanOrEqual(2);
+    expect(ends.every((e) => e === 'held unseen' || e === 'skipped')).toBe(true);
   });
 
   it('a template that reaches the wrong page (answered 401) holds every write broken_before', async () => {
