@@ -5,6 +5,7 @@ import { exitCodeOf, type Report } from '../report/report.js';
 import { reportFromJournal } from '../report/from-journal.js';
 import { journalRecorder } from './run-events/journal-recorder.js';
 import { ReportSnapshots } from './run-events/report-snapshots.js';
+import { cacheMissingWarning } from './run-events/cache-missing.js';
 import { stepLog } from './run-events/step-log.js';
 import { fanOut, type Subscriber } from './run-events/subscriber.js';
 import { execute, type RunLook } from '../run/executor.js';
@@ -163,7 +164,7 @@ async function executeWatched(args: SessionArgs): Promise<{ outcome: ExecuteOutc
   }
 }
 
-/** The run's other subscribers: the progress line on a terminal, the step log, and the journal. */
+/** The run's other subscribers: the progress line on a terminal, the step log (and its one warning of a missing cache clear), and the journal. */
 function watchers(args: SessionArgs, state: { look(): RunLook | undefined; closed(): boolean }): Subscriber[] {
   const { plan, scope } = args;
   const { globals } = scope;
@@ -176,6 +177,7 @@ function watchers(args: SessionArgs, state: { look(): RunLook | undefined; close
       closed: () => state.closed(),
     }),
     stepLog(runtime.logger),
+    cacheMissingWarning(runtime.logger),
     // The run's clock, which `quarantine release` and `retry clear` read too: a break is dated by its record.
     journalRecorder(args.journal, () => globals.io.now()),
   ];

@@ -3,7 +3,7 @@ import type { Plan } from '../plan/plan.js';
 import type { StagingDecision } from '../plan/staging-first.js';
 import type { StagingEntry } from '../inventory/staging-table.js';
 import { nameOf, refFrom } from '../inventory/kinds.js';
-import { isProblem, UNDONE, type StepResult, type StepStatus } from '../run/types.js';
+import { isHeldBefore, isProblem, UNDONE, type StepResult, type StepStatus } from '../run/types.js';
 import type { RunScope } from './run-scope.js';
 import { forTerminal } from '../util/safe-text.js';
 
@@ -16,13 +16,26 @@ export interface StagingEnd {
   reason: string | null;
   /** What the environment runs after the write, as read back (a pinned update's `runs`). */
   runs?: ItemVersion[];
+  /** Why a held step was held: one held before its write sent nothing, and says nothing of the version. */
+  held?: StepResult['held'];
 }
 
 /** A plan's steps with their results, as staging ends (a step with no result ended nowhere). */
 export function endsOf(plan: Plan, results: ReadonlyMap<string, StepResult>): StagingEnd[] {
   return plan.steps.flatMap((step) => {
     const r = results.get(step.id);
-    return r ? [{ role: step.role, staging: step.staging, target: step.target, status: r.status, reason: r.reason, ...(r.runs ? { runs: r.runs } : {}) }] : [];
+    if (!r) return [];
+    return [
+      {
+        role: step.role,
+        staging: step.staging,
+        target: step.target,
+        status: r.status,
+        reason: r.reason,
+        ...(r.runs ? { runs: r.runs } : {}),
+        ...(r.held ? { held: r.held } : {}),
+      },
+    ];
   });
 }
 
@@ -31,7 +44,7 @@ export function endsOf(plan: Plan, results: ReadonlyMap<string, StepResult>): St
  * step took with its checks passed is `healthy` from now, and soaks; one whose step is a problem (it
  * failed, broke the site, was held for a person to look at, or may not have reached the service) is
  * never taken by live. Called wherever a run's steps end: the run, a resume (also with nothing left to
- * send), and status. A step not sent, or still running, says nothing.
+ * send), and status. A step not sent (held before its write among them), or still running, says nothing.
  */
 async function recordStaging(scope: RunScope, company: string, ended: readonly StagingEnd[]): Promise<void> {
   const at = scope.globals.io.now();
@@ -39,8 +52,9 @@ async function recordStaging(scope: RunScope, company: string, ended: readonly S
   for (const e of ended) {
     if (e.role !== 'staging' || !e.staging || !e.target.env_id) continue;
     const kind = e.status === 'succeeded' ? 'healthy' : isProblem(e.status) ? 'failed' : undefined;
-    // A write a restore undid passed its own checks: neither soaking nor barred, it is staged again.
-    if (!kind || e.reason?.startsWith(UNDONE)) continue;
+    // A write a restore undid passed its own checks: neither soaking nor barred, it is staged again. One held before
+    // its write (its page not seen healthy) was never sent: with no record, live holds the version until it is staged.
+    if (!kind || e.reason?.startsWith(UNDONE) || isHeldBefore(e)) continue;
     const why = kind === 'failed' ? `its staging update ended ${e.status}${e.reason ? `: ${e.reason}` : ''}` : undefined;
     for (const d of e.staging) {
       // Soaking is of what staging runs, as read back: a healthy step runs the version judged (a pinned

@@ -20,6 +20,7 @@ import { withheldLines } from '../report/withheld-lines.js';
 import { healthCounts, pagesNotLookedAt, restoreLine, restorePointsOfFailures, targetLabel, unhealthyBefore, type Report } from '../report/report.js';
 import { clip, forCsv, forTerminal, jsonText, MESSAGE_WIDTH, terminalMessage, terminalName } from '../util/safe-text.js';
 import { isolatedResults, isolationLine } from '../report/isolation-lines.js';
+import { cacheNotAvailableLine, nothingSeenLines } from '../report/look-lines.js';
 
 type Colour = 'green' | 'red' | 'yellow' | 'cyan' | 'dim' | 'bold';
 
@@ -208,6 +209,9 @@ export function renderSummary(report: Report, reportPath: string, paint: Painter
   lines.push(...answerLines(report).map(terminalMessage));
   const unseen = pagesNotLookedAt(report);
   if (unseen) lines.push(paint('yellow', unseen));
+  const noCache = cacheNotAvailableLine(report);
+  if (noCache) lines.push(paint('yellow', terminalMessage(noCache)));
+  for (const line of nothingSeenLines(report)) lines.push(paint('red', clip(forTerminal(line), 2 * MESSAGE_WIDTH)));
   const before = unhealthyBefore(report);
   for (const r of before.slice(0, 10))
     lines.push(

@@ -41,6 +41,13 @@ export interface HealthInput {
    * (run/isolation.ts). @default "leave"
    */
   on_broken?: 'leave' | 'restore' | 'isolate';
+  /**
+   * A site whose page cannot be seen healthy before the write (no answer, or an answer that is not
+   * healthy): no write (`hold`: the step is held, `unseen` or `broken_before`, and counts against the
+   * failure budget), or the write goes and the site is listed as broken before, not blamed (`update`).
+   * @default "hold"
+   */
+  when_broken_before?: 'hold' | 'update';
   /** Screenshots before and after the write, compared (see visual/spec.ts). */
   visual?: true | VisualInput;
   /**
@@ -66,10 +73,17 @@ export interface HealthSpec {
   allow_private?: true;
   /** Likewise present only when the playbook asks for it. */
   on_broken?: 'restore' | 'isolate';
+  /** Likewise present only when the playbook asks for it: a plan without it holds (see `updatesBrokenBefore`). */
+  when_broken_before?: 'update';
   /** Likewise: a plan without it is the same plan as before the option. */
   visual?: VisualSpec;
   /** `false` only when the playbook turns the cache clear off: a plan without it clears (see `clearsCache`). */
   clear_cache?: false;
+}
+
+/** Whether a guarded write of this task is sent to a site whose page was not seen healthy before it (`when_broken_before: update`). */
+export function updatesBrokenBefore(spec: HealthSpec): boolean {
+  return spec.when_broken_before === 'update';
 }
 
 /** Whether a guarded write of this task clears its environment's page cache before the look after it. */
@@ -150,6 +164,11 @@ export function healthSchema(): Record<string, unknown> {
             description:
               'a site healthy before and broken after the write: leave it (default), restore the backup this run took first (needs backup_first; loses what changed on the site since), or restore and then send its updates again in rounds to find the one that broke it, keeping the others (isolate)',
           },
+          when_broken_before: {
+            enum: ['hold', 'update'],
+            description:
+              'a site whose page is not seen healthy before the write (no answer: DNS, refused, timeout; or an error page): no write, the step held and counted against max_failures (hold, default), or the write goes and the site is listed as broken before, not blamed (update)',
+          },
           visual: visualSchema(),
           clear_cache: {
             type: 'boolean',
@@ -202,6 +221,7 @@ export function resolveHealth(input: true | HealthInput): { spec?: HealthSpec; p
       on_missing_domain: given.on_missing_domain ?? HEALTH_DEFAULTS.on_missing_domain,
       ...(given.allow_private === true ? { allow_private: true as const } : {}),
       ...(given.on_broken === 'restore' || given.on_broken === 'isolate' ? { on_broken: given.on_broken } : {}),
+      ...(given.when_broken_before === 'update' ? { when_broken_before: 'update' as const } : {}),
       ...(visual?.spec ? { visual: visual.spec } : {}),
       ...(given.clear_cache === false ? { clear_cache: false as const } : {}),
     },

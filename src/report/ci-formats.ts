@@ -5,6 +5,7 @@ import { countsAgainstBudget, isProblem, problemCount } from '../run/types.js';
 import { answerLines } from './answer-lines.js';
 import { bypassLines } from './staging-lines.js';
 import { isolatedResults, isolationLine } from './isolation-lines.js';
+import { cacheNotAvailableLine, nothingSeenLines } from './look-lines.js';
 import {
   healthCounts,
   pagesNotLookedAt,
@@ -92,6 +93,9 @@ export function markdownSummary(report: Report, reportPath: string): string {
   if (bypassed.length > 0) lines.push('', ...bypassed.map((line) => `- ${forMarkdown(clip(line, MESSAGE_WIDTH))}`));
   const unseen = pagesNotLookedAt(report);
   if (unseen) lines.push('', `**${forMarkdown(unseen)}**`);
+  const noCache = cacheNotAvailableLine(report);
+  if (noCache) lines.push('', forMarkdown(clip(noCache, 2 * MESSAGE_WIDTH)));
+  for (const line of nothingSeenLines(report)) lines.push('', `**${forMarkdown(clip(line, 2 * MESSAGE_WIDTH))}**`);
   const before = unhealthyBefore(report);
   if (before.length > 0) {
     lines.push('', `**${before.length} broken before their write (not blamed on it):**`, '');

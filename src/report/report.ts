@@ -7,7 +7,7 @@ import { EXIT, type ExitCode } from '../errors.js';
 import type { Target } from '../actions/action.js';
 import type { Plan } from '../plan/plan.js';
 import type { ReleaseAgeDecision } from '../inventory/release-age.js';
-import { problemCount, zeroCounts, type ExecuteOutcome, type RestorePoint, type StepResult, type StepStatus } from '../run/types.js';
+import { isHeldBefore, problemCount, zeroCounts, type ExecuteOutcome, type RestorePoint, type StepResult, type StepStatus } from '../run/types.js';
 import type { QuarantineBreak } from '../inventory/quarantine-table.js';
 import { quarantinedEntries, type QuarantinedEntry } from './quarantined.js';
 
@@ -216,9 +216,13 @@ export function pagesNotLookedAt(report: Report): string | undefined {
   return `pages not looked at (health.visual): ${pages} of ${of}, on ${steps} step${steps === 1 ? '' : 's'}, held (visual_unchecked)`;
 }
 
-/** Sites that were broken before their write: not blamed on it, listed so someone looks at them. */
+/**
+ * Sites that were broken before their write, and written to all the same (`when_broken_before:
+ * update`): not blamed on it, listed so someone looks at them. One held before its write is among the
+ * problems already, saying it was not updated.
+ */
 export function unhealthyBefore(report: Report): ReportResult[] {
-  return report.results.filter((r) => r.health?.outcome === 'unhealthy before');
+  return report.results.filter((r) => r.health?.outcome === 'unhealthy before' && !isHeldBefore(r));
 }
 
 /** The failed writes that have a restore point: what someone restores after a broken rollout. */

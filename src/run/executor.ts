@@ -11,6 +11,7 @@ import { failureBudget, type FailureBudget } from './failure-budget.js';
 import { afterBackup } from './restore-point.js';
 import { BatchConfirmer, readListing } from './batch-confirm.js';
 import { HealthGate } from './health-gate.js';
+import { heldBefore } from './look-before.js';
 import { OperationFollower, type FollowContext } from './follow.js';
 import { PRIORITY } from './rate-budget.js';
 import { DEFAULT_FINISH_WITHIN_MS, RunStop } from './run-stop.js';
@@ -448,6 +449,12 @@ class Execution implements LifeRun {
       if (url && guarded.gate && !looked) guarded.before = await guarded.gate.check(url);
       if (this.sendsOver()) return;
       if (guarded.before?.refused) return await this.endRefused(task, budget, step, `health: ${guarded.before.detail} at ${url}`);
+      // A page not seen healthy before the write gets no write (health.when_broken_before, look-before.ts); a group's first look holds the group.
+      const held = heldBefore(step.id, url, guarded.before, task.health);
+      if (held) {
+        await this.record('result', step, held);
+        return this.countFailure(task, budget, held);
+      }
       // Pages are looked at only on a site that answers healthy: a broken one has no look to keep.
       if (url && this.options.visual && task.health?.visual && guarded.before?.healthy && !looked && !this.sendsOver())
         guarded.visual = await this.options.visual.before(step.id, url, task.health);

@@ -44,20 +44,24 @@ export class HealthGate {
 
 /**
  * What the two checks say about a step, as a decision table: a site broken after its write fails the
- * step, unless it was already broken before (then it is listed, not blamed). With `health.clear_cache`
- * the look after comes once the page cache was cleared; when it could not be, a healthy answer may be
- * the page kept from before the write: nobody saw the page visitors will get, and the step is held.
+ * step, unless it was already broken before (then it is listed, not blamed: a write to a site not seen
+ * healthy before it goes only with `when_broken_before: update`, see look-before.ts; otherwise it was
+ * held and never sent). With `health.clear_cache` the look after comes once the page cache was
+ * cleared; when it could not be, a healthy answer may be the page kept from before the write: nobody
+ * saw the page visitors will get, and the step is held.
  *
- * | before    | after     | cache       | outcome            | step      |
- * | healthy   | healthy   | cleared/off | healthy            | as it was |
- * | any       | healthy   | not cleared | not checked        | held      |
- * | healthy   | unhealthy | any         | unhealthy          | failed    |
- * | unhealthy | healthy   | cleared/off | healthy            | as it was |
- * | unhealthy | unhealthy | any         | unhealthy before   | as it was |
- * | any       | (none)    | any         | unhealthy before / not checked | as it was |
+ * | before    | after     | cache                     | outcome            | step      |
+ * | healthy   | healthy   | cleared/off/not available | healthy            | as it was |
+ * | any       | healthy   | not cleared               | not checked        | held      |
+ * | healthy   | unhealthy | any                       | unhealthy          | failed    |
+ * | unhealthy | healthy   | cleared/off/not available | healthy            | as it was |
+ * | unhealthy | unhealthy | any                       | unhealthy before   | as it was |
+ * | any       | (none)    | any                       | unhealthy before / not checked | as it was |
  *
  * A broken page is broken whichever served it, so an uncleared cache changes nothing when the look
- * after sees one.
+ * after sees one. A clear the service refuses as missing (404, 405: `not available`, cache-clear.ts)
+ * is a cache sitefleet has no way to clear, on this night or any other: the look goes on as with
+ * `clear_cache: false`, its record saying so. One taken that then failed (`not cleared`) still holds.
  */
 export function healthOutcome(
   before: HealthVerdict | undefined,

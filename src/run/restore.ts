@@ -6,7 +6,7 @@ import type { CallPort, Outcome } from './caller.js';
 import type { HealthGate } from './health-gate.js';
 import { PRIORITY } from './rate-budget.js';
 import type { HealthVerdict } from '../health/http/probe.js';
-import { UNDONE, type CacheClear, type Restored, type StepResult } from './types.js';
+import { isHeldBefore, UNDONE, type CacheClear, type Restored, type StepResult } from './types.js';
 import type { Watcher, WatchOptions } from './watcher.js';
 
 /** What putting a broken site back needs from the run. */
@@ -160,6 +160,7 @@ export function undoneWrites(steps: readonly Step[], results: ReadonlyMap<string
   return steps.flatMap((other): [Step, StepResult][] => {
     const known = results.get(other.id);
     if (other.id === step.id || other.backup_step !== step.backup_step || !known || !['succeeded', 'held', 'accepted'].includes(known.status)) return [];
+    if (isHeldBefore(known)) return []; // never sent: nothing of it to undo
     const { held: _held, ...sent } = known;
     return [[other, { ...sent, status: 'failed', reason: why(other) }]];
   });

@@ -4,8 +4,9 @@ import type { Step } from '../plan/plan.js';
 
 /**
  * The vocabulary of a run, shared by the executor, the journal, the report and the commands.
- * `held`: the write happened and the site answers, but its pages look different (health.visual): a
- * person should look.
+ * `held`: a person should look: the write happened and the site answers, but its pages look different
+ * (health.visual) or were not seen as visitors get them (cache_not_cleared); or, with nothing sent,
+ * its page could not be seen healthy before the write (unseen, broken_before).
  */
 export type StepStatus = 'planned' | 'accepted' | 'succeeded' | 'failed' | 'held' | 'skipped' | 'unknown';
 
@@ -79,7 +80,7 @@ export interface StepResult {
   /** `health.visual`: what the screenshots before and after the write showed, page by page. */
   visual?: VisualRecord;
   /** Why a `held` step was held, as data: its reason code, what it found, and what overrides it. */
-  held?: HeldReason | CacheHeldReason | NotLooked;
+  held?: HeldReason | CacheHeldReason | NotLooked | BeforeHeldReason;
   /** `health.on_broken: isolate`: after its restore, how the write was taken apart to find the update that broke the site. */
   isolation?: Isolation;
   /** The site's PHP error log named this item's files in a fatal error that was not there before the write (service text: shown only through safe-text). */
@@ -171,6 +172,30 @@ export interface CacheHeldReason {
   /** What to do. */
   override: string;
   counts_against_budget: true;
+}
+
+/**
+ * Why a guarded write was not sent (`health.when_broken_before: hold`, the default): its page could
+ * not be seen healthy before it. `unseen`: no answer at all (DNS, a refused connection, a timeout,
+ * TLS), most often a `health.url` that reaches no site; `broken_before`: it answered, but not healthy
+ * (4xx, 5xx, or a text of `not_contains`). Nothing was sent, so nothing was learnt of the write. It
+ * always counts against the failure budget: a template that reaches no site stops the rollout at its
+ * canary instead of updating the fleet unchecked.
+ */
+export interface BeforeHeldReason {
+  code: 'unseen' | 'broken_before';
+  /** The page looked at. */
+  url: string;
+  /** What the look before saw: `could not fetch: ECONNREFUSED (3 attempts)`, `HTTP 500, page says …`. */
+  detail: string;
+  /** What to do. */
+  override: string;
+  counts_against_budget: true;
+}
+
+/** A step held before its write: nothing was sent (no write to read back, to undo, or to judge). */
+export function isHeldBefore(result: Pick<StepResult, 'status' | 'held'>): boolean {
+  return result.status === 'held' && (result.held?.code === 'unseen' || result.held?.code === 'broken_before');
 }
 
 /**
@@ -266,7 +291,8 @@ export interface Restored {
 
 /**
  * `healthy` (after the write; whatever it was before), `unhealthy` (broken after, fine before: the
- * step failed), `unhealthy before` (broken before the write: not blamed on it), `not checked` (the
+ * step failed), `unhealthy before` (not seen healthy before the write: not blamed on it; with nothing
+ * sent, the step held, unless `when_broken_before: update`), `not checked` (the
  * operation did not succeed, or the run stopped first; or the page cache was not cleared, so the
  * healthy page seen may be the one kept from before the write: the step is held).
  */
@@ -283,12 +309,16 @@ export interface HealthRecord {
   after?: string;
 }
 
-/** A clear of an environment's page cache: its operation, and why it did not clear when it did not. */
+/**
+ * A clear of an environment's page cache: its operation, and why it did not clear when it did not.
+ * `not available`: the service refused it as missing (404, 405: no cache tool for this environment or
+ * this account): the look goes on without it, and the run says so once.
+ */
 export interface CacheClear {
-  outcome: 'cleared' | 'not cleared';
+  outcome: 'cleared' | 'not cleared' | 'not available';
   /** The clear's operation, when the service accepted one. */
   operation_id?: string;
-  /** Why it did not clear: refused, its operation failed or was not seen to end, the run stopped. */
+  /** Why it did not clear: refused, missing, its operation failed or was not seen to end, the run stopped. */
   detail?: string;
 }
 

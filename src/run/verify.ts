@@ -4,7 +4,7 @@ import { KIND_TABLE, BASE_KIND } from '../inventory/kinds.js';
 import { inventoryReader, readEnvironmentItems, readInventory, readKind } from '../inventory/read.js';
 import type { Step } from '../plan/plan.js';
 import type { CallPort } from './caller.js';
-import type { StepResult } from './types.js';
+import { isHeldBefore, type StepResult } from './types.js';
 
 /**
  * Once a task's operations ended, read the listing again (one read for the task, or one per
@@ -24,8 +24,9 @@ export async function verifyTask(
   verify: boolean,
 ): Promise<[Step, StepResult][]> {
   const ended = (s: Step) => results.get(s.id)?.status === 'succeeded' || results.get(s.id)?.status === 'accepted';
-  // A held step's write happened too (its page is what a person must look at): what it installed is read back as well.
-  const held = (s: Step) => results.get(s.id)?.status === 'held';
+  // A held step's write happened too (its page is what a person must look at): what it installed is read back as well;
+  // not one held before its write (nothing was sent).
+  const held = (s: Step) => results.get(s.id)?.status === 'held' && !isHeldBefore(results.get(s.id)!);
   // A step the listing confirmed was judged by the same rule, in a read made after its operation: no second read for it.
   // Only a write whose operation ended can be read back: one accepted and not waited for may not have run yet,
   // and reading it now would call the environment behind what was judged when it is merely not there yet.

@@ -128,6 +128,8 @@ export interface SimulatorOptions {
   pageCacheTtlMs?: number;
   /** The least time between two manual cache clears of one environment (answered 429 sooner). @default 10000 */
   clearCacheGapMs?: number;
+  /** Endpoints this service does not have: answered 404 "No route", as a host or plan without that tool answers. */
+  missingEndpoints?: EndpointName[];
 }
 
 export interface SimLogEntry {
@@ -367,6 +369,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     let match: RegExpExecArray | null = null;
     let pathKnown = false;
     for (const r of path === undefined ? [] : routes) {
+      if (options.missingEndpoints?.includes(r.name as EndpointName)) continue;
       const m = r.pattern.exec(path!);
       if (!m) continue;
       pathKnown = true;

@@ -63,7 +63,16 @@ describe('health.on_broken: isolate, a plugin whose new version breaks every sit
     const listed = await runCli(['quarantine', 'list'], env);
     expect(listed.stdout, listed.stderr).toContain(`plugin ${plugin}@${latest}: broke `);
     const next = await run(sim, isolatingNight(sim), env);
-    expect(next.code, next.out).toBe(0);
+    // A site that already ran the broken version (no update of it offered there) answers broken before either night's
+    // write: it gets none (held broken_before), and the night says so (exit 1); every other write goes.
+    const heldNext = next.report.results.filter((r) => r.status === 'held');
+    expect(next.code, next.out).toBe(heldNext.length > 0 ? 1 : 0);
+    for (const r of heldNext) {
+      expect(r).toMatchObject({ attempts: 0, held: { code: 'broken_before' } });
+      expect(envs).not.toContain(r.target.env_id);
+      expect(sim.fleet.environments.get(r.target.env_id!)!.plugins.get(plugin)!.version).toBe(latest);
+    }
+    expect(next.report.results.filter((r) => r.status === 'failed' || r.status === 'unknown')).toEqual([]);
     const sent = requestsTo(sim, 'bulkUpdatePlugins', before).flatMap((e) => (e.body as { plugins: { name: string }[] }).plugins.map((p) => p.name));
     expect(sent).not.toContain(plugin);
     expect(requestsTo(sim, 'restoreBackup', before)).toEqual([]);

@@ -123,6 +123,27 @@ describe('health.clear_cache: the check after a write sees the page visitors wil
     expect(out).toMatch(/failure budget exceeded/);
   });
 
+  it('a clear the service refuses as missing (404) is said once for the run, and each look goes on, marked not available; nothing is held', async () => {
+    const { sim } = await start({ sites: 8, themes: 4, seed: 3, missingEndpoints: ['clearCache'] });
+    const { theme, envs } = busiestTheme(sim);
+    expect(envs.length).toBeGreaterThanOrEqual(2);
+    const { code, out, report } = await run(sim, playbook(sim, theme, '', 'max_failures: 0'));
+    expect(code).toBe(0);
+    expect(writes(report)).toHaveLength(envs.length);
+    for (const r of writes(report))
+      expect(r).toMatchObject({
+        status: 'succeeded',
+        health: { outcome: 'healthy', after: 'HTTP 200', cache: { outcome: 'not available', detail: expect.stringContaining('404') } },
+      });
+    // Asked once per write, as a 4xx is (never again), each answered 404.
+    expect(sim.log.filter((e) => e.endpoint === undefined && e.path === '/v2/sites/tools/clear-cache').map((e) => e.status)).toEqual(envs.map(() => 404));
+    // One warning line as the run goes, one line in its summary: not one per site.
+    expect(out.match(/the service has no page cache clear here/g)).toHaveLength(1);
+    expect(out.match(/page cache clear not available \(the service has no such clear here: .*404.*\) for \d+ looks: each went on without it/g)).toHaveLength(1);
+    expect(out).toContain(`page cache clear not available`);
+    expect(out).toContain(`for ${envs.length} looks`);
+  });
+
   it('the process killed between the write and its look after: resume clears the cache and looks, never leaving the step "succeeded" unseen', async () => {
     const { sim, theme } = await brokenBehindCache({ slowMs: 5000, clearCacheGapMs: 200, retryAfterUnitMs: 50 });
     // The clear is taken and answered 5 s later: the process dies with the write's operation ended

@@ -104,10 +104,11 @@ describe('health.on_broken: restore', () => {
     expect(failedWrite(left.report).restored).toBeUndefined();
     expect(restores(sim)).toHaveLength(0);
 
-    // Every candidate broken before: nothing is blamed on the writes, and nothing is restored.
+    // Every candidate broken before, and written to all the same (when_broken_before: update): nothing is blamed on the writes, and nothing is restored.
     const second = await start({ sites: 16, themes: 4, seed: 3, operationDelayMs: 100 });
     for (const id of envs) for (const d of second.sim.fleet.environments.get(id)!.domains) second.sim.breakSite(d.name);
-    const before = await run(second.sim, playbook(second.sim, theme));
+    const before = await run(second.sim, playbook(second.sim, theme, 'restore, when_broken_before: update'));
+    expect(second.sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes').length).toBeGreaterThan(0);
     expect(before.report.results.filter((r) => r.health?.outcome === 'unhealthy before').length).toBeGreaterThan(0);
     expect(restores(second.sim)).toHaveLength(0);
   });

@@ -93,18 +93,24 @@ describe('safe updates: a backup first, a health check after', () => {
     expect(writes(report).every((r) => typeof r.restore_point?.backup_id === 'number')).toBe(true);
   });
 
-  it('a site already broken before its write is listed, not blamed, and not counted against the budget', async () => {
+  it('a site already broken before its write gets no write: held broken_before, counted against the budget (max_failures: 0 stops the rollout)', async () => {
     const { sim } = await start({ sites: 16, themes: 4, seed: 3 });
     const { theme, envs } = busiestTheme(sim);
     const brokenDomain = sim.fleet.environments.get(envs[1]!)!.domains[0]!.name;
     sim.breakSite(brokenDomain);
     const { code, stdout, report } = await run(sim, playbook(sim, theme));
-    expect(code).toBe(0); // max_failures: 0, and nothing failed
+    expect(code).toBe(3);
     const broken = writes(report).find((r) => r.target.env_id === envs[1])!;
-    expect(broken).toMatchObject({ status: 'succeeded', health: { outcome: 'unhealthy before', before: expect.stringContaining('HTTP 500') } });
-    expect(writes(report).filter((r) => r.status === 'succeeded')).toHaveLength(envs.length);
-    expect(stdout).toContain(`broken before its write (not blamed) ${broken.target.site}/live`);
-    expect(stdout).toContain('1 unhealthy before');
+    expect(broken).toMatchObject({
+      status: 'held',
+      attempts: 0,
+      held: { code: 'broken_before', counts_against_budget: true },
+      health: { outcome: 'unhealthy before', before: expect.stringContaining('HTTP 500') },
+    });
+    expect(sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes' && e.path.includes(envs[1]!))).toEqual([]);
+    expect(stdout).toContain(`held ${broken.target.site}/live (update ${theme}): broken_before: `);
+    expect(stdout).toMatch(/run stopped: failure budget exceeded in task "update [^"]+": 1 failed, 0 allowed/);
+    expect(stdout).not.toContain('not blamed');
   });
 
   it('a backup that fails means no write there: the step is skipped, "backup failed"', async () => {

@@ -131,6 +131,26 @@ describe('rollout.together: one backup, one look after both, one restore of both
     expect(report.results.filter((r) => r.step_id?.endsWith(':backup'))).toHaveLength(live.length);
   });
 
+  it('a site broken before the group: its one look before holds both writes (broken_before), nothing is sent there; the other sites go on', async () => {
+    const { sim } = await start({ sites: 3, seed: 5, operationDelayMs: 0, createRate: '100/s' });
+    shape(sim);
+    const [down, ...up] = [...sim.fleet.environments.values()].filter((e) => e.displayName === 'live');
+    sim.breakSite(down!.domains[0]!.name);
+    const { code, report } = await night(sim);
+    expect(code).toBe(1);
+    const [theme, plugin] = [0, 1].map((i) => report.results.find((r) => r.step_id === `${i}:${down!.id}`)!);
+    for (const r of [theme, plugin])
+      expect(r).toMatchObject({ status: 'held', attempts: 0, held: { code: 'broken_before' }, health: { outcome: 'unhealthy before' } });
+    // One look before for the group, none after (nothing was written); no write, no restore there.
+    expect(sim.siteLog.filter((e) => e.domain === down!.domains[0]!.name)).toHaveLength(2); // its 2 attempts
+    // Its backup was taken first (the look comes once its restore point is there); no write went after it.
+    expect(sim.log.filter((e) => e.method !== 'GET' && e.path.includes(down!.id)).map((e) => e.endpoint)).toEqual(['addManualBackup']);
+    expect([down!.themes.get('calm')!.version, down!.plugins.get('cache')!.version]).toEqual(['1.0.0', '2.0.0']);
+    for (const env of up)
+      for (const i of [0, 1])
+        expect(report.results.find((r) => r.step_id === `${i}:${env.id}`)).toMatchObject({ status: 'succeeded', health: { outcome: 'healthy' } });
+  });
+
   it('a healthy night: the page is looked at once before and once after both writes, not once around each', async () => {
     const counts = await Promise.all(
       [true, false].map(async (together) => {

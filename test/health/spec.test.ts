@@ -111,6 +111,7 @@ describe('what the two checks say about a step', () => {
   const bad = { healthy: false, detail: 'HTTP 500' };
   const cleared = { outcome: 'cleared' } as const;
   const notCleared = { outcome: 'not cleared', detail: 'its operation failed' } as const;
+  const notAvailable = { outcome: 'not available', detail: 'the service has no such clear here: POST /v2/sites/tools/clear-cache answered 404' } as const;
   it.each([
     [ok, ok, undefined, 'healthy', false, false],
     [ok, bad, undefined, 'unhealthy', true, false],
@@ -128,6 +129,11 @@ describe('what the two checks say about a step', () => {
     [ok, bad, notCleared, 'unhealthy', true, false],
     [bad, bad, notCleared, 'unhealthy before', false, false],
     [ok, undefined, notCleared, 'not checked', false, false],
+    // A clear the service refused as missing (404, 405): the look goes on, as with clear_cache: false.
+    [ok, ok, notAvailable, 'healthy', false, false],
+    [ok, bad, notAvailable, 'unhealthy', true, false],
+    [bad, ok, notAvailable, 'healthy', false, false],
+    [bad, bad, notAvailable, 'unhealthy before', false, false],
   ] as const)('before %o, after %o, cache %o: %s (fails the step: %s, holds it: %s)', (before, after, cache, outcome, failsStep, holdsStep) => {
     expect(healthOutcome(before, after, cache)).toEqual({ outcome, failsStep, holdsStep });
   });

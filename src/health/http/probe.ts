@@ -26,6 +26,8 @@ export interface HealthVerdict {
   detail: string;
   /** The site was not fetched because of where it is: nothing was sent, so its write must not go out unchecked either. */
   refused?: true;
+  /** No answer came at all (DNS, a refused connection, a timeout, TLS): the page was not seen, healthy or not. */
+  unanswered?: true;
 }
 
 /** What a fetch needs of the task's `health:`: its page texts and timeout, and where it may go (`url`, `allow_private`). */
@@ -155,11 +157,12 @@ export function redirectRefusal(from: URL, to: URL): string | undefined {
 /**
  * Healthy when the status is one the spec allows and the page holds none of its texts. A redirect
  * to another host is judged by its status (3xx is healthy by default), with the reason in the
- * detail; one refused (another port, https to http) is unhealthy. A refused address is unhealthy.
+ * detail; one refused (another port, https to http) is unhealthy. A refused address is unhealthy; so
+ * is no answer at all, which says so (`unanswered`: the look before a write tells it from a broken page).
  */
 export function judge(result: ProbeResult, spec: Pick<HealthSpec, 'status'>): HealthVerdict {
   if (result.refused !== undefined) return { healthy: false, detail: `not checked: ${result.refused}`, refused: true };
-  if (result.status === null) return { healthy: false, detail: result.error ?? 'no answer' };
+  if (result.status === null) return { healthy: false, detail: result.error ?? 'no answer', unanswered: true };
   const inRange = spec.status.some(([a, b]) => result.status! >= a && result.status! <= b);
   const parts = [`HTTP ${result.status}`];
   if (result.matched !== undefined) parts.push(`page says ${JSON.stringify(result.matched)}`);

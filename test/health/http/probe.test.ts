@@ -83,16 +83,20 @@ describe('SiteProbe', () => {
     }
   });
 
-  it('a page slower than the timeout is unhealthy, with the time in the detail; a closed port says so', async () => {
+  it('a page slower than the timeout is unhealthy, with the time in the detail; a closed port says so; neither answered', async () => {
     const { url } = await serve((_req, res) => void setTimeout(() => res.end('late'), 2000));
     const probe = new SiteProbe({ userAgent: 'x', env: {} });
     const fast = specFor(url, { timeout: '200ms' });
     try {
-      expect(judge(await probe.probe(`${url}/`, fast), fast)).toEqual({ healthy: false, detail: 'timed out after 0.2s' });
+      expect(judge(await probe.probe(`${url}/`, fast), fast)).toEqual({ healthy: false, detail: 'timed out after 0.2s', unanswered: true });
       const closed = await serve(() => undefined);
       const port = new URL(closed.url).port;
       await new Promise((r) => servers.pop()!.close(r));
-      expect(judge(await probe.probe(`http://127.0.0.1:${port}/`, fast), fast).detail).toBe('could not fetch: ECONNREFUSED');
+      expect(judge(await probe.probe(`http://127.0.0.1:${port}/`, fast), fast)).toEqual({
+        healthy: false,
+        detail: 'could not fetch: ECONNREFUSED',
+        unanswered: true,
+      });
     } finally {
       await probe.close();
     }
