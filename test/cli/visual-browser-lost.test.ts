@@ -46,7 +46,7 @@ async function runLosing(sim: Simulator, clock: ReturnType<typeof heldClock>, br
     ...simEnv(sim),
     SITEFLEET_CHROMIUM: browser.path,
   });
-  await waitFor(() => sim.log.filter((e) => e.method !== 'GET').length === 2, 25_000);
+  await waitFor(() => sim.log.filter((e) => e.method !== 'GET').length === 2, 60_000);
   then();
   clock.release();
   const result = await running;
@@ -54,7 +54,8 @@ async function runLosing(sim: Simulator, clock: ReturnType<typeof heldClock>, br
   return { ...result, report, writes: report.results.filter((r) => r.step_id !== null), md: readFileSync(md, 'utf8') };
 }
 
-describe('health.visual when the browser goes away mid-run', () => {
+// Chromium started twice and four screenshots a run: seconds each on a loaded machine, where 30 s is too few.
+describe('health.visual when the browser goes away mid-run', { timeout: 90_000 }, () => {
   it('killed after a write: started once more, and every page is still looked at', async () => {
     const clock = heldClock();
     const { sim } = await start({ sites: 4, themes: 2, operationDelayMs: 3000, now: clock.now });

@@ -39,7 +39,8 @@ async function loadedByRun(sim: Simulator, file: string): Promise<{ code: number
 
 const BROWSER_CODE = ['/node_modules/playwright-core/', '/node_modules/pixelmatch/', '/node_modules/pngjs/'];
 
-describe('the browser is the machine’s, loaded only when a playbook looks at pages', () => {
+// Chromium's start and screenshots take seconds each on a loaded machine, where 30 s is too few.
+describe('the browser is the machine’s, loaded only when a playbook looks at pages', { timeout: 90_000 }, () => {
   it('a run with health: and no visual loads no playwright-core, pixelmatch or pngjs; one with visual does', async () => {
     const { sim } = await start({ sites: 3, themes: 2 });
     const plain = await loadedByRun(sim, playbook(sim));

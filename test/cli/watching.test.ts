@@ -23,7 +23,7 @@ function startCli(args: string[], env: Record<string, string>) {
 describe('watching operations through one watcher', () => {
   it(
     'Ctrl-C while operations are watched exits 130 at once and leaves them accepted; status --wait and resume --wait finish them',
-    { timeout: 60_000 },
+    { timeout: 90_000 },
     async () => {
       const { sim } = await start({ sites: 8, operationDelayMs: [1500, 2500] });
       const dir = tempDir();
@@ -35,7 +35,8 @@ describe('watching operations through one watcher', () => {
       const report = join(dir, 'r.json');
       const run = startCli(['run', file, '--yes', '--report', report], env);
       const envs = sim.fleet.environments.size;
-      await waitFor(() => sim.log.filter((e) => e.status === 202 && e.method === 'PUT').length === envs, 10_000);
+      // The run's own process starts first: seconds on a loaded machine.
+      await waitFor(() => sim.log.filter((e) => e.status === 202 && e.method === 'PUT').length === envs, 40_000);
       const interruptedAt = Date.now();
       run.child.kill('SIGINT');
       const { code, at } = await run.done;
