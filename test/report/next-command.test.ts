@@ -41,3 +41,33 @@ describe('nextCommand after a budget stop', () => {
     ]);
   });
 });
+
+/** A life a halt cut short (isolation rounds left, a look not taken): resume finishes it, and after a budget stop the command carries the budget it needs. */
+describe('nextCommand with lives left', () => {
+  const isolating: Partial<ReportResult> = {
+    task: 't',
+    step_id: 'a',
+    status: 'failed',
+    target: {},
+    reason: 'isolating',
+    isolation: { updates: [], rounds: [], outcome: 'isolating', culprits: [], restores: 1 },
+  };
+  const notLooked: Partial<ReportResult> = {
+    task: 't',
+    step_id: 'b',
+    status: 'held',
+    target: {},
+    reason: 'not_looked',
+    held: { code: 'not_looked', url: 'https://example.com/', detail: 'interrupted twice', override: 'resume' },
+  };
+
+  it('an isolation left after a budget stop: resume with --max-failures, though no step was left unsent', () => {
+    const report = { mode: 'run', stopped: { kind: 'budget', reason: 'failure budget exceeded' }, results: [isolating] } as unknown as Report;
+    expect(nextCommand(report, 'r.json')?.argv).toEqual(['resume', 'r.json', '--max-failures', '1']);
+  });
+
+  it('a look a halt kept from happening: resume', () => {
+    const report = { mode: 'run', stopped: { kind: 'interrupted', reason: 'interrupted' }, results: [notLooked] } as unknown as Report;
+    expect(nextCommand(report, 'r.json')?.argv).toEqual(['resume', 'r.json']);
+  });
+});
