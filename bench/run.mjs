@@ -16,6 +16,7 @@ import { estimateAccuracy } from './estimate.mjs';
 import { pluginCalls, pluginFallback, pluginScale } from './plugins.mjs';
 import { coreCalls, corePlan } from './core.mjs';
 import { isolationCost } from './isolate.mjs';
+import { stopLivesCost } from './stop-lives.mjs';
 import { longOperations, otherWindow, overstatedLimit, rolloutAndInterrupt, twoTasks } from './watching.mjs';
 
 const ALL = {
@@ -48,6 +49,7 @@ const ALL = {
   'isolate-4': isolationCost(4),
   'isolate-12': isolationCost(12),
   'isolate-30': isolationCost(30),
+  'stop-lives': stopLivesCost,
 };
 const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg > 0 ? process.argv[onlyArg + 1].split(',') : Object.keys(ALL);

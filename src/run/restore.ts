@@ -87,8 +87,12 @@ export async function followRestore(
 async function checkRestored(ctx: RestoreContext, step: Step, result: StepResult, gate: HealthGate | undefined, url: string | undefined): Promise<StepResult> {
   const cache = gate && url && ctx.clearCache ? await ctx.clearCache(step) : undefined;
   const verdict = gate && url ? await gate.check(url) : undefined;
-  const health = restoredHealth(verdict, cache);
   const restored = result.restored!;
+  // A halt cut the look after the restore: nobody saw the site since. The journal keeps the restore as
+  // its answer left it (accepted), so resume follows it and looks (lifeAt: restoring), then isolates;
+  // saved as `succeeded, not checked` it would read as ended, the look and the isolation never done.
+  if (gate && url && !verdict && ctx.interrupt?.aborted && restored.operation_id) return { ...result, restored: { ...restored, status: 'accepted' } };
+  const health = restoredHealth(verdict, cache);
   if (restored.reason === NO_OPERATION)
     return saved(ctx, step, result, { ...restored, health, status: health.outcome === 'healthy' ? 'succeeded' : 'unknown' });
   return saved(ctx, step, result, { ...restored, health });

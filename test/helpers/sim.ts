@@ -1,6 +1,6 @@
 import { afterEach } from 'vitest';
 import { HostingClient } from '../../src/api/client.js';
-import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/sim/server.js';
+import { startSimulator, type SimLogEntry, type Simulator, type SimulatorOptions } from '../../src/sim/server.js';
 
 /** Starts a simulator (and a client for it) that the current test file stops after each test. */
 export function useSimulator() {
@@ -41,4 +41,18 @@ export function busiestWindow(times: number[], periodMs: number): number {
     most = Math.max(most, i - j + 1);
   }
   return most;
+}
+
+/**
+ * Calls `act` once the simulator has answered the `nth` request to `endpoint` (its answer on its way,
+ * before the client reads it): a moment in a run chosen by what happened, never by the clock.
+ */
+export function whenAnswered(sim: Simulator, endpoint: string, nth: number, act: () => void): void {
+  let seen = 0;
+  const push = sim.log.push.bind(sim.log);
+  sim.log.push = (...entries: SimLogEntry[]) => {
+    const length = push(...entries);
+    for (const entry of entries) if (entry.endpoint === endpoint && ++seen === nth) queueMicrotask(act);
+    return length;
+  };
 }

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { SiteProbe } from '../../src/health/http/probe.js';
+import { fourPlugins, isolatingNight } from '../helpers/isolate.js';
+import { runInProcess } from '../helpers/run.js';
+import { useSimulator, waitFor } from '../helpers/sim.js';
+
+const start = useSimulator();
+
+/**
+ * Under `on_broken: isolate` each write's error log is read before it (isolation's first suspect), and
+ * log reads have a rule of their own (35 a minute on the service). A stop keeps the writes still
+ * waiting from starting: the reads before them, waiting for that rule, must go too, or they spend the
+ * rule's slots that the lives finishing after the stop need for their reads after a failed check (a
+ * night of 50 sites stopped by its budget exited 46 s after the stop where its lives needed 18.5 s:
+ * bench `stop-lives`, docs/benchmarks.md scenario 29).
+ */
+describe('a stop drops the log reads before writes it keeps from starting', () => {
+  it('Ctrl-C while reads before writes wait for the logs rule: none of them goes out after it', async () => {
+    const { sim } = await start({ sites: 4, seed: 7, operationDelayMs: 50, pageCacheTtlMs: 0 });
+    const { lives } = fourPlugins(sim, 'all');
+    const interrupt = new AbortController();
+    const sites = new SiteProbe({ userAgent: 'sitefleet-test' });
+    // One read a while: the first goes at once, the others wait for the rule.
+    const running = runInProcess(sim, isolatingNight(sim).replace(/^version: 1\nname: isolate\n/, ''), {
+      sites,
+      signal: interrupt.signal,
+      logs: { limit: 1, periodMs: 3000 },
+    });
+    // Every site looked at before its write: each read before a write is asked for, waiting for the rule.
+    await waitFor(() => new Set(sim.siteLog.map((e) => e.domain)).size === lives.length, 30_000);
+    const stoppedAt = sim.log.length;
+    interrupt.abort();
+    const { results, plan } = await running;
+    const skipped = new Set(plan.steps.filter((s) => results.get(s.id)?.status === 'skipped').map((s) => s.target.env_id));
+    expect(skipped.size).toBeGreaterThan(0);
+    const late = sim.log.slice(stoppedAt).filter((e) => e.endpoint === 'getLogs' && skipped.has(e.path.split('/')[4]));
+    expect(late.map((e) => e.path)).toEqual([]);
+  }, 60_000);
+});
