@@ -42,7 +42,7 @@ export async function resumeRun(reportPath: string, globals: GlobalOptions, opts
   // The run's window holds for what its resume sends or polls; a run with nothing left is brought up to date at any hour,
   // whatever became of its playbook since.
   const todo = planResume(state);
-  const work = todo.neverSent.length + todo.resend.length + todo.toPoll.length + todo.toIsolate.length + todo.toLook.length > 0;
+  const work = leftToDo(todo) > 0;
   const playbook = work ? playbookOfRun(reportPath, start, globals) : undefined;
   // Every file the resume writes, checked before anything is sent (see util/output-file.ts).
   checkCommandOutputs(globals, await outputFiles({ report: { flag: 'report', path: reportPath }, flags: opts, env: globals.io.env, playbook }), [
@@ -153,8 +153,7 @@ async function resume(reportPath: string, state: JournalState, ctx: ResumeContex
   const out = (text: string) => void (!globals.quiet && globals.io.stdout.write(`${text}\n`));
   const todo = planResume(state);
   out(describeTodo(state, todo));
-  if (todo.neverSent.length + todo.resend.length + todo.toPoll.length + todo.toIsolate.length + todo.toLook.length === 0)
-    return upToDate(reportPath, state, todo, ctx);
+  if (leftToDo(todo) === 0) return upToDate(reportPath, state, todo, ctx);
   const playbook = ctx.playbook ?? playbookOfRun(reportPath, state.start, globals);
   const prepared = await planFrom(playbook, ctx.scope, state.start.plan.date);
   const held = holdResumed(state.start.plan, [...todo.neverSent, ...todo.resend], prepared.plan, prepared.inventory);
@@ -165,7 +164,7 @@ async function resume(reportPath: string, state: JournalState, ctx: ResumeContex
   const sends = plan.steps.filter((s) => !todo.initial.has(s.id)).length;
   await globals.view.confirmWrites(
     'resume',
-    `Send ${sends} calls${todo.toPoll.length ? ` and poll ${todo.toPoll.length} operations` : ''}${todo.toIsolate.length ? ` and go on isolating on ${todo.toIsolate.length} sites` : ''}${todo.toLook.length ? ` and look at ${todo.toLook.length} sites written before` : ''} to ${globals.baseUrl ?? '(no base URL)'} for company ${plan.company}?`,
+    `Send ${sends} calls${todo.toPoll.length ? ` and poll ${todo.toPoll.length} operations` : ''}${todo.toIsolate.length ? ` and go on isolating on ${todo.toIsolate.length} sites` : ''}${todo.toLook.length ? ` and look at ${todo.toLook.length} sites written before` : ''}${todo.toRestore.length ? ` and restore ${todo.toRestore.length} broken sites` : ''} to ${globals.baseUrl ?? '(no base URL)'} for company ${plan.company}?`,
     opts.yes,
   );
   const journal = await Journal.open(journalPathFor(reportPath));
@@ -192,12 +191,18 @@ async function resume(reportPath: string, state: JournalState, ctx: ResumeContex
   return exitCode;
 }
 
+/** What a resume has left to send, poll, look at, restore or isolate. */
+function leftToDo(todo: ResumePlan): number {
+  return todo.neverSent.length + todo.resend.length + todo.toPoll.length + todo.toIsolate.length + todo.toLook.length + todo.toRestore.length;
+}
+
 function describeTodo(state: JournalState, todo: ResumePlan): string {
   const lines = [
     `resuming run ${state.start.run_id} of ${forTerminal(state.start.playbook)} (${state.start.plan.steps.length} steps):`,
     `  ${todo.ended.length} ended before: left alone${todo.toPoll.length ? ` (${todo.toPoll.length} accepted operations will be polled)` : ''}`,
     ...(todo.toIsolate.length ? [`  ${todo.toIsolate.length} isolating the update that broke their site: isolation goes on`] : []),
     ...(todo.toLook.length ? [`  ${todo.toLook.length} written and never looked at after: their cache is cleared and their page looked at`] : []),
+    ...(todo.toRestore.length ? [`  ${todo.toRestore.length} broken by their write, their restore kept from leaving: restored now`] : []),
     `  ${todo.neverSent.length} never sent: will be sent`,
     `  ${todo.resend.length} sent without an answer, safe to repeat: will be sent again`,
     `  ${todo.leftUnknown.length} sent without an answer, creating something: left unknown, check them by hand`,

@@ -42,7 +42,7 @@ export interface CallPort {
     endpoint: N,
     params: Record<string, string>,
     body?: unknown,
-    options?: { query?: Record<string, string | number>; priority?: Priority },
+    options?: { query?: Record<string, string | number>; priority?: Priority; stopSignal?: AbortSignal },
   ): Promise<ReadAnswers[N]>;
 }
 
@@ -189,11 +189,12 @@ export class Caller implements CallPort {
     endpoint: N,
     params: Record<string, string>,
     body?: unknown,
-    options: { query?: Record<string, string | number>; priority?: Priority } = {},
+    options: { query?: Record<string, string | number>; priority?: Priority; stopSignal?: AbortSignal } = {},
   ): Promise<ReadAnswers[N]> {
     const outcome = await this.call(endpoint, params, body, true, {
       query: options.query,
       ...(options.priority === undefined ? {} : { priority: options.priority }),
+      ...(options.stopSignal ? { stopSignal: options.stopSignal } : {}),
     });
     if (!outcome.ok) throw outcome.error;
     // Held to the endpoint's answer schema where it arrived (HostingClient.call), so it is what the type says.

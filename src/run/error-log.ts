@@ -39,6 +39,8 @@ export interface ErrorLogOptions {
   /** @default DEFAULT_LOG_LINES */
   lines?: number;
   logger?: Logger;
+  /** A read not sent yet is dropped when it aborts (the read before a write the run stopped from starting). */
+  stopSignal?: AbortSignal;
 }
 
 /**
@@ -59,6 +61,7 @@ export async function readErrorLog(caller: CallPort, envId: string, options: Err
     const answer: unknown = await caller.read('getLogs', { env_id: envId }, undefined, {
       query: { file_name: 'error', lines },
       priority: LOG_READ_PRIORITY[options.when],
+      ...(options.stopSignal ? { stopSignal: options.stopSignal } : {}),
     });
     const text = logsOf(answer);
     if (text === undefined) return couldNot(options.logger, envId, 'the answer holds no log text');
@@ -110,8 +113,13 @@ export class ErrorLogLooks {
     private readonly options: Omit<ErrorLogOptions, 'when'> & { stop(reason: string, kind: StopKind): void },
   ) {}
 
-  async before(): Promise<void> {
-    this.#last = await this.#read('before');
+  /**
+   * `stopSignal`: the run's sends. A write a stop keeps from starting needs no baseline: its read,
+   * waiting for the logs' rule, is dropped, and leaves the rule's slots to the reads after a failed
+   * check of the lives that finish.
+   */
+  async before(stopSignal?: AbortSignal): Promise<void> {
+    this.#last = await this.#read('before', stopSignal);
   }
 
   async after(): Promise<LoggedError | undefined> {
@@ -122,8 +130,8 @@ export class ErrorLogLooks {
     return logged;
   }
 
-  async #read(when: ErrorLogOptions['when']): Promise<ErrorLogRead> {
-    const read = await readErrorLog(this.caller, this.envId, { ...this.options, when });
+  async #read(when: ErrorLogOptions['when'], stopSignal?: AbortSignal): Promise<ErrorLogRead> {
+    const read = await readErrorLog(this.caller, this.envId, { ...this.options, when, ...(stopSignal ? { stopSignal } : {}) });
     if (!read.ok && read.stop) this.options.stop(read.stop.reason, read.stop.kind);
     return read;
   }

@@ -10,7 +10,7 @@ import { EnvironmentSequence, type Turn } from './env-sequence.js';
 import { failureBudget, type FailureBudget } from './failure-budget.js';
 import { afterBackup } from './restore-point.js';
 import { BatchConfirmer, readListing } from './batch-confirm.js';
-import { HealthGate } from './health-gate.js';
+import { baselineOf, HealthGate } from './health-gate.js';
 import { heldBefore } from './look-before.js';
 import { OperationFollower, type FollowContext } from './follow.js';
 import { PRIORITY } from './rate-budget.js';
@@ -18,14 +18,14 @@ import { DEFAULT_FINISH_WITHIN_MS, RunStop } from './run-stop.js';
 import { WriteLife, type Guarded, type LifeRun } from './life/write-life.js';
 import { parseDuration } from '../util/duration.js';
 import { sendStep } from './send-step.js';
-import { followRestore, undoneWrites } from './restore.js';
+import { followRestore, restoreBroken, undoneWrites } from './restore.js';
 import { countsAgainstBudget, ENDED_STATUSES, isProblem, type ExecuteOutcome, type RunEvent, type StepResult } from './types.js';
 import type { VisualPort } from './visual-gate.js';
 import { verifyTask } from './verify.js';
 import { Isolator } from './isolation-step.js';
 import { ITEM_WRITES } from '../actions/item-writes.js';
 import { RunQuarantine } from './run-quarantine.js';
-import { isolationLeft, lifeAt, lookLeft } from './life/state.js';
+import { isolationLeft, lifeAt, lookLeft, restoreLeft } from './life/state.js';
 import { DEFAULT_TRACKING, taskWatch, watcherFor, type Watcher, type TrackOptions, type WatchOptions } from './watcher.js';
 
 export interface ExecuteOptions {
@@ -461,7 +461,8 @@ class Execution implements LifeRun {
       // Isolation's first suspect is the item a fatal error new since now names: worth a read where there is more than one to choose from.
       if (guarded.before?.healthy && task.health?.on_broken === 'isolate' && (step.updates?.length ?? 0) > 1 && !this.sendsOver()) {
         guarded.log = this.isolator.errorLog(step);
-        await guarded.log.before();
+        // A stop while it waits for the logs' rule drops it: the write will not go, and the lives that finish need the rule's slots.
+        await guarded.log.before(this.sends);
       }
       const claim = this.options.busy && step.lock ? await this.claim(this.options.busy, step.lock, task) : undefined;
       if (this.sendsOver()) {
@@ -583,14 +584,20 @@ class Execution implements LifeRun {
   }
 
   /** Resume: an operation accepted before the interruption is followed when its task waits, or when its environment is needed. */
-  async resumeKnown(task: TaskSummary, budget: FailureBudget, step: Step, known: StepResult, guarded: Guarded): Promise<void> {
+  async resumeKnown(task: TaskSummary, budget: FailureBudget, step: Step, known: StepResult, given: Guarded): Promise<void> {
     const url = stepHealthUrl(step);
-    if (known.restored?.status === 'accepted' && known.restored.operation_id) {
+    // The look before the write, as the record a halt left keeps it: a site healthy then and broken now is put back.
+    const guarded = given.before ? given : { ...given, before: baselineOf(known.health) };
+    if (restoreLeft(known)) {
       // The restore holds its environment as a write does: another write there waits for it to end, never
       // racing it into "blocked by another process" (as a run holds it through its own restore).
       const release = await this.sequence.enter(step.lock);
       try {
-        const restored = await followRestore(this.life.restoring(task), step, known, guarded.gate, url);
+        // Accepted: followed to its end. A halt kept it from leaving (not sent): it goes now, the site being broken.
+        const restored =
+          known.restored!.status === 'accepted'
+            ? await followRestore(this.life.restoring(task), step, known, guarded.gate, url)
+            : await restoreBroken(this.life.restoring(task), step, known, guarded.gate, url);
         for (const [other, undone] of undoneWrites(this.plan.steps, this.results, step, restored)) await this.record('update', other, undone);
         if (guarded.gate && url) await this.isolator.afterRestore(task, step, restored, { ...guarded, gate: guarded.gate }, url);
       } finally {
@@ -605,7 +612,7 @@ class Execution implements LifeRun {
     const release = await this.sequence.enter(step.lock);
     const follow = this.follower(task, step, known, true);
     release(follow.turn);
-    // No baseline survives an interruption: a site broken after the operation fails the step.
+    // A baseline only where a halt's record kept one (guarded.before): without it a site broken after the operation fails the step.
     if (task.wait) this.countFailure(task, budget, await this.life.afterOperation(task, step, await follow.done(), guarded));
   }
 
@@ -628,8 +635,8 @@ class Execution implements LifeRun {
    * Resume: a guarded write whose operation was journaled as succeeded, and whose look after never
    * ran (the process died between the two, or while its cache was being cleared): the look after
    * runs now, cache clear first, holding the environment. Left alone, the step would read as done
-   * with no one having looked at its site. No baseline survives the interruption: a site broken now
-   * fails the step.
+   * with no one having looked at its site. A halt's record keeps the look before (resumeKnown): a site
+   * broken now is put back; after a crash none survives, and a site broken now fails the step.
    */
   async lookAgain(task: TaskSummary, budget: FailureBudget, step: Step, known: StepResult, guarded: Guarded): Promise<void> {
     if (this.stop.halted) return;

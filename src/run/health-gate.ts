@@ -76,6 +76,16 @@ export function healthOutcome(
   return { outcome: 'not checked', failsStep: false, holdsStep: false };
 }
 
+/**
+ * The look before a write, read back from the record a cut life left (its `before`, no look after):
+ * what a resume judges the look after by, so that a site healthy before and broken now is put back
+ * (on_broken) as the run would have. A record whose look after happened has ended: none.
+ */
+export function baselineOf(health: HealthRecord | undefined): HealthVerdict | undefined {
+  if (health?.before === undefined || health.after !== undefined) return undefined;
+  return { healthy: health.outcome !== 'unhealthy before', detail: health.before };
+}
+
 export function healthRecord(url: string, before: HealthVerdict | undefined, after: HealthVerdict | undefined, cache?: CacheClear): HealthRecord {
   return {
     url,

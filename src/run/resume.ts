@@ -22,6 +22,8 @@ export interface ResumePlan {
   toIsolate: Step[];
   /** Guarded writes whose look after never ran (the run died or halted first): their cache is cleared and their page looked at. */
   toLook: Step[];
+  /** Broken sites whose restore a halt kept from leaving: restored now, from the run's restore point. */
+  toRestore: Step[];
 }
 
 /**
@@ -41,6 +43,7 @@ export function planResume(state: JournalState): ResumePlan {
     restoresInQuestion: [],
     toIsolate: [],
     toLook: [],
+    toRestore: [],
   };
   for (const step of plan.steps) {
     const result = state.results.get(step.id);
@@ -55,7 +58,7 @@ export function planResume(state: JournalState): ResumePlan {
         step,
         known,
       );
-      if (life === 'restoring') out.toPoll.push(step);
+      if (life === 'restoring') (known.restored?.status === 'not sent' ? out.toRestore : out.toPoll).push(step);
       else if (life === 'isolating') out.toIsolate.push(step);
       else if (life === 'looking_after') out.toLook.push(step);
     } else if ((state.intents.get(step.id) ?? 0) > 0 && !result) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ProbeResult, SiteProbePort } from '../../src/health/http/probe.js';
 import { resolveHealth } from '../../src/health/spec.js';
-import { HealthGate } from '../../src/run/health-gate.js';
+import { baselineOf, HealthGate, healthRecord } from '../../src/run/health-gate.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
 /** Answers from a script, one per probe, each when the test releases it; counts how many ran at once. */
@@ -90,4 +90,16 @@ describe('HealthGate', () => {
     probe.release.shift()!();
     expect(await verdict).toBeUndefined();
   });
+});
+
+describe('baselineOf: the look before a write, read back from the record a halt left', () => {
+  const healthy = { healthy: true, detail: 'HTTP 200' };
+  const down = { healthy: false, detail: 'HTTP 500' };
+  it.each([
+    ['healthy before, no look after', healthRecord('u', healthy, undefined), healthy],
+    ['broken before, no look after', healthRecord('u', down, undefined), down],
+    ['looked at after: the life ended', healthRecord('u', healthy, down), undefined],
+    ['no look before', healthRecord('u', undefined, undefined), undefined],
+    ['no record', undefined, undefined],
+  ])('%s', (_, record, verdict) => expect(baselineOf(record)).toEqual(verdict));
 });

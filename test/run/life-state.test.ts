@@ -86,6 +86,20 @@ describe('lifeAt: where a journaled life stands, for resume', () => {
     ['looked at and healthy', { ...base, health: { url: 'u', outcome: 'healthy' } }, 'ended'],
     ['isolation ended', { ...base, status: 'failed', isolation: { updates: [], rounds: [], outcome: 'found', culprits: [], restores: 2 } }, 'ended'],
     ['failed at once', { ...base, status: 'failed', operation_id: null }, 'ended'],
+    [
+      'broken, its restore kept from leaving by a halt',
+      { ...base, status: 'failed', restored: { backup_id: 1, operation_id: null, status: 'not sent', reason: 'the run was interrupted first' } },
+      'restoring',
+    ],
+    [
+      'broken, no restore point to send',
+      {
+        ...base,
+        status: 'failed',
+        restored: { backup_id: null, operation_id: null, status: 'not sent', reason: 'the backup list did not show the restore point' },
+      },
+      'ended',
+    ],
   ];
   it.each(cases)('%s', (_, known, state) => expect(lifeAt(guarded, step, known)).toBe(state));
 

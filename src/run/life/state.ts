@@ -90,18 +90,28 @@ export function next(from: LifeState, on: string): Transition {
  * (`ended`: nothing left). One reading for resume's plan and for the executor, so the two never disagree.
  *
  * | record                                                             | state         |
- * | a restore accepted, not seen to end                                | restoring     |
+ * | a restore accepted, not seen to end; or one a halt kept from leaving| restoring     |
  * | isolating; or restored healthy, isolate, never begun               | isolating     |
  * | accepted, its task waits (not a restore point)                     | following     |
  * | succeeded with no look after, or held not_looked, on a guarded task| looking_after |
  * | anything else                                                      | ended         |
  */
 export function lifeAt(task: TaskSummary, step: Step, known: StepResult): LifeState {
-  if (known.restored?.status === 'accepted' && known.restored.operation_id) return 'restoring';
+  if (restoreLeft(known)) return 'restoring';
   if (task.health?.on_broken === 'isolate' && isolationLeft(step, known)) return 'isolating';
   if (known.status === 'accepted' && known.operation_id !== null && task.wait && step.role !== 'backup') return 'following';
   if (lookLeft(known) && task.health !== undefined && task.wait && stepHealthUrl(step) !== undefined) return 'looking_after';
   return 'ended';
+}
+
+/**
+ * A restore under way (accepted, not seen to end), or one a halt kept from leaving (`not sent` with
+ * its restore point known: only a halt sends none then): the site is broken until it has gone.
+ */
+export function restoreLeft(known: StepResult): boolean {
+  const restored = known.restored;
+  if (restored?.status === 'accepted') return Boolean(restored.operation_id);
+  return restored?.status === 'not sent' && restored.backup_id !== null;
 }
 
 /** A guarded write whose look after is still to come: its operation ended and nobody looked (or a halt held it for that). */

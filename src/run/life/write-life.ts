@@ -127,7 +127,7 @@ export class WriteLife {
     const cache = looks && clearsCache(task.health!) ? await this.clearCache(task, step) : undefined;
     const after = looks && !this.run.stop.halted ? await guarded.gate.check(url) : undefined;
     // A halt came before the look after: nobody saw the site since its write, so it is not done (resume looks).
-    if (sent.status === 'succeeded' && !after && this.run.stop.halted) return this.notLooked(step, sent, url, final);
+    if (sent.status === 'succeeded' && !after && this.run.stop.halted) return this.notLooked(step, sent, url, final, guarded.before);
     const { failsStep, holdsStep } = healthOutcome(guarded.before, after, cache);
     result = {
       ...result,
@@ -162,11 +162,16 @@ export class WriteLife {
     return result;
   }
 
-  /** A guarded write whose look after a halt kept from happening: held, never succeeded; `resume` looks. */
-  async notLooked(step: Step, sent: StepResult, url: string, final: StepResult): Promise<StepResult> {
+  /**
+   * A guarded write whose look after a halt kept from happening: held, never succeeded; `resume` looks.
+   * Its look before is kept with it (health.before): resume judges the look after by it, and puts back
+   * a site the write broke.
+   */
+  async notLooked(step: Step, sent: StepResult, url: string, final: StepResult, before?: HealthVerdict): Promise<StepResult> {
     const why = String((this.run.stop.halt.reason as Error | undefined)?.message ?? 'the run halted');
     const result: StepResult = {
       ...sent,
+      ...(before ? { health: healthRecord(url, before, undefined) } : {}),
       status: 'held',
       held: { code: 'not_looked', url, detail: why, override: 'sitefleet resume clears the cache and looks at the page (or look at it yourself)' },
       reason: `not_looked: the run halted (${why}) before the site was looked at after its write; resume looks at it`,
