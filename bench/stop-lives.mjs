@@ -106,7 +106,9 @@ async function night(dir, sim) {
   const pb =
     `version: 1\nname: stop-lives\nsettings: { rate_limit: ${R}/s }\ntasks:\n  - name: plugins\n    action: plugins.update\n` +
     `    target: { environment: live }\n    backup_first: true\n    max_failures: 0\n` +
-    `    health: { url: "${sim.site_url}", attempts: 1, on_broken: isolate }\n`;
+    // Sites broken before the night are written to, listed and not blamed (when_broken_before: update): held, each
+    // would count against max_failures: 0 and stop the night before any life began, which is not what is measured.
+    `    health: { url: "${sim.site_url}", attempts: 1, on_broken: isolate, when_broken_before: update }\n`;
   const startedAt = Date.now();
   const res = await runCli(['run', writePlaybook(dir, pb, 'stop-lives.yaml'), '--yes', '--report', report, '--state-dir', dir], sim.env);
   const journal = readJsonLines(report.replace(/\.json$/, '.journal.jsonl'));
