@@ -162,6 +162,8 @@ class Execution implements LifeRun {
       },
     );
     this.sends = options.closing ? AbortSignal.any([this.stop.signal, options.closing]) : this.stop.signal;
+    // The window closing is a stop for the lives under way: settings.finish_within bounds them from then.
+    options.closing?.addEventListener('abort', () => this.stop.startFinishClock(), { once: true });
     setMaxListeners(0, this.sends);
     const lost = options.lost;
     if (lost?.aborted) this.stop.stop((lost.reason as Error).message, 'coordination');
@@ -247,7 +249,9 @@ class Execution implements LifeRun {
   /** The window closed: its signal says so, or the wall clock has passed its end before the timer could. */
   windowClosed(): boolean {
     const { closing, closesAt } = this.options;
-    return closing?.aborted === true || (closesAt !== undefined && Date.now() >= closesAt.at);
+    const closed = closing?.aborted === true || (closesAt !== undefined && Date.now() >= closesAt.at);
+    if (closed) this.stop.startFinishClock();
+    return closed;
   }
 
   async record(type: 'result' | 'update', step: Step, result: StepResult): Promise<void> {
@@ -268,7 +272,8 @@ class Execution implements LifeRun {
       for (const step of this.plan.steps.filter((s) => s.task_index === task.index)) {
         const known = this.results.get(step.id);
         // A write still being isolated has not ended: it counts once its isolation does.
-        if (known && known.isolation?.outcome !== 'isolating') this.countFailure(task, budget, known);
+        // ... and so does a write held for a look a halt kept from happening: its look, on resume, decides.
+        if (known && known.isolation?.outcome !== 'isolating' && !lookLeft(known)) this.countFailure(task, budget, known);
       }
       this.budgets.set(task.index, budget);
     }
@@ -464,6 +469,7 @@ class Execution implements LifeRun {
         // A stop while it waits for the logs' rule drops it: the write will not go, and the lives that finish need the rule's slots.
         await guarded.log.before(this.sends);
       }
+      if (this.sendsOver()) return;
       const claim = this.options.busy && step.lock ? await this.claim(this.options.busy, step.lock, task) : undefined;
       if (this.sendsOver()) {
         claim?.ended();
@@ -511,6 +517,13 @@ class Execution implements LifeRun {
     try {
       for (const step of group) {
         const own = this.taskOf(step);
+        const known = this.results.get(step.id);
+        if (known?.held?.code === 'not_looked') {
+          // A halt kept the group's look from happening: the write did its work, and the group's look now decides,
+          // judged by the look before the halt's record kept (a site broken since is put back).
+          await this.record('update', step, lookedFrom(known));
+          guarded.before ??= baselineOf(known.health);
+        }
         if (ENDED_STATUSES.has(this.results.get(step.id)?.status ?? 'planned')) guarded.noBaseline = true;
         if (step.backup_step && !ENDED_STATUSES.has(this.results.get(step.id)?.status ?? 'planned')) {
           const backupStep = this.stepsById.get(step.backup_step)!;
@@ -563,7 +576,9 @@ class Execution implements LifeRun {
         await watch.done;
       });
     } catch (error) {
-      // Usually the run stopping, or Redis lost (which stops it); anything else stops it too.
+      // The run stopped (or its window closed) while this write waited for its claim: it is simply not sent.
+      // Redis lost, or anything else, halts the run: a write without its claim could land on a busy environment.
+      if (this.sendsOver()) return undefined;
       this.stop.stop(`could not claim environment ${env} from other runs: ${(error as Error).message}`, 'coordination');
       return undefined;
     }
@@ -597,7 +612,7 @@ class Execution implements LifeRun {
         const restored =
           known.restored!.status === 'accepted'
             ? await followRestore(this.life.restoring(task), step, known, guarded.gate, url)
-            : await restoreBroken(this.life.restoring(task), step, known, guarded.gate, url);
+            : await this.restoreIfBroken(task, step, known, guarded.gate, url);
         for (const [other, undone] of undoneWrites(this.plan.steps, this.results, step, restored)) await this.record('update', other, undone);
         if (guarded.gate && url) await this.isolator.afterRestore(task, step, restored, { ...guarded, gate: guarded.gate }, url);
       } finally {
@@ -614,6 +629,22 @@ class Execution implements LifeRun {
     release(follow.turn);
     // A baseline only where a halt's record kept one (guarded.before): without it a site broken after the operation fails the step.
     if (task.wait) this.countFailure(task, budget, await this.life.afterOperation(task, step, await follow.done(), guarded));
+  }
+
+  /**
+   * Resume: a restore a halt kept from leaving goes only to a site still broken. Hours may have passed,
+   * and a restore loses what the site did since its backup: one healthy again (mended by hand, or a
+   * failure that passed) is left as it is, saying so, as `sitefleet restore` does.
+   */
+  async restoreIfBroken(task: TaskSummary, step: Step, known: StepResult, gate: HealthGate | undefined, url: string | undefined): Promise<StepResult> {
+    const now = gate && url ? await gate.check(url) : undefined;
+    if (!now?.healthy) return restoreBroken(this.life.restoring(task), step, known, gate, url);
+    const kept: StepResult = {
+      ...known,
+      restored: { ...known.restored!, health: { outcome: 'healthy', detail: `healthy again at resume (${now.detail}): not restored` } },
+    };
+    await this.record('update', step, kept);
+    return kept;
   }
 
   /** Resume: isolation the interrupted run left under way (or never began after its restore) goes on, holding the environment. */

@@ -66,12 +66,17 @@ export class RunStop {
     this.reason = { reason, kind };
     this.#controller.abort();
     if (HALTS.has(kind)) this.haltNow(reason);
-    else
-      this.#timer = this.bound.clock.setTimeout(
-        () => this.haltNow(`settings.finish_within (${this.bound.finishWithinMs} ms) ran out after the stop`),
-        this.bound.finishWithinMs,
-      );
+    else this.startFinishClock();
     this.onStop(reason, kind);
+  }
+
+  /** Started lives have `finishWithinMs` from now (a stop, or the window closing, which stops only new writes); once, never after dispose. */
+  startFinishClock(): void {
+    if (this.#timer !== undefined || this.halted) return;
+    this.#timer = this.bound.clock.setTimeout(
+      () => this.haltNow(`settings.finish_within (${this.bound.finishWithinMs} ms) ran out after the stop`),
+      this.bound.finishWithinMs,
+    );
   }
 
   /** Started lives stop where they stand (each journaled there, for resume). */
@@ -81,8 +86,9 @@ export class RunStop {
     this.#halt.abort(new Error(why));
   }
 
-  /** The run ended: the finish_within timer goes with it. */
+  /** The run ended: the finish_within timer goes with it, and none starts after. */
   dispose(): void {
-    if (this.#timer !== undefined) this.bound.clock.clearTimeout(this.#timer);
+    if (this.#timer !== undefined && this.#timer !== null) this.bound.clock.clearTimeout(this.#timer);
+    this.#timer = null;
   }
 }

@@ -86,6 +86,16 @@ describe('lifeAt: where a journaled life stands, for resume', () => {
     ['looked at and healthy', { ...base, health: { url: 'u', outcome: 'healthy' } }, 'ended'],
     ['isolation ended', { ...base, status: 'failed', isolation: { updates: [], rounds: [], outcome: 'found', culprits: [], restores: 2 } }, 'ended'],
     ['failed at once', { ...base, status: 'failed', operation_id: null }, 'ended'],
+    ['a restore a halt kept from leaving', { ...base, status: 'failed', restored: { backup_id: 1, operation_id: null, status: 'not sent' } }, 'restoring'],
+    [
+      'a restore a halt kept from leaving, the site healthy again at resume',
+      {
+        ...base,
+        status: 'failed',
+        restored: { backup_id: 1, operation_id: null, status: 'not sent', health: { outcome: 'healthy', detail: 'healthy again at resume' } },
+      },
+      'ended',
+    ],
     [
       'broken, its restore kept from leaving by a halt',
       { ...base, status: 'failed', restored: { backup_id: 1, operation_id: null, status: 'not sent', reason: 'the run was interrupted first' } },

@@ -3,6 +3,7 @@ import { SiteProbe } from '../../src/health/http/probe.js';
 import { fourPlugins, isolatingNight } from '../helpers/isolate.js';
 import { runInProcess } from '../helpers/run.js';
 import { useSimulator, waitFor } from '../helpers/sim.js';
+import type { BusyRegister } from '../../src/coord/types.js';
 
 const start = useSimulator();
 
@@ -35,5 +36,32 @@ describe('a stop drops the log reads before writes it keeps from starting', () =
     expect(skipped.size).toBeGreaterThan(0);
     const late = sim.log.slice(stoppedAt).filter((e) => e.endpoint === 'getLogs' && skipped.has(e.path.split('/')[4]));
     expect(late.map((e) => e.path)).toEqual([]);
+  }, 60_000);
+
+  it('with coordination, a write waiting for its claim when the run stops is not sent, and the stop stays a stop (never a halt)', async () => {
+    const { sim } = await start({ sites: 4, seed: 7, operationDelayMs: 50, pageCacheTtlMs: 0 });
+    const { lives } = fourPlugins(sim, 'all');
+    const interrupt = new AbortController();
+    const halt = new AbortController();
+    const sites = new SiteProbe({ userAgent: 'sitefleet-test' });
+    // As RedisBusy does: a claim asked for on an aborted signal throws its reason.
+    const busy: BusyRegister = {
+      claim: (_env, signal) =>
+        signal.aborted ? Promise.reject(signal.reason as Error) : Promise.resolve({ started: () => undefined, ended: () => undefined }),
+    };
+    const running = runInProcess(sim, isolatingNight(sim).replace(/^version: 1\nname: isolate\n/, ''), {
+      sites,
+      busy,
+      halt,
+      signal: interrupt.signal,
+      logs: { limit: 1, periodMs: 3000 },
+    });
+    await waitFor(() => new Set(sim.siteLog.map((e) => e.domain)).size === lives.length, 30_000);
+    interrupt.abort();
+    const { results, stopped } = await running;
+    expect(stopped?.kind).toBe('interrupted');
+    expect(halt.signal.aborted).toBe(false);
+    // Every write that went ended its life: none left accepted or held for a look nobody took.
+    for (const r of results.values()) expect(['accepted', 'held'], JSON.stringify(r)).not.toContain(r.status);
   }, 60_000);
 });

@@ -111,7 +111,8 @@ export function lifeAt(task: TaskSummary, step: Step, known: StepResult): LifeSt
 export function restoreLeft(known: StepResult): boolean {
   const restored = known.restored;
   if (restored?.status === 'accepted') return Boolean(restored.operation_id);
-  return restored?.status === 'not sent' && restored.backup_id !== null;
+  // Not sent, its restore point known, and not found healthy again since (restoreIfBroken): only a halt sends none then.
+  return restored?.status === 'not sent' && restored.backup_id !== null && restored.health === undefined;
 }
 
 /** A guarded write whose look after is still to come: its operation ended and nobody looked (or a halt held it for that). */
