@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import type { Plan } from '../../src/plan/plan.js';
 import type { Report } from '../../src/report/report.js';
 import type { Simulator } from '../../src/sim/server.js';
-import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
-import { useSimulator } from '../helpers/sim.js';
+import { runCli, simEnv, startCliInProcess, tempDir, writePlaybook } from '../helpers/cli.js';
+import { useSimulator, whenAnswered } from '../helpers/sim.js';
 import { shapeFleet } from '../helpers/themes.js';
 
 const start = useSimulator();
@@ -169,4 +169,32 @@ describe('rollout.together: one backup, one look after both, one restore of both
     expect(apart.pages).toBe(4 * apart.live);
     expect([joined.backups, apart.backups]).toEqual([joined.live, 2 * apart.live]);
   });
+});
+
+/**
+ * rollout.together: the theme write and the plugin write of an environment share one look after. A
+ * halt (two Ctrl-C) during that look's cache clear held both `not_looked`; resume then found nothing
+ * to do for them in the group's turn, and said so night after night.
+ */
+describe('writes looked at together, halted before their look', () => {
+  it('resume takes the group look the halt kept from happening, and both writes end', async () => {
+    const { sim } = await start({ sites: 1, seed: 5, operationDelayMs: 50 });
+    shape(sim);
+    const dir = tempDir();
+    const path = join(dir, 'r.json');
+    const yaml = TASKS(sim);
+    const running = await startCliInProcess(['run', writePlaybook(yaml, dir), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
+    whenAnswered(sim, 'clearCache', 1, () => {
+      running.interrupt();
+      running.interrupt();
+    });
+    expect((await running.done).code).toBe(130);
+    const writes = (): Report['results'] =>
+      (JSON.parse(readFileSync(path, 'utf8')) as Report).results.filter((r) => r.step_id !== null && r.request?.method !== 'POST');
+    expect(writes().filter((r) => r.held?.code === 'not_looked').length).toBeGreaterThan(0);
+    const resumed = await runCli(['resume', path, '--yes', '--poll-interval', '50'], simEnv(sim));
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    for (const r of writes()) expect(r, JSON.stringify(r)).toMatchObject({ status: 'succeeded' });
+    expect(writes().some((r) => r.health?.outcome === 'healthy')).toBe(true);
+  }, 90_000);
 });
