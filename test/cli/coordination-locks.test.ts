@@ -20,7 +20,8 @@ const blockedOps = (sim: Simulator) => [...sim.operations.all.values()].filter((
 
 describe('--coordination: one lock per scope across machines', () => {
   it('a run on another machine (its own state dir) exits 4 at once naming the holder; a killed holder is taken over within its lease + 1 s', async () => {
-    const { sim } = await start({ sites: 4, operationDelayMs: 4000 });
+    // The holder must still run while a second process starts and is refused: seconds each beside a loaded machine.
+    const { sim } = await start({ sites: 4, operationDelayMs: 12_000 });
     const r = await redis();
     const url = `${r.url}?lease=2s`;
     const dir = tempDir();

@@ -103,7 +103,7 @@ describe('watching operations through one watcher', () => {
     const watching = startCli(['status', report, '--wait', '60s'], env);
     // Stopped once an answer is in the journal: status is then past its start and watching the rest.
     const journal = join(dir, 'r.journal.jsonl');
-    await waitFor(() => done().length > 0 && readFileSync(journal, 'utf8').includes('"t":"update"'), 10_000);
+    await waitFor(() => done().length > 0 && readFileSync(journal, 'utf8').includes('"t":"update"'), 40_000);
     watching.child.kill('SIGTERM');
     expect((await watching.done).code).toBe(130);
     const answered = new Set(sim.log.filter((e) => e.endpoint === 'getOperation' && e.status === 200).map((e) => e.operation_id));
