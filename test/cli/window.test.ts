@@ -95,7 +95,8 @@ describe('maintenance windows', () => {
 
     const { run, reportPath } = await cutShort(sim, dir, window, { TZ: 'UTC' });
     expect(run.code).toBe(5);
-    expect(run.stdout).toMatch(/no write will be sent after .+ \(--not-after .+\), \d+s from now/);
+    // Its 6 s may be spent before the process got to plan on a loaded machine (then "-5s from now", every step skipped): the window is what is tested.
+    expect(run.stdout).toMatch(/no write will be sent after .+ \(--not-after .+\), -?\d+s from now/);
     const before = sim.log.length;
     const elsewhere = await runCliProcess(['resume', reportPath, '--yes'], { ...simEnv(sim), TZ: 'Asia/Tokyo' });
     expect(elsewhere.code).toBe(5);
