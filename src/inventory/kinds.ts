@@ -49,6 +49,12 @@ export interface KindRow {
   /** Where a PHP error names the item's files (`… in /www/x/public/wp-content/plugins/<slug>/…`). */
   codePath: string;
   /**
+   * The pattern (regular-expression source) of an item's files in an error line, `folder` being the
+   * pattern of its folder name: `wp-content/plugins/<folder>/`; WordPress's own have no folder of the
+   * item (`wp-includes/`), so `folder` is not used.
+   */
+  filesPattern(folder: string): string;
+  /**
    * The company listing shows a write once its operation ended, so one filtered read can confirm a
    * batch of them (themes). The plugin listing may lag hours behind (the vendor's staff: cached up to
    * 12 hours): its writes are confirmed by their operations, and `verify` reads each environment's own.
@@ -68,6 +74,7 @@ export const KIND_TABLE: Record<Kind, KindRow> = {
     pinned: 'updateTheme',
     heading: 'Theme updates',
     codePath: 'wp-content/themes/',
+    filesPattern: (folder) => `wp-content/themes/${folder}/`,
     listingConfirms: true,
     exposed: 'vulnerable',
     example: 'twenty*',
@@ -82,6 +89,7 @@ export const KIND_TABLE: Record<Kind, KindRow> = {
     pinned: 'updatePlugin',
     heading: 'Plugin updates',
     codePath: 'wp-content/plugins/',
+    filesPattern: (folder) => `wp-content/plugins/${folder}/`,
     listingConfirms: false,
     exposed: 'vulnerable',
     example: 'woo*',
@@ -95,6 +103,7 @@ export const KIND_TABLE: Record<Kind, KindRow> = {
     only: 'wordpress',
     heading: 'WordPress updates',
     codePath: 'wp-includes/',
+    filesPattern: () => 'wp-includes/',
     // The site listing shows the version once the command ran; a step is read back from it whatever.
     listingConfirms: false,
     exposed: 'behind',

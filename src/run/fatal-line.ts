@@ -88,7 +88,7 @@ export function loggedLine(line: string): string {
 /** An item's path as itemAt reads it, with the `/` before it: any kind's, whether or not it is asked about. */
 const ITEM_PATH = new RegExp(
   `(?:/|(?<![\\w.-]))(?:${Object.values(KIND_TABLE)
-    .map((row) => `${escapeRegExp(row.codePath)}${row.only ? '' : '[a-z0-9._-]{1,200}/'}`)
+    .map((row) => row.filesPattern('[a-z0-9._-]{1,200}'))
     .join('|')})`,
   'g',
 );
@@ -101,15 +101,12 @@ export function cutLine(line: string): string {
 
 function itemAt(line: string, row: KindRow): { at: number; name: string } | undefined {
   // A path segment: not the tail of a longer name (`my-wp-content/…`).
-  const pattern = new RegExp(`(?<![\\w.-])${escapeRegExp(row.codePath)}${row.only ? '' : '([^/\\s]*)/'}`, 'g');
+  const pattern = new RegExp(`(?<![\\w.-])${row.filesPattern('([^/\\s]*)')}`, 'g');
   for (const match of line.matchAll(pattern)) {
-    if (row.only) return { at: match.index, name: row.only };
-    const slug = match[1]!;
+    // A kind with one item (WordPress) has no folder of its own to read a name from.
+    if (match[1] === undefined) return { at: match.index, name: row.only! };
+    const slug = match[1];
     if (PLAUSIBLE_SLUG.test(slug) && slug !== '.' && slug !== '..') return { at: match.index, name: slug };
   }
   return undefined;
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
