@@ -6,9 +6,10 @@ import { slackMessage } from '../../src/notify/slack.js';
 import { githubAnnotations, junitXml, markdownSummary } from '../../src/report/ci-formats.js';
 import { recordPage } from '../../src/report/html/record-page.js';
 import { runPage } from '../../src/report/html/run-page.js';
-import { summarize, type Report, type ReportResult } from '../../src/report/report.js';
+import type { Report, ReportResult } from '../../src/report/report.js';
 import { newFatal } from '../../src/run/fatal-line.js';
 import { breaksOf } from '../../src/run/write-ends.js';
+import { nightReport } from '../helpers/sinks.js';
 import { madeUp, secretParts, SECRET_NAMES, TOKEN_SHAPES, VALUE_SHAPES } from '../helpers/secret-shapes.js';
 
 /**
@@ -68,19 +69,7 @@ function result(n: number, text: string): ReportResult {
 
 /** A night of one write whose line quotes the secret. */
 function reportOf(r: ReportResult): Report {
-  return {
-    version: 1,
-    run_id: '5b0c6a52-4d3e-4b8e-9f4a-3c2b1a0f9e8d',
-    playbook: 'night.yaml',
-    name: 'night',
-    company: '0f1e2d3c-4b5a-4697-8877-665544332211',
-    mode: 'run',
-    started_at: '2026-11-25T02:00:00.000Z',
-    finished_at: '2026-11-25T02:40:00.000Z',
-    stopped: null,
-    summary: summarize([r]),
-    results: [r],
-  };
+  return nightReport([r], { started_at: '2026-11-25T02:00:00.000Z', finished_at: '2026-11-25T02:40:00.000Z' });
 }
 
 const PATH = '/var/log/sitefleet/night.json';
