@@ -84,48 +84,43 @@ describe('maintenance windows', () => {
     },
   );
 
-  it(
-    'settings.window: outside it exit 5 naming the window and nothing is read or sent; resume keeps to the window too',
-    { timeout: 120_000 },
-    async () => {
-      const { sim } = await start({ sites: 90, themes: 4, seed: 12, operationDelayMs: 100 });
-      const now = Date.now();
-      // Open now in UTC (no timezone: the machine's, TZ); nine hours east it is closed.
-      const window = `, window: { start: "${hhmm(now - 3_600_000)}", end: "${hhmm(now + 7_200_000)}" }`;
-      const dir = tempDir();
-      const outside = await runCliProcess(['run', writePlaybook(playbook(window), dir, 'tokyo.yaml'), '--yes'], { ...simEnv(sim), TZ: 'Asia/Tokyo' });
-      expect(outside.code).toBe(5);
-      expect(outside.stderr).toMatch(
-        /^sitefleet: outside settings\.window \d\d:\d\d–\d\d:\d\d Asia\/Tokyo: the next opens at \d{4}-\d\d-\d\d \d\d:\d\d Asia\/Tokyo \(in \d+h\d\dm\); start then, or add --wait-window to wait for it$/m,
-      );
-      expect(sim.log).toEqual([]);
+  it('settings.window: outside it exit 5 naming the window and nothing is read or sent; resume keeps to the window too', async () => {
+    const { sim } = await start({ sites: 90, themes: 4, seed: 12, operationDelayMs: 100 });
+    const now = Date.now();
+    // Open now in UTC (no timezone: the machine's, TZ); nine hours east it is closed.
+    const window = `, window: { start: "${hhmm(now - 3_600_000)}", end: "${hhmm(now + 7_200_000)}" }`;
+    const dir = tempDir();
+    const outside = await runCliProcess(['run', writePlaybook(playbook(window), dir, 'tokyo.yaml'), '--yes'], { ...simEnv(sim), TZ: 'Asia/Tokyo' });
+    expect(outside.code).toBe(5);
+    expect(outside.stderr).toMatch(
+      /^sitefleet: outside settings\.window \d\d:\d\d–\d\d:\d\d Asia\/Tokyo: the next opens at \d{4}-\d\d-\d\d \d\d:\d\d Asia\/Tokyo \(in \d+h\d\dm\); start then, or add --wait-window to wait for it$/m,
+    );
+    expect(sim.log).toEqual([]);
 
-      const { run, reportPath } = await cutShort(sim, dir, window, { TZ: 'UTC' });
-      expect(run.code).toBe(5);
-      // Its 6 s may be spent before the process got to plan on a loaded machine (then "-5s from now", every step skipped): the window is what is tested.
-      expect(run.stdout).toMatch(/no write will be sent after .+ \(--not-after .+\), -?\d+s from now/);
-      const before = sim.log.length;
-      const elsewhere = await runCliProcess(['resume', reportPath, '--yes'], { ...simEnv(sim), TZ: 'Asia/Tokyo' });
-      expect(elsewhere.code).toBe(5);
-      expect(elsewhere.stderr).toContain('outside settings.window');
-      expect(sim.log.length).toBe(before);
+    const { run, reportPath } = await cutShort(sim, dir, window, { TZ: 'UTC' });
+    expect(run.code).toBe(5);
+    // Its 6 s may be spent before the process got to plan on a loaded machine (then "-5s from now", every step skipped): the window is what is tested.
+    expect(run.stdout).toMatch(/no write will be sent after .+ \(--not-after .+\), -?\d+s from now/);
+    const before = sim.log.length;
+    const elsewhere = await runCliProcess(['resume', reportPath, '--yes'], { ...simEnv(sim), TZ: 'Asia/Tokyo' });
+    expect(elsewhere.code).toBe(5);
+    expect(elsewhere.stderr).toContain('outside settings.window');
+    expect(sim.log.length).toBe(before);
 
-      const resumed = await runCliProcess(['resume', reportPath, '--yes'], { ...simEnv(sim), TZ: 'UTC' });
-      expect(resumed.code).toBe(0);
-      expect(resumed.stdout).toMatch(/no write will be sent after .+ \(settings\.window \d\d:\d\d–\d\d:\d\d UTC\)/);
-      const counts = writesByPath(sim);
-      expect(counts.size).toBe(read(reportPath).results.filter((r) => r.step_id !== null).length);
-      expect([...counts.values()].every((n) => n === 1)).toBe(true);
-      // Nothing left: a resume outside the window says so, and sends nothing.
-      const done = sim.log.length;
-      const after = await runCliProcess(['resume', reportPath, '--yes'], { ...simEnv(sim), TZ: 'Asia/Tokyo' });
-      expect(after.code).toBe(0);
-      expect(after.stdout).toContain('nothing left to send: every step has ended.');
-      expect(sim.log.length).toBe(done);
-      // Five processes of the CLI one after another, each started cold: on a loaded 2-core machine they take far more than the default 30 s.
-    },
-    90_000,
-  );
+    const resumed = await runCliProcess(['resume', reportPath, '--yes'], { ...simEnv(sim), TZ: 'UTC' });
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toMatch(/no write will be sent after .+ \(settings\.window \d\d:\d\d–\d\d:\d\d UTC\)/);
+    const counts = writesByPath(sim);
+    expect(counts.size).toBe(read(reportPath).results.filter((r) => r.step_id !== null).length);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    // Nothing left: a resume outside the window says so, and sends nothing.
+    const done = sim.log.length;
+    const after = await runCliProcess(['resume', reportPath, '--yes'], { ...simEnv(sim), TZ: 'Asia/Tokyo' });
+    expect(after.code).toBe(0);
+    expect(after.stdout).toContain('nothing left to send: every step has ended.');
+    expect(sim.log.length).toBe(done);
+    // Five processes of the CLI one after another, each started cold: on a loaded 2-core machine they take far more than the default 30 s.
+  }, 90_000);
 
   it('a window or --not-after that cannot be used is exit 2 naming it', async () => {
     const { sim } = await start({ sites: 4, themes: 3, seed: 5 });
