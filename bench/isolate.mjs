@@ -123,7 +123,8 @@ async function night(dir, { envId, names, culprit, onBroken, tag, quiet = false 
       calls: log.length,
       restores: count(log, 'restoreBackup'),
       backups: count(log, 'addManualBackup'),
-      writes: count(log, 'bulkUpdatePlugins'),
+      // The write (bulk) and its rounds' writes (each item pinned).
+      writes: count(log, 'bulkUpdatePlugins') + count(log, 'updatePlugin'),
       clears: count(log, 'clearCache'),
       polls: count(log, 'getOperation'),
       limited: log.filter((e) => e.status === 429).length,

@@ -27,7 +27,7 @@ const FLEET = ['--size', String(SITES), '--seed', '29'];
 /** How many live sites the breaking version should reach: several, not most of the fleet. */
 const REACH = 8;
 /** Operations the simulator runs for OP_MS: what a life waits for on its environment. */
-const OPERATIONS = new Set(['addManualBackup', 'bulkUpdatePlugins', 'restoreBackup', 'clearCache']);
+const OPERATIONS = new Set(['addManualBackup', 'bulkUpdatePlugins', 'updatePlugin', 'restoreBackup', 'clearCache']);
 
 /** The plugin version (offered, active, not flagged vulnerable) on the number of live sites closest to REACH. */
 async function scout(dir) {

@@ -1,17 +1,17 @@
 import type { Logger } from 'pino';
 import { restorePoint } from '../actions/index.js';
-import { AbortedError } from '../errors.js';
 import { findRestorePoint } from './restore-point.js';
 import { ITEM_WRITES } from '../actions/item-writes.js';
 import type { ItemChange, RequestSpec } from '../actions/action.js';
-import { reasonText, writeAnswer } from '../api/answer.js';
+import { reasonText } from '../api/answer.js';
 import { nameOf, type Kind } from '../inventory/kinds.js';
 import type { Step } from '../plan/plan.js';
 import type { CallPort } from './caller.js';
 import type { HealthGate } from './health-gate.js';
 import { healthOutcome, healthRecord } from './health-gate.js';
 import { nextRound, restoreBound, restoresUsed } from './isolation.js';
-import { PRIORITY, type Priority } from './rate-budget.js';
+import { PRIORITY } from './rate-budget.js';
+import { sendStep } from './send-step.js';
 import { followRestore, restoreBroken, type RestoreContext } from './restore.js';
 import type { CacheClear, Isolation, IsolationRound, LoggedError, RestorePoint, StepResult, StopKind } from './types.js';
 import { heldText, type VisualSeen } from './visual-outcome.js';
@@ -112,8 +112,9 @@ async function finishRound(ctx: IsolationContext, step: Step, result: StepResult
     if (!point) return result;
     await put({ ...round, restore_point: point });
   }
-  if (round.status === 'sending') await sendRound(ctx, step, round, index, looks, put);
-  if (round.status === 'accepted') await followRound(ctx, step, round, index, looks, put);
+  const updates = result.isolation!.updates;
+  if (round.status === 'sending') await sendRound(ctx, step, round, index, looks, put, updates);
+  if (round.status === 'accepted') await followRound(ctx, step, round, index, looks, put, updates);
   if (round.status === 'accepted' && !ctx.mayGoOn()) return result;
   if (round.status === 'broken' && round.restored) {
     if (round.restored.status === 'sending')
@@ -124,11 +125,17 @@ async function finishRound(ctx: IsolationContext, step: Step, result: StepResult
   return result;
 }
 
-/** The round's write: one bulk update of its items (the kind's own endpoint). */
-function roundRequest(ctx: IsolationContext, step: Step, names: string[]): RequestSpec {
+/**
+ * The round's writes: each of its items pinned to the version the write judged (never the kind's bulk
+ * update, which installs whatever is newest now: a release landing mid-isolation would go in unjudged).
+ */
+function roundRequests(ctx: IsolationContext, step: Step, updates: readonly ItemChange[], names: readonly string[]): RequestSpec[] {
   const writes = ITEM_WRITES[ctx.kind];
-  if (!writes.bulk) throw new Error(`isolation rounds send bulk updates, which ${ctx.kind} has none of`);
-  return writes.bulk(step.target.env_id!, names);
+  return names.map((name) => {
+    const change = updates.find((u) => nameOf(u) === name);
+    if (!change) throw new Error(`isolation round names ${name}, which the write did not update`);
+    return writes.pinned(step.target.env_id!, { name, update_version: change.to });
+  });
 }
 
 async function sendRound(
@@ -138,6 +145,7 @@ async function sendRound(
   index: number,
   looks: Looks,
   put: (r: IsolationRound) => Promise<StepResult>,
+  updates: readonly ItemChange[],
 ): Promise<void> {
   if (!ctx.mayGoOn()) return;
   // The write may have left once `operation_ids` is journaled (a run that died then may have sent it): the
@@ -149,13 +157,65 @@ async function sendRound(
   if (ctx.visual && !looks.has(index) && !mayHaveGone) looks.set(index, await ctx.visual.before(index + 1));
   const { operation_ids: _none, ...unsent } = round;
   if (!mayHaveGone) await put((round = { ...unsent, operation_ids: [] }));
-  const sent = await sendWrite(ctx, roundRequest(ctx, step, round.names), true, PRIORITY.write);
-  if (sent.stop) ctx.stop(sent.stop.reason, sent.stop.kind);
+  const sent = await sendAll(ctx, step, roundRequests(ctx, step, updates, round.names));
   // Never sent: the record says so, and a resume takes the look before.
-  if (sent.state === 'not sent') return void (mayHaveGone || (await put(unsent)));
-  if (sent.state === 'accepted') await put({ ...round, status: 'accepted', operation_ids: [sent.operationId] });
-  else if (sent.state === 'done') await judgeRound(ctx, round, index, looks, put);
-  else await put({ ...round, status: sent.state, reason: sent.reason });
+  if (sent.went.length === 0 && sent.state === 'not sent') return void (mayHaveGone || (await put(unsent)));
+  // Cut short with some of it gone: a resume sends it all again (each asks for a state).
+  if (sent.state === 'not sent') return void (await put({ ...round, operation_ids: sent.ids }));
+  // One of its writes refused with others gone: the round stands for what went (the rest stay to be tried), so its look judges what is on the site.
+  const went = sent.state === 'done' ? round : { ...round, names: sent.went, reason: `not sent in this round: ${sent.reason}` };
+  if (sent.went.length === 0) await put({ ...round, status: sent.state as 'failed' | 'unknown', reason: sent.reason });
+  else if (sent.ids.length > 0) await put({ ...went, status: 'accepted', operation_ids: sent.ids });
+  else await judgeRound(ctx, went, index, looks, put);
+}
+
+/**
+ * Sends a round's writes in turn, each followed to its end before the next leaves (the service
+ * runs one operation an environment at a time), stopping at the first that does not go: the names
+ * that went, the operations they started, and why the rest did not.
+ */
+async function sendAll(
+  ctx: IsolationContext,
+  step: Step,
+  requests: readonly RequestSpec[],
+): Promise<{ went: string[]; ids: string[]; state: 'done' | 'failed' | 'unknown' | 'not sent'; reason?: string }> {
+  const went: string[] = [];
+  const ids: string[] = [];
+  for (const [i, request] of requests.entries()) {
+    const name = ITEM_WRITES[ctx.kind].pinnedOf(request.body)!.name;
+    // Once its first write left, the round is a write under way: only a halt keeps the rest from going.
+    const sent = await sendFollowed(ctx, step, request, i > 0);
+    if (sent.state === 'not sent') return { went, ids, state: 'not sent' };
+    if (sent.state !== 'done') return { went, ids, state: sent.state, reason: `${name}: ${sent.reason}` };
+    if (sent.operationId) ids.push(sent.operationId);
+    went.push(name);
+  }
+  return { went, ids, state: 'done' };
+}
+
+/**
+ * One write of a round, sent and followed to its end; sent again after a wait when its operation
+ * found the environment busy (with one this round's own earlier send left going: a resume sends again).
+ */
+async function sendFollowed(
+  ctx: IsolationContext,
+  step: Step,
+  request: RequestSpec,
+  underWay: boolean,
+): Promise<{ state: 'done'; operationId?: string } | { state: 'failed' | 'unknown'; reason: string } | { state: 'not sent' }> {
+  for (let blocked = 0; ; blocked++) {
+    const sent = await sendWrite(ctx, step, request, true, underWay || blocked > 0);
+    if (sent.stop) ctx.stop(sent.stop.reason, sent.stop.kind);
+    if (sent.state !== 'accepted') return sent.state === 'done' ? { state: 'done' } : sent;
+    const tracked = await followAll(ctx, [sent.operationId]);
+    if (tracked.state === 'untracked') return { state: 'not sent' }; // halted: a resume sends the round again
+    if (tracked.state === 'succeeded') return { state: 'done', operationId: sent.operationId };
+    if (tracked.state === 'failed' && BLOCKED.test(tracked.message) && blocked < MAX_BLOCKED_RETRIES && ctx.mayGoOn()) {
+      await ctx.sleep(ctx.blockedBackoffMs * 2 ** blocked);
+      continue;
+    }
+    return { state: tracked.state, reason: `operation ${tracked.state}: ${reasonText(tracked)}` };
+  }
 }
 
 async function followRound(
@@ -165,6 +225,7 @@ async function followRound(
   index: number,
   looks: Looks,
   put: (r: IsolationRound) => Promise<StepResult>,
+  updates: readonly ItemChange[],
 ): Promise<void> {
   for (let blocked = 0; ; blocked++) {
     const tracked = await followAll(ctx, round.operation_ids ?? []);
@@ -175,7 +236,7 @@ async function followRound(
       await ctx.sleep(ctx.blockedBackoffMs * 2 ** blocked);
       round = { ...round, status: 'sending', operation_ids: [] };
       await put(round);
-      await sendRound(ctx, step, round, index, looks, (r) => put((round = r)));
+      await sendRound(ctx, step, round, index, looks, (r) => put((round = r)), updates);
       if (round.status !== 'accepted') return;
       continue;
     }
@@ -247,26 +308,22 @@ type Sent =
   | { state: 'failed' | 'unknown'; reason: string; stop?: { reason: string; kind: StopKind } }
   | { state: 'not sent'; stop?: { reason: string; kind: StopKind } };
 
-async function sendWrite(ctx: IsolationContext, request: RequestSpec, idempotent: boolean, priority: Priority): Promise<Sent> {
-  const outcome = await ctx.caller.withPlace(priority, request.endpoint, (place) =>
-    ctx.caller.call(request.endpoint, request.params, request.body, idempotent, {
-      place,
-      priority,
-      beforeAttempt: () => {
-        if (!ctx.mayGoOn()) throw new AbortedError(`not sent: ${ctx.whyNot()}`);
-      },
-    }),
-  );
-  if (outcome.ok) {
-    const answer = writeAnswer(outcome.value!.data);
-    if (answer.kind === 'accepted') return { state: 'accepted', operationId: answer.operationId };
-    if (answer.kind === 'done') return { state: 'done' };
-    return { state: 'failed', reason: `the service answered status ${answer.status}${answer.reason ? `: ${reasonText(answer.reason)}` : ''}` };
-  }
-  const reason = outcome.decision?.reason ?? String(outcome.error);
-  const stop = outcome.decision?.kind === 'stop' ? { reason, kind: outcome.decision.stop } : undefined;
-  if (outcome.attempts === 0 || stop) return { state: 'not sent', ...(stop ? { stop } : {}) };
-  return { state: outcome.decision?.kind === 'unknown' || outcome.interrupted ? 'unknown' : 'failed', reason, ...(stop ? { stop } : {}) };
+/**
+ * One write of a round (or its backup) through the run's own send (send-step.ts): the same body
+ * check, retries and place among the calls as the write's; a halt keeps it from leaving.
+ */
+async function sendWrite(ctx: IsolationContext, step: Step, request: RequestSpec, idempotent: boolean, underWay = false): Promise<Sent> {
+  const write: Step = { ...step, endpoint: request.endpoint, params: request.params, body: request.body, idempotent };
+  const halt = ctx.restoring.interrupt ?? new AbortController().signal;
+  const send = { caller: ctx.caller, env: {}, mayStillSend: () => (underWay ? !halt.aborted : ctx.mayGoOn()) };
+  const { result, stopRun } = await ctx.caller.withPlace(PRIORITY.write, request.endpoint, (place) => sendStep(write, send, halt, place));
+  const reason = result.error ?? result.reason ?? result.status;
+  const stop = stopRun ? { reason, kind: stopRun } : undefined;
+  if (result.status === 'accepted') return { state: 'accepted', operationId: result.operation_id! };
+  if (result.status === 'succeeded') return { state: 'done' };
+  // Stopped before it could count: not sent, unless a write not safe to repeat may have reached the service.
+  if (result.status === 'skipped' && (result.attempts === 0 || idempotent || stop)) return { state: 'not sent', ...(stop ? { stop } : {}) };
+  return { state: result.status === 'failed' ? 'failed' : 'unknown', reason, ...(stop ? { stop } : {}) };
 }
 
 /**
@@ -309,7 +366,7 @@ async function takeRestorePoint(
     if (!ctx.mayGoOn()) return undefined;
     backup = { operation_id: null, status: 'sending' };
     await put({ ...round, backup });
-    const sent = await sendWrite(ctx, restorePoint.request(step.target.env_id!, tag), false, PRIORITY.write);
+    const sent = await sendWrite(ctx, step, restorePoint.request(step.target.env_id!, tag), false);
     if (sent.stop) ctx.stop(sent.stop.reason, sent.stop.kind);
     if (sent.state === 'not sent') return void (await put({ ...round, backup: undefined }));
     if (sent.state !== 'accepted' && sent.state !== 'done')

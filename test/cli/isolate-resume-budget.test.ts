@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Report } from '../../src/report/report.js';
 import { runCli, simEnv, startCliInProcess, tempDir, writePlaybook } from '../helpers/cli.js';
-import { requestsTo } from '../helpers/plugins.js';
+import { roundAfterRestore } from '../helpers/plugins.js';
 import { useSimulator, waitFor } from '../helpers/sim.js';
 import { fourPlugins, isolatingNight } from '../helpers/isolate.js';
 
@@ -27,10 +27,7 @@ describe('resume of an isolation cut off in a strict night', () => {
     const yaml = isolatingNight(sim).replace('max_failures: 100', 'max_failures: 0');
     const running = await startCliInProcess(['run', writePlaybook(yaml, dir), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
     // After the write's own restore, as the first round goes out.
-    await waitFor(
-      () => requestsTo(sim, 'restoreBackup').filter((e) => e.path.split('/')[4] === live.id).length === 1 && requestsTo(sim, 'bulkUpdatePlugins').length === 2,
-      30_000,
-    );
+    await waitFor(() => roundAfterRestore(sim, live.id, 1), 30_000);
     running.interrupt();
     expect((await running.done).code).toBe(130);
     const resumed = await runCli(['resume', path, '--yes', '--poll-interval', '50'], simEnv(sim));

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Report } from '../../src/report/report.js';
 import { runCli, simEnv, startCliInProcess, tempDir, writePlaybook } from '../helpers/cli.js';
-import { requestsTo } from '../helpers/plugins.js';
+import { roundAfterRestore } from '../helpers/plugins.js';
 import { useSimulator, waitFor } from '../helpers/sim.js';
 import { fourPlugins, isolatingNight } from '../helpers/isolate.js';
 import { busiestTheme } from '../helpers/themes.js';
@@ -63,7 +63,7 @@ describe('a stop never abandons a started life', () => {
     const path = join(dir, 'r.json');
     const running = await startCliInProcess(['run', writePlaybook(isolatingNight(sim), dir), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
     // After the write's own restore, as the first round goes out.
-    await waitFor(() => requestsTo(sim, 'restoreBackup').length === 1 && requestsTo(sim, 'bulkUpdatePlugins').length === 2, 30_000);
+    await waitFor(() => roundAfterRestore(sim, live.id, 1), 30_000);
     running.interrupt();
     const done = await running.done;
     expect(done.code).toBe(130);

@@ -31,6 +31,12 @@ export function requestsTo(sim: Simulator, endpoint: string, from = 0) {
   return sim.log.filter((e) => e.endpoint === endpoint && e.seq >= from);
 }
 
+/** Whether an isolation round's write (pinned, one an item) reached the environment after its `n`th restore was asked for. */
+export function roundAfterRestore(sim: Simulator, envId: string, n: number): boolean {
+  const restore = requestsTo(sim, 'restoreBackup').filter((e) => e.path.split('/')[4] === envId)[n - 1];
+  return restore !== undefined && requestsTo(sim, 'updatePlugin', restore.seq).some((e) => e.path.split('/')[4] === envId);
+}
+
 /** A playbook of one plugins.update task over every environment. */
 export function pluginPlaybook(task: string, settings = '{ rate_limit: 50/s, wait: true }'): string {
   return `version: 1\nname: plugins\nsettings: ${settings}\ntasks:\n  - name: plugins\n    action: plugins.update\n    target: all\n${task}`;

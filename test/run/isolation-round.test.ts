@@ -166,12 +166,12 @@ describe('isolation with visual checks, resumed in its first round', () => {
 
   it('killed before the round\u2019s write left (its restore point in hand): the resume takes the look before and goes on to the culprit', async () => {
     const { sim, live, point, step, ctx, looks, url } = await begin();
-    const writesBefore = requestsTo(sim, 'bulkUpdatePlugins').length;
+    const writesBefore = requestsTo(sim, 'updatePlugin').length;
 
     const ended = await isolate(ctx, step, leftBy(step, point, { names: ['p0', 'p1'], status: 'sending', restore_point: point }));
     expect(ended.isolation, JSON.stringify(ended.isolation)).toMatchObject({ outcome: 'found', culprits: [{ plugin: 'p0' }] });
     expect(looks).toContain(1);
-    expect(requestsTo(sim, 'bulkUpdatePlugins').length).toBeGreaterThan(writesBefore);
+    expect(requestsTo(sim, 'updatePlugin').length).toBeGreaterThan(writesBefore);
     expect(Object.fromEntries(NAMES.map((n) => [n, live.plugins.get(n)!.version]))).toEqual({ p0: '1.0.0', p1: '1.1.0', p2: '1.1.0', p3: '1.1.0' });
     expect((await fetch(url)).status).toBe(200);
   });
@@ -226,14 +226,14 @@ describe('isolation with visual checks, resumed in its first round', () => {
 
   it('the window closes once a round\u2019s write left: the round is followed and judged, the site it broke restored, and no round goes after', async () => {
     const { sim, point, step, ctx, url } = await begin();
-    const writesBefore = requestsTo(sim, 'bulkUpdatePlugins').length;
-    // Closed as soon as the service has the first round's write.
-    const closed = () => requestsTo(sim, 'bulkUpdatePlugins').length > writesBefore;
+    const writesBefore = requestsTo(sim, 'updatePlugin').length;
+    // Closed as soon as the service has the first round's first write: the round's other write is part of it, and goes.
+    const closed = () => requestsTo(sim, 'updatePlugin').length > writesBefore;
     const started: StepResult = { ...leftBy(step, point, { names: [], status: 'healthy' }) };
     started.isolation!.rounds = [];
 
     const ended = await isolate({ ...ctx, mayGoOn: () => !closed() }, step, started);
-    expect(requestsTo(sim, 'bulkUpdatePlugins').length - writesBefore).toBe(1);
+    expect(requestsTo(sim, 'updatePlugin').length - writesBefore).toBe(2);
     expect(ended.isolation, JSON.stringify(ended.isolation)).toMatchObject({
       outcome: 'isolating',
       rounds: [{ names: ['p0', 'p1'], status: 'broken', restored: { status: 'succeeded', health: { outcome: 'healthy' } } }],
@@ -271,5 +271,21 @@ describe('isolation with visual checks, resumed in its first round', () => {
     const last = ended.isolation!.rounds.at(-1)!;
     expect(last, JSON.stringify(ended.isolation)).toMatchObject({ status: 'unknown', reason: expect.stringContaining('visual_unchecked') as unknown });
     expect(ended.isolation!.outcome).toBe('stopped');
+  });
+});
+
+describe('a release landing while isolation goes on', () => {
+  it('rounds send each update pinned to the version the write judged: a newer release is never installed unjudged', async () => {
+    const { sim, live, point, step, ctx } = await begin();
+    // Between the write and its rounds, every plugin gets a 1.2.0 (the bulk update would install it).
+    for (const name of NAMES) sim.fleet.pluginCatalog.get(name)!.versions.push('1.2.0');
+    const started = leftBy(step, point, { names: [], status: 'healthy' });
+    started.isolation!.rounds = [];
+
+    const ended = await isolate(ctx, step, started);
+    expect(ended.isolation, JSON.stringify(ended.isolation)).toMatchObject({ outcome: 'found', culprits: [{ plugin: 'p0' }] });
+    expect(Object.fromEntries(NAMES.map((n) => [n, live.plugins.get(n)!.version]))).toEqual({ p0: '1.0.0', p1: '1.1.0', p2: '1.1.0', p3: '1.1.0' });
+    expect(requestsTo(sim, 'bulkUpdatePlugins')).toEqual([]);
+    for (const e of requestsTo(sim, 'updatePlugin')) expect((e.body as { update_version: string }).update_version).toBe('1.1.0');
   });
 });
