@@ -15,6 +15,7 @@ import { sendStep } from './send-step.js';
 import { followRestore, restoreBroken, type RestoreContext } from './restore.js';
 import type { CacheClear, Isolation, IsolationRound, LoggedError, RestorePoint, StepResult, StopKind } from './types.js';
 import { heldText, type VisualSeen } from './visual-outcome.js';
+import { roundAt } from './life/state.js';
 import type { VisualBaseline } from './visual-gate.js';
 import type { Tracked, Watcher, WatchOptions } from './watcher.js';
 import { BLOCKED, MAX_BLOCKED_RETRIES } from './follow.js';
@@ -60,7 +61,7 @@ export interface IsolationContext {
  */
 export async function isolate(ctx: IsolationContext, step: Step, start: StepResult): Promise<StepResult> {
   // A round found unfinished was begun by a run that died: its look before is not this process's.
-  const unfinished = start.isolation!.rounds.findIndex((r) => !roundEnded(r));
+  const unfinished = start.isolation!.rounds.findIndex((r) => roundAt(r) !== 'ended');
   const looks: Looks = Object.assign(new Map<number, VisualBaseline>(), { resumed: unfinished >= 0 ? unfinished : undefined });
   try {
     return await rounds(ctx, step, start, looks);
@@ -77,11 +78,11 @@ async function rounds(ctx: IsolationContext, step: Step, start: StepResult, look
   for (;;) {
     const iso = result.isolation!;
     const last = iso.rounds.at(-1);
-    if (last && !roundEnded(last)) {
+    if (last && roundAt(last) !== 'ended') {
       result = await finishRound(ctx, step, result, iso.rounds.length - 1, looks);
       const now = result.isolation!;
       // Not through (the run stopped under it, or an operation is still going): a resume goes on.
-      if (!roundEnded(now.rounds.at(-1)!)) return save(ctx, result, { ...now, reason: `stopped during round ${now.rounds.length}: ${ctx.whyNot()}` });
+      if (roundAt(now.rounds.at(-1)!) !== 'ended') return save(ctx, result, { ...now, reason: `stopped during round ${now.rounds.length}: ${ctx.whyNot()}` });
       continue;
     }
     const next = nextRound(iso, restoreBound(iso.updates.length));
@@ -93,36 +94,34 @@ async function rounds(ctx: IsolationContext, step: Step, start: StepResult, look
   }
 }
 
-/** A round whose write went and was judged, and (when broken) restored, or that can go no further. */
-function roundEnded(round: IsolationRound): boolean {
-  if (round.status === 'failed' || round.status === 'unknown' || round.status === 'healthy') return true;
-  return round.status === 'broken' && round.restored !== undefined && round.restored.status !== 'accepted' && round.restored.status !== 'sending';
-}
-
 /**
- * Takes a round from where its record stands: a restore point when one is needed, the write (sent
- * again if it may not have gone: an update asks for a state, so a second one changes nothing), its
- * operation, the look, and the restore of a round that broke the site.
+ * Takes a round on from where its record stands (roundAt, life/state.ts), state by state, until it
+ * ended or can go no further now: a restore point when one is needed, the writes (sent again if they
+ * may not all have gone: each asks for a state, so a second one changes nothing), their operations,
+ * the look, and the restore of a round that broke the site.
  */
 async function finishRound(ctx: IsolationContext, step: Step, result: StepResult, index: number, looks: Looks): Promise<StepResult> {
   let round = result.isolation!.rounds[index]!;
   const put = (r: IsolationRound) => saveRound(ctx, result, index, r).then((next) => ((result = next), (round = r), next));
-  if (!round.restore_point) {
-    const point = await takeRestorePoint(ctx, step, result, round, index, put);
-    if (!point) return result;
-    await put({ ...round, restore_point: point });
-  }
   const updates = result.isolation!.updates;
-  if (round.status === 'sending') await sendRound(ctx, step, round, index, looks, put, updates);
-  if (round.status === 'accepted') await followRound(ctx, step, round, index, looks, put, updates);
-  if (round.status === 'accepted' && !ctx.mayGoOn()) return result;
-  if (round.status === 'broken' && round.restored) {
-    if (round.restored.status === 'sending')
-      return put({ ...round, restored: { ...round.restored, status: 'unknown', reason: 'the run stopped while the restore was being sent' } });
-    return restoreRound(ctx, step, result, index, true);
+  for (;;) {
+    const at = roundAt(round);
+    if (at === 'waiting') {
+      const point = await takeRestorePoint(ctx, step, result, round, index, put);
+      if (!point) return result;
+      await put({ ...round, restore_point: point });
+    } else if (at === 'sending') {
+      await sendRound(ctx, step, round, index, looks, put, updates);
+      if (roundAt(round) === 'sending') return result; // not sent (a halt): a resume sends it
+    } else if (at === 'following') {
+      await followRound(ctx, step, round, index, looks, put, updates);
+      if (roundAt(round) === 'following') return result; // untracked (a halt): a resume follows it
+    } else if (at === 'restoring') {
+      if (round.restored?.status === 'sending')
+        return put({ ...round, restored: { ...round.restored, status: 'unknown', reason: 'the run stopped while the restore was being sent' } });
+      return restoreRound(ctx, step, result, index, round.restored !== undefined);
+    } else return result;
   }
-  if (round.status === 'broken') return restoreRound(ctx, step, result, index, false);
-  return result;
 }
 
 /**

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { LIFE, lifeAt, next, type LifeState } from '../../src/run/life/state.js';
+import { LIFE, lifeAt, next, roundAt, type LifeState } from '../../src/run/life/state.js';
 import type { Step, TaskSummary } from '../../src/plan/plan.js';
-import type { StepResult } from '../../src/run/types.js';
+import type { IsolationRound, StepResult } from '../../src/run/types.js';
 
 const STATES: LifeState[] = [
   'waiting',
@@ -115,5 +115,27 @@ describe('lifeAt: where a journaled life stands, for resume', () => {
 
   it('an unguarded task has no look left to take', () => {
     expect(lifeAt({ ...guarded, health: undefined }, step, base)).toBe('ended');
+  });
+});
+
+describe('an isolation round, read from its record', () => {
+  const point = { tag: 't', backup_id: 7 };
+  const round = (r: Partial<IsolationRound>): IsolationRound => ({ names: ['p0'], status: 'sending', ...r });
+  it.each<[string, IsolationRound, LifeState]>([
+    ['no restore point yet', round({}), 'waiting'],
+    ['its writes on their way', round({ restore_point: point, operation_ids: [] }), 'sending'],
+    ['accepted', round({ restore_point: point, status: 'accepted', operation_ids: ['op'] }), 'following'],
+    ['broken, its restore to send', round({ restore_point: point, status: 'broken' }), 'restoring'],
+    [
+      'broken, its restore accepted',
+      round({ restore_point: point, status: 'broken', restored: { backup_id: 7, operation_id: 'r', status: 'accepted' } }),
+      'restoring',
+    ],
+    ['broken and put back', round({ restore_point: point, status: 'broken', restored: { backup_id: 7, operation_id: 'r', status: 'succeeded' } }), 'ended'],
+    ['healthy', round({ restore_point: point, status: 'healthy' }), 'ended'],
+    ['could not be judged', round({ restore_point: point, status: 'unknown' }), 'ended'],
+    ['failed before its restore point', round({ status: 'failed' }), 'ended'],
+  ])('%s', (_what, r, state) => {
+    expect(roundAt(r)).toBe(state);
   });
 });

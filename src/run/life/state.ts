@@ -1,6 +1,6 @@
 import type { Step, TaskSummary } from '../../plan/plan.js';
 import { stepHealthUrl } from '../../plan/plan.js';
-import type { StepResult, StepStatus } from '../types.js';
+import type { IsolationRound, StepResult, StepStatus } from '../types.js';
 
 /**
  * The life of a write, as Terraform's resource lifecycle has one (create → poll → read): its states,
@@ -124,4 +124,26 @@ export function lookLeft(known: StepResult): boolean {
 export function isolationLeft(step: Step, known: StepResult): boolean {
   if (known.isolation) return known.isolation.outcome === 'isolating';
   return (step.updates?.length ?? 0) > 0 && known.restored?.status === 'succeeded' && known.restored.health?.outcome === 'healthy';
+}
+
+/**
+ * Where an isolation round stands: a round is a write's life of its own, through the same states
+ * (its restore point, its writes, their operations, the clear and the look, a restore of a site it
+ * broke). isolation-round.ts takes each round on from here, in this process or in a resume.
+ *
+ * | round record                                                        | state     |
+ * | healthy, failed, unknown; or broken and its restore ended            | ended     |
+ * | no restore point yet                                                 | waiting   |
+ * | sending (its writes on their way: some may have gone)                | sending   |
+ * | accepted (its operations to follow, then the clear and the look)     | following |
+ * | broken, its restore not sent, sending or accepted                    | restoring |
+ */
+export function roundAt(round: IsolationRound): LifeState {
+  if (round.status === 'failed' || round.status === 'unknown' || round.status === 'healthy') return 'ended';
+  if (round.status === 'broken') {
+    const restore = round.restored?.status;
+    return restore === undefined || restore === 'accepted' || restore === 'sending' ? 'restoring' : 'ended';
+  }
+  if (!round.restore_point) return 'waiting';
+  return round.status === 'sending' ? 'sending' : 'following';
 }
