@@ -124,7 +124,7 @@ export interface TaskSummary {
   health?: HealthSpec;
   /** The tag of the backup each environment gets before its write, and how many of the task's restore points judged healthy stay (default none). */
   backup_first?: { tag: string; keep?: number };
-  /** A task that takes manual backups (`backups.create` with.keep): the newest of its backups on an environment that stay. */
+  /** A task that takes manual backups (its with.keep): the newest of its backups on an environment that stay. */
   keep_backups?: number;
 }
 

@@ -12,7 +12,7 @@ import type { Watcher, WatchOptions } from './watcher.js';
 /**
  * Manual backup slots. The real service keeps at most five manual backups an environment; creating
  * one more fails and nothing is removed for you (shared/real-service-notes.md, "Backups and
- * restores"). Before sitefleet creates one (a restore point, a round of isolation, `backups.create`)
+ * restores"). Before sitefleet creates one (a restore point, a round of isolation, a task of manual backups)
  * it reads the environment's list and, when it is full, removes backups it made itself (its tags),
  * oldest first: never one a person took. A night's restore points are removed once the night judged
  * their writes, and `keep` keeps the newest of a series.

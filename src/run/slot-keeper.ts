@@ -74,7 +74,7 @@ export class SlotKeeper {
 
   /**
    * Once the task's writes were judged: each restore point whose writes all ended healthy goes (with
-   * the night's isolation rounds), but the newest `backup_first.keep` of the task's; a `backups.create`
+   * the night's isolation rounds), but the newest `backup_first.keep` of the task's; a task of manual backups
    * with `keep` keeps its newest. A restore point of a write not healthy stays: a person may restore it.
    */
   async afterTask(task: TaskSummary): Promise<void> {
