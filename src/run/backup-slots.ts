@@ -6,7 +6,8 @@ import { NotFoundError, SitefleetError } from '../errors.js';
 import type { Plan, Step } from '../plan/plan.js';
 import type { CallPort } from './caller.js';
 import { PRIORITY } from './rate-budget.js';
-import type { NoSlotHeld } from './types.js';
+import { decide, DEFAULT_RETRY } from './retry.js';
+import type { NoSlotHeld, StopKind } from './types.js';
 import type { Watcher, WatchOptions } from './watcher.js';
 
 /**
@@ -89,7 +90,9 @@ export interface SlotPort {
 }
 
 export type RoomOutcome =
-  { kind: 'room'; removed: Backup[]; earlier: Set<number> } | { kind: 'held'; held: NoSlotHeld; reason: string } | { kind: 'failed'; reason: string };
+  | { kind: 'room'; removed: Backup[]; earlier: Set<number> }
+  | { kind: 'held'; held: NoSlotHeld; reason: string }
+  | { kind: 'failed'; reason: string; stop?: { reason: string; kind: StopKind } };
 
 /**
  * Makes room for one more manual backup of `envId`, tagged `tag`: reads its list, removes what
@@ -103,7 +106,10 @@ export async function makeRoom(port: SlotPort, envId: string, tag: string, label
     backups = (await port.caller.read('listBackups', { env_id: envId })).environment.backups;
   } catch (error) {
     if (!(error instanceof SitefleetError)) throw error;
-    return { kind: 'failed', reason: `could not read the backup list to count its manual backups: ${error.message}` };
+    const reason = `could not read the backup list to count its manual backups: ${error.message}`;
+    // A 401 is bad for every call after it: the run stops, as for any other call.
+    const decision = decide(error, 1, true, DEFAULT_RETRY);
+    return { kind: 'failed', reason, ...(decision.kind === 'stop' ? { stop: { reason: decision.reason, kind: decision.stop } } : {}) };
   }
   const earlier = new Set(backups.filter((b) => tagOfBackup(b) === tag).map((b) => b.id));
   const decision = decideRoom(backups, port.slots, port.ours, port.spared);

@@ -3,7 +3,7 @@ import type { Backup } from '../api/types.js';
 import type { Plan, Step, TaskSummary } from '../plan/plan.js';
 import { beyondKeep, DEFAULT_MANUAL_BACKUP_SLOTS, makeRoom, oursIn, removeBackups, seriesOf, type SlotPort } from './backup-slots.js';
 import type { CallPort } from './caller.js';
-import { ENDED_STATUSES, type StepResult } from './types.js';
+import { ENDED_STATUSES, type StepResult, type StopKind } from './types.js';
 import type { Watcher, WatchOptions } from './watcher.js';
 
 /** What the slots need of the run (executor.ts is the one): its calls, its record, each environment's turn. */
@@ -13,6 +13,7 @@ export interface SlotRun {
   readonly options: { caller: CallPort; logger: Logger };
   readonly watcher: Watcher;
   readonly sequence: { enter(env: string | undefined): Promise<() => void> };
+  readonly stop: { stop(reason: string, kind: StopKind): void };
   watchOptions(task: TaskSummary): WatchOptions;
   record(type: 'result' | 'update', step: Step, result: StepResult): Promise<void>;
   sendsOver(): boolean;
@@ -66,7 +67,10 @@ export class SlotKeeper {
     }
     if (outcome.kind === 'room') return void this.#earlier.set(step.id, outcome.earlier);
     const base = { http_status: null, operation_id: null, attempts: 0, error: null, reason: outcome.reason };
-    if (outcome.kind === 'failed') return this.run.record('result', step, { step_id: step.id, status: 'failed', ...base });
+    if (outcome.kind === 'failed') {
+      if (outcome.stop) this.run.stop.stop(outcome.stop.reason, outcome.stop.kind);
+      return this.run.record('result', step, { step_id: step.id, status: outcome.stop ? 'skipped' : 'failed', ...base });
+    }
     // Not sent, and not silently dropped: the backup and each write it guards are held, naming what to do.
     for (const s of [step, ...this.run.plan.steps.filter((w) => w.backup_step === step.id)])
       await this.run.record('result', s, { step_id: s.id, status: 'held', ...base, held: outcome.held });
