@@ -8,7 +8,7 @@ import { template, withBlock } from './schema-parts.js';
  * backups first and skips one that already has a manual backup with this very tag: re-running a
  * nightly job that failed halfway backs up only what is missing (one read per environment).
  */
-export const backupsCreate: Action<{ tag: string; unless_exists?: boolean }> = {
+export const backupsCreate: Action<{ tag: string; unless_exists?: boolean; keep?: number }> = {
   name: 'backups.create',
   summary: 'take a manual backup (POST …/manual-backups)',
   scope: 'environment',
@@ -19,6 +19,13 @@ export const backupsCreate: Action<{ tag: string; unless_exists?: boolean }> = {
     {
       tag: template('the backup tag; {{date}}, {{env}}, {{site}} and {{env_id}} are filled in'),
       unless_exists: { type: 'boolean', default: false, description: 'skip an environment that already has a manual backup with this tag (one read each)' },
+      keep: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 50,
+        description:
+          "the newest N backups of this task (its tag on any date) that stay on each environment: older ones are removed after a new one succeeded. Without it none is removed, unless the environment's manual backup slots are full",
+      },
     },
     ['tag'],
   ),

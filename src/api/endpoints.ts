@@ -20,7 +20,7 @@ import type {
  * against the spec's literal paths, so the two cannot drift apart silently.
  */
 export interface Endpoint {
-  method: 'GET' | 'POST' | 'PUT';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Relative to `{base_url}/v2`; `{name}` marks a path parameter. */
   path: string;
   /** Name of the body schema in `schemas/api/`, when the endpoint takes a body. */
@@ -156,6 +156,14 @@ export const ENDPOINTS = {
     body: 'restore-backup',
     operation: 'backups:restore',
     evidence: "the vendor's OpenAPI 1.87.0 (shared/real-service-notes.md, Restore); the spec says a restore endpoint exists without showing it",
+  },
+  // The real service keeps five manual backups an environment and removes none for you (real-service-notes.md, "Backups and restores").
+  deleteBackup: {
+    method: 'DELETE',
+    path: '/sites/environments/backups/{backup_id}',
+    operation: 'backups:delete',
+    evidence:
+      "the vendor's OpenAPI 1.87.0 (shared/real-service-notes.md, Removing): 202 with an operation; the spec says a remove endpoint exists without showing it",
   },
   // Manual clears are limited to one every 10 s per environment (the vendor's docs): see `perEnvironment`.
   clearCache: {

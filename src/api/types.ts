@@ -33,6 +33,8 @@ export type OperationKind =
   | 'environments:push'
   /** Not in the spec's list: the vendor document's restore answers with an operation of no named kind. */
   | 'backups:restore'
+  /** Not in the spec's list: the vendor document's removal of a backup answers with an operation of no named kind. */
+  | 'backups:delete'
   /** Beyond the spec: a manual clear of an environment's page cache (shared/real-service-notes.md). */
   | 'cache:clear';
 

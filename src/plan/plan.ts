@@ -122,8 +122,10 @@ export interface TaskSummary {
   verify?: boolean;
   rollout?: { canary: number; waves: string[]; pause_ms: number };
   health?: HealthSpec;
-  /** The tag of the backup each environment gets before its write. */
-  backup_first?: { tag: string };
+  /** The tag of the backup each environment gets before its write, and how many of the task's restore points judged healthy stay (default none). */
+  backup_first?: { tag: string; keep?: number };
+  /** A task that takes manual backups (its with.keep): the newest of its backups on an environment that stay. */
+  keep_backups?: number;
 }
 
 export interface Plan {
@@ -493,7 +495,7 @@ function taskSummary({ task, action, backupTag }: TaskInPlan, playbook: Playbook
     action.waits === true ||
     task.rollout !== undefined ||
     task.health !== undefined ||
-    task.backup_first === true ||
+    task.backup_first !== undefined ||
     (task.wait ?? playbook.settings.wait ?? false);
   const timeout = task.timeout ?? playbook.settings.wait_timeout;
   return {
@@ -507,7 +509,8 @@ function taskSummary({ task, action, backupTag }: TaskInPlan, playbook: Playbook
     ...(timeout ? { timeout_ms: parseDuration(timeout) } : {}),
     ...(task.verify ? { verify: true } : {}),
     ...(task.health ? { health: task.health } : {}),
-    ...(backupTag ? { backup_first: { tag: backupTag } } : {}),
+    ...(backupTag ? { backup_first: { tag: backupTag, ...(typeof task.backup_first === 'object' ? { keep: task.backup_first.keep } : {}) } } : {}),
+    ...(action.endpoint === 'addManualBackup' && typeof task.with.keep === 'number' ? { keep_backups: task.with.keep } : {}),
     ...(task.rollout && task.rollout.together === undefined
       ? { rollout: { canary: task.rollout.canary ?? 0, waves: task.rollout.waves ?? ['100%'], pause_ms: parseDuration(task.rollout.pause ?? '0s') ?? 0 } }
       : {}),

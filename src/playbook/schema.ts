@@ -80,6 +80,13 @@ function settingsSchema(): Record<string, unknown> {
     additionalProperties: false,
     properties: {
       rate_limit: { type: 'string', pattern: RATE_PATTERN, description: 'the API budget every task shares: N/s, N/min or N/10s' },
+      manual_backup_slots: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 1000,
+        description:
+          "the most manual backups the service keeps an environment (default 5: the real service's, shared/real-service-notes.md); before a backup, older ones sitefleet made (its tags) are removed to make room, never a person's: with every slot a person's, the step is held (no_backup_slot)",
+      },
       create_rate_limit: {
         type: 'string',
         pattern: RATE_PATTERN,
@@ -208,8 +215,23 @@ function taskSchema(actions: Action[]): Record<string, unknown> {
       verify: { type: 'boolean', description: `${verifiable().join(', ')}: re-read the listing afterwards and fail steps whose work it does not show` },
       health: { ...healthSchema(), description: `${guardable().join(', ')}: ${String(healthSchema().description)}; implies wait` },
       backup_first: {
-        type: 'boolean',
-        description: `${guardable().join(', ')}: a manual backup of each environment first (tag sitefleet-before-<task>-<date>); the write waits for it, and a failed backup means no write there; implies wait`,
+        description: `${guardable().join(', ')}: a manual backup of each environment first (tag sitefleet-before-<task>-<date>); the write waits for it, and a failed backup means no write there; implies wait. Removed once its write was judged healthy (a write not healthy keeps it); {keep: N} keeps the task's newest N. With settings.manual_backup_slots taken, older backups sitefleet made are removed first, never a person's`,
+        oneOf: [
+          { type: 'boolean' },
+          {
+            type: 'object',
+            additionalProperties: false,
+            required: ['keep'],
+            properties: {
+              keep: {
+                type: 'integer',
+                minimum: 0,
+                maximum: 50,
+                description: "the task's newest restore points that stay on each environment once judged healthy",
+              },
+            },
+          },
+        ],
       },
       rollout: {
         type: 'object',

@@ -88,7 +88,7 @@ export function checkTask(t: RawTask, index: number, ctx: TaskCheckContext): Tas
     rollout: t.rollout,
     verify: t.verify,
     ...(health ? { health } : {}),
-    ...(t.backup_first ? { backup_first: true } : {}),
+    ...(t.backup_first ? { backup_first: t.backup_first } : {}),
   };
 }
 

@@ -66,8 +66,11 @@ export interface Task {
   verify?: boolean;
   /** Fetch each environment's site before the write and after its operation; a site broken by the write fails the step. */
   health?: HealthSpec;
-  /** A manual backup of each environment first; its write waits for it, and a failed backup means no write there. */
-  backup_first?: boolean;
+  /**
+   * A manual backup of each environment first; its write waits for it, and a failed backup means no
+   * write there. Removed once its write was judged healthy; `{keep: N}` keeps the task's newest N.
+   */
+  backup_first?: boolean | { keep: number };
 }
 
 export interface PlaybookSettings {
@@ -89,6 +92,8 @@ export interface PlaybookSettings {
   operation_path?: string;
   /** One run per company (default), or one per playbook name per company. */
   lock?: 'company' | 'playbook';
+  /** The most manual backups the service keeps an environment (default 5, the real service's). */
+  manual_backup_slots?: number;
   /** The service's own limit on creating calls (sites, environments, backups, domains, DNS records), when known: N/min. */
   create_rate_limit?: string;
   /** How long an operation id may answer 404 after acceptance before it counts as unknown (default 60s). */

@@ -12,7 +12,8 @@ export function nothingSeenLines(report: Report): string[] {
   const lines: string[] = [];
   for (const task of new Set(report.results.map((r) => r.task))) {
     const writes = report.results.filter((r) => r.task === task && r.step_id !== null && r.role !== 'backup');
-    const held = writes.filter(isHeldBefore);
+    // A write held for want of a backup slot (no_backup_slot) was not looked at: its own line says so.
+    const held = writes.filter((r) => isHeldBefore(r) && r.held?.code !== 'no_backup_slot');
     if (held.length === 0 || writes.some((r) => r.attempts > 0)) continue;
     const { url, before } = held[0]!.health!;
     lines.push(

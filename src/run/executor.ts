@@ -9,6 +9,7 @@ import type { BusyClaim, BusyRegister } from '../coord/types.js';
 import { EnvironmentSequence, type Turn } from './env-sequence.js';
 import { failureBudget, type FailureBudget } from './failure-budget.js';
 import { afterBackup } from './restore-point.js';
+import { SlotKeeper } from './slot-keeper.js';
 import { BatchConfirmer, readListing } from './batch-confirm.js';
 import { baselineOf, HealthGate } from './health-gate.js';
 import { heldBefore } from './look-before.js';
@@ -132,6 +133,8 @@ class Execution implements LifeRun {
   readonly finishedFirst = new Set<string>();
   /** Steps whose write was read back already (with their wave): the task's end reads only the rest. */
   readonly readBackDone = new Set<string>();
+  /** Manual backup slots: room before each backup, restore points removed once judged (slot-keeper.ts). */
+  readonly slots: SlotKeeper = new SlotKeeper(this);
 
   constructor(
     readonly plan: Plan,
@@ -296,6 +299,8 @@ class Execution implements LifeRun {
       // A write waits for its restore point's whole step (operation and backup id), not only its operation.
       const backups = new Map<string, Promise<StepResult | undefined>>();
       const inWave = steps.filter((s) => (s.wave ?? 0) === wave);
+      // Room for the wave's manual backups first, each in its environment's turn (slot-keeper.ts).
+      await this.slots.beforeWave(task, inWave);
       const groups = lookGroups(inWave, task.index);
       const grouped = new Set([...groups.values()].flat());
       await Promise.all([
@@ -326,6 +331,8 @@ class Execution implements LifeRun {
     }
     // Its own steps, wherever they ran (a joined step ran in another task's turn), and not read back with their wave.
     await this.readBack(this.plan.steps.filter((s) => s.task_index === task.index));
+    // Its restore points judged healthy go; `keep` keeps the newest.
+    await this.slots.afterTask(task);
   }
 
   /**

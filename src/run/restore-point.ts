@@ -29,15 +29,20 @@ export interface FoundRestorePoint {
  * The backup a succeeded restore-point step made, found by its tag in the environment's backup list
  * (one read, through the rate budget). A list that does not show it, or an answer that says nothing
  * of it (a 5xx, a lost connection, the run stopping), leaves the id null, with a log line saying why:
- * the tag still finds it in the dashboard. A 401 stops the run, as it does for any other call. An
+ * the tag still finds it in the dashboard. `earlier`: the backups with this tag the list showed before
+ * the backup was asked for (backup-slots.ts makeRoom), left out. A 401 stops the run, as it does for any other call. An
  * error that is no answer of the service (a defect) is not one to hide: it is thrown.
  */
-export async function findRestorePoint(caller: CallPort, step: Step, logger: Logger): Promise<FoundRestorePoint> {
+export async function findRestorePoint(caller: CallPort, step: Step, logger: Logger, earlier?: ReadonlySet<number>): Promise<FoundRestorePoint> {
   const tag = restorePoint.tagOf(step.body);
   const env = step.params.env_id!;
   try {
     const list = await caller.read('listBackups', { env_id: env });
-    const found = restorePoint.find(list.environment.backups, tag);
+    // A backup that carried this tag before this run asked for its own (an earlier run's) is never this run's restore point.
+    const found = restorePoint.find(
+      list.environment.backups.filter((b) => !earlier?.has(b.id)),
+      tag,
+    );
     if (!found) logger.warn({ env, tag }, 'the backup list does not show the restore point just made: it is known by its tag only');
     return { point: { tag, backup_id: found?.id ?? null } };
   } catch (error) {

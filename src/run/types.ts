@@ -80,7 +80,7 @@ export interface StepResult {
   /** `health.visual`: what the screenshots before and after the write showed, page by page. */
   visual?: VisualRecord;
   /** Why a `held` step was held, as data: its reason code, what it found, and what overrides it. */
-  held?: HeldReason | CacheHeldReason | NotLooked | BeforeHeldReason;
+  held?: HeldReason | CacheHeldReason | NotLooked | BeforeHeldReason | NoSlotHeld;
   /** `health.on_broken: isolate`: after its restore, how the write was taken apart to find the update that broke the site. */
   isolation?: Isolation;
   /** The site's PHP error log named this item's files in a fatal error that was not there before the write (service text: shown only through safe-text). */
@@ -193,9 +193,25 @@ export interface BeforeHeldReason {
   counts_against_budget: true;
 }
 
+/**
+ * `no_backup_slot`: the environment holds as many manual backups as it keeps
+ * (`settings.manual_backup_slots`), and none is sitefleet's to remove (run/backup-slots.ts): the
+ * backup was not asked for, and the write it guards was not sent. A person frees a slot.
+ */
+export interface NoSlotHeld {
+  code: 'no_backup_slot';
+  /** The environment's id. */
+  environment: string;
+  /** How many manual backups it holds, and its slots. */
+  detail: string;
+  override: string;
+  counts_against_budget?: undefined;
+}
+
 /** A step held before its write: nothing was sent (no write to read back, to undo, or to judge). */
 export function isHeldBefore(result: Pick<StepResult, 'status' | 'held'>): boolean {
-  return result.status === 'held' && (result.held?.code === 'unseen' || result.held?.code === 'broken_before');
+  const code = result.held?.code;
+  return result.status === 'held' && (code === 'unseen' || code === 'broken_before' || code === 'no_backup_slot');
 }
 
 /**

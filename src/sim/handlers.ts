@@ -62,6 +62,8 @@ export interface HandlerContext {
   logs: SiteLogs;
   /** How `wp core update` behaves (server.ts, the option `coreUpdateNoop`). */
   core: CoreServing;
+  /** The most manual backups one environment keeps (server.ts, `manualBackupLimit`); none when absent. */
+  manualBackupLimit?: number;
 }
 
 export interface CoreServing {
@@ -104,6 +106,12 @@ function site(ctx: HandlerContext): SimSite {
 
 function company(ctx: HandlerContext, id: string): void {
   if (id !== ctx.fleet.companyId) throw new SimHttpError(404, `Company ${id} not found`);
+}
+
+/** The manual backups an environment holds, with one being made (an environment runs one operation at a time). */
+function manualBackups(e: SimEnvironment): number {
+  const making = e.busyWith?.startsWith('backups:add-manual') === true ? 1 : 0;
+  return e.backups.filter((b) => b.type === 'manual').length + making;
 }
 
 function ok(body: unknown) {
@@ -374,10 +382,25 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
   addManualBackup(ctx) {
     const e = env(ctx);
     const tag = (ctx.body as T.ManualBackupBody).tag;
+    const limit = ctx.manualBackupLimit;
+    // The real service refuses a sixth and removes nothing (real-service-notes.md); a backup being made counts.
+    if (limit !== undefined && manualBackups(e) >= limit)
+      throw new SimHttpError(400, `This environment has reached its limit of ${limit} manual backups. Delete one to create a new one.`);
     return later(e.id, () => {
       const id = ctx.fleet.nextBackupId++;
       e.backups.push({ id, name: `manual-${id}`, note: tag, type: 'manual', created_at: ctx.fleet.lastUpdatedAt });
       ctx.fleet.backupStates.set(id, captureState(e));
+    });
+  },
+  // The vendor document's removal (real-service-notes.md, "Removing"): any backup by its id, an
+  // operation of its environment; one unknown is refused at once.
+  deleteBackup(ctx) {
+    const id = Number(ctx.params.backup_id);
+    const e = [...ctx.fleet.environments.values()].find((x) => x.backups.some((b) => b.id === id));
+    if (!e) throw new SimHttpError(404, `Backup ${ctx.params.backup_id} not found`);
+    return later(e.id, () => {
+      e.backups = e.backups.filter((b) => b.id !== id);
+      ctx.fleet.backupStates.delete(id);
     });
   },
   // Not shown by the spec: the vendor document's path and body (real-service-notes.md). A backup of

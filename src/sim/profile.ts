@@ -16,6 +16,7 @@ import type { SimOperation } from './operations.js';
  * - 401 says `Unauthenticated.`;
  * - adding a domain already in use is accepted, and its operation fails with the recorded reason;
  * - a separate window for creating calls, and one for log reads; new operations unknown (404) for a few seconds;
+ * - at most five manual backups an environment: a sixth is refused (400) and nothing is removed for you;
  * - `theme_update: null` where no update is available, and `plugin_update: null` likewise in the
  *   plugin listing (the notes call it the theme listing's twin); the vendor document's name for the
  *   domain list's DNS flag; theme bulk updates answered 200, as the vendor document says.
@@ -34,24 +35,32 @@ export const SIM_PROFILES: readonly SimProfile[] = ['spec', 'real'];
 const REAL_CREATE_LIMIT = 5;
 /** The log reads a `real` simulator allows per period of its general window (real-service-notes.md, "Limits"). */
 const REAL_LOGS_LIMIT = 35;
+/** The manual backups a `real` simulator keeps per environment (real-service-notes.md, "Backups and restores"). */
+export const REAL_MANUAL_BACKUP_LIMIT = 5;
 /** How long a new operation answers 404 on a `real` simulator, unless told otherwise. */
 const REAL_VISIBLE_AFTER_MS = 2000;
 
 /**
  * What a profile sets unless the options say otherwise: the `real` one a creation window of 5 and a
- * logs window of 35 per period of the general window (a minute when there is none), and 2 s of
- * invisible operations.
+ * logs window of 35 per period of the general window (a minute when there is none), 2 s of
+ * invisible operations, and five manual backups an environment.
  */
 export function profileDefaults(
   profile: SimProfile,
   rate: { limit: number; periodMs: number } | undefined,
-): { createRate?: { limit: number; periodMs: number }; logsRate?: { limit: number; periodMs: number }; visibleAfterMs: number } {
+): {
+  createRate?: { limit: number; periodMs: number };
+  logsRate?: { limit: number; periodMs: number };
+  visibleAfterMs: number;
+  manualBackupLimit?: number;
+} {
   if (profile !== 'real') return { visibleAfterMs: 0 };
   const periodMs = rate?.periodMs ?? 60_000;
   return {
     createRate: { limit: REAL_CREATE_LIMIT, periodMs },
     logsRate: { limit: REAL_LOGS_LIMIT, periodMs },
     visibleAfterMs: REAL_VISIBLE_AFTER_MS,
+    manualBackupLimit: REAL_MANUAL_BACKUP_LIMIT,
   };
 }
 

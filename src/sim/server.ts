@@ -128,6 +128,11 @@ export interface SimulatorOptions {
   pageCacheTtlMs?: number;
   /** The least time between two manual cache clears of one environment (answered 429 sooner). @default 10000 */
   clearCacheGapMs?: number;
+  /**
+   * The most manual backups one environment keeps: creating one more is refused (400), and nothing is
+   * removed for you. 0 means none. @default none; 5 with the `real` profile
+   */
+  manualBackupLimit?: number;
   /** Endpoints this service does not have: answered 404 "No route", as a host or plan without that tool answers. */
   missingEndpoints?: EndpointName[];
 }
@@ -311,6 +316,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     lag: options.pluginListingLagMs ? new ListingLag(options.pluginListingLagMs, clock) : undefined,
   };
   const core = { updateNoop: options.coreUpdateNoop ?? false };
+  const backupLimit = options.manualBackupLimit ?? habits.manualBackupLimit;
+  const manualBackupLimit = backupLimit ? backupLimit : undefined;
 
   /** A site's page: public (no token), outside the API's windows and faults, logged apart. */
   async function serveSite(res: ServerResponse, path: string, at: number): Promise<void> {
@@ -452,6 +459,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         plugins,
         logs,
         core,
+        manualBackupLimit,
       });
     } catch (error) {
       if (error instanceof SimHttpError)

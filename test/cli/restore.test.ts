@@ -232,7 +232,10 @@ describe('sitefleet restore: never beyond what broke', () => {
   it('a failure written into the journal by hand: the site answers healthy now, so nothing is restored', async () => {
     const { sim } = await start({ sites: 16, themes: 4, seed: 3, operationDelayMs: 100 });
     const { theme } = busiestTheme(sim);
-    const { code, path } = await run(sim, playbook(sim, theme, 'leave'));
+    // A healthy write's restore point is removed once judged, unless the task keeps it.
+    const file = playbook(sim, theme, 'leave');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('backup_first: true', 'backup_first: { keep: 1 }'));
+    const { code, path } = await run(sim, file);
     expect(code).toBe(0);
     const journalPath = path.replace(/\.json$/, '.journal.jsonl');
     const lines = readFileSync(journalPath, 'utf8').split('\n').filter(Boolean);

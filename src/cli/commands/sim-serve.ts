@@ -14,6 +14,7 @@ export interface SimOptions {
   names: FleetNames;
   createRate?: string;
   logsRate?: string;
+  manualBackupLimit?: number;
   failOperations: number;
   port: number;
   token?: string;
@@ -86,6 +87,7 @@ function startFromOptions(opts: SimOptions): Promise<Simulator> {
     names: opts.names,
     createRate: opts.createRate,
     logsRate: opts.logsRate,
+    manualBackupLimit: opts.manualBackupLimit,
     failOperations: opts.failOperations,
     port: opts.port,
     token: opts.token,

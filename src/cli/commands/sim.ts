@@ -47,6 +47,11 @@ function fleetOptions(command: Command): Command {
   return command
     .option('--create-rate <N/period>', 'a separate limit on creating calls (default: none; with --profile real, 5 per period of --rate)')
     .option('--logs-rate <N/period>', 'a separate limit on log reads (default: none; with --profile real, 35 per period of --rate)')
+    .option(
+      '--manual-backup-limit <n>',
+      'the most manual backups an environment keeps; one more is refused (default: none; with --profile real, 5)',
+      intOption('--manual-backup-limit', 0, 1000),
+    )
     .option('--fail-operations <share>', 'share of operations that fail at their end, from 0 to 1', shareOption('--fail-operations'), 0)
     .option('--port <n>', 'port to listen on (default: a free one)', intOption('--port', 0, 65535), 0)
     .option('--token <t>', 'the bearer token it accepts (default: generated from the seed)')

@@ -14,6 +14,7 @@ import { findRestorePoint } from '../restore-point.js';
 import { restoreBroken, undoneWrites, type RestoreContext } from '../restore.js';
 import type { RunQuarantine } from '../run-quarantine.js';
 import type { RunStop } from '../run-stop.js';
+import type { SlotKeeper } from '../slot-keeper.js';
 import type { CacheClear, RestorePoint, StepResult } from '../types.js';
 import type { VisualBaseline } from '../visual-gate.js';
 import { heldText, type VisualSeen } from '../visual-outcome.js';
@@ -57,6 +58,8 @@ export interface LifeRun {
   readonly results: Map<string, StepResult>;
   readonly isolator: Isolator;
   readonly quarantine: RunQuarantine;
+  /** Manual backup slots: what a backup step's tag carried before it was sent (slot-keeper.ts). */
+  readonly slots: Pick<SlotKeeper, 'earlier'>;
   record(type: 'result' | 'update', step: Step, result: StepResult): Promise<void>;
   taskOf(step: Step): TaskSummary;
   budgetOf(task: TaskSummary): FailureBudget;
@@ -101,7 +104,7 @@ export class WriteLife {
    */
   async afterOperation(task: TaskSummary, step: Step, final: StepResult, guarded: Guarded): Promise<StepResult> {
     if (step.role === 'backup' && final.status === 'succeeded') {
-      const found = await findRestorePoint(this.run.options.caller, step, this.run.options.logger);
+      const found = await findRestorePoint(this.run.options.caller, step, this.run.options.logger, this.run.slots.earlier(step));
       const result = { ...final, restore_point: found.point };
       await this.run.record('update', step, result);
       if (found.stop) this.run.stop.stop(found.stop.reason, found.stop.kind);

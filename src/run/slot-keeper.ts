@@ -1,0 +1,140 @@
+import type { Logger } from 'pino';
+import type { Backup } from '../api/types.js';
+import type { Plan, Step, TaskSummary } from '../plan/plan.js';
+import { beyondKeep, DEFAULT_MANUAL_BACKUP_SLOTS, makeRoom, oursIn, removeBackups, seriesOf, type SlotPort } from './backup-slots.js';
+import type { CallPort } from './caller.js';
+import { ENDED_STATUSES, type StepResult, type StopKind } from './types.js';
+import type { Watcher, WatchOptions } from './watcher.js';
+
+/** What the slots need of the run (executor.ts is the one): its calls, its record, each environment's turn. */
+export interface SlotRun {
+  readonly plan: Plan;
+  readonly results: Map<string, StepResult>;
+  readonly options: { caller: CallPort; logger: Logger };
+  readonly watcher: Watcher;
+  readonly sequence: { enter(env: string | undefined): Promise<() => void> };
+  readonly stop: { stop(reason: string, kind: StopKind): void };
+  watchOptions(task: TaskSummary): WatchOptions;
+  record(type: 'result' | 'update', step: Step, result: StepResult): Promise<void>;
+  sendsOver(): boolean;
+}
+
+/**
+ * A run's manual backup slots (backup-slots.ts): room made before each wave's backups, in their
+ * environment's turn; a night's restore points removed once their writes were judged healthy, and
+ * `keep` honoured. It remembers the backups each creation found with its own tag (an earlier run's),
+ * which are never this run's restore point.
+ */
+export class SlotKeeper {
+  readonly #earlier = new Map<string, ReadonlySet<number>>();
+
+  constructor(private readonly run: SlotRun) {}
+
+  /** Backups that carried a backup step's tag before it was sent: never its restore point. */
+  earlier(step: Step): ReadonlySet<number> | undefined {
+    return this.#earlier.get(step.id);
+  }
+
+  port(task: TaskSummary): SlotPort {
+    const { plan, options, watcher } = this.run;
+    return {
+      caller: options.caller,
+      watcher,
+      watch: this.run.watchOptions(task),
+      logger: options.logger,
+      slots: plan.settings.manual_backup_slots ?? DEFAULT_MANUAL_BACKUP_SLOTS,
+      ours: oursIn(plan),
+      spared: needed(plan, this.run.results),
+    };
+  }
+
+  /** Room for each manual backup the wave creates; one with none is held (`no_backup_slot`) with the writes it guards, or fails. */
+  async beforeWave(task: TaskSummary, wave: readonly Step[]): Promise<void> {
+    const creating = wave.filter((s) => s.endpoint === 'addManualBackup' && !ENDED_STATUSES.has(this.run.results.get(s.id)?.status ?? 'planned'));
+    await Promise.all(creating.map((step) => this.#room(task, step)));
+  }
+
+  async #room(task: TaskSummary, step: Step): Promise<void> {
+    if (this.run.sendsOver()) return;
+    const env = step.target.env_id!;
+    const label = [step.target.site, step.target.environment].filter(Boolean).join('/') || env;
+    const release = await this.run.sequence.enter(step.lock ?? env);
+    let outcome;
+    try {
+      outcome = await makeRoom(this.port(task), env, tagOf(step), label);
+    } finally {
+      release();
+    }
+    if (outcome.kind === 'room') return void this.#earlier.set(step.id, outcome.earlier);
+    const base = { http_status: null, operation_id: null, attempts: 0, error: null, reason: outcome.reason };
+    if (outcome.kind === 'failed') {
+      if (outcome.stop) this.run.stop.stop(outcome.stop.reason, outcome.stop.kind);
+      return this.run.record('result', step, { step_id: step.id, status: outcome.stop ? 'skipped' : 'failed', ...base });
+    }
+    // Not sent, and not silently dropped: the backup and each write it guards are held, naming what to do.
+    for (const s of [step, ...this.run.plan.steps.filter((w) => w.backup_step === step.id)])
+      await this.run.record('result', s, { step_id: s.id, status: 'held', ...base, held: outcome.held });
+  }
+
+  /**
+   * Once the task's writes were judged: each restore point whose writes all ended healthy goes (with
+   * the night's isolation rounds), but the newest `backup_first.keep` of the task's; a task of manual backups
+   * with `keep` keeps its newest. A restore point of a write not healthy stays: a person may restore it.
+   */
+  async afterTask(task: TaskSummary): Promise<void> {
+    const { plan, results } = this.run;
+    const keep = task.backup_first?.keep ?? task.keep_backups;
+    const own = plan.steps.filter((s) => s.task_index === task.index && s.endpoint === 'addManualBackup' && results.get(s.id)?.status === 'succeeded');
+    await Promise.all(
+      own.map(async (step) => {
+        const guarded = step.role === 'backup';
+        if (!guarded && keep === undefined) return;
+        if (guarded && !plan.steps.filter((w) => w.backup_step === step.id).every((w) => results.get(w.id)?.status === 'succeeded')) return;
+        const series = seriesOf(tagOf(step), plan.date);
+        const rounds = guarded ? new RegExp(`${series.source.slice(0, -1)}-round-\\d+$`) : undefined;
+        await this.#prune(task, step, (list) => beyondKeep(list, series, keep ?? 0, needed(plan, results), rounds));
+      }),
+    );
+  }
+
+  async #prune(task: TaskSummary, step: Step, choose: (list: Backup[]) => Backup[]): Promise<void> {
+    if (this.run.sendsOver()) return;
+    const env = step.target.env_id!;
+    const port = this.port(task);
+    const release = await this.run.sequence.enter(step.lock ?? env);
+    try {
+      const list = (await port.caller.read('listBackups', { env_id: env })).environment.backups;
+      const problem = await removeBackups(port, env, choose(list));
+      if (problem) port.logger.warn({ env, problem }, 'could not remove a backup sitefleet made: it stays, and takes a slot');
+    } catch (error) {
+      port.logger.warn({ env, err: (error as Error).message }, 'could not read the backup list to remove the restore points judged: they stay');
+    } finally {
+      release();
+    }
+  }
+}
+
+function tagOf(step: Step): string {
+  const tag = (step.body as { tag?: unknown } | undefined)?.tag;
+  return typeof tag === 'string' ? tag : '';
+}
+
+/**
+ * The backups this run may still need: the restore points (the writes' own and their isolation
+ * rounds') of every write not ended healthy, and of every backup step whose writes are not all healthy.
+ */
+function needed(plan: Plan, results: ReadonlyMap<string, StepResult>): Set<number> {
+  const ids = new Set<number>();
+  const add = (r: StepResult | undefined) => {
+    if (r?.restore_point && r.restore_point.backup_id !== null) ids.add(r.restore_point.backup_id);
+    for (const round of r?.isolation?.rounds ?? []) if (round.restore_point && round.restore_point.backup_id !== null) ids.add(round.restore_point.backup_id);
+  };
+  for (const step of plan.steps) {
+    const r = results.get(step.id);
+    if (step.role === 'backup') {
+      const writes = plan.steps.filter((w) => w.backup_step === step.id);
+      if (!writes.every((w) => results.get(w.id)?.status === 'succeeded')) add(r);
+    } else if (r && r.status !== 'succeeded') add(r);
+  }
+  return ids;
+}

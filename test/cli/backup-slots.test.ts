@@ -1,0 +1,97 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Report } from '../../src/report/report.js';
+import type { Simulator } from '../../src/sim/server.js';
+import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
+import { useSimulator } from '../helpers/sim.js';
+
+const start = useSimulator();
+const DAY = 86_400_000;
+const NIGHT_ONE = Date.parse('2026-11-01T02:00:00Z');
+
+/** A real-profile simulator (five manual backups an environment) with one live environment holding `people` backups a person took. */
+async function fleet(people: number) {
+  const { sim } = await start({ profile: 'real', sites: 1, seed: 4, operationDelayMs: 30, operationVisibleAfterMs: 0, createRate: '100/s' });
+  const live = [...sim.fleet.environments.values()].find((e) => e.displayName === 'live')!;
+  const others = live.backups.filter((b) => b.type !== 'manual');
+  live.backups = [
+    ...others,
+    ...Array.from({ length: people }, (_, i) => ({
+      id: 500 + i,
+      name: `m-${i}`,
+      note: `before the shop move ${i}`,
+      type: 'manual',
+      created_at: NIGHT_ONE - DAY * (30 - i),
+    })),
+  ];
+  for (const b of live.backups) if (b.id >= 500) sim.fleet.backupStates.set(b.id, sim.fleet.backupStates.values().next().value!);
+  return { sim, live, person: live.backups.filter((b) => b.type === 'manual').map((b) => b.id) };
+}
+
+/** A guarded PHP change (its restore point first) and the nightly backup that keeps its newest one. */
+function playbook(night: number): string {
+  return writePlaybook(`version: 1
+name: nights
+settings: { manual_backup_slots: 5 }
+tasks:
+  - name: php
+    action: php.set_version
+    target: { environment: live }
+    with: { php_version: "${night % 2 === 0 ? '8.2' : '8.3'}" }
+    backup_first: true
+  - name: nightly
+    action: backups.create
+    target: { environment: live }
+    with: { tag: "nightly-{{date}}", keep: 1 }
+`);
+}
+
+async function night(sim: Simulator, n: number): Promise<{ code: number | null; out: string; report: Report }> {
+  const path = join(tempDir(), 'r.json');
+  const res = await runCli(['run', playbook(n), '--yes', '--poll-interval', '20', '--report', path], simEnv(sim), { now: () => NIGHT_ONE + n * DAY });
+  return { code: res.code, out: res.stdout + res.stderr, report: JSON.parse(readFileSync(path, 'utf8')) as Report };
+}
+
+const manual = (sim: Simulator, env: string) => sim.fleet.environments.get(env)!.backups.filter((b) => b.type === 'manual');
+
+describe('manual backup slots over nights (issue 55, item 1)', () => {
+  it('ten nights of a guarded write and a nightly backup, three backups a person took: a restore point of its own every night, never more than five', async () => {
+    const { sim, live, person } = await fleet(3);
+    const most: number[] = [];
+    for (let n = 0; n < 10; n++) {
+      const before = new Set(manual(sim, live.id).map((b) => b.id));
+      const { code, out, report } = await night(sim, n);
+      expect(code, `night ${n + 1}: ${out}`).toBe(0);
+      const write = report.results.find((r) => r.task === 'php' && r.role !== 'backup')!;
+      expect(write.status, `night ${n + 1}`).toBe('succeeded');
+      // Its own: made tonight, not one an earlier night left.
+      expect(write.restore_point?.backup_id).not.toBeNull();
+      expect(before.has(write.restore_point!.backup_id!), `night ${n + 1}: an earlier backup as its restore point`).toBe(false);
+      most.push(manual(sim, live.id).length);
+      expect(manual(sim, live.id).map((b) => b.id)).toEqual(expect.arrayContaining(person));
+    }
+    // Refused never (the service would have answered 400), removed only what sitefleet made.
+    expect(sim.log.filter((e) => e.endpoint === 'addManualBackup' && e.status >= 400)).toEqual([]);
+    const removed = sim.log.filter((e) => e.endpoint === 'deleteBackup').map((e) => Number(e.path.split('/').at(-1)));
+    expect(removed.some((id) => person.includes(id))).toBe(false);
+    expect(Math.max(...most)).toBeLessThanOrEqual(5);
+    // Each night's restore point went once judged healthy; the nightly task keeps its newest one.
+    expect(manual(sim, live.id).map((b) => b.note)).toEqual([...person.map((_, i) => `before the shop move ${i}`), expect.stringMatching(/^nightly-/)]);
+  });
+
+  it("every slot a person's: the backup and its write are held (no_backup_slot), nothing is sent, exit 1 with a line saying what to do", async () => {
+    const { sim, live } = await fleet(5);
+    const { code, out, report } = await night(sim, 0);
+    expect(code).toBe(1);
+    const php = report.results.filter((r) => r.task === 'php');
+    expect(php.map((r) => [r.status, r.held?.code])).toEqual([
+      ['held', 'no_backup_slot'],
+      ['held', 'no_backup_slot'],
+    ]);
+    expect(out).toMatch(/no_backup_slot: .*live holds 5 manual backups/);
+    expect(out).toMatch(/remove one of the manual backups of .*live/);
+    expect(sim.log.filter((e) => e.method !== 'GET')).toEqual([]);
+    expect(manual(sim, live.id)).toHaveLength(5);
+  });
+});
