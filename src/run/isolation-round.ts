@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { restorePoint } from '../actions/index.js';
 import { findRestorePoint } from './restore-point.js';
+import { makeRoom, type SlotPort } from './backup-slots.js';
 import { ITEM_WRITES } from '../actions/item-writes.js';
 import type { ItemChange, RequestSpec } from '../actions/action.js';
 import { reasonText } from '../api/answer.js';
@@ -35,6 +36,8 @@ export interface IsolationContext {
     before(round: number): Promise<VisualBaseline>;
     after(round: number, baseline: VisualBaseline): Promise<VisualSeen>;
   };
+  /** Manual backup slots, as they stand when a round's backup is asked for (what the run still needs changes as it goes). */
+  slots(): SlotPort;
   /** A restore's context (a repair: only the run's halt keeps one from going); its `update` is isolation's own. */
   restoring: RestoreContext;
   /** The site's error log, read after a round broke it: a new fatal error naming an item (error-log.ts). */
@@ -361,17 +364,11 @@ async function takeRestorePoint(
     });
     return undefined;
   }
+  let earlier: ReadonlySet<number> | undefined;
   if (!backup) {
-    if (!ctx.mayGoOn()) return undefined;
-    backup = { operation_id: null, status: 'sending' };
-    await put({ ...round, backup });
-    const sent = await sendWrite(ctx, step, restorePoint.request(step.target.env_id!, tag), false);
-    if (sent.stop) ctx.stop(sent.stop.reason, sent.stop.kind);
-    if (sent.state === 'not sent') return void (await put({ ...round, backup: undefined }));
-    if (sent.state !== 'accepted' && sent.state !== 'done')
-      return void (await put({ ...round, backup: { ...backup, status: sent.state }, status: 'failed', reason: `its backup: ${sent.reason}` }));
-    backup = { operation_id: sent.state === 'accepted' ? sent.operationId : null, status: sent.state === 'accepted' ? 'accepted' : 'succeeded' };
-    await put({ ...round, backup });
+    const asked = await askForBackup(ctx, step, round, tag, put);
+    if (!asked) return undefined;
+    ({ backup, earlier } = asked);
   }
   if (backup.status === 'accepted' && backup.operation_id) {
     const watch = ctx.watcher.watch(backup.operation_id, 'backups:add', ctx.watch);
@@ -381,7 +378,8 @@ async function takeRestorePoint(
       return void (await put({ ...round, backup: { ...backup, status: tracked.state }, status: 'failed', reason: `its backup: ${reasonText(tracked)}` }));
     backup = { ...backup, status: 'succeeded' };
   }
-  const found = await findRestorePoint(ctx.caller, backupStep, ctx.logger);
+  // A backup an earlier run left with the same tag is never this round's restore point.
+  const found = await findRestorePoint(ctx.caller, backupStep, ctx.logger, earlier);
   if (found.stop) ctx.stop(found.stop.reason, found.stop.kind);
   // No id, nothing a restore could send: the round does not go without a way back.
   if (found.point.backup_id === null)
@@ -393,6 +391,37 @@ async function takeRestorePoint(
     }));
   await put({ ...round, backup, restore_point: found.point });
   return found.point;
+}
+
+type Backup = NonNullable<IsolationRound['backup']>;
+
+/**
+ * Asks for a round's backup, once there is a slot for it (backup-slots.ts: only backups sitefleet
+ * made are removed to make room; every slot a person's, the round fails saying so, and isolation
+ * stops with the site as the last round left it). Journaled `sending` before it leaves.
+ */
+async function askForBackup(
+  ctx: IsolationContext,
+  step: Step,
+  round: IsolationRound,
+  tag: string,
+  put: (r: IsolationRound) => Promise<StepResult>,
+): Promise<{ backup: Backup; earlier: ReadonlySet<number> } | undefined> {
+  if (!ctx.mayGoOn()) return undefined;
+  const label = [step.target.site, step.target.environment].filter(Boolean).join('/') || step.target.env_id!;
+  const room = await makeRoom(ctx.slots(), step.target.env_id!, tag, label);
+  if (room.kind === 'failed' && room.stop) ctx.stop(room.stop.reason, room.stop.kind);
+  if (room.kind !== 'room') return void (await put({ ...round, status: 'failed', reason: `its backup: ${room.reason}` }));
+  const backup: Backup = { operation_id: null, status: 'sending' };
+  await put({ ...round, backup });
+  const sent = await sendWrite(ctx, step, restorePoint.request(step.target.env_id!, tag), false);
+  if (sent.stop) ctx.stop(sent.stop.reason, sent.stop.kind);
+  if (sent.state === 'not sent') return void (await put({ ...round, backup: undefined }));
+  if (sent.state !== 'accepted' && sent.state !== 'done')
+    return void (await put({ ...round, backup: { ...backup, status: sent.state }, status: 'failed', reason: `its backup: ${sent.reason}` }));
+  const asked: Backup = { operation_id: sent.state === 'accepted' ? sent.operationId : null, status: sent.state === 'accepted' ? 'accepted' : 'succeeded' };
+  await put({ ...round, backup: asked });
+  return { backup: asked, earlier: room.earlier };
 }
 
 /**

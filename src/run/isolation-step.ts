@@ -9,6 +9,7 @@ import type { HealthGate } from './health-gate.js';
 import { startIsolation } from './isolation.js';
 import { isolate, type IsolationContext } from './isolation-round.js';
 import type { RestoreContext } from './restore.js';
+import type { SlotPort } from './backup-slots.js';
 import type { RunQuarantine } from './run-quarantine.js';
 import type { CacheClear, StepResult, StopKind } from './types.js';
 import type { VisualBaseline, VisualPort } from './visual-gate.js';
@@ -32,6 +33,8 @@ export interface IsolationRun {
   whyNot(): string;
   sleep(ms: number): Promise<void>;
   stop(reason: string, kind: StopKind): void;
+  /** Manual backup slots, for a round's backup (backup-slots.ts). */
+  slots(task: TaskSummary): SlotPort;
   /** The run's own quarantine: what isolation finds is sent nowhere else in the run. */
   quarantine: RunQuarantine;
 }
@@ -106,6 +109,7 @@ export class Isolator {
           }
         : {}),
       restoring: run.restoring(task),
+      slots: () => run.slots(task),
       logger: run.logger,
       save: (r) => run.record(step, r),
       mayGoOn: () => run.mayGoOn(),

@@ -59,6 +59,9 @@ async function harness(sim: Simulator, client: ConstructorParameters<typeof Call
   const letGo: number[] = [];
   const journal: StepResult[] = [];
   const watch = taskWatch({}, { intervalMs: 20 });
+  // The backups the run still needs (never removed to make room): each restore point the rounds journaled.
+  const spared = () =>
+    journal.flatMap((r) => [r.restore_point, ...(r.isolation?.rounds ?? []).map((x) => x.restore_point)]).flatMap((p) => (p?.backup_id ? [p.backup_id] : []));
   const ctx: IsolationContext = {
     caller,
     watcher,
@@ -77,6 +80,7 @@ async function harness(sim: Simulator, client: ConstructorParameters<typeof Call
       },
     },
     restoring: { caller, watcher, watch, update: () => Promise.resolve() },
+    slots: () => ({ caller, watcher, watch, logger: silent, slots: 5, ours: (tag) => tag.startsWith('sitefleet-'), spared: new Set(spared()) }),
     logger: silent,
     save: (r) => {
       journal.push(r);
@@ -136,8 +140,8 @@ function leftBy(step: Step, point: RestorePoint, round: IsolationRound): StepRes
 }
 
 /** One site with the four plugins, the rounds' context over it, a restore point taken now, and the write's step. */
-async function begin() {
-  const { sim, client } = await start({ sites: 1, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
+async function begin(manualBackupLimit?: number) {
+  const { sim, client } = await start({ sites: 1, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0, ...(manualBackupLimit ? { manualBackupLimit } : {}) });
   const live = fourPlugins(sim);
   const harnessed = await harness(sim, client, live.id);
   const point = await backupNow(harnessed.caller, live.id, 'sitefleet-before-test');
@@ -287,5 +291,46 @@ describe('a release landing while isolation goes on', () => {
     expect(Object.fromEntries(NAMES.map((n) => [n, live.plugins.get(n)!.version]))).toEqual({ p0: '1.0.0', p1: '1.1.0', p2: '1.1.0', p3: '1.1.0' });
     expect(requestsTo(sim, 'bulkUpdatePlugins')).toEqual([]);
     for (const e of requestsTo(sim, 'updatePlugin')) expect((e.body as { update_version: string }).update_version).toBe('1.1.0');
+  });
+});
+
+describe("a round's backup and the environment's five manual backup slots", () => {
+  /** The write's restore point, and `person` backups a person took: round 1 (p1) went in healthy, so round 2 needs a backup. */
+  async function full(person: string[], ours: string[]) {
+    const begun = await begin(5);
+    const { caller, live, point, step } = begun;
+    for (const tag of [...ours, ...person]) await backupNow(caller, live.id, tag);
+    const sent = await caller.call('updatePlugin', { env_id: live.id }, { name: 'p1', update_version: '1.1.0' }, true);
+    const op = (sent.value!.data as { operation_id: string }).operation_id;
+    await waitFor(async () => (await caller.poll(op)).value?.state === 'succeeded', 10_000);
+    return { ...begun, left: leftBy(step, point, { names: ['p1'], status: 'healthy' }) };
+  }
+  const manual = (live: { backups: { note?: string | null; type?: string }[] }) => live.backups.filter((b) => b.type === 'manual');
+  const tags = (live: { backups: { note?: string | null; type?: string }[] }) => manual(live).map((b) => b.note);
+
+  it('makes room by removing a backup sitefleet made on an earlier night, never a person’s, never this run’s restore point', async () => {
+    // With the site's own 'before launch' (a person's), three of the five.
+    const person = ['before-migration', 'client-copy'];
+    const { ctx, step, live, left, point } = await full(person, ['sitefleet-before-test-2026-10-01']);
+    expect(manual(live).length).toBe(5);
+
+    const ended = await isolate(ctx, step, left);
+    expect(ended.isolation, JSON.stringify(ended.isolation)).toMatchObject({ outcome: 'found', culprits: [{ plugin: 'p0' }] });
+    expect(tags(live)).toEqual(expect.arrayContaining([...person, point.tag, 'sitefleet-before-test-round-2']));
+    expect(tags(live)).not.toContain('sitefleet-before-test-2026-10-01');
+    expect(manual(live).length).toBeLessThanOrEqual(5);
+  });
+
+  it('every other slot a person’s: the round is not sent, isolation stops saying so, and the site stays healthy', async () => {
+    const person = ['before launch', 'a', 'b', 'c'];
+    const { ctx, step, live, left, url, sim } = await full(person.slice(1), []);
+    const writesBefore = requestsTo(sim, 'updatePlugin').length;
+
+    const ended = await isolate(ctx, step, left);
+    expect(ended.isolation, JSON.stringify(ended.isolation)).toMatchObject({ outcome: 'stopped', rounds: [{ status: 'healthy' }, { status: 'failed' }] });
+    expect(ended.isolation!.reason).toContain('no_backup_slot');
+    expect(tags(live)).toEqual(expect.arrayContaining(person));
+    expect(requestsTo(sim, 'updatePlugin').length).toBe(writesBefore);
+    expect((await fetch(url)).status).toBe(200);
   });
 });

@@ -59,7 +59,7 @@ export interface LifeRun {
   readonly isolator: Isolator;
   readonly quarantine: RunQuarantine;
   /** Manual backup slots: what a backup step's tag carried before it was sent (slot-keeper.ts). */
-  readonly slots: Pick<SlotKeeper, 'earlier'>;
+  readonly slots: Pick<SlotKeeper, 'earlier' | 'port'>;
   record(type: 'result' | 'update', step: Step, result: StepResult): Promise<void>;
   taskOf(step: Step): TaskSummary;
   budgetOf(task: TaskSummary): FailureBudget;
@@ -194,6 +194,7 @@ export class WriteLife {
       watchOptions: (task) => this.run.watchOptions(task),
       clearCache: (task, step) => this.clearCache(task, step),
       restoring: (task) => this.restoring(task),
+      slots: (task) => this.run.slots.port(task),
       record: (step, result) => this.run.record('update', step, result),
       // Rounds are the life of a write already sent: a stop or the window lets them finish; a halt ends them.
       mayGoOn: () => !this.run.stop.halted,
