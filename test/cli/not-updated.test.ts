@@ -24,6 +24,14 @@ async function night(env: Record<string, string>, yaml: string) {
 const writesOf = (report: Report) => report.results.filter((r) => r.request !== null && r.step_id !== null);
 const names = (r: ReportResult) => ((r.request!.body as { plugins?: { name: string }[] }).plugins ?? []).map((p) => p.name);
 
+/** A failed night (exit 1) of more than one write, each failed as `expected` says. */
+function everyWriteFailed(code: number | null, report: Report, expected: Record<string, unknown>): void {
+  expect(code).toBe(1);
+  const writes = writesOf(report);
+  expect(writes.length).toBeGreaterThan(1);
+  for (const w of writes) expect(w).toMatchObject({ status: 'failed', ...expected });
+}
+
 /** A fleet whose busiest plugin's licence is not on the sites: its update "succeeds" and its version stays. */
 async function unlicensedFleet(sites = 4) {
   const { sim } = await start({ sites, pluginsPerEnv: 10, seed: 7, operationDelayMs: 20 });
@@ -84,15 +92,10 @@ describe('every item write is read back: an update the site did not take is neve
   it('a pinned update (max_bump) that did not move fails not_updated, not as a version other than judged', async () => {
     const { plugin, env } = await unlicensedFleet();
     const { code, report } = await night(env, pluginPlaybook(`    with: { plugins: ${plugin}, max_bump: major }\n`));
-    expect(code).toBe(1);
-    const writes = writesOf(report);
-    expect(writes.length).toBeGreaterThan(1);
-    for (const w of writes)
-      expect(w).toMatchObject({
-        status: 'failed',
-        failure: { code: 'not_updated' },
-        reason: expect.stringMatching(new RegExp(`^${plugin} stays on [\\d.]+: ${PREMIUM}$`)) as unknown,
-      });
+    everyWriteFailed(code, report, {
+      failure: { code: 'not_updated' },
+      reason: expect.stringMatching(new RegExp(`^${plugin} stays on [\\d.]+: ${PREMIUM}$`)) as unknown,
+    });
   });
 
   it('a theme bulk update whose operation succeeded and moved nothing fails not_updated, read from the company listing', async () => {
@@ -101,15 +104,10 @@ describe('every item write is read back: an update the site did not take is neve
     stillThemes(sim);
     const yaml = `version: 1\nname: t\nsettings: { rate_limit: 50/s, wait: true }\ntasks:\n  - name: themes\n    action: themes.update\n    target: all\n`;
     const { code, report } = await night(simEnv(sim), yaml);
-    expect(code).toBe(1);
-    const writes = writesOf(report);
-    expect(writes.length).toBeGreaterThan(1);
-    for (const w of writes)
-      expect(w).toMatchObject({
-        status: 'failed',
-        reason: 'calm stays on 1.0.0: the service ran the update, the site did not move; a premium theme needs its licence on the site',
-        failure: { code: 'not_updated', stays: [{ name: 'calm', version: '1.0.0' }] },
-      });
+    everyWriteFailed(code, report, {
+      reason: 'calm stays on 1.0.0: the service ran the update, the site did not move; a premium theme needs its licence on the site',
+      failure: { code: 'not_updated', stays: [{ name: 'calm', version: '1.0.0' }] },
+    });
   });
 });
 
