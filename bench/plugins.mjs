@@ -1,7 +1,8 @@
 // Issue 47's measurements: plugins, the fleet's largest update surface. The plan of 2,000 environments
 // × 25 plugins (50,000 installs) from the company plugin listing, in CPU, wall time and the planning
-// process's peak memory; the API calls a waiting plugin night makes per plugin write, the plan's reads
-// and the operations' polls included; and the plan's cost where the service serves no company plugin
+// process's peak memory; the API calls a waiting plugin night makes per plugin write, the plan's reads,
+// the operations' polls and the read-back of every write (issue 55) included, the read-back also counted
+// apart; and the plan's cost where the service serves no company plugin
 // listing (one read per environment, through the rate budget). Calls are the simulator's request log.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -145,6 +146,9 @@ async function night(dir, { name, action, withBlock, simArgs }) {
     };
     figures.otherReads -= figures.listingReads;
     if (action === 'plugins.update') {
+      // The read-back: each written environment's own plugin listing, read once its writes ended (the plan reads none).
+      figures.readBacks = log.filter((e) => e.endpoint === 'listEnvironmentPlugins' && e.at >= first).length;
+      figures.writtenEnvs = new Set(writes.map((e) => e.path.split('/')[4])).size;
       const inventory = JSON.parse((await runCli(['inventory', '--format', 'json'], sim.env)).stdout);
       figures.matches = statusesMatch(results, inventory);
       figures.pluginsUpdated = results.reduce((n, r) => n + (r.request.body.plugins?.length ?? 1), 0);
@@ -156,8 +160,14 @@ async function night(dir, { name, action, withBlock, simArgs }) {
 }
 
 const perWrite = (n) => round(n.calls / n.writes, 3);
+/** Calls per write besides the read-back (what a night cost before every item write was read back). */
+const perWriteUnread = (n) => round((n.calls - (n.readBacks ?? 0)) / n.writes, 3);
+const readBackWords = (n) =>
+  n.readBacks === undefined
+    ? ''
+    : `; read-back ${n.readBacks} reads for ${n.writtenEnvs} written environments = ${round(n.readBacks / n.writes, 3)} calls per write (${perWriteUnread(n)} without it)`;
 const describeNight = (n) =>
-  `${perWrite(n)} calls per write: ${n.calls} calls = ${n.writes} writes + ${n.polls} polls + ${n.listingReads} listing reads + ${n.otherReads} other reads; ` +
+  `${perWrite(n)} calls per write: ${n.calls} calls = ${n.writes} writes + ${n.polls} polls + ${n.listingReads} listing reads + ${n.otherReads} other reads${readBackWords(n)}; ` +
   `${n.pluginsUpdated ?? '-'} plugins updated; ${n.succeeded}/${n.steps} succeeded; wall ${Math.round(n.wallMs)} ms; ${n.limited} × 429; exit ${n.exit}`;
 
 export async function pluginCalls(dir) {
@@ -172,7 +182,8 @@ export async function pluginCalls(dir) {
     simArgs: ['--size', '12', '--seed', '5', '--plugins-per-env', String(PLUGINS_PER_ENV)],
   });
   const themes = await night(dir, { name: 'theme-night', action: 'themes.update', withBlock: '{ skip_vulnerable_updates: false }', simArgs: fleet });
-  const ok = (n) => perWrite(n) <= 2.3 && n.limited === 0 && n.exit === 0 && n.matches && n.succeeded === n.steps;
+  // Every plugin write is read back, one read of each written environment's own listing: counted apart from the 2.3.
+  const ok = (n) => perWriteUnread(n) <= 2.3 && n.readBacks === n.writtenEnvs && n.limited === 0 && n.exit === 0 && n.matches && n.succeeded === n.steps;
   return {
     name: '24. API calls per plugin write, plan and waiting included (plugins.update, wait: true, ops 2–6 s, 20/s; bulk, then max_bump: minor)',
     figures: {
@@ -183,7 +194,8 @@ export async function pluginCalls(dir) {
       theme_twin_same_fleet: `${describeNight(themes)} (confirmed through the company listing)`,
     },
     runs: { bulk, pinned, themes },
-    target: '≤ 2.3 API calls per plugin write (listing reads, writes and operation polls); zero 429; every step succeeded, as the simulator’s state says',
+    target:
+      '≤ 2.3 API calls per plugin write (listing reads, writes and operation polls) besides the read-back, which is one read of each written environment’s own listing; zero 429; every step succeeded, as the simulator’s state says',
     met: ok(bulk) && ok(pinned),
   };
 }

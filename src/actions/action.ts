@@ -100,6 +100,13 @@ export interface DomainTarget {
 export type InventoryRead = 'domains' | 'backups' | 'first_seen';
 
 /** One step of a task, as the hooks of its action see it after the run: what was sent and what came back. */
+/** What a read back found of a step's work (Action.readBack). */
+export interface ReadBack {
+  runs: ItemVersion[];
+  differs?: string;
+  stays?: ItemVersion[];
+}
+
 export interface StepOutcome {
   target: Target;
   body?: unknown;
@@ -247,9 +254,16 @@ interface ActionBase<W extends object> {
   /**
    * Steps whose work is read back from a fresh listing once the task's operations ended, `verify` or
    * not: what the environment runs is recorded (`runs`), and a step that does not run what was judged
-   * fails with `differs`. Undefined for a step not read back (its action judged no version).
+   * fails with `differs`; `stays` names the items still on the version the write replaced (the step
+   * fails `not_updated`, and `differs` says so). Undefined for a step not read back.
    */
-  readBack?(step: StepOutcome, listing: Inventory): { runs: ItemVersion[]; differs?: string } | undefined;
+  readBack?(step: StepOutcome, listing: Inventory): ReadBack | undefined;
+  /**
+   * Whether a step the listing confirmed (`confirmed_by: "listing"`) is read back all the same: the
+   * confirmation read it by the same rule, so only a step whose `runs` must be recorded (a pinned
+   * version) is. Without this hook, none is.
+   */
+  readsBackConfirmed?(step: StepOutcome): boolean;
   /**
    * How a batch of this action's operations can be confirmed by one read of the listing instead of a
    * poll each. The listing only ever confirms success: a step it does not show done is polled, since

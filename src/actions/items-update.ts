@@ -1,6 +1,6 @@
 import { matchesAny } from '../util/glob.js';
 import { describeDecision, usesReleaseAge } from '../inventory/release-age.js';
-import type { Action, BatchConfirm, Expansion, ItemChange, ItemVersion, StepOutcome } from './action.js';
+import type { Action, BatchConfirm, Expansion, ItemChange, ItemVersion, ReadBack, StepOutcome } from './action.js';
 import { nameOf, refOf } from '../inventory/kinds.js';
 import { installedOf, type Environment, type Inventory, type InstalledItem } from '../inventory/inventory.js';
 import type { Kind, KindRow } from '../inventory/kinds.js';
@@ -63,14 +63,11 @@ export function itemsUpdate(row: KindRow): Action<ItemsUpdateWith> {
       const still = stillAvailable(row, step, listing);
       return still.length > 0 ? `the listing still shows an update available for ${still.join(', ')}` : undefined;
     },
-    // A pinned update is read back whatever `verify` says: the report records what the environment runs.
-    readBack(step, listing) {
-      const pinned = writes.pinnedOf(step.body);
-      if (!pinned) return undefined;
-      const runs = runsOf(row, step, listing);
-      const difference = differs(pinned, runs[0]);
-      return { runs, ...(difference ? { differs: difference } : {}) };
-    },
+    // Every item write is read back whatever `verify` says: an update the service ran while the site
+    // did not move (a premium item without its licence) is the most common false success.
+    readBack: (step, listing) => readBackOf(row, step, runsOf(row, step, listing)),
+    // A pinned step the listing confirmed is read again: the report records what the environment runs.
+    readsBackConfirmed: (step) => writes.pinnedOf(step.body) !== undefined,
     ...(row.listingConfirms ? { confirmBatch: confirmByListing(row) } : {}),
     // The versions the policy judged are the ones the update moved between.
     record: (step) => ({ heading: row.heading, text: step.precondition ?? `${namesOf(step).join(', ')} updated` }),
@@ -206,6 +203,34 @@ function runsOf(row: KindRow, step: StepOutcome, listing: Inventory): ItemVersio
   const env = listing.environments.find((e) => e.id === step.target.env_id);
   const installed = env ? installedOf(env, row.kind) : [];
   return itemsOf(ITEM_WRITES[row.kind], step).flatMap((name) => installed.filter((t) => t.name === name).map((t) => ({ name, version: t.version })));
+}
+
+/**
+ * What the read back of a write says, as a decision table: the first row that matches decides.
+ *
+ * | what the environment runs                                     | verdict                         |
+ * | an item still on the version the write replaced               | `not_updated` (stays, in words) |
+ * | a pinned item on another version than was judged, or unlisted | fails, saying which (differs)   |
+ * | a bulk item the environment no longer lists                   | fails, saying which             |
+ * | anything else (a bulk item moved, to whatever was newest)     | done                            |
+ */
+function readBackOf(row: KindRow, step: StepOutcome, runs: ItemVersion[]): ReadBack {
+  const version = (name: string) => runs.find((r) => r.name === name)?.version;
+  const stays = writtenUpdates(row.kind, step).flatMap((u) => {
+    const name = nameOf(u);
+    return version(name) === u.from ? [{ name, version: u.from }] : [];
+  });
+  if (stays.length > 0) return { runs, stays, differs: notMovedWords(row, stays) };
+  const pinned = ITEM_WRITES[row.kind].pinnedOf(step.body);
+  const gone = itemsOf(ITEM_WRITES[row.kind], step).find((name) => version(name) === undefined);
+  const difference = pinned ? differs(pinned, runs[0]) : gone && `the environment does not list ${gone}`;
+  return { runs, ...(difference ? { differs: difference } : {}) };
+}
+
+/** `jetpack stays on 3.0.0: the service ran the update, the site did not move; a premium plugin needs its licence on the site`. */
+function notMovedWords(row: KindRow, stays: ItemVersion[]): string {
+  const each = stays.map((s) => `${s.name} stays on ${s.version}`).join(', ');
+  return `${each}: the service ran the update, the site did not move; ${row.notMoved}`;
 }
 
 /** Why an environment does not run the version judged, in words; undefined when it does. */

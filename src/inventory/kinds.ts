@@ -60,6 +60,11 @@ export interface KindRow {
    * 12 hours): its writes are confirmed by their operations, and `verify` reads each environment's own.
    */
   listingConfirms: boolean;
+  /**
+   * What most often keeps an item where it was when the service ran its update and the site did not
+   * move (a `not_updated` step's reason ends with it): what a person should look at first.
+   */
+  notMoved: string;
   /** A slug glob a playbook example names, and a slug it matches (the stand-in environment validate expands on). */
   example: string;
   sample: string;
@@ -77,6 +82,7 @@ export const KIND_TABLE: Record<Kind, KindRow> = {
     filesPattern: (folder) => `wp-content/themes/${folder}/`,
     listingConfirms: true,
     exposed: 'vulnerable',
+    notMoved: 'a premium theme needs its licence on the site',
     example: 'twenty*',
     sample: 'twentytwentyfour',
   },
@@ -92,6 +98,7 @@ export const KIND_TABLE: Record<Kind, KindRow> = {
     filesPattern: (folder) => `wp-content/plugins/${folder}/`,
     listingConfirms: false,
     exposed: 'vulnerable',
+    notMoved: 'a premium plugin needs its licence on the site',
     example: 'woo*',
     sample: 'woocommerce',
   },
@@ -107,6 +114,7 @@ export const KIND_TABLE: Record<Kind, KindRow> = {
     // The site listing shows the version once the command ran; a step is read back from it whatever.
     listingConfirms: false,
     exposed: 'behind',
+    notMoved: "WordPress's files may not be writable by the update: look at the site",
     example: 'wordpress',
     sample: 'wordpress',
   },

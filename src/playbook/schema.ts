@@ -212,7 +212,10 @@ function taskSchema(actions: Action[]): Record<string, unknown> {
       max_failures: budget,
       wait: { type: 'boolean', description: 'poll this task’s operations until they finished' },
       timeout: durationSchema(LONGEST.operationWait, 'how long to wait for one operation of this task'),
-      verify: { type: 'boolean', description: `${verifiable().join(', ')}: re-read the listing afterwards and fail steps whose work it does not show` },
+      verify: {
+        type: 'boolean',
+        description: `${verifiable().join(', ')}: also fail steps whose items the read-back listing still shows an update available for (every item write is read back whatever this says; false does not turn that off)`,
+      },
       health: { ...healthSchema(), description: `${guardable().join(', ')}: ${String(healthSchema().description)}; implies wait` },
       backup_first: {
         description: `${guardable().join(', ')}: a manual backup of each environment first (tag sitefleet-before-<task>-<date>); the write waits for it, and a failed backup means no write there; implies wait. Removed once its write was judged healthy (a write not healthy keeps it); {keep: N} keeps the task's newest N. With settings.manual_backup_slots taken, older backups sitefleet made are removed first, never a person's`,

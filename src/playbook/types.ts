@@ -62,7 +62,10 @@ export interface Task {
   /** How long to wait for one operation, e.g. `30m`. */
   timeout?: string;
   rollout?: Rollout;
-  /** Re-read the listing afterwards and fail steps whose work it does not show (actions with a `verify` hook). */
+  /**
+   * Also fail steps whose read-back listing still shows an update available (actions with a `verify`
+   * hook); every item write is read back whatever this says.
+   */
   verify?: boolean;
   /** Fetch each environment's site before the write and after its operation; a site broken by the write fails the step. */
   health?: HealthSpec;

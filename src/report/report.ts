@@ -129,6 +129,7 @@ export function buildReport(args: {
       ...(r?.held ? { held: r.held } : {}),
       ...(r?.confirmed_by ? { confirmed_by: r.confirmed_by } : {}),
       ...(r?.runs ? { runs: r.runs } : {}),
+      ...(r?.failure ? { failure: r.failure } : {}),
       ...(r ? answered(r) : {}),
       ...(step.role ? { role: step.role } : {}),
       ...(step.wave !== undefined ? { wave: step.wave } : {}),

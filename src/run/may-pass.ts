@@ -9,6 +9,7 @@ import { UNDONE, type StepResult } from './types.js';
  * | not failed, not unknown (skipped, held, accepted…)        | none        | nothing was learnt of the write                 |
  * | failed, reason `undone: …`                                | none        | a restore took it back for another write        |
  * | restored, or taken apart by isolation                     | none        | it broke its site: quarantine's to say          |
+ * | failed `not_updated` (read back on its old version)       | `may pass`  | a licence, an update server: may be put right   |
  * | failed, site unhealthy before the write                   | `may pass`  | the site was down already                       |
  * | failed, site unhealthy after the write                    | none        | a verdict on the version, not a passing fault   |
  * | unknown (no answer, the operation not seen to end)        | `may pass`  | it may not have reached the service             |
@@ -21,11 +22,12 @@ import { UNDONE, type StepResult } from './types.js';
 export type WriteVerdict = 'succeeded' | 'may pass' | 'final';
 
 export function writeVerdict(
-  r: Pick<StepResult, 'status' | 'http_status' | 'error' | 'reason' | 'restored' | 'isolation' | 'health' | 'attempts'>,
+  r: Pick<StepResult, 'status' | 'http_status' | 'error' | 'reason' | 'restored' | 'isolation' | 'health' | 'attempts' | 'failure'>,
 ): WriteVerdict | undefined {
   if (r.status === 'succeeded') return 'succeeded';
   if (r.status !== 'failed' && r.status !== 'unknown') return undefined;
   if (r.reason?.startsWith(UNDONE) || r.restored || r.isolation) return undefined;
+  if (r.failure?.code === 'not_updated') return 'may pass';
   if (r.health?.outcome === 'unhealthy before') return 'may pass';
   if (r.health?.outcome === 'unhealthy') return undefined;
   // Refused before it left (on_missing_domain: fail, an address that may not be checked): a waiting item would only hide why.

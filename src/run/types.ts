@@ -69,8 +69,15 @@ export interface StepResult {
   output_cut?: number;
   /** A task with `health:`: what the site's page said before the write and after its operation. */
   health?: HealthRecord;
-  /** What the environment runs after the write, as a listing read after the task's operations shows it (a pinned update: actions' `readBack`). */
+  /** What the environment runs after the write, as a listing read after the task's operations shows it (an item write: actions' `readBack`). */
   runs?: ItemVersion[];
+  /**
+   * Why a write failed, as data, where a code says it. `not_updated`: its operation succeeded, but read
+   * back the environment still runs the version the write replaced (`stays`): a premium item without
+   * its licence, whose update the service "runs" while WordPress finds no package. Counted against the
+   * task's budget, and tried again after `retry_backoff` (may-pass.ts).
+   */
+  failure?: NotUpdated;
   /** `listing`: the operation's success was read from the listing (one read for many), not from its own answer. */
   confirmed_by?: 'listing';
   /** A task with `backup_first:`: the backup this environment can be restored from (on the backup step and on the write). */
@@ -87,6 +94,13 @@ export interface StepResult {
   logged?: LoggedError;
   /** The write as it was sent, when the run left updates out of the plan's (found to break a site earlier in the run): the report says this, not the plan's. */
   sent?: SentWrite;
+}
+
+/** A write read back on the versions it replaced: the service ran it, the site did not move. */
+export interface NotUpdated {
+  code: 'not_updated';
+  /** The items the environment still runs on the version the write replaced. */
+  stays: ItemVersion[];
 }
 
 /** What a write the run's quarantine trimmed sent instead of the plan's (run-quarantine.ts). */

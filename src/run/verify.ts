@@ -1,4 +1,4 @@
-import type { Action } from '../actions/action.js';
+import type { Action, ReadBack } from '../actions/action.js';
 import type { Inventory } from '../inventory/inventory.js';
 import { KIND_TABLE, BASE_KIND } from '../inventory/kinds.js';
 import { inventoryReader, readEnvironmentItems, readInventory, readKind } from '../inventory/read.js';
@@ -8,12 +8,13 @@ import { isHeldBefore, type StepResult } from './types.js';
 
 /**
  * Once a task's operations ended, read the listing again (one read for the task, or one per
- * environment for a kind whose company listing lags: see listingFor) and let the action
- * judge its steps that were accepted or succeeded. `verify: true`: those it does not see done fail;
- * steps the listing already confirmed (`confirmed_by: "listing"`) are not judged again. Steps the
- * action reads back (`readBack`: a pinned version) are read whatever `verify` says, confirmed or not,
- * held or not (a held write happened): what the environment runs is recorded on the step, and one
- * that runs another version than was judged fails, saying which.
+ * environment for a kind whose company listing lags: see listingFor) and judge its steps. Every step
+ * the action reads back (`readBack`: every item write) is read whatever `verify` says, held or not (a
+ * held write happened): what the environment runs is recorded on the step; one still on the version it
+ * replaced fails `not_updated`, one on another version than was judged fails saying which. A step the
+ * listing already confirmed (`confirmed_by: "listing"`) was read by the same rule and is not read again,
+ * unless the action wants its `runs` (`readsBackConfirmed`). `verify: true` adds the action's own rule
+ * (`verify`: the listing shows no update left) for the steps that accepted or succeeded.
  */
 export async function verifyTask(
   action: Action,
@@ -27,29 +28,34 @@ export async function verifyTask(
   // A held step's write happened too (its page is what a person must look at): what it installed is read back as well;
   // not one held before its write (nothing was sent).
   const held = (s: Step) => results.get(s.id)?.status === 'held' && !isHeldBefore(results.get(s.id)!);
-  // A step the listing confirmed was judged by the same rule, in a read made after its operation: no second read for it.
+  const confirmed = (s: Step) => results.get(s.id)?.confirmed_by === 'listing';
   // Only a write whose operation ended can be read back: one accepted and not waited for may not have run yet,
   // and reading it now would call the environment behind what was judged when it is merely not there yet.
   const over = (s: Step) => results.get(s.id)?.status === 'succeeded' || held(s);
-  const judged = steps.filter(
-    (s) => (ended(s) && verify && action.verify && results.get(s.id)?.confirmed_by !== 'listing') || (over(s) && readsBack(action, s)),
-  );
+  const reads = (s: Step) => over(s) && readsBack(action, s) && (!confirmed(s) || action.readsBackConfirmed?.(s) === true);
+  const judged = steps.filter((s) => (ended(s) && verify && action.verify && !confirmed(s)) || reads(s));
   if (judged.length === 0) return [];
   const listing = await listingFor(action, caller, company, judged);
   const changed: [Step, StepResult][] = [];
   for (const step of judged) {
     const result = results.get(step.id)!;
-    const back = action.readBack?.(step, listing);
-    const reason = back ? back.differs : verify ? action.verify?.(step, listing) : undefined;
+    // What was sent is what is judged: a write the run's quarantine trimmed is read back for the items it carried.
+    const back = reads(step) ? action.readBack!({ ...step, ...result.sent }, listing) : undefined;
+    const reason = back?.differs ?? (verify ? action.verify?.(step, listing) : undefined);
     if (back === undefined && reason === undefined) continue;
-    // Another version than was judged is a failure whatever the page showed: the hold's reason gives way to it.
-    const { held: _held, ...sent } = result;
-    changed.push([
-      step,
-      reason === undefined ? { ...result, runs: back!.runs } : { ...sent, ...(back ? { runs: back.runs } : {}), status: 'failed', reason: `verify: ${reason}` },
-    ]);
+    changed.push([step, judgedResult(result, back, reason)]);
   }
   return changed;
+}
+
+/** A step's result once read back: what it runs recorded, and failed where the read back or `verify` found the work not done. */
+function judgedResult(result: StepResult, back: ReadBack | undefined, reason: string | undefined): StepResult {
+  const runs = back ? { runs: back.runs } : {};
+  if (reason === undefined) return { ...result, ...runs };
+  // Another version than was judged is a failure whatever the page showed: the hold's reason gives way to it.
+  const { held: _held, ...sent } = result;
+  if (back?.stays?.length) return { ...sent, ...runs, status: 'failed', reason, failure: { code: 'not_updated', stays: back.stays } };
+  return { ...sent, ...runs, status: 'failed', reason: `verify: ${reason}` };
 }
 
 /**

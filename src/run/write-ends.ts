@@ -28,7 +28,7 @@ export interface WriteEnd {
    * pinned write that broke its site name its version. False where that is not known (a report's row).
    */
   alone: boolean;
-  result: Pick<StepResult, 'status' | 'http_status' | 'error' | 'reason' | 'restored' | 'isolation' | 'logged' | 'health' | 'attempts'>;
+  result: Pick<StepResult, 'status' | 'http_status' | 'error' | 'reason' | 'restored' | 'isolation' | 'logged' | 'health' | 'attempts' | 'failure'>;
 }
 
 /** The kind of item a write updates, if it is an item write on an environment. */
@@ -137,7 +137,10 @@ export function retriesOf(end: WriteEnd, run: string, at: number, failed: (envId
     return updates.filter((u) => failed(envId, kind, itemOf(u)!.name)).map((u) => ({ ...refFrom(u), cleared: true as const, env_id: envId, at }));
   const why = end.result.reason ?? end.result.error ?? `ended ${end.result.status}`;
   const { site, environment } = end.target;
-  return updates.map((u) => ({
+  // A write read back `not_updated` failed for the items that stayed: the others moved, and wait for nothing.
+  const stays = end.result.failure?.stays;
+  const failedUpdates = stays ? updates.filter((u) => stays.some((s) => s.name === itemOf(u)!.name)) : updates;
+  return failedUpdates.map((u) => ({
     ...refFrom(u),
     env_id: envId,
     version: u.to,

@@ -84,6 +84,11 @@ export interface PluginServing {
   bulkOperationId: boolean;
   /** The company listing's lag behind writes, when it has one. */
   lag?: ListingLag;
+  /**
+   * Plugins whose licence is not on the sites (premium plugins, or ones with an update server of their
+   * own): their update's operation succeeds and the version stays (real-service-notes.md, "After an update").
+   */
+  unlicensed: Set<string>;
 }
 
 /**
@@ -150,6 +155,8 @@ function installVersions(ctx: HandlerContext, e: SimEnvironment, kind: ItemKind,
   for (const name of names) {
     const item = installed.get(name);
     if (!item) continue; // gone since it was accepted (a restore ran first): nothing left to update
+    // WordPress finds no package for a premium plugin without its licence: the service says done, nothing moved.
+    if (kind === 'plugin' && ctx.plugins.unlicensed.has(name)) continue;
     item.version = version ?? latestOf(catalogOf(ctx.fleet, kind).get(name)!);
     item.updateStatus = 'updated';
   }

@@ -115,6 +115,12 @@ export interface SimulatorOptions {
    * answer HTTP 500, and log PHP's fatal error naming the plugin's file.
    */
   breakPlugins?: string[];
+  /**
+   * Plugins whose licence is not on the sites (a premium plugin, or one with an update server of its
+   * own): a bulk or pinned update of one succeeds and its version does not move, as the real service
+   * does (real-service-notes.md, "After an update"). None by default.
+   */
+  unlicensedPlugins?: string[];
   /** A broken site logs no fatal error (a breakage its error log does not name: logging off, a white screen from elsewhere). */
   quietBreaks?: boolean;
   /** Domain names whose site answers broken whatever it runs. */
@@ -175,6 +181,8 @@ export interface Simulator {
   breakPlugin(plugin: string): string;
   /** From now on sites running this WordPress release (`latest`: the newest) answer broken, with a fatal error in their error log; returns it resolved. */
   breakCore(version: string): string;
+  /** From now on this plugin's updates succeed without moving its version (its licence is not on the sites; a test that shaped the catalogue names its own). */
+  unlicensePlugin(name: string): void;
   /** From now on `wp core update` succeeds without moving the version (`true`), or moves it again (`false`). */
   setCoreUpdateNoop(noop: boolean): void;
   /** Each environment's logs (error, access, kinsta-cache-perf), as `GET …/logs` reads them. */
@@ -246,6 +254,12 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** The plugins named unlicensed, each one the catalogue has (a name it does not is a mistake, said at once). */
+function unlicensedOf(fleet: Fleet, names: readonly string[] = []): Set<string> {
+  for (const name of names) if (!fleet.pluginCatalog.has(name)) throw new Error(`unlicensed plugin ${JSON.stringify(name)} is not in the plugin catalogue`);
+  return new Set(names);
+}
+
 /** Starts the simulator of the whole hosting API on 127.0.0.1. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const seed = options.seed ?? 1;
@@ -314,6 +328,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     listing: options.pluginListing ?? 'served',
     bulkOperationId: options.pluginBulkOperationId ?? true,
     lag: options.pluginListingLagMs ? new ListingLag(options.pluginListingLagMs, clock) : undefined,
+    unlicensed: unlicensedOf(fleet, options.unlicensedPlugins),
   };
   const core = { updateNoop: options.coreUpdateNoop ?? false };
   const backupLimit = options.manualBackupLimit ?? habits.manualBackupLimit;
@@ -545,6 +560,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       const resolved = parseCoreBreak(fleet.core, version);
       breaks.core!.add(resolved);
       return resolved;
+    },
+    unlicensePlugin(name) {
+      plugins.unlicensed.add(name);
     },
     setCoreUpdateNoop(noop) {
       core.updateNoop = noop;

@@ -84,6 +84,19 @@ class ScriptedPort implements CallPort {
   }
 }
 
+/** The company theme listing after every write moved: each of the first `n` environments runs 1.1, no update left. */
+function movedListing(n: number) {
+  const environments = Array.from({ length: n }, (_, i) => ({
+    id: env(i + 1).id,
+    site_display_name: `site-${i + 1}`,
+    display_name: 'live',
+    theme_status: 'active',
+    theme_version: '1.1',
+    theme_update: 'none',
+  }));
+  return { company: { themes: { total: 1, items: [{ name: 'twentytwentyfour', environments }] } } };
+}
+
 const accepted = (envId: string): CallOutcome => ({ ok: true, attempts: 1, value: { status: 202, data: { operation_id: `op-${envId}` } } });
 
 /** Runs to the end, moving the manual clock a second at a time (polls and pauses wait on it). */
@@ -178,6 +191,8 @@ describe('executor (scripted port, manual clock)', () => {
       (_e, id) => accepted(id),
       () => 'succeeded',
     );
+    // Each wave's writes are read back: the theme listing shows every environment on the new version.
+    port.read = <T>() => Promise.resolve(movedListing(3) as T);
     const p = plan(`  - name: themes\n    action: themes.update\n    target: all\n    rollout: { canary: 1, waves: ["100%"], pause: 10m }\n`, 3);
     const running = execute(p, { caller: port, logger: silent, clock, env: {} });
     await clock.advance(9 * 60_000);

@@ -40,6 +40,15 @@ describe('what a write’s end says for retry_later', () => {
     ['operation failed', { http_status: 202, error: 'OperationFailed: the service could not complete the change' }, 'may pass'],
     ['network', { error: 'NetworkError: socket hang up' }, 'may pass'],
     ['read back another version', { http_status: 202, reason: 'the environment runs forms 1.0, not 2.0 as judged' }, 'final'],
+    [
+      'read back on the version it replaced (not_updated)',
+      {
+        http_status: 202,
+        reason: 'forms stays on 1.0: the service ran the update',
+        failure: { code: 'not_updated', stays: [{ name: 'forms', version: '1.0' }] },
+      },
+      'may pass',
+    ],
   ] as const)('%s', (_, over, verdict) => {
     expect(writeVerdict(end(over as Partial<StepResult>))).toBe(verdict);
   });

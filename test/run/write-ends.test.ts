@@ -101,6 +101,14 @@ describe('what a write’s end teaches the retries', () => {
     expect(retriesOf(bulk({ http_status: 422 }), 'run-1', AT, () => false)).toEqual([]);
   });
 
+  it('a bulk write read back not_updated: a failure of the items that stayed only (the others moved)', () => {
+    const why = 'calm stays on 1.0.0: the service ran the update, the site did not move; a premium theme needs its licence on the site';
+    const stayed = bulk({ reason: why, failure: { code: 'not_updated', stays: [{ name: 'calm', version: '1.0.0' }] } });
+    expect(retriesOf(stayed, 'run-1', AT, () => false)).toEqual([
+      { theme: 'calm', env_id: 'e1', version: '1.1.0', site: 'shop', environment: 'live', run: 'run-1', at: AT, why },
+    ]);
+  });
+
   it('a success clears only what failed there before', () => {
     const ok = bulk({ status: 'succeeded', reason: null });
     expect(retriesOf(ok, 'run-2', AT, () => false)).toEqual([]);

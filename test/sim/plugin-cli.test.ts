@@ -3,8 +3,18 @@ import { describe, expect, it } from 'vitest';
 import { runCli, serveSimCli } from '../helpers/cli.js';
 
 describe('sitefleet sim: the plugin flags, end to end', () => {
-  it('--plugins-per-env, --plugin-listing no-ids and --no-plugin-bulk-operation-id reach the served answers', async () => {
-    const { info, stop } = await serveSimCli(['--size', '2', '--plugins-per-env', '7', '--plugin-listing', 'no-ids', '--no-plugin-bulk-operation-id']);
+  it('--plugins-per-env, --plugin-listing no-ids, --no-plugin-bulk-operation-id and --unlicensed-plugin reach the served answers', async () => {
+    const { info, stop } = await serveSimCli([
+      '--size',
+      '2',
+      '--plugins-per-env',
+      '7',
+      '--plugin-listing',
+      'no-ids',
+      '--no-plugin-bulk-operation-id',
+      '--unlicensed-plugin',
+      'tablepress',
+    ]);
     try {
       const get = async (method: 'GET' | 'PUT', path: string, body?: unknown) => {
         const res = await request(`${info.base_url}/v2${path}`, {
@@ -22,6 +32,12 @@ describe('sitefleet sim: the plugin flags, end to end', () => {
       expect(plugins).toHaveLength(7);
       const bulk = await get('PUT', `/sites/environments/${envId}/plugins/bulk-update`, { plugins: [{ name: plugins[0]!.name }] });
       expect(bulk).toEqual({ status: 200, body: { message: 'Successfully updated WP plugins', status: 200 } });
+      // --unlicensed-plugin tablepress: its update is answered as done and its version stays.
+      const stuck = plugins.find((p) => p.name === 'tablepress') as { name: string; version: string; update_version: string | null } | undefined;
+      expect(stuck?.update_version).toBeTruthy();
+      await get('PUT', `/sites/environments/${envId}/plugins/bulk-update`, { plugins: [{ name: 'tablepress' }] });
+      const after = (await get('GET', `/sites/environments/${envId}/wp-plugins`)).body.environment.plugins.items as { name: string; version: string }[];
+      expect(after.find((p) => p.name === 'tablepress')!.version).toBe(stuck!.version);
     } finally {
       expect(await stop()).toBe(0);
     }
@@ -29,7 +45,14 @@ describe('sitefleet sim: the plugin flags, end to end', () => {
 
   it('`sim --help` documents the plugin flags; a listing mode it does not know is exit 2', async () => {
     const help = await runCli(['sim', '--help']);
-    for (const flag of ['--plugins-per-env', '--plugin-listing', '--plugin-listing-lag', '--no-plugin-bulk-operation-id', '--break-plugin'])
+    for (const flag of [
+      '--plugins-per-env',
+      '--plugin-listing',
+      '--plugin-listing-lag',
+      '--no-plugin-bulk-operation-id',
+      '--break-plugin',
+      '--unlicensed-plugin',
+    ])
       expect(help.stdout).toContain(flag);
     expect((await runCli(['sim', '--plugin-listing', 'sometimes'])).code).toBe(2);
   });

@@ -160,6 +160,27 @@ describe('the simulator’s plugins (beyond the spec)', () => {
     expect((await call(sim, 'PUT', `/sites/environments/${env.id}/plugins`, { name })).status).toBe(400); // schema: update_version required
   });
 
+  it('an unlicensed plugin: its bulk and pinned updates succeed and its version stays, in both listings; others still move', async () => {
+    const probe = (await start({ seed: 9, sites: 4 })).sim;
+    const { name } = behindOn(probe);
+    const { sim } = await start({ seed: 9, sites: 4, unlicensedPlugins: [name] });
+    const { env } = behindOn(sim);
+    const was = env.plugins.get(name)!.version;
+    const bulk = await runToEnd(sim, 'PUT', `/sites/environments/${env.id}/plugins/bulk-update`, { plugins: [{ name }] });
+    expect(bulk.done.body.status).toBe(200);
+    const latest = sim.fleet.pluginCatalog.get(name)!.versions.at(-1)!;
+    const pinned = await runToEnd(sim, 'PUT', `/sites/environments/${env.id}/plugins`, { name, update_version: latest });
+    expect(pinned.done.body.status).toBe(200);
+    expect(env.plugins.get(name)!.version).toBe(was);
+    const own = (await call(sim, 'GET', `/sites/environments/${env.id}/wp-plugins`)).body.environment.plugins.items as { name: string; version: string }[];
+    expect(own.find((p) => p.name === name)).toMatchObject({ version: was, update_version: latest });
+    const other = [...env.plugins.keys()].find((n) => n !== name && env.plugins.get(n)!.version !== sim.fleet.pluginCatalog.get(n)!.versions.at(-1));
+    expect(other).toBeDefined();
+    await runToEnd(sim, 'PUT', `/sites/environments/${env.id}/plugins/bulk-update`, { plugins: [{ name: other! }] });
+    expect(env.plugins.get(other!)!.version).toBe(sim.fleet.pluginCatalog.get(other!)!.versions.at(-1));
+    await expect(start({ seed: 9, sites: 4, unlicensedPlugins: ['no-such-plugin'] })).rejects.toThrow(/no-such-plugin.*not in the plugin catalogue/);
+  });
+
   it('a backup keeps the plugins and a restore puts them back', async () => {
     const { sim } = await start({ seed: 10, sites: 4 });
     const { env, name } = behindOn(sim);

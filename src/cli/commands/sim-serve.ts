@@ -25,6 +25,7 @@ export interface SimOptions {
   pluginListingLag: number;
   pluginBulkOperationId: boolean;
   breakPlugin?: string[];
+  unlicensedPlugin?: string[];
   quietBreaks?: boolean;
   coreVersions?: string[];
   coreLatest?: string;
@@ -98,6 +99,7 @@ function startFromOptions(opts: SimOptions): Promise<Simulator> {
     pluginListingLagMs: opts.pluginListingLag,
     pluginBulkOperationId: opts.pluginBulkOperationId,
     breakPlugins: opts.breakPlugin,
+    unlicensedPlugins: opts.unlicensedPlugin,
     quietBreaks: opts.quietBreaks === true,
     coreVersions: opts.coreVersions,
     coreLatest: opts.coreLatest,

@@ -86,6 +86,11 @@ function pluginOptions(command: Command): Command {
       'sites with this plugin version active answer HTTP 500 and log a PHP fatal error naming its file (@latest: the newest); repeatable',
       (value: string, previous: string[] = []) => [...previous, value],
     )
+    .option(
+      '--unlicensed-plugin <NAME>',
+      "a plugin whose licence is not on the sites (a premium one): its update's operation succeeds and its version does not move; repeatable",
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
     .option('--quiet-breaks', 'a broken site (--break-plugin, --break-theme, --break-core) logs no fatal error: its error log names no culprit');
 }
 
