@@ -4,7 +4,8 @@ import { backupCreatedMs } from '../api/backup-time.js';
 import type { JournalState } from './journal.js';
 import { restoreReadBack } from './restore.js';
 import type { StepResult } from './types.js';
-import type { Step } from '../plan/plan.js';
+import type { Step, TaskSummary } from '../plan/plan.js';
+import { lifeAt, roundAt, type LifeState } from './life/state.js';
 
 /** A failed write `sitefleet restore` may put back: its step, its result, and the backup id its run read. */
 export interface RestoreCandidate {
@@ -48,9 +49,15 @@ export function chooseRestores(state: JournalState, only?: readonly string[]): R
     if (!step) choice.left.push({ step: unknownStep(id), why: 'no step of this run has that id', attention: false });
     else if (step.role === 'backup') choice.left.push({ step, why: 'a restore point, not a write: name the write it guards', attention: false });
   }
+  const tasks = new Map(plan.tasks.map((t) => [t.index, t]));
   for (const step of plan.steps) {
     if (step.role === 'backup' || (only && !only.includes(step.id))) continue;
     const read = state.results.get(step.id);
+    const resumes = read && lifeLeftToResume(tasks.get(step.task_index), step, read);
+    if (resumes) {
+      choice.left.push({ step, ...resumes });
+      continue;
+    }
     const result = read && restoreReadBack(read);
     const going = result?.restored?.status === 'accepted' && result.restored.operation_id !== null;
     const left = going ? undefined : refusal(step, result, only !== undefined);
@@ -63,6 +70,30 @@ export function chooseRestores(state: JournalState, only?: readonly string[]): R
   }
   return onePerEnvironment(choice);
 }
+
+/**
+ * A write whose life a halt cut short before its restore (life/state.ts): its operation not seen to
+ * end, its site not looked at since, or isolation under way. Its life is `resume`'s to finish (it
+ * looks, and restores a site the write or a round broke, from the restore point that life took);
+ * a restore from the run's first restore point would undo what isolation kept. Only the `restoring`
+ * state is this command's.
+ */
+function lifeLeftToResume(task: TaskSummary | undefined, step: Step, read: StepResult): Omit<LeftAlone, 'step'> | undefined {
+  const at = task ? lifeAt(task, step, read) : 'ended';
+  const why = RESUME_FINISHES[at];
+  if (!why) return undefined;
+  // Isolation not begun, or between rounds: the site was seen healthy last; a round cut short may have left it broken.
+  const last = read.isolation?.rounds.at(-1);
+  const attention = at !== 'isolating' || (last !== undefined && roundAt(last) !== 'ended');
+  return { why: `${why}: \`sitefleet resume\` of this report finishes its life (it looks, and puts back a site left broken)`, attention };
+}
+
+/** What each state a halt can leave a life in says, when `restore` leaves that life to `resume`. */
+const RESUME_FINISHES: Partial<Record<LifeState, string>> = {
+  following: 'its operation was not seen to end',
+  looking_after: 'nobody looked at its site after its write (held not_looked)',
+  isolating: 'isolation is under way, cut short by a halt',
+};
 
 /** Why a step is not restored (undefined: it is; `why: ''`: nothing to say, as it broke nothing and was not named). */
 function refusal(step: Step, result: StepResult | undefined, named: boolean): Omit<LeftAlone, 'step'> | undefined {

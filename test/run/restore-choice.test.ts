@@ -55,8 +55,8 @@ function failed(id: string, extra: Partial<StepResult>, backupId = 7): StepResul
 
 const BROKE = { health: { url: 'u', outcome: 'unhealthy' as const, before: 'HTTP 200', after: 'HTTP 500' } };
 
-function stateOf(steps: Step[], results: StepResult[]): JournalState {
-  const plan = { steps, tasks: [], settings: {} } as unknown as Plan;
+function stateOf(steps: Step[], results: StepResult[], tasks: unknown[] = []): JournalState {
+  const plan = { steps, tasks, settings: {} } as unknown as Plan;
   return {
     start: { t: 'start', v: 1, run_id: 'r', playbook: 'p', report: 'r.json', started_at: STARTED, plan },
     results: new Map(results.map((r) => [r.step_id, r])),
@@ -115,6 +115,40 @@ describe('which failed writes `sitefleet restore` puts back', () => {
       ['0:b', true],
       ['0:c', true],
     ]);
+  });
+});
+
+describe('a life a halt cut short is resume\u2019s to finish, never restored from the first restore point', () => {
+  it('following, not looked at, isolating: left, saying resume finishes it; attention unless the site was last seen healthy', () => {
+    const task = { index: 0, name: 't0', health: { url: 'u', on_broken: 'isolate' }, wait: true };
+    const steps = ['a', 'b', 'c', 'd', 'e'].flatMap((env) => guarded(0, env));
+    const restoredHealthy = { restored: { backup_id: 7, operation_id: 'r', status: 'succeeded' as const, health: { outcome: 'healthy' as const } } };
+    const isolating = (round: Record<string, unknown>) => ({
+      ...BROKE,
+      ...restoredHealthy,
+      isolation: { updates: [], rounds: [round], outcome: 'isolating', culprits: [], restores: 1 },
+    });
+    const choice = chooseRestores(
+      stateOf(
+        steps,
+        [
+          { ...failed('0:a', {}), status: 'accepted', restore_point: { tag: 't', backup_id: 7 } },
+          { ...failed('0:b', {}), status: 'held', held: { code: 'not_looked', url: 'u', detail: 'halt', override: 'resume' } },
+          failed('0:c', isolating({ names: ['p0'], status: 'broken', restore_point: { tag: 't', backup_id: 8 } })),
+          failed('0:d', isolating({ names: ['p0'], status: 'healthy', restore_point: { tag: 't', backup_id: 8 } })),
+          failed('0:e', BROKE),
+        ] as StepResult[],
+        [task],
+      ),
+    );
+    expect(choice.todo.map((c) => c.step.id)).toEqual(['0:e']);
+    expect(choice.left.map((l) => [l.step.id, l.attention])).toEqual([
+      ['0:a', true],
+      ['0:b', true],
+      ['0:c', true],
+      ['0:d', false],
+    ]);
+    for (const l of choice.left) expect(l.why).toContain('`sitefleet resume` of this report finishes its life');
   });
 });
 
