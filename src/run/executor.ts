@@ -354,7 +354,7 @@ class Execution implements LifeRun {
         // A held write was counted as it was held (or not, by its task's rule): only a write seen done counts now.
         const wasDone = !isProblem(this.results.get(step.id)!.status);
         await this.record('update', step, result);
-        if (result.status === 'failed' && wasDone) this.countFailure(task, this.budgetOf(task), result);
+        if ((result.status === 'failed' || result.status === 'held') && wasDone) this.countFailure(task, this.budgetOf(task), result);
       }
     }
   }

@@ -87,7 +87,7 @@ export interface StepResult {
   /** `health.visual`: what the screenshots before and after the write showed, page by page. */
   visual?: VisualRecord;
   /** Why a `held` step was held, as data: its reason code, what it found, and what overrides it. */
-  held?: HeldReason | CacheHeldReason | NotLooked | BeforeHeldReason | NoSlotHeld;
+  held?: HeldReason | CacheHeldReason | NotLooked | BeforeHeldReason | NoSlotHeld | NotReadBack;
   /** `health.on_broken: isolate`: after its restore, how the write was taken apart to find the update that broke the site. */
   isolation?: Isolation;
   /** The site's PHP error log named this item's files in a fatal error that was not there before the write (service text: shown only through safe-text). */
@@ -220,6 +220,19 @@ export interface NoSlotHeld {
   detail: string;
   override: string;
   counts_against_budget?: undefined;
+}
+
+/**
+ * `not_read_back`: the write's operation ended, and the listing it is read back from could not be
+ * read (after its retries): nobody saw the environment run the new version, so the write is not done.
+ * It counts against the failure budget: a rollout does not go on across writes it cannot see land.
+ */
+export interface NotReadBack {
+  code: 'not_read_back';
+  /** Why the listing could not be read. */
+  detail: string;
+  override: string;
+  counts_against_budget: true;
 }
 
 /** A step held before its write: nothing was sent (no write to read back, to undo, or to judge). */

@@ -4,6 +4,7 @@ import { KIND_TABLE, BASE_KIND } from '../inventory/kinds.js';
 import { inventoryReader, readEnvironmentItems, readInventory, readKind } from '../inventory/read.js';
 import type { Step } from '../plan/plan.js';
 import type { CallPort } from './caller.js';
+import { SitefleetError } from '../errors.js';
 import { isHeldBefore, type StepResult } from './types.js';
 
 /**
@@ -35,7 +36,14 @@ export async function verifyTask(
   const reads = (s: Step) => over(s) && readsBack(action, s) && (!confirmed(s) || action.readsBackConfirmed?.(s) === true);
   const judged = steps.filter((s) => (ended(s) && verify && action.verify && !confirmed(s)) || reads(s));
   if (judged.length === 0) return [];
-  const listing = await listingFor(action, caller, company, judged);
+  let listing: Inventory;
+  try {
+    listing = await listingFor(action, caller, company, judged);
+  } catch (error) {
+    if (!(error instanceof SitefleetError)) throw error;
+    // A read that could not look never passes: each write it was to judge is held, not done.
+    return judged.map((step) => [step, notReadBack(results.get(step.id)!, error.message)]);
+  }
   const changed: [Step, StepResult][] = [];
   for (const step of judged) {
     const result = results.get(step.id)!;
@@ -46,6 +54,20 @@ export async function verifyTask(
     changed.push([step, judgedResult(result, back, reason)]);
   }
   return changed;
+}
+
+function notReadBack(result: StepResult, why: string): StepResult {
+  return {
+    ...result,
+    status: 'held',
+    held: {
+      code: 'not_read_back',
+      detail: why,
+      override: 'see what the environment runs (`sitefleet inventory`): a write that did not land is offered again by the next plan',
+      counts_against_budget: true,
+    },
+    reason: `not_read_back: the listing could not be read after the write (${why}), so nobody saw the environment run the new version`,
+  };
 }
 
 /** A step's result once read back: what it runs recorded, and failed where the read back or `verify` found the work not done. */

@@ -3,7 +3,7 @@ import type { Backup } from '../../src/api/types.js';
 import type { Plan, Step } from '../../src/plan/plan.js';
 import type { JournalState } from '../../src/run/journal.js';
 import { backupMismatch, chooseRestores } from '../../src/run/restore-choice.js';
-import type { StepResult } from '../../src/run/types.js';
+import type { IsolationRound, StepResult } from '../../src/run/types.js';
 
 const STARTED = '2026-11-24T02:00:00.000Z';
 const TAG = (task: string) => `sitefleet-before-${task}-2026-11-24`;
@@ -123,7 +123,7 @@ describe('a life a halt cut short is resume\u2019s to finish, never restored fro
     const task = { index: 0, name: 't0', health: { url: 'u', on_broken: 'isolate' }, wait: true };
     const steps = ['a', 'b', 'c', 'd', 'e'].flatMap((env) => guarded(0, env));
     const restoredHealthy = { restored: { backup_id: 7, operation_id: 'r', status: 'succeeded' as const, health: { outcome: 'healthy' as const } } };
-    const isolating = (round: Record<string, unknown>) => ({
+    const isolating = (round: IsolationRound): Partial<StepResult> => ({
       ...BROKE,
       ...restoredHealthy,
       isolation: { updates: [], rounds: [round], outcome: 'isolating', culprits: [], restores: 1 },
