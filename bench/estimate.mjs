@@ -81,3 +81,63 @@ export async function estimateAccuracy(dir) {
     met: results.every((r) => r.ratio >= 0.8 && r.ratio <= 1.25 && r.exit === 0),
   };
 }
+
+/**
+ * Issue 55, part 5: a guarded night whose restore points wait for the creating-call limit, on the
+ * real profile ten times faster than the real service: the general window 120/6s, creating calls
+ * 5/6s (the real profile's 5 per period, given to the playbook as create_rate_limit too), operations
+ * 1–3 s, one cache clear per environment a second, operations invisible for 0.2 s, polls from 0.1 s.
+ * "Last night" is a small night of the same shape (its report is the --history); the measured night
+ * is one run over 50 sites' live environments, from its first write to its last answer.
+ */
+export async function guardedNight(dir) {
+  const base = ['--profile', 'real', '--themes', '4', '--seed', '55', '--rate', '120/6s', '--op-delay', '1000-3000'];
+  const simArgs = [...base, '--op-visible-after', '200', '--site-latency', '20-50', '--clear-cache-gap', '1000'];
+  const playbook = (url) =>
+    `version: 1\nname: night\nsettings: { rate_limit: 120/6s, create_rate_limit: 5/6s }\ntasks:\n  - name: themes\n    action: themes.update\n` +
+    `    target: { environment: live }\n    with: { skip_vulnerable_updates: false }\n    backup_first: true\n` +
+    `    rollout: { canary: 1, waves: ["25%", "100%"], pause: 3s }\n    health: { url: "${url}", attempts: 1 }\n`;
+  const flags = ['--poll-interval', '100', '--state-dir', dir];
+  const history = join(dir, 'guarded-history.json');
+  const night = await startSim(['--size', '12', ...simArgs], dir);
+  try {
+    const first = await runCli(
+      ['run', writePlaybook(dir, playbook(night.site_url), 'guarded-history.yaml'), '--yes', '--report', history, ...flags],
+      night.env,
+    );
+    if (first.code !== 0) throw new Error(`guarded: the history run exited ${first.code}: ${first.stderr}`);
+  } finally {
+    await night.stop();
+  }
+  const sim = await startSim(['--size', '50', ...simArgs], dir);
+  try {
+    const file = writePlaybook(dir, playbook(sim.site_url), 'guarded.yaml');
+    const plan = await runCli(['plan', file, '--history', history, ...flags], sim.env);
+    if (plan.code !== 0) throw new Error(`guarded: plan exited ${plan.code}: ${plan.stderr}`);
+    const estimate = estimateMs(plan.stdout);
+    const run = await runCli(['run', file, '--yes', '--report', join(dir, 'guarded.json'), ...flags], sim.env);
+    const log = sim.log();
+    const writes = log.filter((e) => e.method !== 'GET');
+    const start = Math.min(...writes.map((e) => e.at));
+    const actual = Math.max(...log.filter((e) => e.at >= start).map((e) => e.answered_at)) - start;
+    const backups = writes.filter((e) => e.endpoint === 'addManualBackup' && e.status !== 429).length;
+    const lane = /creating-call lane ([\dhms]+)/.exec(plan.stdout)?.[1];
+    const ratio = estimate / actual;
+    return {
+      name: '30. a guarded night whose restore points wait for the creating-call limit (50 sites, real profile ×10: 120/6s, creating 5/6s, ops 1–3 s, canary + 25% + 100%, 3 s pauses; plan --history a small night)',
+      figures: {
+        restore_points: backups,
+        writes: writes.filter((e) => e.endpoint === 'bulkUpdateThemes').length,
+        creating_lane: lane,
+        estimate_s: round(estimate / 1000, 1),
+        actual_s: round(actual / 1000, 1),
+        ratio: round(ratio, 3),
+        exit: run.code,
+      },
+      target: 'estimate / actual within 0.85–1.15 in one run; the run exits 0',
+      met: ratio >= 0.85 && ratio <= 1.15 && run.code === 0,
+    };
+  } finally {
+    await sim.stop();
+  }
+}

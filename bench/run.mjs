@@ -12,7 +12,7 @@ import { visualChecks } from './visual.mjs';
 import { restoreTime } from './restore.mjs';
 import { pageRender } from './pages.mjs';
 import { listingConfirm } from './listing-confirm.mjs';
-import { estimateAccuracy } from './estimate.mjs';
+import { estimateAccuracy, guardedNight } from './estimate.mjs';
 import { pluginCalls, pluginFallback, pluginScale } from './plugins.mjs';
 import { coreCalls, corePlan } from './core.mjs';
 import { isolationCost } from './isolate.mjs';
@@ -40,6 +40,7 @@ const ALL = {
   restore: restoreTime,
   confirm: listingConfirm,
   estimate: estimateAccuracy,
+  'estimate-guarded': guardedNight,
   pages: pageRender,
   plugins: pluginScale,
   'plugin-calls': pluginCalls,

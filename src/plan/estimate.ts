@@ -1,24 +1,30 @@
-import { ACTIONS, restorePoint } from '../actions/index.js';
+import { restorePoint } from '../actions/index.js';
 import { creates } from '../api/endpoints.js';
 import { clearsCache } from '../health/spec.js';
-import { stepHealthUrl, type Plan, type Step, type TaskSummary } from './plan.js';
+import { CLEAR_GAP_MS, countWave, DOCUMENTED_CREATE_PER_SECOND, slotsOf, type WaveCounts } from './call-costs.js';
+import type { Plan, Step, TaskSummary } from './plan.js';
 
 /**
  * How long a run of a plan should take, from its first write to its last answer. The run is bound by
- * the rate budget: every call (writes, polls, the reads a guarded write makes) takes a slot, so a
- * wave's calls take calls/rate, and creating calls at most their own limit when it is known. A wave
- * of a task that waits ends when its calls are made or, if later, when the operation of its last
- * write has ended (and a backup's before it, for `backup_first`); waves pause between them. Tasks
- * run one after another. Pure: the rates and durations are given.
+ * its lanes: every call takes a slot of the general budget, and creating calls (restore points,
+ * backups, domains) one of their own lane as well, at `createPerSecond` (create_rate_limit), else the
+ * real service's documented 5 a minute; call-costs.ts says what each class of call costs. A wave of a
+ * task that waits ends when its calls are made or, if later, when its last life has ended: an
+ * environment's life starts when its creating call leaves its lane (or its write the general one) and
+ * waits for its backup's operation, its writes' operations, each write's cache clear and look (one
+ * clear per environment per 10 s); the wave's read-back follows its lives, and waves pause between
+ * them. Tasks run one after another. Pure: the rates and durations are given.
  */
 export interface EstimateInput {
   /** Calls a second the budget allows (after headroom). */
   perSecond: number;
-  /** Creating calls a second, when the service's separate limit is known. @default no separate limit */
+  /** Creating calls a second (create_rate_limit). @default DOCUMENTED_CREATE_PER_SECOND */
   createPerSecond?: number;
   /** How long an operation of each action takes (ms), when an earlier run taught it. */
   learned: ReadonlyMap<string, number>;
-  /** What an operation of an action nothing taught is taken to last. @default DEFAULT_OPERATION_MS */
+  /** How long a guarded write's cache clear and look after take (ms) per action, when an earlier run taught it. */
+  learnedAfter?: ReadonlyMap<string, number>;
+  /** What an operation of an action nothing taught is taken to last (a cache clear's too). @default DEFAULT_OPERATION_MS */
   defaultOperationMs?: number;
   /** Time available (a window's length, or until --not-after), to say what would be left. */
   availableMs?: number;
@@ -27,80 +33,130 @@ export interface EstimateInput {
 /** A stated guess for operations nothing taught: the real service's theme updates and backups take tens of seconds. */
 export const DEFAULT_OPERATION_MS = 30_000;
 
-/**
- * Polls per operation of a waiting task: the Watcher polls each close to its predicted end, about
- * once a piece once it has learned the kind (benchmark 17: 1.0–1.1); operations the listing confirms
- * in batches cost a few reads in all.
- */
-const POLLS_PER_OPERATION = 1.1;
-const POLLS_PER_CONFIRMED = 0.05;
-
 export interface TaskEstimate {
   name: string;
   action: string;
   ms: number;
   writes: number;
   polls: number;
+  restorePoints: number;
+  clears: number;
+  readBacks: number;
+  /** Time the task's creating calls take in their lane alone (ms). */
+  createMs: number;
   /** The operation duration used (ms), and where it came from. */
   operationMs?: number;
   learned?: boolean;
+  /** A restore point's backup operation (ms), with backup_first, and whether an earlier run taught it. */
+  backupMs?: number;
+  backupLearned?: boolean;
+  /** A guarded write's clear and look after (ms), and whether an earlier run taught it. */
+  afterMs?: number;
+  afterLearned?: boolean;
 }
 
 export interface Estimate {
   ms: number;
   tasks: TaskEstimate[];
+  /** The creating-call lane used (a second), and whether it is the documented default. */
+  createPerSecond: number;
+  createAssumed: boolean;
   /** With `availableMs`: steps (writes and restore points) the run would not reach. */
   left?: number;
 }
 
+/** What one life of a task waits for (ms): its restore point's backup, each write's operation, the clear and look after each. */
+interface LifeTimes {
+  backupMs: number;
+  operationMs: number;
+  afterMs: number;
+  clears: boolean;
+}
+
 export function estimateRun(plan: Plan, input: EstimateInput): Estimate {
+  const createPerSecond = input.createPerSecond ?? DOCUMENTED_CREATE_PER_SECOND;
   const tasks: TaskEstimate[] = [];
   let clock = 0;
   let left = 0;
   for (const task of plan.tasks) {
     const steps = plan.steps.filter((s) => s.task_index === task.index);
     if (steps.length === 0) continue;
-    const action = ACTIONS.get(task.action);
-    const learned = input.learned.get(task.action);
-    const operationMs = learned ?? input.defaultOperationMs ?? DEFAULT_OPERATION_MS;
-    const backupMs = input.learned.get(restorePoint.action.name) ?? input.defaultOperationMs ?? DEFAULT_OPERATION_MS;
-    const pollRate = task.wait ? (action?.confirmBatch ? POLLS_PER_CONFIRMED : POLLS_PER_OPERATION) : 0;
+    const times = lifeTimes(task, input);
     const waves = [...new Set(steps.map((s) => s.wave ?? 0))].sort((a, b) => a - b);
     const start = clock;
-    let polls = 0;
+    const sum: WaveCounts = { writes: 0, creatingWrites: 0, polls: 0, restorePoints: 0, clears: 0, readBacks: 0 };
+    let createMs = 0;
     for (const [i, wave] of waves.entries()) {
       const inWave = steps.filter((s) => (s.wave ?? 0) === wave);
-      const sent = waveMs(inWave, task, pollRate, input);
-      polls += sent.polls;
-      // The polls of early operations fill the time the last ones run: a wave ends when its calls are
-      // all made, or its last operation (after the last write) has ended, whichever is later.
-      const tail = task.wait ? operationMs + (task.backup_first ? backupMs : 0) : 0;
-      const ms = task.wait ? Math.max(sent.ms, sent.writesMs + tail) : sent.ms;
-      if (input.availableMs !== undefined) left += leftOf(inWave, clock, sent.ms, input.availableMs);
+      const counts = countWave(task, inWave);
+      for (const key of Object.keys(sum) as (keyof WaveCounts)[]) sum[key] += counts[key];
+      const { general, create } = slotsOf({ ...counts, readBacks: 0 });
+      const lanesMs = Math.max((general / input.perSecond) * 1000, (create / createPerSecond) * 1000);
+      createMs += (create / createPerSecond) * 1000;
+      const lives = task.wait || task.backup_first ? livesMs(inWave, { ...input, createPerSecond }, times, task.wait === true) : 0;
+      // The read-back reads what the wave's lives wrote, once they all ended.
+      const ms = Math.max(lanesMs, lives) + (counts.readBacks / input.perSecond) * 1000;
+      if (input.availableMs !== undefined) left += leftOf(inWave, clock, lanesMs, input.availableMs);
       clock += ms + (i < waves.length - 1 ? (task.rollout?.pause_ms ?? 0) : 0);
     }
     tasks.push({
       name: task.name,
       action: task.action,
       ms: clock - start,
-      writes: steps.filter((s) => s.role !== 'backup').length,
-      polls: Math.round(polls),
-      ...(task.wait ? { operationMs, learned: learned !== undefined } : {}),
+      writes: sum.writes,
+      polls: Math.round(sum.polls),
+      restorePoints: sum.restorePoints,
+      clears: sum.clears,
+      readBacks: sum.readBacks,
+      createMs,
+      ...(task.wait ? { operationMs: times.operationMs, learned: input.learned.has(task.action) } : {}),
+      ...(task.backup_first ? { backupMs: times.backupMs, backupLearned: input.learned.has(restorePoint.action.name) } : {}),
+      ...(times.clears ? { afterMs: times.afterMs, afterLearned: input.learnedAfter?.has(task.action) === true } : {}),
     });
   }
-  return { ms: clock, tasks, ...(input.availableMs === undefined ? {} : { left }) };
+  return { ms: clock, tasks, createPerSecond, createAssumed: input.createPerSecond === undefined, ...(input.availableMs === undefined ? {} : { left }) };
 }
 
-/** A wave's calls at the budget's rate, its creating calls at most at their own; and its writes alone. */
-function waveMs(steps: Step[], task: TaskSummary, pollRate: number, input: EstimateInput): { ms: number; writesMs: number; polls: number } {
-  const backups = steps.filter((s) => s.role === 'backup').length;
-  // Each operation is polled; a restore point's backup list is read once; a guarded write's cache
-  // clear (health.clear_cache) is one more call, whose operation is polled.
-  const clears = task.health && clearsCache(task.health) ? steps.filter((s) => stepHealthUrl(s) !== undefined).length : 0;
-  const polls = steps.length * pollRate + (task.backup_first ? backups : 0) + clears * (1 + POLLS_PER_OPERATION);
-  const creating = steps.filter((s) => creates(s.endpoint)).length;
-  const atLimit = (calls: number) => Math.max((calls / input.perSecond) * 1000, input.createPerSecond ? (creating / input.createPerSecond) * 1000 : 0);
-  return { ms: atLimit(steps.length + polls), writesMs: atLimit(steps.length), polls };
+/** What a life of `task` waits for: learned from an earlier run where it taught it, else the stated default. */
+function lifeTimes(task: TaskSummary, input: EstimateInput): LifeTimes {
+  const assumed = input.defaultOperationMs ?? DEFAULT_OPERATION_MS;
+  const clears = task.wait === true && task.health !== undefined && clearsCache(task.health);
+  return {
+    backupMs: task.backup_first ? (input.learned.get(restorePoint.action.name) ?? assumed) : 0,
+    operationMs: input.learned.get(task.action) ?? assumed,
+    // Without a lesson: the clear's operation (as long as any); the look itself is a page, not an operation.
+    afterMs: task.health && task.wait ? (input.learnedAfter?.get(task.action) ?? (clears ? assumed : 0)) : 0,
+    clears,
+  };
+}
+
+/**
+ * When the wave's last life ends (ms from its start). Lives take their environment's turn in plan
+ * order: an environment's life starts when its creating call (its restore point, or a creating write)
+ * leaves the creating-call lane, and its first write no sooner than its share of the general budget;
+ * then its backup's operation, and each of its writes in turn (operation, clear, look), its clears at
+ * least CLEAR_GAP_MS apart.
+ */
+function livesMs(steps: Step[], input: EstimateInput & { createPerSecond: number }, t: LifeTimes, waits: boolean): number {
+  const envs = new Map<string, { creating: number; writes: number; order: number }>();
+  let creating = 0;
+  for (const s of steps) {
+    const key = s.target.env_id ?? s.lock ?? s.id;
+    const env = envs.get(key) ?? { creating: -1, writes: 0, order: envs.size };
+    if (env.creating < 0 && (s.role === 'backup' || creates(s.endpoint))) env.creating = creating++;
+    if (s.role !== 'backup') env.writes++;
+    envs.set(key, env);
+  }
+  const perLife = steps.length / envs.size;
+  let end = 0;
+  for (const env of envs.values()) {
+    const fromLane = env.creating < 0 ? 0 : (env.creating / input.createPerSecond) * 1000;
+    const fromBudget = (((env.order + 1) * perLife) / input.perSecond) * 1000;
+    const cycle = (waits ? t.operationMs : 0) + t.afterMs;
+    const gaps = t.clears ? Math.max(0, CLEAR_GAP_MS - cycle) * Math.max(0, env.writes - 1) : 0;
+    end = Math.max(end, Math.max(fromLane, fromBudget) + t.backupMs + env.writes * cycle + gaps);
+  }
+  return end;
 }
 
 /** Steps of a wave sent from `at` over `ms` that fall after `available`. */

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
 import { useSimulator } from '../helpers/sim.js';
+import { formatDuration } from '../../src/util/duration.js';
 
 const start = useSimulator();
 
@@ -43,5 +44,28 @@ describe('the duration estimate in plan', () => {
       simEnv(sim),
     );
     expect(long.stdout).toMatch(/^fits settings\.window 10:00–14:00 UTC \(4h00m\)$/m);
+  });
+
+  it("a guarded night's restore points in the creating-call lane: the service's documented 5 a minute unless create_rate_limit says otherwise", async () => {
+    const { sim } = await start({ sites: 12, themes: 3, seed: 4, profile: 'real' });
+    const dir = tempDir();
+    const night = (settings: string) =>
+      `version: 1\nname: night\nsettings: { ${settings} }\ntasks:\n  - name: themes\n    action: themes.update\n    target: { environment: live }\n` +
+      `    with: { skip_vulnerable_updates: false }\n    backup_first: true\n    health: { url: "${sim.siteUrl}", attempts: 1 }\n`;
+    const plain = await runCli(['plan', writePlaybook(night('rate_limit: 120/min'), dir, 'a.yaml')], simEnv(sim));
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toMatch(
+      /^estimate: about \S+ from the first write to the last answer, at 2\/s, creating calls at 5\/min \(the service's documented limit; create_rate_limit sets yours\):$/m,
+    );
+    // Each restore point takes 12 s of the lane: the estimate is at least that long.
+    const [, points, lane] = /(\d+) restore points \(backups ~30s each, assumed, no --history REPORT\), creating-call lane (\S+),/.exec(plain.stdout) ?? [];
+    expect(Number(points)).toBeGreaterThan(3);
+    expect(lane).toBe(formatDuration(Number(points) * 12));
+    expect(plain.stdout).toMatch(
+      new RegExp(`^ {2}themes: \\S+, \\d+ writes, ${points} restore points .*, ${points} cache clears, .*clear and look ~30s each`, 'm'),
+    );
+    const given = await runCli(['plan', writePlaybook(night('rate_limit: 120/min, create_rate_limit: 10/min'), dir, 'b.yaml')], simEnv(sim));
+    expect(given.stdout).toMatch(/, creating calls at 10\/min \(create_rate_limit\):$/m);
+    expect(given.stdout).toContain(`creating-call lane ${formatDuration(Number(points) * 6)},`);
   });
 });
