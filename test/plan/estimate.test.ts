@@ -73,9 +73,9 @@ describe('estimating a run', () => {
     });
     // Nothing learned: the stated default, which outlasts the polls.
     expect(estimateRun(plan, { perSecond: 10, learned: none }).ms).toBe(10_000 + DEFAULT_OPERATION_MS);
-    // Theme updates are confirmed through the listing: a few reads, not a poll each; the last operation ends it.
+    // Theme updates are confirmed through the listing: a few reads, not a poll each; the last operation, then the wave's one read-back (0.1 s at 10/s).
     const themes = planOf('themes.update', 'bulkUpdateThemes', 100, { wait: true });
-    expect(estimateRun(themes, { perSecond: 10, learned: new Map([['themes.update', 4000]]) }).ms).toBe(10_000 + 4000);
+    expect(estimateRun(themes, { perSecond: 10, learned: new Map([['themes.update', 4000]]) }).ms).toBe(10_000 + 4000 + 100);
   });
 
   it('waves wait for their operations and pause between them; creating calls keep to their own limit', () => {
@@ -109,19 +109,19 @@ describe('estimating a run', () => {
       ['themes.update', 2000],
       ['backups.create', 3000],
     ]);
-    // The 11th backup leaves at 10 s (one a second); its backup (3 s), the write (2 s), the clear and look (4 s).
+    // The 11th backup leaves at 10 s (one a second); its backup (3 s), the write (2 s), the clear and look (4 s); the wave's read-back (10 ms at 100/s).
     const estimate = estimateRun(plan, { perSecond: 100, createPerSecond: 1, learned, learnedAfter: new Map([['themes.update', 4000]]) });
-    expect(estimate).toMatchObject({ ms: 19_000, tasks: [{ writes: 11, restorePoints: 11, clears: 11, createMs: 11_000, afterMs: 4000, afterLearned: true }] });
+    expect(estimate).toMatchObject({ ms: 19_010, tasks: [{ writes: 11, restorePoints: 11, clears: 11, createMs: 11_000, afterMs: 4000, afterLearned: true }] });
     // Nothing taught the clear: its operation is the stated default.
-    expect(estimateRun(plan, { perSecond: 100, createPerSecond: 1, learned }).ms).toBe(10_000 + 3000 + 2000 + DEFAULT_OPERATION_MS);
+    expect(estimateRun(plan, { perSecond: 100, createPerSecond: 1, learned }).ms).toBe(10_000 + 3000 + 2000 + DEFAULT_OPERATION_MS + 10);
   });
 
   it("an environment's clears are at least 10 s apart (the vendor's one manual clear per 10 s)", () => {
     const guarded: Partial<TaskSummary> = { wait: true, health };
-    // Three pinned updates on one environment: each write's operation (1 s) and clear and look (1 s) in turn, the clears 10 s apart.
+    // Three pinned updates on one environment: each write's operation (1 s) and clear and look (1 s) in turn, the clears 10 s apart; the read-back (1 ms).
     const plan = planOf('themes.update', 'updateTheme', 3, guarded, undefined, () => 'e0');
     const estimate = estimateRun(plan, { perSecond: 1000, learned: new Map([['themes.update', 1000]]), learnedAfter: new Map([['themes.update', 1000]]) });
-    expect(estimate.ms).toBe(3 + 3 * 2000 + 2 * 8000);
+    expect(estimate.ms).toBe(3 + 3 * 2000 + 2 * 8000 + 1);
   });
 
   it('read-backs: one read per written environment where the listing lags (plugins), after the wave’s lives', () => {
