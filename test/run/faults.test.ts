@@ -10,7 +10,7 @@ const backups = 'tasks:\n  - { name: backup, action: backups.create, target: all
 async function withWriteFaults(faults: string, options: Parameters<typeof start>[0] = {}) {
   const ctx = await start({ sites: 10, operationDelayMs: 0, ...options });
   const original = ctx.sim.setFaults.bind(ctx.sim);
-  return { ...ctx, arm: () => original(faults) };
+  return { ...ctx, arm: () => original(faults, { writesOnly: true }) };
 }
 
 async function run(ctx: Awaited<ReturnType<typeof withWriteFaults>>, yaml: string, extra: Parameters<typeof runInProcess>[2] = {}) {
