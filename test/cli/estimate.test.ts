@@ -25,7 +25,8 @@ describe('the duration estimate in plan', () => {
     const learned = await runCli(['plan', file, '--history', report], simEnv(second.sim));
     const [, ms] = /operations ~(\d+)s each \(learned from (\d+) operations\)/.exec(learned.stdout) ?? [];
     expect(ms).toBeDefined();
-    expect(Number(ms)).toBeLessThanOrEqual(2);
+    // Learned from operations of 0.4–0.6 s, seen to end by polls (later on a loaded machine): far from the 30 s assumed without it.
+    expect(Number(ms)).toBeLessThanOrEqual(10);
     const missing = await runCli(['plan', file, '--history', join(dir, 'nothing.json')], simEnv(second.sim));
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--history');
