@@ -10,7 +10,7 @@
 // names the culprit's file: the run tries that suspect alone first (one restore beyond the write's, two
 // rounds). With `--quiet-breaks` the log names nothing (logging off, a breakage from elsewhere) and the
 // run halves: where the culprit sits then decides how many rounds and restores it needs. The decision is
-// pure (src/run/isolation.ts): replayed here over every culprit position, it gives the average, and the
+// pure (src/run/life/isolation.ts): replayed here over every culprit position, it gives the average, and the
 // position that costs the most restores (then rounds) is the one measured end to end, the worst case.
 // The measured restores must be the replay's.
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -27,7 +27,7 @@ const R = 20;
 // flagged vulnerable, enough for every n.
 const FLEET = ['--size', '2', '--plugins-per-env', '90', '--seed', '48'];
 
-const { nextRound, restoreBound, startIsolation } = await import(pathToFileURL(join(CLI, '../../run/isolation.js')).href);
+const { nextRound, restoreBound, startIsolation } = await import(pathToFileURL(join(CLI, '../../run/life/isolation.js')).href);
 
 /** Restores and rounds isolation takes for n updates when the one at `culprit` breaks the site (the decision replayed, no suspect). */
 export function replay(n, culprit) {

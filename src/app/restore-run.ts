@@ -6,7 +6,7 @@ import { reportFromJournal } from '../report/from-journal.js';
 import { Journal, journalPathFor, readJournal, type JournalState } from '../run/journal.js';
 import { readJournalBack } from '../run/journal-read-back.js';
 import { chooseRestores, type LeftAlone, type RestoreCandidate, type RestoreChoice } from '../run/restore-choice.js';
-import { undoneWrites } from '../run/restore.js';
+import { undoneWrites } from '../run/life/restore.js';
 import type { StepResult } from '../run/types.js';
 import { terminalMessage, terminalName } from '../util/safe-text.js';
 import { UsageError, type GlobalOptions } from './runtime.js';

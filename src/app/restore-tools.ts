@@ -5,7 +5,7 @@ import { stepHealthUrl, type Plan, type Step, type TaskSummary } from '../plan/p
 import { clearCache } from '../run/cache-clear.js';
 import { HealthGate } from '../run/health-gate.js';
 import { PRIORITY } from '../run/rate-budget.js';
-import { followRestore, restoreBroken, type RestoreContext } from '../run/restore.js';
+import { followRestore, restoreBroken, type RestoreContext } from '../run/life/restore.js';
 import { backupMismatch, type LeftAlone, type RestoreCandidate } from '../run/restore-choice.js';
 import type { CacheClear, StepResult } from '../run/types.js';
 import { taskWatch, type Watcher } from '../run/watcher.js';

@@ -38,7 +38,7 @@ export interface HealthInput {
    * back from the restore point this run took for it (`restore`, which needs `backup_first`). A
    * restore loses what changed on the site since its backup. `isolate`: restore, then send the
    * write's updates again in rounds to find the one that broke the site, keeping the others
-   * (run/isolation.ts). @default "leave"
+   * (run/life/isolation.ts). @default "leave"
    */
   on_broken?: 'leave' | 'restore' | 'isolate';
   /**

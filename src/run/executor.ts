@@ -12,18 +12,18 @@ import { afterBackup } from './restore-point.js';
 import { SlotKeeper } from './slot-keeper.js';
 import { BatchConfirmer, readListing } from './batch-confirm.js';
 import { baselineOf, HealthGate } from './health-gate.js';
-import { heldBefore } from './look-before.js';
+import { heldBefore } from './life/look-before.js';
 import { OperationFollower, type FollowContext } from './follow.js';
 import { PRIORITY } from './rate-budget.js';
 import { DEFAULT_FINISH_WITHIN_MS, RunStop } from './run-stop.js';
 import { WriteLife, type Guarded, type LifeRun } from './life/write-life.js';
 import { parseDuration } from '../util/duration.js';
 import { sendStep } from './send-step.js';
-import { followRestore, restoreBroken, undoneWrites } from './restore.js';
+import { followRestore, restoreBroken, undoneWrites } from './life/restore.js';
 import { countsAgainstBudget, ENDED_STATUSES, isProblem, type ExecuteOutcome, type RunEvent, type StepResult } from './types.js';
 import type { VisualPort } from './visual-gate.js';
 import { verifyTask } from './verify.js';
-import { Isolator } from './isolation-step.js';
+import { Isolator } from './life/isolation-step.js';
 import { ITEM_WRITES } from '../actions/item-writes.js';
 import { RunQuarantine } from './run-quarantine.js';
 import { isolationLeft, lifeAt, lookLeft, restoreLeft } from './life/state.js';
@@ -133,6 +133,8 @@ class Execution implements LifeRun {
   readonly finishedFirst = new Set<string>();
   /** Steps whose write was read back already (with their wave): the task's end reads only the rest. */
   readonly readBackDone = new Set<string>();
+  /** Writes counted as their site was seen broken (countBreak). */
+  readonly countedAtBreak = new Set<string>();
   /** Manual backup slots: room before each backup, restore points removed once judged (slot-keeper.ts). */
   readonly slots: SlotKeeper = new SlotKeeper(this);
 
@@ -359,7 +361,18 @@ class Execution implements LifeRun {
     }
   }
 
+  /**
+   * A write seen breaking its site counts against its task's budget then, before its restore and
+   * isolation (minutes, on the real service): a stop keeps new writes from starting while those finish.
+   * It is not counted again as its life ends, whatever isolation finds.
+   */
+  countBreak(task: TaskSummary, result: StepResult): void {
+    this.countFailure(task, this.budgetOf(task), result);
+    this.countedAtBreak.add(result.step_id);
+  }
+
   countFailure(task: TaskSummary, budget: FailureBudget, result: StepResult): void {
+    if (this.countedAtBreak.has(result.step_id)) return;
     const holdCounts = task.health?.visual?.fail_on_hold === true || result.held?.counts_against_budget === true;
     if (countsAgainstBudget(result.status, holdCounts) && budget.fail()) {
       this.stop.stop(`failure budget exceeded in task "${task.name}": ${budget.describe()}`, 'budget');
@@ -461,7 +474,7 @@ class Execution implements LifeRun {
       if (url && guarded.gate && !looked) guarded.before = await guarded.gate.check(url);
       if (this.sendsOver()) return;
       if (guarded.before?.refused) return await this.endRefused(task, budget, step, `health: ${guarded.before.detail} at ${url}`);
-      // A page not seen healthy before the write gets no write (health.when_broken_before, look-before.ts); a group's first look holds the group.
+      // A page not seen healthy before the write gets no write (health.when_broken_before, life/look-before.ts); a group's first look holds the group.
       const held = heldBefore(step.id, url, guarded.before, task.health);
       if (held) {
         await this.record('result', step, held);

@@ -45,7 +45,7 @@ export class HealthGate {
 /**
  * What the two checks say about a step, as a decision table: a site broken after its write fails the
  * step, unless it was already broken before (then it is listed, not blamed: a write to a site not seen
- * healthy before it goes only with `when_broken_before: update`, see look-before.ts; otherwise it was
+ * healthy before it goes only with `when_broken_before: update`, see life/look-before.ts; otherwise it was
  * held and never sent). With `health.clear_cache` the look after comes once the page cache was
  * cleared; when it could not be, a healthy answer may be the page kept from before the write: nobody
  * saw the page visitors will get, and the step is held.

@@ -2,7 +2,7 @@ import { restorePoint } from '../actions/index.js';
 import type { Backup } from '../api/types.js';
 import { backupCreatedMs } from '../api/backup-time.js';
 import type { JournalState } from './journal.js';
-import { restoreReadBack } from './restore.js';
+import { restoreReadBack } from './life/restore.js';
 import type { StepResult } from './types.js';
 import type { Step, TaskSummary } from '../plan/plan.js';
 import { lifeAt, roundAt, type LifeState } from './life/state.js';

@@ -1,7 +1,7 @@
 import type { Step } from '../plan/plan.js';
 import type { StepResult } from './types.js';
 import type { JournalState } from './journal.js';
-import { restoreReadBack } from './restore.js';
+import { restoreReadBack } from './life/restore.js';
 import { lifeAt } from './life/state.js';
 
 export interface ResumePlan {

@@ -14,7 +14,7 @@ const start = useSimulator();
  * write that breaks its own site for another reason, killed before its isolation began, is isolated
  * by the resume: from the updates that write really carried, never the plan's untrimmed list.
  *
- * It failed before isolation started from what the write sent (`restored.sent`, isolation-step.ts):
+ * It failed before isolation started from what the write sent (`restored.sent`, life/isolation-step.ts):
  * the resume's path handed the planned step on, whose four updates put p0 back in the rounds.
  */
 describe('resume: isolation of a write the run quarantine trimmed', () => {

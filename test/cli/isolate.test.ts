@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Report } from '../../src/report/report.js';
-import { restoreBound } from '../../src/run/isolation.js';
+import { restoreBound } from '../../src/run/life/isolation.js';
 import type { Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, startCli, startCliInProcess, tempDir, writePlaybook } from '../helpers/cli.js';
 import { busiestPlugin, offeredPlugins, requestsTo, roundAfterRestore } from '../helpers/plugins.js';

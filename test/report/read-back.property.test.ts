@@ -14,7 +14,7 @@ import { reportFromJournal } from '../../src/report/from-journal.js';
 import { readReport, recordPageOf, runPageOf } from '../../src/app/report-pages.js';
 import { readJournalBack } from '../../src/run/journal-read-back.js';
 import { Journal, journalPathFor } from '../../src/run/journal.js';
-import { restoreReadBack } from '../../src/run/restore.js';
+import { restoreReadBack } from '../../src/run/life/restore.js';
 import { VisualGate } from '../../src/run/visual-gate.js';
 import type { ImageStore } from '../../src/run/visual-images.js';
 import type { Isolation, Restored, StepResult, StepStatus, VisualPage } from '../../src/run/types.js';

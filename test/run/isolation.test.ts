@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { ItemChange } from '../../src/actions/action.js';
-import { nextRound, restoreBound, restoresUsed, startIsolation } from '../../src/run/isolation.js';
+import { nextRound, restoreBound, restoresUsed, startIsolation } from '../../src/run/life/isolation.js';
 import type { Isolation } from '../../src/run/types.js';
 
 const updates = (n: number): ItemChange[] => Array.from({ length: n }, (_, i) => ({ plugin: `p${i}`, from: '1.0', to: '1.1' }));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { HealthVerdict } from '../../src/health/http/probe.js';
 import { resolveHealth } from '../../src/health/spec.js';
-import { beforeWrite, heldBefore } from '../../src/run/look-before.js';
+import { beforeWrite, heldBefore } from '../../src/run/life/look-before.js';
 import { countsAgainstBudget, isHeldBefore } from '../../src/run/types.js';
 
 const hold = resolveHealth(true).spec!;

@@ -9,9 +9,9 @@ import type { CallPort } from '../caller.js';
 import type { VisualPort } from '../visual-gate.js';
 import type { FailureBudget } from '../failure-budget.js';
 import { HealthGate, healthOutcome, healthRecord } from '../health-gate.js';
-import type { IsolationRun, Isolator } from '../isolation-step.js';
+import type { IsolationRun, Isolator } from './isolation-step.js';
 import { findRestorePoint } from '../restore-point.js';
-import { restoreBroken, undoneWrites, type RestoreContext } from '../restore.js';
+import { restoreBroken, undoneWrites, type RestoreContext } from './restore.js';
 import type { RunQuarantine } from '../run-quarantine.js';
 import type { RunStop } from '../run-stop.js';
 import type { SlotKeeper } from '../slot-keeper.js';
@@ -64,6 +64,8 @@ export interface LifeRun {
   taskOf(step: Step): TaskSummary;
   budgetOf(task: TaskSummary): FailureBudget;
   countFailure(task: TaskSummary, budget: FailureBudget, result: StepResult): void;
+  /** A write seen breaking its site: counted now, before its restore and isolation, and not again. */
+  countBreak(task: TaskSummary, result: StepResult): void;
   watchOptions(task: TaskSummary, unknownAge?: boolean): WatchOptions;
   /** `health.on_broken: isolate` on pinned updates: the writes a culprit's restore undid go again in their environment's turn. */
   sendAgain(culprit: Step, undone: readonly Step[], guarded: Guarded): void;
@@ -149,6 +151,7 @@ export class WriteLife {
       const logged = guarded.log ? await guarded.log.after() : undefined;
       if (logged) result = { ...result, logged };
       await this.run.record('update', step, result);
+      this.run.countBreak(task, result);
       const restored = await restoreBroken(this.restoring(task), step, result, guarded.gate, url);
       const undone = undoneWrites(this.run.plan.steps, this.run.results, step, restored);
       for (const [other, was] of undone) await this.run.record('update', other, was);

@@ -1,19 +1,19 @@
 import type { Logger } from 'pino';
-import { ACTIONS } from '../actions/index.js';
-import { clearsCache } from '../health/spec.js';
-import { KIND_TABLE, KINDS, refFrom } from '../inventory/kinds.js';
-import type { Step, TaskSummary } from '../plan/plan.js';
-import type { CallPort } from './caller.js';
-import { ErrorLogLooks } from './error-log.js';
-import type { HealthGate } from './health-gate.js';
+import { ACTIONS } from '../../actions/index.js';
+import { clearsCache } from '../../health/spec.js';
+import { KIND_TABLE, KINDS, refFrom } from '../../inventory/kinds.js';
+import type { Step, TaskSummary } from '../../plan/plan.js';
+import type { CallPort } from '../caller.js';
+import { ErrorLogLooks } from '../error-log.js';
+import type { HealthGate } from '../health-gate.js';
 import { startIsolation } from './isolation.js';
 import { isolate, type IsolationContext } from './isolation-round.js';
 import type { RestoreContext } from './restore.js';
-import type { SlotPort } from './backup-slots.js';
-import type { RunQuarantine } from './run-quarantine.js';
-import type { CacheClear, StepResult, StopKind } from './types.js';
-import type { VisualBaseline, VisualPort } from './visual-gate.js';
-import type { Watcher, WatchOptions } from './watcher.js';
+import type { SlotPort } from '../backup-slots.js';
+import type { RunQuarantine } from '../run-quarantine.js';
+import type { CacheClear, StepResult, StopKind } from '../types.js';
+import type { VisualBaseline, VisualPort } from '../visual-gate.js';
+import type { Watcher, WatchOptions } from '../watcher.js';
 
 /** What isolating a step needs of the run (the executor gives it; isolation sends nothing the run could not). */
 export interface IsolationRun {

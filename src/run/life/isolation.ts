@@ -1,6 +1,6 @@
-import type { ItemChange } from '../actions/action.js';
-import { itemOf, nameOf, type ItemRef } from '../inventory/kinds.js';
-import type { Isolation, IsolationRound } from './types.js';
+import type { ItemChange } from '../../actions/action.js';
+import { itemOf, nameOf, type ItemRef } from '../../inventory/kinds.js';
+import type { Isolation, IsolationRound } from '../types.js';
 
 /**
  * `health.on_broken: isolate`, as a pure decision over the rounds journaled so far: which updates the

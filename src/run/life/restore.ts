@@ -1,13 +1,13 @@
-import { restoreFrom, type RestoreSettings } from '../actions/index.js';
-import { reasonText, writeAnswer } from '../api/answer.js';
-import type { CallResult } from '../api/client.js';
-import type { Step } from '../plan/plan.js';
-import type { CallPort, Outcome } from './caller.js';
-import type { HealthGate } from './health-gate.js';
-import { PRIORITY } from './rate-budget.js';
-import type { HealthVerdict } from '../health/http/probe.js';
-import { isHeldBefore, UNDONE, type CacheClear, type Restored, type StepResult } from './types.js';
-import type { Watcher, WatchOptions } from './watcher.js';
+import { restoreFrom, type RestoreSettings } from '../../actions/index.js';
+import { reasonText, writeAnswer } from '../../api/answer.js';
+import type { CallResult } from '../../api/client.js';
+import type { Step } from '../../plan/plan.js';
+import type { CallPort, Outcome } from '../caller.js';
+import type { HealthGate } from '../health-gate.js';
+import { PRIORITY } from '../rate-budget.js';
+import type { HealthVerdict } from '../../health/http/probe.js';
+import { isHeldBefore, UNDONE, type CacheClear, type Restored, type StepResult } from '../types.js';
+import type { Watcher, WatchOptions } from '../watcher.js';
 
 /** What putting a broken site back needs from the run. */
 export interface RestoreContext {

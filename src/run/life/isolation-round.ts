@@ -1,25 +1,25 @@
 import type { Logger } from 'pino';
-import { restorePoint } from '../actions/index.js';
-import { findRestorePoint } from './restore-point.js';
-import { makeRoom, type SlotPort } from './backup-slots.js';
-import { ITEM_WRITES } from '../actions/item-writes.js';
-import type { ItemChange, RequestSpec } from '../actions/action.js';
-import { reasonText } from '../api/answer.js';
-import { nameOf, type Kind } from '../inventory/kinds.js';
-import type { Step } from '../plan/plan.js';
-import type { CallPort } from './caller.js';
-import type { HealthGate } from './health-gate.js';
-import { healthOutcome, healthRecord } from './health-gate.js';
+import { restorePoint } from '../../actions/index.js';
+import { findRestorePoint } from '../restore-point.js';
+import { makeRoom, type SlotPort } from '../backup-slots.js';
+import { ITEM_WRITES } from '../../actions/item-writes.js';
+import type { ItemChange, RequestSpec } from '../../actions/action.js';
+import { reasonText } from '../../api/answer.js';
+import { nameOf, type Kind } from '../../inventory/kinds.js';
+import type { Step } from '../../plan/plan.js';
+import type { CallPort } from '../caller.js';
+import type { HealthGate } from '../health-gate.js';
+import { healthOutcome, healthRecord } from '../health-gate.js';
 import { nextRound, restoreBound, restoresUsed } from './isolation.js';
-import { PRIORITY } from './rate-budget.js';
-import { sendStep } from './send-step.js';
+import { PRIORITY } from '../rate-budget.js';
+import { sendStep } from '../send-step.js';
 import { followRestore, restoreBroken, type RestoreContext } from './restore.js';
-import type { CacheClear, Isolation, IsolationRound, LoggedError, RestorePoint, StepResult, StopKind } from './types.js';
-import { heldText, type VisualSeen } from './visual-outcome.js';
-import { roundAt } from './life/state.js';
-import type { VisualBaseline } from './visual-gate.js';
-import type { Tracked, Watcher, WatchOptions } from './watcher.js';
-import { BLOCKED, MAX_BLOCKED_RETRIES } from './follow.js';
+import type { CacheClear, Isolation, IsolationRound, LoggedError, RestorePoint, StepResult, StopKind } from '../types.js';
+import { heldText, type VisualSeen } from '../visual-outcome.js';
+import { roundAt } from './state.js';
+import type { VisualBaseline } from '../visual-gate.js';
+import type { Tracked, Watcher, WatchOptions } from '../watcher.js';
+import { BLOCKED, MAX_BLOCKED_RETRIES } from '../follow.js';
 
 /** What rounds of isolation need from the run: the executor holds the environment while they go. */
 export interface IsolationContext {

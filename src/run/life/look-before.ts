@@ -1,7 +1,7 @@
-import type { HealthVerdict } from '../health/http/probe.js';
-import { updatesBrokenBefore, type HealthSpec } from '../health/spec.js';
-import { healthRecord } from './health-gate.js';
-import type { BeforeHeldReason, StepResult } from './types.js';
+import type { HealthVerdict } from '../../health/http/probe.js';
+import { updatesBrokenBefore, type HealthSpec } from '../../health/spec.js';
+import { healthRecord } from '../health-gate.js';
+import type { BeforeHeldReason, StepResult } from '../types.js';
 
 /** What the look before a guarded write says of sending it: send it, or hold it and why. */
 export type BeforeDecision = 'send' | BeforeHeldReason['code'];
