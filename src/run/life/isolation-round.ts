@@ -114,10 +114,10 @@ async function finishRound(ctx: IsolationContext, step: Step, result: StepResult
       if (!point) return result;
       await put({ ...round, restore_point: point });
     } else if (at === 'sending') {
-      await sendRound(ctx, step, round, index, looks, put, updates);
+      await sendRound({ ctx, step, index, looks, put, updates }, round);
       if (roundAt(round) === 'sending') return result; // not sent (a halt): a resume sends it
     } else if (at === 'following') {
-      await followRound(ctx, step, round, index, looks, put, updates);
+      await followRound({ ctx, step, index, looks, put, updates }, round);
       if (roundAt(round) === 'following') return result; // untracked (a halt): a resume follows it
     } else if (at === 'restoring') {
       if (round.restored?.status === 'sending')
@@ -140,15 +140,18 @@ function roundRequests(ctx: IsolationContext, step: Step, updates: readonly Item
   });
 }
 
-async function sendRound(
-  ctx: IsolationContext,
-  step: Step,
-  round: IsolationRound,
-  index: number,
-  looks: Looks,
-  put: (r: IsolationRound) => Promise<StepResult>,
-  updates: readonly ItemChange[],
-): Promise<void> {
+/** What a round's moves share: the run's context, the write's step and updates, the round's place and looks, and how it is journaled. */
+interface RoundTurn {
+  ctx: IsolationContext;
+  step: Step;
+  index: number;
+  looks: Looks;
+  put: (r: IsolationRound) => Promise<StepResult>;
+  updates: readonly ItemChange[];
+}
+
+async function sendRound(turn: RoundTurn, round: IsolationRound): Promise<void> {
+  const { ctx, step, index, looks, put, updates } = turn;
   if (!ctx.mayGoOn()) return;
   // The write may have left once `operation_ids` is journaled (a run that died then may have sent it): the
   // look before is only taken while nothing of the round can have gone. One that may have gone is sent
@@ -220,15 +223,8 @@ async function sendFollowed(
   }
 }
 
-async function followRound(
-  ctx: IsolationContext,
-  step: Step,
-  round: IsolationRound,
-  index: number,
-  looks: Looks,
-  put: (r: IsolationRound) => Promise<StepResult>,
-  updates: readonly ItemChange[],
-): Promise<void> {
+async function followRound(turn: RoundTurn, round: IsolationRound): Promise<void> {
+  const { ctx, index, looks, put } = turn;
   for (let blocked = 0; ; blocked++) {
     const tracked = await followAll(ctx, round.operation_ids ?? []);
     if (tracked.state === 'untracked') return; // the run stopped: a resume follows it
@@ -238,7 +234,7 @@ async function followRound(
       await ctx.sleep(ctx.blockedBackoffMs * 2 ** blocked);
       round = { ...round, status: 'sending', operation_ids: [] };
       await put(round);
-      await sendRound(ctx, step, round, index, looks, (r) => put((round = r)), updates);
+      await sendRound({ ...turn, put: (r) => put((round = r)) }, round);
       if (round.status !== 'accepted') return;
       continue;
     }
