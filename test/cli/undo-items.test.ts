@@ -1,0 +1,74 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Report } from '../../src/report/report.js';
+import type { Simulator } from '../../src/sim/server.js';
+import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
+import { busiestPlugin, guardedPluginNight, requestsTo } from '../helpers/plugins.js';
+import { useSimulator } from '../helpers/sim.js';
+
+const start = useSimulator();
+
+/** Orders each page a shop serves places: the look before the write, after its backup, places this many. */
+const PER_VISIT = 12;
+
+async function run(sim: Simulator, yaml: string) {
+  const dir = tempDir();
+  const reportPath = join(dir, 'r.json');
+  const result = await runCli(['run', writePlaybook(yaml, dir), '--yes', '--poll-interval', '50', '--report', reportPath], simEnv(sim));
+  return { ...result, reportPath, out: result.stdout + result.stderr, report: JSON.parse(readFileSync(reportPath, 'utf8')) as Report };
+}
+
+/** A plugin that breaks every live shop it is updated on; each shop's orders, and the orders placed over the run. */
+async function brokenShops(undo: 'items_first' | 'backup') {
+  const { sim } = await start({ sites: 3, pluginsPerEnv: 8, seed: 5, operationDelayMs: 30 });
+  const { plugin, envs } = busiestPlugin(sim);
+  const shops = envs.map((id) => sim.fleet.environments.get(id)!);
+  for (const env of shops) sim.openShop(env.domains[0]!.name, PER_VISIT);
+  const old = new Map(shops.map((e) => [e.id, e.plugins.get(plugin)!.version]));
+  sim.breakPlugin(`${plugin}@latest`);
+  const guards = `    backup_first: true\n    health: { url: "${sim.siteUrl}", attempts: 1, interval: 50ms, on_broken: restore, undo: ${undo} }\n    max_failures: 100\n`;
+  const { code, out, report, reportPath } = await run(sim, guardedPluginNight(sim, `undo-${undo}`, plugin, guards));
+  // Every order a shop took is a page it served healthy and fresh: what it holds now, against what it took.
+  const taken = (domain: string) => sim.siteLog.filter((v) => v.domain === domain && v.status === 200 && !v.cached).length * PER_VISIT;
+  return { sim, plugin, shops, old, code, out, report, reportPath, taken };
+}
+
+describe('health.undo: a plugin that breaks shops', () => {
+  it('items_first: put back by its own files through WP-CLI, healthy again, every order kept, no backup restored', async () => {
+    const { sim, plugin, shops, old, code, out, report, reportPath, taken } = await brokenShops('items_first');
+    expect(code, out).toBe(1);
+    expect(shops.length).toBeGreaterThan(0);
+    for (const env of shops) {
+      const w = report.results.find((r) => r.target.env_id === env.id && r.request?.method === 'PUT')!;
+      expect(w, env.id).toMatchObject({ status: 'failed', health: { outcome: 'unhealthy' }, undone: { status: 'succeeded', health: { outcome: 'healthy' } } });
+      expect(w.restored).toBeUndefined();
+      expect(env.plugins.get(plugin)!.version).toBe(old.get(env.id));
+      expect(env.wpCommands).toEqual([`wp plugin install ${plugin} --version=${old.get(env.id)} --force`]);
+      // The orders the look before placed after the backup are all there.
+      expect(env.orders).toBe(taken(env.domains[0]!.name));
+      expect(env.orders).toBeGreaterThanOrEqual(PER_VISIT);
+      expect(out).toContain(`put back ${plugin} ${old.get(env.id)} (files only; the site's data kept): healthy again`);
+    }
+    expect(requestsTo(sim, 'restoreBackup')).toEqual([]);
+    // The report reads back against its schema, and says the same.
+    const status = await runCli(['status', reportPath], simEnv(sim));
+    expect(status.stderr).not.toMatch(/schema/i);
+    expect(status.stdout).toContain("(files only; the site's data kept): healthy again");
+  });
+
+  it('backup: restored, the orders since the backup lost, and the report says so', async () => {
+    const { sim, plugin, shops, old, code, out, report, taken } = await brokenShops('backup');
+    expect(code, out).toBe(1);
+    for (const env of shops) {
+      const w = report.results.find((r) => r.target.env_id === env.id && r.request?.method === 'PUT')!;
+      expect(w.undone).toBeUndefined();
+      expect(w.restored).toMatchObject({ status: 'succeeded', health: { outcome: 'healthy' } });
+      expect(env.plugins.get(plugin)!.version).toBe(old.get(env.id));
+      // The look before came after the backup: its orders are gone.
+      expect(taken(env.domains[0]!.name) - env.orders!).toBe(PER_VISIT);
+      expect(out).toContain(`restored from backup ${w.restored!.backup_id}: healthy again (what changed on the site since the backup is lost)`);
+    }
+    expect(requestsTo(sim, 'runWpCliCommand')).toEqual([]);
+  });
+});
