@@ -26,7 +26,7 @@ import { verifyTask } from './verify.js';
 import { Isolator } from './isolation-step.js';
 import { ITEM_WRITES } from '../actions/item-writes.js';
 import { RunQuarantine } from './run-quarantine.js';
-import { isolationLeft, lifeAt, lookLeft, restoreLeft } from './life/state.js';
+import { isolationLeft, lifeAt, lookLeft, restoreLeft, undoLeft } from './life/state.js';
 import { DEFAULT_TRACKING, taskWatch, watcherFor, type Watcher, type TrackOptions, type WatchOptions } from './watcher.js';
 
 export interface ExecuteOptions {
@@ -610,6 +610,8 @@ class Execution implements LifeRun {
     const url = stepHealthUrl(step);
     // The look before the write, as the record a halt left keeps it: a site healthy then and broken now is put back.
     const guarded = given.before ? given : { ...given, before: baselineOf(known.health) };
+    // Its items being put back when a halt came: the commands not seen to succeed go again, then the look (and the backup if still broken).
+    if (undoLeft(known) && guarded.gate && url) return this.resumeUndo(task, step, known, { ...guarded, gate: guarded.gate }, url);
     if (restoreLeft(known)) {
       // The restore holds its environment as a write does: another write there waits for it to end, never
       // racing it into "blocked by another process" (as a run holds it through its own restore).
@@ -636,6 +638,16 @@ class Execution implements LifeRun {
     release(follow.turn);
     // A baseline only where a halt's record kept one (guarded.before): without it a site broken after the operation fails the step.
     if (task.wait) this.countFailure(task, budget, await this.life.afterOperation(task, step, await follow.done(), guarded));
+  }
+
+  /** Resume of `undoing`: holds the environment as a write does while its items go back (undo-items.ts). */
+  async resumeUndo(task: TaskSummary, step: Step, known: StepResult, guarded: Guarded & { gate: HealthGate }, url: string): Promise<void> {
+    const release = await this.sequence.enter(step.lock);
+    try {
+      await this.life.putBack(task, step, known, guarded, url);
+    } finally {
+      release();
+    }
   }
 
   /**

@@ -152,9 +152,10 @@ export class WriteLife {
 
   /**
    * A site its write broke, put back: by the items' own files first (health.undo: items_first,
-   * undo-items.ts), else, or when still broken, from this run's restore point; then isolation.
+   * undo-items.ts), else, or when still broken, from this run's restore point; then isolation. A
+   * resume of `undoing` comes here too: the commands already seen to succeed are not sent again.
    */
-  private async putBack(task: TaskSummary, step: Step, broken: StepResult, guarded: Guarded & { gate: HealthGate }, url: string): Promise<StepResult> {
+  async putBack(task: TaskSummary, step: Step, broken: StepResult, guarded: Guarded & { gate: HealthGate }, url: string): Promise<StepResult> {
     // What the site itself said as it broke, read before it is put back.
     const logged = guarded.log ? await guarded.log.after() : undefined;
     const result = logged ? { ...broken, logged } : broken;
