@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Report } from '../../src/report/report.js';
@@ -70,5 +70,40 @@ describe('health.undo: a plugin that breaks shops', () => {
       expect(out).toContain(`restored from backup ${w.restored!.backup_id}: healthy again (what changed on the site since the backup is lost)`);
     }
     expect(requestsTo(sim, 'runWpCliCommand')).toEqual([]);
+  });
+
+  it('a halt while its items went back: resume sends the command again, looks, and restores nothing', async () => {
+    const { sim, plugin, shops, old, reportPath, report } = await brokenShops('items_first');
+    const env = shops[0]!;
+    const w = report.results.find((r) => r.target.env_id === env.id && r.request?.method === 'PUT')!;
+    // As if the run halted with the command on its way: the site still runs the version that broke it.
+    const latest = sim.fleet.pluginCatalog.get(plugin)!.versions.at(-1)!;
+    env.plugins.get(plugin)!.version = latest;
+    const journalPath = reportPath.replace(/\.json$/, '.journal.jsonl');
+    const original = readFileSync(journalPath, 'utf8');
+    const last = JSON.parse(
+      original
+        .split('\n')
+        .filter(Boolean)
+        .reverse()
+        .find((l) => l.includes(`"step":"${w.step_id}"`))!,
+    );
+    const command = w.undone!.commands[0]!;
+    const sending = {
+      ...last,
+      t: 'update',
+      at: Date.now(),
+      result: { ...last.result, undone: { status: 'sending', commands: [{ ...command, status: 'sending', operation_id: null }] } },
+    };
+    writeFileSync(journalPath, `${original}${JSON.stringify(sending)}\n`);
+    // The restore command leaves this life to resume: a restore would lose the orders.
+    const restore = await runCli(['restore', reportPath, '--yes'], simEnv(sim));
+    expect(restore.stdout + restore.stderr, String(restore.code)).toContain('its items were being put back by their own files');
+    const sent = env.wpCommands.length;
+    const resumed = await runCli(['resume', reportPath, '--yes'], simEnv(sim));
+    expect(resumed.stdout + resumed.stderr).toContain(`put back ${plugin} ${old.get(env.id)} (files only; the site's data kept): healthy again`);
+    expect(env.wpCommands.slice(sent)).toEqual([command.wp_command]);
+    expect(env.plugins.get(plugin)!.version).toBe(old.get(env.id));
+    expect(requestsTo(sim, 'restoreBackup')).toEqual([]);
   });
 });
