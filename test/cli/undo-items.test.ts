@@ -20,9 +20,10 @@ async function run(sim: Simulator, yaml: string) {
 }
 
 /** A plugin that breaks every live shop it is updated on; each shop's orders, and the orders placed over the run. */
-async function brokenShops(undo: 'items_first' | 'backup') {
+async function brokenShops(undo: 'items_first' | 'backup', shape?: (sim: Simulator, plugin: string) => void) {
   const { sim } = await start({ sites: 3, pluginsPerEnv: 8, seed: 5, operationDelayMs: 30 });
   const { plugin, envs } = busiestPlugin(sim);
+  shape?.(sim, plugin);
   const shops = envs.map((id) => sim.fleet.environments.get(id)!);
   for (const env of shops) sim.openShop(env.domains[0]!.name, PER_VISIT);
   const old = new Map(shops.map((e) => [e.id, e.plugins.get(plugin)!.version]));
@@ -105,5 +106,23 @@ describe('health.undo: a plugin that breaks shops', () => {
     expect(env.wpCommands.slice(sent)).toEqual([command.wp_command]);
     expect(env.plugins.get(plugin)!.version).toBe(old.get(env.id));
     expect(requestsTo(sim, 'restoreBackup')).toEqual([]);
+  });
+
+  it('items_first, a version WordPress.org no longer serves: the command fails, and the backup is the way back (the loss said)', async () => {
+    const { sim, plugin, shops, old, code, out, report } = await brokenShops('items_first', (sim, plugin) => {
+      const item = sim.fleet.pluginCatalog.get(plugin)!;
+      const running = new Set([...sim.fleet.environments.values()].map((e) => e.plugins.get(plugin)?.version));
+      item.versions = item.versions.filter((v) => !running.has(v));
+    });
+    expect(code, out).toBe(1);
+    for (const env of shops) {
+      const w = report.results.find((r) => r.target.env_id === env.id && r.request?.method === 'PUT')!;
+      expect(w.undone).toMatchObject({ status: 'failed', commands: [{ status: 'failed' }] });
+      expect(w.restored).toMatchObject({ status: 'succeeded', health: { outcome: 'healthy' } });
+      expect(env.plugins.get(plugin)!.version).toBe(old.get(env.id));
+      expect(out).toContain(`could not put back ${plugin} ${old.get(env.id)}`);
+      expect(out).toContain('(what changed on the site since the backup is lost)');
+    }
+    expect(requestsTo(sim, 'restoreBackup')).toHaveLength(shops.length);
   });
 });
