@@ -272,14 +272,14 @@ export function restoreLine(r: ReportResult & { restore_point: RestorePoint }): 
   const done = r.restored;
   const byItems = r.undone && undoLine(r.undone);
   if (!done) return byItems ?? `restore point: ${restorePointText(r.restore_point)}`;
-  const restored = restoredLine(done);
+  const restored = restoredLine(done, r.restore_point.taken_at);
   return byItems ? `${byItems}; ${restored}` : restored;
 }
 
 /** What a restore did, saying the loss it brings: whatever the site took since the backup (a shop's orders). */
-function restoredLine(done: Restored): string {
+function restoredLine(done: Restored, takenAt: string | undefined): string {
   const from = `backup ${done.backup_id}`;
-  const lost = '(what changed on the site since the backup is lost)';
+  const lost = `(what changed on the site since the backup${takenAt ? ` of ${takenAt.slice(0, 16).replace('T', ' ')} UTC` : ''} is lost)`;
   switch (done.status) {
     case 'succeeded':
       if (done.health?.outcome === 'healthy') return `restored from ${from}: healthy again ${lost}`;

@@ -400,6 +400,8 @@ export interface RestorePoint {
   tag: string;
   /** The backup's id in the environment's backup list; null when the list did not show it. */
   backup_id: number | null;
+  /** When the backup was made, as the list dated it (ISO 8601): what a restore loses is what the site did since. */
+  taken_at?: string;
 }
 
 /**

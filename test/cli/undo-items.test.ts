@@ -68,7 +68,13 @@ describe('health.undo: a plugin that breaks shops', () => {
       expect(env.plugins.get(plugin)!.version).toBe(old.get(env.id));
       // The look before came after the backup: its orders are gone.
       expect(taken(env.domains[0]!.name) - env.orders!).toBe(PER_VISIT);
-      expect(out).toContain(`restored from backup ${w.restored!.backup_id}: healthy again (what changed on the site since the backup is lost)`);
+      // Said with the backup's own time: what the site did since then is what the restore took away.
+      const backup = env.backups.find((b) => b.id === w.restored!.backup_id)!;
+      const takenAt = new Date(backup.created_at).toISOString();
+      expect(w.restore_point!.taken_at).toBe(takenAt);
+      expect(out).toContain(
+        `restored from backup ${backup.id}: healthy again (what changed on the site since the backup of ${takenAt.slice(0, 16).replace('T', ' ')} UTC is lost)`,
+      );
     }
     expect(requestsTo(sim, 'runWpCliCommand')).toEqual([]);
   });
@@ -121,7 +127,7 @@ describe('health.undo: a plugin that breaks shops', () => {
       expect(w.restored).toMatchObject({ status: 'succeeded', health: { outcome: 'healthy' } });
       expect(env.plugins.get(plugin)!.version).toBe(old.get(env.id));
       expect(out).toContain(`could not put back ${plugin} ${old.get(env.id)}`);
-      expect(out).toContain('(what changed on the site since the backup is lost)');
+      expect(out).toMatch(/\(what changed on the site since the backup of \d{4}-\d\d-\d\d \d\d:\d\d UTC is lost\)/);
     }
     expect(requestsTo(sim, 'restoreBackup')).toHaveLength(shops.length);
   });
