@@ -3,7 +3,7 @@ import { ACTIONS, restorePoint } from '../actions/index.js';
 import type { Logger } from 'pino';
 import type { SiteProbePort } from '../health/http/probe.js';
 import { sleepOn, systemClock, type Clock } from '../util/clock.js';
-import { stepHealthUrl, type Plan, type Step, type TaskSummary } from '../plan/plan.js';
+import { looksTogether, stepHealthUrl, type Plan, type Step, type TaskSummary } from '../plan/plan.js';
 import type { CallPort, HeldPlace } from './caller.js';
 import type { BusyClaim, BusyRegister } from '../coord/types.js';
 import { EnvironmentSequence, type Turn } from './env-sequence.js';
@@ -434,7 +434,7 @@ class Execution implements LifeRun {
 
   /** `rollout.together`: the step is looked at with its environment's other writes. */
   grouped(step: Step): boolean {
-    return step.joins !== undefined || this.plan.steps.some((s) => s.joins === step.task_index && s.target.env_id === step.target.env_id);
+    return looksTogether(this.plan.steps, step);
   }
 
   /** One step: wait for its environment, send, and (for a waiting task) follow its operation to the end. */

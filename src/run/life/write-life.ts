@@ -1,6 +1,6 @@
 import type { HealthVerdict } from '../../health/http/probe.js';
 import { clearsCache, undoesByItems } from '../../health/spec.js';
-import { stepHealthUrl, type Plan, type Step, type TaskSummary } from '../../plan/plan.js';
+import { looksTogether, stepHealthUrl, type Plan, type Step, type TaskSummary } from '../../plan/plan.js';
 import { sleepOn, type Clock } from '../../util/clock.js';
 import { clearCache } from '../cache-clear.js';
 import type { ErrorLogLooks } from '../error-log.js';
@@ -160,7 +160,11 @@ export class WriteLife {
     const logged = guarded.log ? await guarded.log.after() : undefined;
     const result = logged ? { ...broken, logged } : broken;
     await this.run.record('update', step, result);
-    const byItems = undoesByItems(task.health!) ? await undoByItems(this.restoring(task), step, result, guarded.gate, url) : result;
+    // Writes looked at together broke the site together: one write's items are not the group's, so the backup puts them back.
+    const byItems =
+      undoesByItems(task.health!) && !looksTogether(this.run.plan.steps, step)
+        ? await undoByItems(this.restoring(task), step, result, guarded.gate, url)
+        : result;
     // Healthy again by its items' own files (the site's data kept), or a halt came first: no restore.
     if (healthyByItems(byItems) || byItems.undone?.status === 'sending') return byItems;
     const restored = await restoreBroken(this.restoring(task), step, byItems, guarded.gate, url);
