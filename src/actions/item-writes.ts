@@ -25,12 +25,27 @@ export interface ItemWrites {
   pinnedOf(body: unknown): { name: string; update_version: string } | undefined;
   /** The items a bulk body names. */
   bulkNames(body: unknown): string[];
+  /**
+   * The WP-CLI command that puts one item back to a version it ran, by its own files (health.undo:
+   * items_first); undefined when the name or the version is not one a command may take (PUT_BACK_TEXT).
+   */
+  putBack(envId: string, item: { name: string; version: string }): RequestSpec | undefined;
 }
 
 /** WP-CLI's own update command, with the only version it may name: a numbered one the plan judged. */
 const CORE_UPDATE = /^wp core update --version=(\d+\.\d+(?:\.\d+)?)$/;
 /** A numbered version with nothing around it (no whitespace, no newline): the only text a command may take. */
 const NUMBERED_TEXT = /^\d+\.\d+(?:\.\d+)?$/;
+/**
+ * A slug as a command may take it: the listing's text, so only letters, digits, `_`, `-` and `.` (all
+ * within the API's wp_command pattern), starting with a letter or digit so it is never read as a flag.
+ */
+const SLUG_TEXT = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/;
+
+/** A WP-CLI command on one environment, made only of text the patterns above let through. */
+function wpCommand(envId: string, words: string): RequestSpec {
+  return { endpoint: 'runWpCliCommand', params: { env_id: envId }, body: { wp_command: words } };
+}
 
 function listed(row: KindRow): ItemWrites {
   const { plural } = row;
@@ -54,6 +69,8 @@ function listed(row: KindRow): ItemWrites {
       const list = (body as Record<string, unknown> | undefined)?.[plural];
       return Array.isArray(list) ? list.flatMap((t) => (typeof (t as { name?: unknown }).name === 'string' ? [(t as { name: string }).name] : [])) : [];
     },
+    putBack: (envId, t) =>
+      SLUG_TEXT.test(t.name) && NUMBERED_TEXT.test(t.version) ? wpCommand(envId, `wp ${row.kind} install ${t.name} --version=${t.version} --force`) : undefined,
   };
 }
 
@@ -78,6 +95,8 @@ function core(row: KindRow): ItemWrites {
       return m ? { name: row.only!, update_version: m[1]! } : undefined;
     },
     bulkNames: () => [],
+    // A downgrade: WP-CLI moves to an older release only with --force.
+    putBack: (envId, t) => (NUMBERED_TEXT.test(t.version) ? wpCommand(envId, `wp core update --version=${t.version} --force`) : undefined),
   };
 }
 

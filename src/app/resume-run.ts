@@ -164,7 +164,7 @@ async function resume(reportPath: string, state: JournalState, ctx: ResumeContex
   const sends = plan.steps.filter((s) => !todo.initial.has(s.id)).length;
   await globals.view.confirmWrites(
     'resume',
-    `Send ${sends} calls${todo.toPoll.length ? ` and poll ${todo.toPoll.length} operations` : ''}${todo.toIsolate.length ? ` and go on isolating on ${todo.toIsolate.length} sites` : ''}${todo.toLook.length ? ` and look at ${todo.toLook.length} sites written before` : ''}${todo.toRestore.length ? ` and restore ${todo.toRestore.length} broken sites` : ''} to ${globals.baseUrl ?? '(no base URL)'} for company ${plan.company}?`,
+    `Send ${sends} calls${todo.toPoll.length ? ` and poll ${todo.toPoll.length} operations` : ''}${todo.toIsolate.length ? ` and go on isolating on ${todo.toIsolate.length} sites` : ''}${todo.toLook.length ? ` and look at ${todo.toLook.length} sites written before` : ''}${todo.toRestore.length ? ` and restore ${todo.toRestore.length} broken sites` : ''}${todo.toUndo.length ? ` and put back the items of ${todo.toUndo.length} broken sites` : ''} to ${globals.baseUrl ?? '(no base URL)'} for company ${plan.company}?`,
     opts.yes,
   );
   const journal = await Journal.open(journalPathFor(reportPath));
@@ -193,7 +193,9 @@ async function resume(reportPath: string, state: JournalState, ctx: ResumeContex
 
 /** What a resume has left to send, poll, look at, restore or isolate. */
 function leftToDo(todo: ResumePlan): number {
-  return todo.neverSent.length + todo.resend.length + todo.toPoll.length + todo.toIsolate.length + todo.toLook.length + todo.toRestore.length;
+  return (
+    todo.neverSent.length + todo.resend.length + todo.toPoll.length + todo.toIsolate.length + todo.toLook.length + todo.toRestore.length + todo.toUndo.length
+  );
 }
 
 function describeTodo(state: JournalState, todo: ResumePlan): string {
@@ -203,6 +205,9 @@ function describeTodo(state: JournalState, todo: ResumePlan): string {
     ...(todo.toIsolate.length ? [`  ${todo.toIsolate.length} isolating the update that broke their site: isolation goes on`] : []),
     ...(todo.toLook.length ? [`  ${todo.toLook.length} written and never looked at after: their cache is cleared and their page looked at`] : []),
     ...(todo.toRestore.length ? [`  ${todo.toRestore.length} broken by their write, their restore kept from leaving: restored now`] : []),
+    ...(todo.toUndo.length
+      ? [`  ${todo.toUndo.length} broken by their write, their items being put back by their own files: put back now, then looked at`]
+      : []),
     `  ${todo.neverSent.length} never sent: will be sent`,
     `  ${todo.resend.length} sent without an answer, safe to repeat: will be sent again`,
     `  ${todo.leftUnknown.length} sent without an answer, creating something: left unknown, check them by hand`,

@@ -42,6 +42,14 @@ export interface HealthInput {
    */
   on_broken?: 'leave' | 'restore' | 'isolate';
   /**
+   * How `on_broken: restore` puts a broken site back: `items_first` puts back the versions the write
+   * replaced by their own files through WP-CLI (`wp plugin install <slug> --version=<old> --force`),
+   * clears the cache and looks again, and restores the backup only when the site is still broken; it
+   * never rolls back the site's data by itself. `backup` restores the backup at once (files and
+   * database, consistent with each other; what changed since is lost). @default "backup"
+   */
+  undo?: 'items_first' | 'backup';
+  /**
    * A site whose page cannot be seen healthy before the write (no answer, or an answer that is not
    * healthy): no write (`hold`: the step is held, `unseen` or `broken_before`, and counts against the
    * failure budget), or the write goes and the site is listed as broken before, not blamed (`update`).
@@ -73,6 +81,8 @@ export interface HealthSpec {
   allow_private?: true;
   /** Likewise present only when the playbook asks for it. */
   on_broken?: 'restore' | 'isolate';
+  /** Likewise: a plan without it restores the backup at once (see `undoesByItems`). */
+  undo?: 'items_first';
   /** Likewise present only when the playbook asks for it: a plan without it holds (see `updatesBrokenBefore`). */
   when_broken_before?: 'update';
   /** Likewise: a plan without it is the same plan as before the option. */
@@ -84,6 +94,11 @@ export interface HealthSpec {
 /** Whether a guarded write of this task is sent to a site whose page was not seen healthy before it (`when_broken_before: update`). */
 export function updatesBrokenBefore(spec: HealthSpec): boolean {
   return spec.when_broken_before === 'update';
+}
+
+/** Whether a site this task's write broke is put back by the items' own files before any restore (`undo: items_first`, with `on_broken: restore`). */
+export function undoesByItems(spec: HealthSpec): boolean {
+  return spec.undo === 'items_first' && spec.on_broken === 'restore';
 }
 
 /** Whether a guarded write of this task clears its environment's page cache before the look after it. */
@@ -164,6 +179,11 @@ export function healthSchema(): Record<string, unknown> {
             description:
               'a site healthy before and broken after the write: leave it (default), restore the backup this run took first (needs backup_first; loses what changed on the site since), or restore and then send its updates again in rounds to find the one that broke it, keeping the others (isolate)',
           },
+          undo: {
+            enum: ['items_first', 'backup'],
+            description:
+              "how on_broken: restore puts a broken site back: the versions the write replaced, by their own files through WP-CLI, then the backup only if the site is still broken (items_first: the site's data is kept), or the backup at once (backup, default: files and database put back together; what changed on the site since the backup is lost)",
+          },
           when_broken_before: {
             enum: ['hold', 'update'],
             description:
@@ -221,6 +241,7 @@ export function resolveHealth(input: true | HealthInput): { spec?: HealthSpec; p
       on_missing_domain: given.on_missing_domain ?? HEALTH_DEFAULTS.on_missing_domain,
       ...(given.allow_private === true ? { allow_private: true as const } : {}),
       ...(given.on_broken === 'restore' || given.on_broken === 'isolate' ? { on_broken: given.on_broken } : {}),
+      ...(given.undo === 'items_first' ? { undo: 'items_first' as const } : {}),
       ...(given.when_broken_before === 'update' ? { when_broken_before: 'update' as const } : {}),
       ...(visual?.spec ? { visual: visual.spec } : {}),
       ...(given.clear_cache === false ? { clear_cache: false as const } : {}),

@@ -45,6 +45,8 @@ export function problemEntry(r: ReportResult) {
     restore_point: r.restore_point ?? null,
     // Restored already (or tried): a receiver must not be told to restore a site that was put back.
     restored: r.restored ?? null,
+    // Put back by its items' own files (health.undo: items_first): the site's data kept, no backup restored unless `restored` says so.
+    undone: r.undone ?? null,
     what_became_of_the_site: r.restore_point ? restoreLine({ ...r, restore_point: r.restore_point }) : null,
     // A held step's reason as data: its code, how much changed, its diff image, and what overrides it.
     held: r.held ?? null,

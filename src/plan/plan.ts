@@ -87,6 +87,11 @@ export interface Step {
   trimmed?: true;
 }
 
+/** `rollout.together`: whether the step is looked at with its environment's other writes (it joins a task, or one joins its). */
+export function looksTogether(steps: readonly Step[], step: Step): boolean {
+  return step.joins !== undefined || steps.some((s) => s.joins === step.task_index && s.target.env_id === step.target.env_id);
+}
+
 /** The page a guarded write's site is checked at, if it has one. */
 export function stepHealthUrl(step: Pick<Step, 'health'>): string | undefined {
   return step.health && 'url' in step.health ? step.health.url : undefined;

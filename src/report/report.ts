@@ -7,7 +7,17 @@ import { EXIT, type ExitCode } from '../errors.js';
 import type { Target } from '../actions/action.js';
 import type { Plan } from '../plan/plan.js';
 import type { ReleaseAgeDecision } from '../inventory/release-age.js';
-import { isHeldBefore, problemCount, zeroCounts, type ExecuteOutcome, type RestorePoint, type StepResult, type StepStatus } from '../run/types.js';
+import {
+  isHeldBefore,
+  problemCount,
+  zeroCounts,
+  type ExecuteOutcome,
+  type Restored,
+  type RestorePoint,
+  type StepResult,
+  type UndoneByItems,
+  type StepStatus,
+} from '../run/types.js';
 import type { QuarantineBreak } from '../inventory/quarantine-table.js';
 import { quarantinedEntries, type QuarantinedEntry } from './quarantined.js';
 
@@ -122,6 +132,7 @@ export function buildReport(args: {
       reason: r?.reason ?? (r ? null : (step.note ?? (args.mode === 'dry-run' ? null : 'not sent'))),
       ...(r?.health ? { health: r.health } : {}),
       ...(r?.restore_point ? { restore_point: r.restore_point } : {}),
+      ...(r?.undone ? { undone: r.undone } : {}),
       ...(r?.restored ? { restored: r.restored } : {}),
       ...(r?.isolation ? { isolation: r.isolation } : {}),
       ...(r?.logged ? { logged: r.logged } : {}),
@@ -259,13 +270,21 @@ function skippedTarget(s: Plan['skipped'][number]): ReportResult {
  */
 export function restoreLine(r: ReportResult & { restore_point: RestorePoint }): string {
   const done = r.restored;
-  if (!done) return `restore point: ${restorePointText(r.restore_point)}`;
+  const byItems = r.undone && undoLine(r.undone);
+  if (!done) return byItems ?? `restore point: ${restorePointText(r.restore_point)}`;
+  const restored = restoredLine(done, r.restore_point.taken_at);
+  return byItems ? `${byItems}; ${restored}` : restored;
+}
+
+/** What a restore did, saying the loss it brings: whatever the site took since the backup (a shop's orders). */
+function restoredLine(done: Restored, takenAt: string | undefined): string {
   const from = `backup ${done.backup_id}`;
+  const lost = `(what changed on the site since the backup${takenAt ? ` of ${takenAt.slice(0, 16).replace('T', ' ')} UTC` : ''} is lost)`;
   switch (done.status) {
     case 'succeeded':
-      if (done.health?.outcome === 'healthy') return `restored from ${from}: healthy again`;
-      if (done.health?.outcome === 'unhealthy') return `restored from ${from}, but still broken: ${done.health.detail ?? ''}`;
-      return `restored from ${from}`;
+      if (done.health?.outcome === 'healthy') return `restored from ${from}: healthy again ${lost}`;
+      if (done.health?.outcome === 'unhealthy') return `restored from ${from}, but still broken: ${done.health.detail ?? ''} ${lost}`;
+      return `restored from ${from} ${lost}`;
     case 'accepted':
       return `restore from ${from} accepted (operation ${done.operation_id}), not seen to finish: follow it with sitefleet restore`;
     case 'sending':
@@ -273,6 +292,20 @@ export function restoreLine(r: ReportResult & { restore_point: RestorePoint }): 
     default:
       return `could not restore: ${done.reason ?? done.status}${done.status === 'unknown' ? ' (not sent again)' : ''}`;
   }
+}
+
+/**
+ * What putting the items back by their own files did (health.undo: items_first): `put back jetpack
+ * 3.0.0 (files only; the site's data kept): healthy again`, or why the backup came next.
+ */
+export function undoLine(undone: UndoneByItems): string | undefined {
+  const items = undone.commands.map((c) => `${c.name} ${c.version}`).join(', ');
+  const kept = "(files only; the site's data kept)";
+  if (undone.status === 'not sent') return `not put back by its items: ${undone.reason ?? 'nothing to put back'}`;
+  if (undone.status === 'failed') return `could not put back ${items}: ${undone.reason ?? 'failed'}`;
+  if (undone.status === 'sending') return `putting back ${items} ${kept}: not seen to end; resume goes on`;
+  if (undone.health?.outcome === 'healthy') return `put back ${items} ${kept}: healthy again`;
+  return `put back ${items} ${kept}, but still broken${undone.health?.detail ? `: ${undone.health.detail}` : ''}`;
 }
 
 /** `backup 1234 (tag sitefleet-before-…)`, or the tag alone when the list did not show the id. */

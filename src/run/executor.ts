@@ -3,7 +3,7 @@ import { ACTIONS, restorePoint } from '../actions/index.js';
 import type { Logger } from 'pino';
 import type { SiteProbePort } from '../health/http/probe.js';
 import { sleepOn, systemClock, type Clock } from '../util/clock.js';
-import { stepHealthUrl, type Plan, type Step, type TaskSummary } from '../plan/plan.js';
+import { looksTogether, stepHealthUrl, type Plan, type Step, type TaskSummary } from '../plan/plan.js';
 import type { CallPort, HeldPlace } from './caller.js';
 import type { BusyClaim, BusyRegister } from '../coord/types.js';
 import { EnvironmentSequence, type Turn } from './env-sequence.js';
@@ -26,7 +26,7 @@ import { verifyTask } from './verify.js';
 import { Isolator } from './life/isolation-step.js';
 import { ITEM_WRITES } from '../actions/item-writes.js';
 import { RunQuarantine } from './run-quarantine.js';
-import { isolationLeft, lifeAt, lookLeft, restoreLeft } from './life/state.js';
+import { isolationLeft, lifeAt, lookLeft, restoreLeft, undoLeft } from './life/state.js';
 import { DEFAULT_TRACKING, taskWatch, watcherFor, type Watcher, type TrackOptions, type WatchOptions } from './watcher.js';
 
 export interface ExecuteOptions {
@@ -447,7 +447,7 @@ class Execution implements LifeRun {
 
   /** `rollout.together`: the step is looked at with its environment's other writes. */
   grouped(step: Step): boolean {
-    return step.joins !== undefined || this.plan.steps.some((s) => s.joins === step.task_index && s.target.env_id === step.target.env_id);
+    return looksTogether(this.plan.steps, step);
   }
 
   /** One step: wait for its environment, send, and (for a waiting task) follow its operation to the end. */
@@ -623,6 +623,8 @@ class Execution implements LifeRun {
     const url = stepHealthUrl(step);
     // The look before the write, as the record a halt left keeps it: a site healthy then and broken now is put back.
     const guarded = given.before ? given : { ...given, before: baselineOf(known.health) };
+    // Its items being put back when a halt came: the commands not seen to succeed go again, then the look (and the backup if still broken).
+    if (undoLeft(known) && guarded.gate && url) return this.resumeUndo(task, step, known, { ...guarded, gate: guarded.gate }, url);
     if (restoreLeft(known)) {
       // The restore holds its environment as a write does: another write there waits for it to end, never
       // racing it into "blocked by another process" (as a run holds it through its own restore).
@@ -649,6 +651,16 @@ class Execution implements LifeRun {
     release(follow.turn);
     // A baseline only where a halt's record kept one (guarded.before): without it a site broken after the operation fails the step.
     if (task.wait) this.countFailure(task, budget, await this.life.afterOperation(task, step, await follow.done(), guarded));
+  }
+
+  /** Resume of `undoing`: holds the environment as a write does while its items go back (undo-items.ts). */
+  async resumeUndo(task: TaskSummary, step: Step, known: StepResult, guarded: Guarded & { gate: HealthGate }, url: string): Promise<void> {
+    const release = await this.sequence.enter(step.lock);
+    try {
+      await this.life.putBack(task, step, known, guarded, url);
+    } finally {
+      release();
+    }
   }
 
   /**

@@ -256,7 +256,7 @@ export function foldJournal(records: JournalRecord[], path = 'journal'): Journal
       case 'result':
       case 'update':
         state.results.set(r.step, r.result);
-        if (r.result.restored || r.result.isolation?.culprits.length) {
+        if (r.result.restored || r.result.undone?.status === 'succeeded' || r.result.isolation?.culprits.length) {
           const seen = state.putBack.get(r.step);
           if (seen) seen.push({ at: r.at, result: r.result });
           else state.putBack.set(r.step, [{ at: r.at, result: r.result }]);

@@ -93,6 +93,8 @@ const RESUME_FINISHES: Partial<Record<LifeState, string>> = {
   following: 'its operation was not seen to end',
   looking_after: 'nobody looked at its site after its write (held not_looked)',
   isolating: 'isolation is under way, cut short by a halt',
+  // A restore now would lose the site's data that putting its items back keeps.
+  undoing: 'its items were being put back by their own files (health.undo: items_first) when a halt came',
 };
 
 /** Why a step is not restored (undefined: it is; `why: ''`: nothing to say, as it broke nothing and was not named). */

@@ -1,4 +1,5 @@
 import { restorePoint } from '../actions/index.js';
+import { backupCreatedMs } from '../api/backup-time.js';
 import type { Step } from '../plan/plan.js';
 import type { CallPort } from './caller.js';
 import type { RestorePoint, StepResult, StopKind } from './types.js';
@@ -44,7 +45,8 @@ export async function findRestorePoint(caller: CallPort, step: Step, logger: Log
       tag,
     );
     if (!found) logger.warn({ env, tag }, 'the backup list does not show the restore point just made: it is known by its tag only');
-    return { point: { tag, backup_id: found?.id ?? null } };
+    const takenMs = found && backupCreatedMs(found.created_at);
+    return { point: { tag, backup_id: found?.id ?? null, ...(takenMs ? { taken_at: new Date(takenMs).toISOString() } : {}) } };
   } catch (error) {
     if (!(error instanceof SitefleetError)) throw error;
     const point = { tag, backup_id: null };

@@ -24,6 +24,8 @@ export interface ResumePlan {
   toLook: Step[];
   /** Broken sites whose restore a halt kept from leaving: restored now, from the run's restore point. */
   toRestore: Step[];
+  /** Broken sites whose items a halt caught going back (health.undo: items_first): the commands not seen to succeed go again, then the look. */
+  toUndo: Step[];
 }
 
 /**
@@ -44,6 +46,7 @@ export function planResume(state: JournalState): ResumePlan {
     toIsolate: [],
     toLook: [],
     toRestore: [],
+    toUndo: [],
   };
   for (const step of plan.steps) {
     const result = state.results.get(step.id);
@@ -61,6 +64,7 @@ export function planResume(state: JournalState): ResumePlan {
       if (life === 'restoring') (known.restored?.status === 'not sent' ? out.toRestore : out.toPoll).push(step);
       else if (life === 'isolating') out.toIsolate.push(step);
       else if (life === 'looking_after') out.toLook.push(step);
+      else if (life === 'undoing') out.toUndo.push(step);
     } else if ((state.intents.get(step.id) ?? 0) > 0 && !result) {
       if (step.idempotent) {
         out.resend.push(step);

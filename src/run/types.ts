@@ -82,6 +82,12 @@ export interface StepResult {
   confirmed_by?: 'listing';
   /** A task with `backup_first:`: the backup this environment can be restored from (on the backup step and on the write). */
   restore_point?: RestorePoint;
+  /**
+   * `health.undo: items_first`: the site this write broke, put back first by the versions the write
+   * replaced, through WP-CLI (files only: the site's data is kept). `restored` follows only when the
+   * site was still broken after it (or it could not be done).
+   */
+  undone?: UndoneByItems;
   /** `health.on_broken: restore`: the site this write broke, put back from its restore point (the step stays failed). */
   restored?: Restored;
   /** `health.visual`: what the screenshots before and after the write showed, page by page. */
@@ -319,6 +325,31 @@ export interface VisualRecord {
  */
 export type RestoreStatus = 'sending' | 'accepted' | 'succeeded' | 'failed' | 'unknown' | 'not sent';
 
+/** One WP-CLI command that puts an item back, as it went: journaled `sending` before it leaves. */
+export interface UndoCommand {
+  /** The item put back and the version it is put back to: the one the write replaced. */
+  kind: 'theme' | 'plugin' | 'core';
+  name: string;
+  version: string;
+  wp_command: string;
+  status: 'sending' | 'accepted' | 'succeeded' | 'failed' | 'unknown' | 'not sent';
+  operation_id: string | null;
+  reason?: string;
+}
+
+/**
+ * A broken site put back by its items' own files (run/life/undo-items.ts): `sending` while its commands
+ * go (a resume sends those not seen to succeed again: each only writes one version's files, so it is
+ * safe to repeat), `succeeded` when all of them did (then `health`: what the site said after), `failed`
+ * or `not sent` (with why) when it could not be done: then the backup is restored.
+ */
+export interface UndoneByItems {
+  status: 'sending' | 'succeeded' | 'failed' | 'not sent';
+  commands: UndoCommand[];
+  reason?: string;
+  health?: Restored['health'];
+}
+
 export interface Restored {
   backup_id: number | null;
   operation_id: string | null;
@@ -369,6 +400,8 @@ export interface RestorePoint {
   tag: string;
   /** The backup's id in the environment's backup list; null when the list did not show it. */
   backup_id: number | null;
+  /** When the backup was made, as the list dated it (ISO 8601): what a restore loses is what the site did since. */
+  taken_at?: string;
 }
 
 /**

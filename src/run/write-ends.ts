@@ -28,7 +28,7 @@ export interface WriteEnd {
    * pinned write that broke its site name its version. False where that is not known (a report's row).
    */
   alone: boolean;
-  result: Pick<StepResult, 'status' | 'http_status' | 'error' | 'reason' | 'restored' | 'isolation' | 'logged' | 'health' | 'attempts' | 'failure'>;
+  result: Pick<StepResult, 'status' | 'http_status' | 'error' | 'reason' | 'restored' | 'undone' | 'isolation' | 'logged' | 'health' | 'attempts' | 'failure'>;
 }
 
 /** The kind of item a write updates, if it is an item write on an environment. */
@@ -54,7 +54,8 @@ export function breaksOf(end: WriteEnd, at: number): QuarantineBreak[] {
   const culprits = r.isolation?.culprits ?? [];
   if (culprits.length > 0) return culprits.map((c) => ({ ...refFrom(c), version: c.to, ...where, why: culpritWhy(end, c) }));
   const pinned = ITEM_WRITES[kind].pinnedOf(end.body);
-  const restored = r.restored && (r.restored.status === 'succeeded' || r.restored.status === 'unknown');
+  // Put back from its restore point, or by its items' own files (health.undo: items_first): either way its write broke the site.
+  const restored = (r.restored && (r.restored.status === 'succeeded' || r.restored.status === 'unknown')) || r.undone?.status === 'succeeded';
   if (!pinned || !end.alone || !restored || r.isolation || r.reason?.startsWith(UNDONE)) return [];
   return [{ ...refOf(kind, pinned.name), version: pinned.update_version, ...where, why: brokeWhy(end) }];
 }

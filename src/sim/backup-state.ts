@@ -17,6 +17,7 @@ export function captureState(env: SimEnvironment): EnvironmentState {
     sshEnabled: env.sshEnabled,
     sshExpInterval: env.sshExpInterval,
     sftpAccountsEnabled: env.sftpAccountsEnabled,
+    ...(env.orders === undefined ? {} : { orders: env.orders }),
   };
 }
 
@@ -30,6 +31,8 @@ export function putBack(env: SimEnvironment, state: EnvironmentState): void {
   env.sshEnabled = state.sshEnabled;
   env.sshExpInterval = state.sshExpInterval;
   env.sftpAccountsEnabled = state.sftpAccountsEnabled;
+  // The database goes back too: orders made since the backup are lost.
+  if (state.orders !== undefined || env.orders !== undefined) env.orders = state.orders ?? 0;
 }
 
 /**

@@ -47,6 +47,8 @@ export interface SimEnvironment {
   backups: Backup[];
   adminUsers: Map<string, { first_name: string; last_name: string }>;
   wpCommands: string[];
+  /** A shop's orders (shop.ts): data in its database, kept by a backup, lost by a restore to an older one. */
+  orders?: number;
   /** The admin password it was created with: kept so that a test sees a secret arrive filled in (never logged). */
   adminPassword?: string;
   /** The operation now running on this environment, if any. */
@@ -60,7 +62,7 @@ export interface SimEnvironment {
  */
 export interface EnvironmentState extends Pick<
   SimEnvironment,
-  'wordpressVersion' | 'phpVersion' | 'phpAutoUpdateOptOut' | 'deniedIps' | 'sshEnabled' | 'sshExpInterval' | 'sftpAccountsEnabled'
+  'wordpressVersion' | 'phpVersion' | 'phpAutoUpdateOptOut' | 'deniedIps' | 'sshEnabled' | 'sshExpInterval' | 'sftpAccountsEnabled' | 'orders'
 > {
   themes: [string, InstalledItem][];
   plugins: [string, InstalledItem][];

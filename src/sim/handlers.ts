@@ -18,6 +18,7 @@ import {
 import { HOSTILE_SSH } from './hostile-names.js';
 import { captureState, putBack } from './backup-state.js';
 import { coreEffect } from './core.js';
+import { applyInstall, installEffect } from './item-install.js';
 import type { PageCache } from './page-cache.js';
 import type { OperationWork } from './operations.js';
 import type { SimProfile } from './profile.js';
@@ -434,14 +435,20 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
   runWpCliCommand(ctx) {
     const e = env(ctx);
     const command = (ctx.body as T.RunWpCliBody).wp_command;
-    const core = coreEffect(ctx.fleet.core, e.wordpressVersion, command.trim().split(/\s+/));
+    const words = command.trim().split(/\s+/);
+    const core = coreEffect(ctx.fleet.core, e.wordpressVersion, words) ?? installEffect(ctx.fleet, e, words);
     const failsWith = core && 'failsWith' in core ? core.failsWith : undefined;
+    const install = core && 'item' in core ? core.item : undefined;
     const moveTo = core && 'moveTo' in core && !ctx.core.updateNoop ? core.moveTo : undefined;
     return later(
       e.id,
       () => {
         e.wpCommands.push(command);
         if (moveTo !== undefined) e.wordpressVersion = moveTo;
+        if (install) {
+          beforeItemsWrite(ctx, e);
+          applyInstall(e, install);
+        }
         const printed = wpCliOutput(e, command);
         return printed === null ? null : { result: printed };
       },

@@ -11,6 +11,7 @@ import { generateFleet, rename, type Fleet, type Renamable } from './fleet.js';
 import type { FleetNames } from './hostile-names.js';
 import { HANDLERS, SimHttpError, type PluginListing } from './handlers.js';
 import { ListingLag } from './listing-lag.js';
+import { Shops } from './shop.js';
 import { SiteLogs } from './site-logs.js';
 import { Operations, type OperationDelay } from './operations.js';
 import { acceptedAnswer, operationAnswer, operationId, profileDefaults, syncAnswer, unauthenticatedMessage, type SimProfile } from './profile.js';
@@ -141,6 +142,8 @@ export interface SimulatorOptions {
   manualBackupLimit?: number;
   /** Endpoints this service does not have: answered 404 "No route", as a host or plan without that tool answers. */
   missingEndpoints?: EndpointName[];
+  /** Shops (shop.ts): domain → orders each page served places on its environment. None by default. */
+  shops?: Record<string, number>;
 }
 
 export interface SimLogEntry {
@@ -183,6 +186,8 @@ export interface Simulator {
   breakCore(version: string): string;
   /** From now on this plugin's updates succeed without moving its version (its licence is not on the sites; a test that shaped the catalogue names its own). */
   unlicensePlugin(name: string): void;
+  /** From now on the site at this domain is a shop: each page served places `perVisit` orders on its environment (`orders`). */
+  openShop(domain: string, perVisit?: number): void;
   /** From now on `wp core update` succeeds without moving the version (`true`), or moves it again (`false`). */
   setCoreUpdateNoop(noop: boolean): void;
   /** Each environment's logs (error, access, kinsta-cache-perf), as `GET …/logs` reads them. */
@@ -324,6 +329,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const siteRng = new Random(seed * 31_337 + 11);
   const pages = new PageCache(clock, options.pageCacheTtlMs, options.clearCacheGapMs);
   const logs = new SiteLogs(clock);
+  const shops = new Shops();
+  for (const [domain, perVisit] of Object.entries(options.shops ?? {})) shops.open(domain, perVisit);
   const plugins = {
     listing: options.pluginListing ?? 'served',
     bulkOperationId: options.pluginBulkOperationId ?? true,
@@ -343,6 +350,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       rest === undefined ? { status: 301, html: '' } : sitePage(fleet, domainIndex, breaks, name, { pages, path: rest });
     if (env && brokenBy && options.quietBreaks !== true) logs.fatal(fleet, env, brokenBy);
     if (env) logs.access(env, rest!, status, Buffer.byteLength(html));
+    shops.visit(name, env, status, Boolean(cached));
     siteLog.push({ at: Math.round(at * 1000) / 1000, domain: name, status, ...(cached ? { cached } : {}) });
     const [min, max] = options.siteLatencyMs ?? [0, 0];
     if (max > 0) await sleep(min + siteRng.next() * (max - min));
@@ -563,6 +571,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     },
     unlicensePlugin(name) {
       plugins.unlicensed.add(name);
+    },
+    openShop(domain, perVisit = 1) {
+      shops.open(domain, perVisit);
     },
     setCoreUpdateNoop(noop) {
       core.updateNoop = noop;

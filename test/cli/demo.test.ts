@@ -37,7 +37,9 @@ describe('sitefleet demo', () => {
       expect(night).toMatch(/: company \S+, \d+ environments, \d+ themes in the listing, \d+ plugins in the listing\n/);
       expect(night).toMatch(/^release age \(Plugin updates\): \S+ [\d.]+ → [\d.]+ first seen .*: age_pending, held on \d+ environments?/m);
       expect(night).toContain('run stopped: failure budget exceeded in task "Plugin updates": 1 failed, 0 allowed');
-      expect(night).toMatch(/^ {2}\S+ \(Plugin updates\): restored from backup \d+: healthy again$/m);
+      expect(night).toMatch(
+        /^ {2}\S+ \(Plugin updates\): restored from backup \d+: healthy again \(what changed on the site since the backup[^)]* is lost\)$/m,
+      );
       expect(night).toContain('the canary was restored from its restore point and is healthy again, the others untouched');
     },
   );

@@ -38,9 +38,9 @@ const TASKS = (sim: Simulator, together = true) =>
     ? `    rollout: { together: themes }\n`
     : `    backup_first: true\n    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: restore }\n`);
 
-async function night(sim: Simulator, together = true): Promise<{ code: number | null; report: Report; pages: number }> {
+async function night(sim: Simulator, together = true, edit = (yaml: string) => yaml): Promise<{ code: number | null; report: Report; pages: number }> {
   const dir = tempDir();
-  const file = writePlaybook(TASKS(sim, together), dir);
+  const file = writePlaybook(edit(TASKS(sim, together)), dir);
   const reportPath = join(dir, 'r.json');
   const before = sim.siteLog.length;
   const result = await runCli(['run', file, '--yes', '--report', reportPath], simEnv(sim));
@@ -129,6 +129,22 @@ describe('rollout.together: one backup, one look after both, one restore of both
       expect([env.themes.get('calm')!.version, env.plugins.get('cache')!.version, env.plugins.get('forms')!.version]).toEqual(['1.0.0', '2.0.0', '1.0.0']);
     }
     expect(report.results.filter((r) => r.step_id?.endsWith(':backup'))).toHaveLength(live.length);
+  });
+
+  it("health.undo: items_first on a group: one write's items are not the group's, so the backup puts both back; no WP-CLI call", async () => {
+    const { sim } = await start({ sites: 3, seed: 5, operationDelayMs: 0 });
+    shape(sim);
+    sim.breakPlugin('cache@2.1.0');
+    const live = [...sim.fleet.environments.values()].filter((e) => e.displayName === 'live');
+    const { code, report } = await night(sim, true, (yaml) => yaml.replace('on_broken: restore }', 'on_broken: restore, undo: items_first }'));
+    expect(code).toBe(1);
+    for (const env of live) {
+      const plugin = report.results.find((r) => r.step_id === `1:${env.id}`)!;
+      expect(plugin).toMatchObject({ status: 'failed', restored: { status: 'succeeded' } });
+      expect(plugin.undone).toBeUndefined();
+      expect([env.themes.get('calm')!.version, env.plugins.get('cache')!.version]).toEqual(['1.0.0', '2.0.0']);
+    }
+    expect(sim.log.filter((e) => e.endpoint === 'runWpCliCommand')).toEqual([]);
   });
 
   it('a site broken before the group: its one look before holds both writes (broken_before), nothing is sent there; the other sites go on', async () => {

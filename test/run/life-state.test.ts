@@ -12,6 +12,7 @@ const STATES: LifeState[] = [
   'clearing',
   'looking_after',
   'reading_back',
+  'undoing',
   'restoring',
   'isolating',
   'ended',
@@ -47,6 +48,9 @@ describe('the life of a write, as a table', () => {
     expect(next('following', 'operation failed')).toMatchObject({ to: 'ended', status: 'failed' });
     expect(() => next('ended', 'operation failed')).toThrow(/no move from ended/);
     expect(() => next('isolating', 'healthy, pages as before')).toThrow(/no move from isolating/);
+    // Put back by its items and still broken: the backup next; healthy again: ended, no restore.
+    expect(next('undoing', 'not put back by its items, or still broken').to).toBe('restoring');
+    expect(next('undoing', 'put back by its items, healthy again')).toMatchObject({ to: 'ended', status: 'failed' });
   });
 });
 
@@ -69,6 +73,25 @@ const base: StepResult = { step_id: 's', status: 'succeeded', http_status: 202, 
 
 describe('lifeAt: where a journaled life stands, for resume', () => {
   const cases: [string, StepResult, LifeState][] = [
+    [
+      'its items being put back by their own files when a halt came',
+      {
+        ...base,
+        status: 'failed',
+        undone: {
+          status: 'sending',
+          commands: [
+            { kind: 'plugin', name: 'p0', version: '1.0.0', wp_command: 'wp plugin install p0 --version=1.0.0 --force', status: 'sending', operation_id: null },
+          ],
+        },
+      },
+      'undoing',
+    ],
+    [
+      'put back by its items, healthy again',
+      { ...base, status: 'failed', undone: { status: 'succeeded', commands: [], health: { outcome: 'healthy' } } },
+      'ended',
+    ],
     ['a restore accepted, not seen to end', { ...base, status: 'failed', restored: { backup_id: 1, operation_id: 'r', status: 'accepted' } }, 'restoring'],
     [
       'isolation under way',

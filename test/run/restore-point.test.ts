@@ -23,14 +23,15 @@ function recorded() {
 describe('findRestorePoint: the backup a restore-point step made, read back from the list', () => {
   it('finds the id by its tag', async () => {
     const { logger, lines } = recorded();
-    const list = { environment: { display_name: 'live', backups: [{ id: 41, name: TAG, note: TAG, type: 'manual', created_at: Date.now() }] } };
+    // Dated in seconds, as the service may: kept as the moment a restore would go back to.
+    const list = { environment: { display_name: 'live', backups: [{ id: 41, name: TAG, note: TAG, type: 'manual', created_at: 1_772_331_240 }] } };
     expect(
       await findRestorePoint(
         reading(() => Promise.resolve(list)),
         step,
         logger,
       ),
-    ).toEqual({ point: { tag: TAG, backup_id: 41 } });
+    ).toEqual({ point: { tag: TAG, backup_id: 41, taken_at: '2026-03-01T02:14:00.000Z' } });
     expect(lines).toEqual([]);
   });
 

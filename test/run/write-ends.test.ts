@@ -24,6 +24,20 @@ describe('what a write’s end teaches the quarantine', () => {
     expect(breaksOf(pinned(), AT)[0]!.why).toBe("the site's check after the write: HTTP 500");
   });
 
+  it('a pinned write put back by its own files (health.undo: items_first), no backup restored, names its version too', () => {
+    const command = { kind: 'plugin' as const, name: 'forms', version: '1.0.0', wp_command: 'wp plugin install forms --version=1.0.0 --force' };
+    const undone = {
+      status: 'succeeded' as const,
+      commands: [{ ...command, status: 'succeeded' as const, operation_id: 'op-u' }],
+      health: { outcome: 'healthy' as const },
+    };
+    expect(breaksOf(pinned({}, { restored: undefined, undone }), AT)).toEqual([
+      { plugin: 'forms', version: '2.0.0', env_id: 'e1', site: 'shop', environment: 'live', at: AT, why: "the site's check after the write: HTTP 500" },
+    ]);
+    // Its commands did not go through: nothing was put back by them, and no restore either.
+    expect(breaksOf(pinned({}, { restored: undefined, undone: { ...undone, status: 'failed' } }), AT)).toEqual([]);
+  });
+
   it('names none when it cannot tell which update broke the site, or when it did not', () => {
     const bulk = pinned({ body: { plugins: [{ name: 'forms' }, { name: 'seo' }] }, precondition: 'forms 1.0.0 → 2.0.0, seo 3.0.0 → 3.0.1' });
     expect(breaksOf(bulk, AT)).toEqual([]);

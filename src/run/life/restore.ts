@@ -99,7 +99,7 @@ async function checkRestored(ctx: RestoreContext, step: Step, result: StepResult
 }
 
 /** What the check after a restore says; a healthy page seen through a cache that was not cleared is no proof (not checked). */
-function restoredHealth(verdict: HealthVerdict | undefined, cache: CacheClear | undefined): NonNullable<Restored['health']> {
+export function restoredHealth(verdict: HealthVerdict | undefined, cache: CacheClear | undefined): NonNullable<Restored['health']> {
   if (!verdict) return { outcome: 'not checked', ...(cache ? { cache } : {}) };
   if (verdict.healthy && cache?.outcome === 'not cleared')
     return { outcome: 'not checked', detail: `${verdict.detail}, through a page cache that was not cleared (${cache.detail ?? 'not cleared'})`, cache };

@@ -23,6 +23,8 @@ export type LifeState =
   | 'looking_after'
   /** What the environment runs read back, with its wave, before the write counts as done. */
   | 'reading_back'
+  /** Broken by the write (health.undo: items_first): its items put back by their own files through WP-CLI, looked at again (life/undo-items.ts). */
+  | 'undoing'
   /** Broken by the write: put back from its restore point, followed, looked at again. */
   | 'restoring'
   /** Put back and healthy: its updates sent again in rounds to find the one that broke the site. */
@@ -68,11 +70,14 @@ export const LIFE: readonly Transition[] = [
   { from: 'looking_after', on: 'healthy, pages as before', to: 'reading_back' },
   { from: 'looking_after', on: 'healthy through a cache not cleared', to: 'ended', status: 'held' },
   { from: 'looking_after', on: 'pages changed (visual)', to: 'ended', status: 'held' },
+  { from: 'looking_after', on: 'broken, on_broken: restore, undo: items_first', to: 'undoing' },
   { from: 'looking_after', on: 'broken, on_broken set', to: 'restoring' },
   { from: 'looking_after', on: 'broken, no on_broken', to: 'ended', status: 'failed' },
   { from: 'looking_after', on: 'halted before the look', to: 'ended', status: 'held' },
   { from: 'reading_back', on: 'runs what was sent', to: 'ended', status: 'succeeded' },
   { from: 'reading_back', on: 'runs another version', to: 'ended', status: 'failed' },
+  { from: 'undoing', on: 'put back by its items, healthy again', to: 'ended', status: 'failed' },
+  { from: 'undoing', on: 'not put back by its items, or still broken', to: 'restoring' },
   { from: 'restoring', on: 'restored healthy, on_broken: isolate', to: 'isolating' },
   { from: 'restoring', on: 'restored (or the restore failed)', to: 'ended', status: 'failed' },
   { from: 'isolating', on: 'rounds ended (found, not reproduced, stopped)', to: 'ended', status: 'failed' },
@@ -90,6 +95,7 @@ export function next(from: LifeState, on: string): Transition {
  * (`ended`: nothing left). One reading for resume's plan and for the executor, so the two never disagree.
  *
  * | record                                                             | state         |
+ * | its items being put back by their own files (undone: sending)      | undoing       |
  * | a restore accepted, not seen to end; or one a halt kept from leaving| restoring     |
  * | isolating; or restored healthy, isolate, never begun               | isolating     |
  * | accepted, its task waits (not a restore point)                     | following     |
@@ -97,11 +103,17 @@ export function next(from: LifeState, on: string): Transition {
  * | anything else                                                      | ended         |
  */
 export function lifeAt(task: TaskSummary, step: Step, known: StepResult): LifeState {
+  if (undoLeft(known)) return 'undoing';
   if (restoreLeft(known)) return 'restoring';
   if (task.health?.on_broken === 'isolate' && isolationLeft(step, known)) return 'isolating';
   if (known.status === 'accepted' && known.operation_id !== null && task.wait && step.role !== 'backup') return 'following';
   if (lookLeft(known) && task.health !== undefined && task.wait && stepHealthUrl(step) !== undefined) return 'looking_after';
   return 'ended';
+}
+
+/** Its items being put back by their own files when a halt came (undo-items.ts): a resume sends again those not seen to succeed, then looks. */
+export function undoLeft(known: StepResult): boolean {
+  return known.undone?.status === 'sending';
 }
 
 /**

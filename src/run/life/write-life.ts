@@ -1,6 +1,6 @@
 import type { HealthVerdict } from '../../health/http/probe.js';
-import { clearsCache } from '../../health/spec.js';
-import { stepHealthUrl, type Plan, type Step, type TaskSummary } from '../../plan/plan.js';
+import { clearsCache, undoesByItems } from '../../health/spec.js';
+import { looksTogether, stepHealthUrl, type Plan, type Step, type TaskSummary } from '../../plan/plan.js';
 import { sleepOn, type Clock } from '../../util/clock.js';
 import { clearCache } from '../cache-clear.js';
 import type { ErrorLogLooks } from '../error-log.js';
@@ -19,6 +19,7 @@ import type { CacheClear, RestorePoint, StepResult } from '../types.js';
 import type { VisualBaseline } from '../visual-gate.js';
 import { heldText, type VisualSeen } from '../visual-outcome.js';
 import type { Watcher, WatchOptions } from '../watcher.js';
+import { healthyByItems, undoByItems } from './undo-items.js';
 
 /** What a guarded write carries from before its send to after its operation. */
 /** What a guarded write carries from before its send to after its operation. */
@@ -145,27 +146,41 @@ export class WriteLife {
     const seen =
       !failsStep && !holdsStep && after?.healthy && guarded.visual ? await this.run.options.visual!.after(step.id, guarded.visual, task.health!) : undefined;
     if (seen) result = withVisual(result, seen);
-    // Broken by this write, and seen healthy just before it: put back from this run's restore point.
-    if ((failsStep || seen?.broken) && guarded.before?.healthy && task.health?.on_broken !== undefined) {
-      // What the site itself said as it broke, read before it is put back.
-      const logged = guarded.log ? await guarded.log.after() : undefined;
-      if (logged) result = { ...result, logged };
-      await this.run.record('update', step, result);
-      this.run.countBreak(task, result);
-      const restored = await restoreBroken(this.restoring(task), step, result, guarded.gate, url);
-      const undone = undoneWrites(this.run.plan.steps, this.run.results, step, restored);
-      for (const [other, was] of undone) await this.run.record('update', other, was);
-      const ended = await this.run.isolator.afterRestore(task, step, restored, guarded, url);
-      if (ended.isolation?.outcome === 'found')
-        this.run.sendAgain(
-          step,
-          undone.map(([other]) => other),
-          guarded,
-        );
-      return ended;
-    }
+    // Broken by this write, and seen healthy just before it: put back (its items' files, or this run's restore point).
+    if ((failsStep || seen?.broken) && guarded.before?.healthy && task.health?.on_broken !== undefined) return this.putBack(task, step, result, guarded, url);
     if (result !== final) await this.run.record('update', step, result);
     return result;
+  }
+
+  /**
+   * A site its write broke, put back: by the items' own files first (health.undo: items_first,
+   * undo-items.ts), else, or when still broken, from this run's restore point; then isolation. A
+   * resume of `undoing` comes here too: the commands already seen to succeed are not sent again.
+   */
+  async putBack(task: TaskSummary, step: Step, broken: StepResult, guarded: Guarded & { gate: HealthGate }, url: string): Promise<StepResult> {
+    // What the site itself said as it broke, read before it is put back.
+    const logged = guarded.log ? await guarded.log.after() : undefined;
+    const result = logged ? { ...broken, logged } : broken;
+    await this.run.record('update', step, result);
+    this.run.countBreak(task, result);
+    // Writes looked at together broke the site together: one write's items are not the group's, so the backup puts them back.
+    const byItems =
+      undoesByItems(task.health!) && !looksTogether(this.run.plan.steps, step)
+        ? await undoByItems(this.restoring(task), step, result, guarded.gate, url)
+        : result;
+    // Healthy again by its items' own files (the site's data kept), or a halt came first: no restore.
+    if (healthyByItems(byItems) || byItems.undone?.status === 'sending') return byItems;
+    const restored = await restoreBroken(this.restoring(task), step, byItems, guarded.gate, url);
+    const undone = undoneWrites(this.run.plan.steps, this.run.results, step, restored);
+    for (const [other, was] of undone) await this.run.record('update', other, was);
+    const ended = await this.run.isolator.afterRestore(task, step, restored, guarded, url);
+    if (ended.isolation?.outcome === 'found')
+      this.run.sendAgain(
+        step,
+        undone.map(([other]) => other),
+        guarded,
+      );
+    return ended;
   }
 
   /**
