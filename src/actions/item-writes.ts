@@ -3,6 +3,7 @@ import type { InstalledItem } from '../inventory/inventory.js';
 import { KIND_TABLE, type Kind, type KindRow } from '../inventory/kinds.js';
 import { orderVersions, versionParts } from '../util/item-version.js';
 import type { RequestSpec } from './action.js';
+import { afterUpdateField } from './after-update.js';
 import { globs } from './schema-parts.js';
 
 /**
@@ -81,9 +82,14 @@ function core(row: KindRow): ItemWrites {
   };
 }
 
+/** Plugins name their own database step to run after their update (after-update.ts). */
+function afterUpdate(writes: ItemWrites): ItemWrites {
+  return { ...writes, pick: { ...writes.pick, after_update: afterUpdateField } };
+}
+
 export const ITEM_WRITES: Record<Kind, ItemWrites> = {
   theme: listed(KIND_TABLE.theme),
-  plugin: listed(KIND_TABLE.plugin),
+  plugin: afterUpdate(listed(KIND_TABLE.plugin)),
   core: core(KIND_TABLE.core),
 };
 

@@ -17,6 +17,7 @@ import {
 } from './fleet.js';
 import { HOSTILE_SSH } from './hostile-names.js';
 import { captureState, putBack } from './backup-state.js';
+import { afterUpdateEffect, filesMove } from './after-update.js';
 import { coreEffect } from './core.js';
 import type { PageCache } from './page-cache.js';
 import type { OperationWork } from './operations.js';
@@ -69,6 +70,8 @@ export interface HandlerContext {
 export interface CoreServing {
   /** True: `wp core update` succeeds and prints nothing, but the version does not move (a failed update that says nothing). */
   updateNoop: boolean;
+  /** True: `wp core update-db` fails with WP-CLI's error, leaving "Database update required" (server.ts, `coreUpdateDbFails`). */
+  updateDbFails: boolean;
 }
 
 /**
@@ -434,14 +437,17 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
   runWpCliCommand(ctx) {
     const e = env(ctx);
     const command = (ctx.body as T.RunWpCliBody).wp_command;
-    const core = coreEffect(ctx.fleet.core, e.wordpressVersion, command.trim().split(/\s+/));
+    const words = command.trim().split(/\s+/);
+    const after = afterUpdateEffect(e, words, ctx.core.updateDbFails);
+    const core = after ?? coreEffect(ctx.fleet.core, e.wordpressVersion, words);
     const failsWith = core && 'failsWith' in core ? core.failsWith : undefined;
     const moveTo = core && 'moveTo' in core && !ctx.core.updateNoop ? core.moveTo : undefined;
     return later(
       e.id,
       () => {
         e.wpCommands.push(command);
-        if (moveTo !== undefined) e.wordpressVersion = moveTo;
+        if (moveTo !== undefined) filesMove(e, moveTo);
+        if (after && 'apply' in after) after.apply(e);
         const printed = wpCliOutput(e, command);
         return printed === null ? null : { result: printed };
       },

@@ -1,0 +1,80 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Report } from '../../src/report/report.js';
+import { databaseUpdateRequired } from '../../src/sim/after-update.js';
+import type { Simulator } from '../../src/sim/server.js';
+import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
+import { useSimulator } from '../helpers/sim.js';
+
+const start = useSimulator();
+
+const playbook = (task: string, action = 'core.update') =>
+  `version: 1\nname: core\nsettings: { rate_limit: 50/s }\ntasks:\n  - name: wp\n    action: ${action}\n    target: { environment: live }\n${task}`;
+
+async function night(sim: Simulator, text: string) {
+  const dir = tempDir();
+  const reportPath = join(dir, 'report.json');
+  const result = await runCli(['run', writePlaybook(text, dir), '--yes', '--report', reportPath], { ...simEnv(sim), SITEFLEET_STATE_DIR: dir });
+  return { ...result, report: JSON.parse(readFileSync(reportPath, 'utf8')) as Report };
+}
+
+const live = (sim: Simulator) => [...sim.fleet.environments.values()].filter((e) => e.displayName === 'live');
+const branch = (v: string) => v.split('.').slice(0, 2).join('.');
+
+describe("WordPress's database step after a core write", () => {
+  it('a core night: every environment that moved across an x.y release has its database step done, and none says "Database update required"', async () => {
+    const { sim } = await start({ sites: 8, seed: 3, operationDelayMs: 0 });
+    const across = live(sim).filter((e) => branch(e.wordpressVersion!) !== '6.7');
+    expect(across.length).toBeGreaterThan(0);
+    const before = sim.log.length;
+    const { code, report } = await night(sim, playbook('    with: { max_bump: major }\n'));
+    expect(code).toBe(0);
+    const writes = report.results.filter((r) => r.step_id);
+    expect(writes.length).toBeGreaterThanOrEqual(across.length);
+    for (const r of writes)
+      expect(r).toMatchObject({
+        status: 'succeeded',
+        database: [{ command: 'wp core update-db', after: 'update', status: 'succeeded', operation_id: expect.any(String) }],
+      });
+    expect(live(sim).filter((e) => databaseUpdateRequired(e))).toEqual([]);
+    for (const e of live(sim)) expect(e.wpCommands.filter((c) => c === 'wp core update-db').length).toBe(writes.some((r) => r.target.env_id === e.id) ? 1 : 0);
+    // One more WP-CLI call per write: its database step.
+    expect(sim.log.slice(before).filter((c) => c.endpoint === 'runWpCliCommand')).toHaveLength(2 * writes.length);
+    // The terminal says it: each write's database step.
+    expect(report.results.find((r) => r.step_id)!.database![0]!.command).toBe('wp core update-db');
+  });
+
+  it('a database step that fails: no write is reported succeeded; each is held database_not_updated, counted, the site still saying so', async () => {
+    const { sim } = await start({ sites: 4, seed: 3, operationDelayMs: 0, coreUpdateDbFails: true });
+    const { code, report, stdout } = await night(sim, playbook('    with: { max_bump: major }\n'));
+    expect(code).not.toBe(0);
+    const writes = report.results.filter((r) => r.step_id);
+    expect(writes.length).toBeGreaterThan(0);
+    for (const r of writes) {
+      expect(r.status).toBe('held');
+      expect(r.held).toMatchObject({ code: 'database_not_updated', counts_against_budget: true });
+      expect(r.database).toEqual([expect.objectContaining({ command: 'wp core update-db', status: 'failed' })]);
+      expect(r.reason).toMatch(/^database_not_updated: the write moved the site/);
+    }
+    const moved = writes.filter(
+      (r) => branch(r.runs![0]!.version) !== branch(sim.fleet.environments.get(r.target.env_id!)!.wordpressDb ?? r.runs![0]!.version),
+    );
+    expect(moved.length).toBeGreaterThan(0);
+    expect(moved.every((r) => databaseUpdateRequired(sim.fleet.environments.get(r.target.env_id!)!))).toBe(true);
+    expect(stdout).toMatch(/database_not_updated/);
+  });
+
+  it('a restore that moved WordPress back runs its database step too, after the restore, the write staying failed', async () => {
+    const { sim } = await start({ sites: 6, seed: 3, operationDelayMs: 0, breakCore: ['6.7.2'] });
+    const task = `    backup_first: true\n    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: restore }\n    max_failures: 0\n    rollout: { canary: 1, waves: ["100%"] }\n`;
+    const { report } = await night(sim, playbook(task));
+    const canary = report.results.find((r) => r.step_id && !r.step_id.endsWith(':backup') && r.status === 'failed')!;
+    expect(canary).toMatchObject({ restored: { status: 'succeeded' } });
+    expect(canary.database!.map((d) => [d.command, d.after, d.status])).toEqual([
+      ['wp core update-db', 'update', 'succeeded'],
+      ['wp core update-db', 'restore', 'succeeded'],
+    ]);
+    expect(databaseUpdateRequired(sim.fleet.environments.get(canary.target.env_id!)!)).toBe(false);
+  });
+});
