@@ -498,6 +498,8 @@ function taskSummary({ task, action, backupTag }: TaskInPlan, playbook: Playbook
     task.rollout !== undefined ||
     task.health !== undefined ||
     task.backup_first !== undefined ||
+    // An item's own step (after_update) follows its write's operation.
+    Array.isArray(task.with.after_update) ||
     (task.wait ?? playbook.settings.wait ?? false);
   const timeout = task.timeout ?? playbook.settings.wait_timeout;
   return {

@@ -28,10 +28,11 @@ describe("WordPress's database step after a core write", () => {
     const across = live(sim).filter((e) => branch(e.wordpressVersion!) !== '6.7');
     expect(across.length).toBeGreaterThan(0);
     const before = sim.log.length;
-    const { code, report } = await night(sim, playbook('    with: { max_bump: major }\n'));
+    const { code, report, stdout } = await night(sim, playbook('    with: { max_bump: major }\n'));
     expect(code).toBe(0);
     const writes = report.results.filter((r) => r.step_id);
     expect(writes.length).toBeGreaterThanOrEqual(across.length);
+    expect(stdout).toContain(`database (wp): wp core update-db: ${writes.length} succeeded\n`);
     for (const r of writes)
       expect(r).toMatchObject({
         status: 'succeeded',
@@ -41,8 +42,6 @@ describe("WordPress's database step after a core write", () => {
     for (const e of live(sim)) expect(e.wpCommands.filter((c) => c === 'wp core update-db').length).toBe(writes.some((r) => r.target.env_id === e.id) ? 1 : 0);
     // One more WP-CLI call per write: its database step.
     expect(sim.log.slice(before).filter((c) => c.endpoint === 'runWpCliCommand')).toHaveLength(2 * writes.length);
-    // The terminal says it: each write's database step.
-    expect(report.results.find((r) => r.step_id)!.database![0]!.command).toBe('wp core update-db');
   });
 
   it('a database step that fails: no write is reported succeeded; each is held database_not_updated, counted, the site still saying so', async () => {
@@ -62,7 +61,7 @@ describe("WordPress's database step after a core write", () => {
     );
     expect(moved.length).toBeGreaterThan(0);
     expect(moved.every((r) => databaseUpdateRequired(sim.fleet.environments.get(r.target.env_id!)!))).toBe(true);
-    expect(stdout).toMatch(/database_not_updated/);
+    expect(stdout).toContain(`database (wp): wp core update-db: ${writes.length} failed (held database_not_updated)\n`);
   });
 
   it('a restore that moved WordPress back runs its database step too, after the restore, the write staying failed', async () => {
@@ -76,5 +75,34 @@ describe("WordPress's database step after a core write", () => {
       ['wp core update-db', 'restore', 'succeeded'],
     ]);
     expect(databaseUpdateRequired(sim.fleet.environments.get(canary.target.env_id!)!)).toBe(false);
+  });
+});
+
+describe('with.after_update: an item’s own step after its update', () => {
+  it('plugins.update with after_update: [woocommerce] runs `wp wc update` where a write updated WooCommerce, and only there', async () => {
+    const { sim } = await start({ sites: 6, seed: 3, operationDelayMs: 0 });
+    // Two shops behind on WooCommerce, the other sites without it.
+    const versions = sim.fleet.pluginCatalog.get('woocommerce')!.versions;
+    for (const e of live(sim)) e.plugins.delete('woocommerce');
+    const shops = live(sim).slice(0, 2);
+    for (const e of shops) e.plugins.set('woocommerce', { version: versions[0]!, status: 'active', updateStatus: 'none', autoUpdateType: 'none' });
+    const { code, report } = await night(sim, playbook('    with: { plugins: [woocommerce, jetpack], after_update: [woocommerce] }\n', 'plugins.update'));
+    expect(code).toBe(0);
+    const writes = report.results.filter((r) => r.step_id);
+    for (const r of writes) {
+      const shop = shops.some((e) => e.id === r.target.env_id);
+      expect(r.database ?? [], r.target.env_id).toEqual(
+        shop ? [expect.objectContaining({ command: 'wp wc update', after: 'update', status: 'succeeded' })] : [],
+      );
+    }
+    for (const e of live(sim)) expect(e.wpCommands.filter((c) => c === 'wp wc update').length).toBe(shops.includes(e) ? 1 : 0);
+  });
+
+  it('a slug outside the fixed list is refused by the playbook, naming the field', async () => {
+    const { sim } = await start({ sites: 2, seed: 3 });
+    const res = await runCli(['run', writePlaybook(playbook('    with: { after_update: [jetpack] }\n', 'plugins.update')), '--yes'], simEnv(sim));
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/tasks\.0\.with\.after_update\.0: must be one of "woocommerce"/);
+    expect(sim.log.filter((c) => c.method !== 'GET')).toEqual([]);
   });
 });

@@ -47,8 +47,15 @@ export function databaseCommands(task: TaskSummary, step: Step): string[] {
  * looked at (heldByDatabase holds it once its life ended).
  */
 export async function updateDatabase(ctx: DatabaseContext, task: TaskSummary, step: Step, result: StepResult): Promise<StepResult> {
-  if (result.status !== 'succeeded') return result;
-  return runAll(ctx, step, result, databaseCommands(task, step), 'update');
+  // Resume: a write a halt held with its step left under way is taken on as the succeeded write it was.
+  const open = result.held?.code === 'database_not_updated' && databaseLeft(result) ? reopened(result) : result;
+  if (open.status !== 'succeeded') return result;
+  return runAll(ctx, step, open, databaseCommands(task, step), 'update');
+}
+
+function reopened(result: StepResult): StepResult {
+  const { held: _held, ...rest } = result;
+  return { ...rest, status: 'succeeded', reason: null };
 }
 
 /** After a restore that put a core write's environment back (its WordPress moved again): WordPress's database step. */
