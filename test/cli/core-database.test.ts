@@ -39,6 +39,14 @@ describe("WordPress's database step after a core write", () => {
         database: [{ command: 'wp core update-db', after: 'update', status: 'succeeded', operation_id: expect.any(String) }],
       });
     expect(live(sim).filter((e) => databaseUpdateRequired(e))).toEqual([]);
+    const shown = await Promise.all(
+      live(sim)
+        .filter((e) => e.domains.length > 0)
+        .map(async (e) =>
+          (await (await fetch(`${sim.siteUrl.replace('{{domain}}', e.domains[0]!.name)}wp-admin/`)).text()).includes('Database update required'),
+        ),
+    );
+    expect(shown.filter(Boolean)).toEqual([]);
     for (const e of live(sim)) expect(e.wpCommands.filter((c) => c === 'wp core update-db').length).toBe(writes.some((r) => r.target.env_id === e.id) ? 1 : 0);
     // One more WP-CLI call per write: its database step.
     expect(sim.log.slice(before).filter((c) => c.endpoint === 'runWpCliCommand')).toHaveLength(2 * writes.length);
@@ -61,6 +69,10 @@ describe("WordPress's database step after a core write", () => {
     );
     expect(moved.length).toBeGreaterThan(0);
     expect(moved.every((r) => databaseUpdateRequired(sim.fleet.environments.get(r.target.env_id!)!))).toBe(true);
+    // Its wp-admin says so, as WordPress's does.
+    const env = sim.fleet.environments.get(moved[0]!.target.env_id!)!;
+    const admin = await fetch(`${sim.siteUrl.replace('{{domain}}', env.domains[0]!.name)}wp-admin/`);
+    expect(await admin.text()).toContain('<h1>Database update required</h1>');
     expect(stdout).toContain(`database (wp): wp core update-db: ${writes.length} failed (held database_not_updated)\n`);
   });
 

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { AFTER_UPDATE, CORE_DATABASE } from '../../src/actions/after-update.js';
 import type { Step, TaskSummary } from '../../src/plan/plan.js';
 import type { CallOutcome, CallPort } from '../../src/run/caller.js';
-import { databaseCommands, heldByDatabase, updateDatabase, type DatabaseContext } from '../../src/run/life/database-step.js';
+import { databaseCommands } from '../../src/plan/database-commands.js';
+import { heldByDatabase, updateDatabase, type DatabaseContext } from '../../src/run/life/database-step.js';
 import type { DatabaseRun, StepResult } from '../../src/run/types.js';
 import type { Watcher } from '../../src/run/watcher.js';
 

@@ -1,6 +1,6 @@
 import { reasonText, writeAnswer } from '../../api/answer.js';
-import { AFTER_UPDATE, CORE_DATABASE } from '../../actions/after-update.js';
-import { ITEM_WRITES } from '../../actions/item-writes.js';
+import { CORE_DATABASE } from '../../actions/after-update.js';
+import { databaseCommands } from '../../plan/database-commands.js';
 import type { Step, TaskSummary } from '../../plan/plan.js';
 import type { CallPort } from '../caller.js';
 import { PRIORITY } from '../rate-budget.js';
@@ -29,16 +29,6 @@ export interface DatabaseContext {
   record(step: Step, result: StepResult): Promise<void>;
   /** A halt: a command not yet sent is not sent (`not sent`; resume sends it). */
   interrupt: AbortSignal;
-}
-
-/** The commands a write's success calls for: WordPress's database step for a core write, the items' own for the slugs the task names. */
-export function databaseCommands(task: TaskSummary, step: Step): string[] {
-  if (step.role !== undefined) return []; // a restore point or a staging run of another step: not a write of the task's items
-  if (task.action === 'core.update') return [CORE_DATABASE];
-  if (task.action !== 'plugins.update' || !task.after_update) return [];
-  const writes = ITEM_WRITES.plugin;
-  const written = new Set([writes.pinnedOf(step.body)?.name, ...writes.bulkNames(step.body)]);
-  return task.after_update.filter((slug) => written.has(slug)).flatMap((slug) => AFTER_UPDATE[slug] ?? []);
 }
 
 /**
