@@ -3,7 +3,7 @@ import type { InstalledItem } from '../inventory/inventory.js';
 import { KIND_TABLE, type Kind, type KindRow } from '../inventory/kinds.js';
 import { orderVersions, versionParts } from '../util/item-version.js';
 import type { RequestSpec } from './action.js';
-import { afterUpdateField } from './after-update.js';
+import { AFTER_UPDATE, afterUpdateField, CORE_DATABASE } from './after-update.js';
 import { globs } from './schema-parts.js';
 
 /**
@@ -26,6 +26,8 @@ export interface ItemWrites {
   pinnedOf(body: unknown): { name: string; update_version: string } | undefined;
   /** The items a bulk body names. */
   bulkNames(body: unknown): string[];
+  /** The commands that follow a write of this kind whose operation succeeded (after-update.ts), by the slugs a task names. */
+  followUp?(body: unknown, afterUpdate: readonly string[] | undefined): string[];
 }
 
 /** WP-CLI's own update command, with the only version it may name: a numbered one the plan judged. */
@@ -79,12 +81,21 @@ function core(row: KindRow): ItemWrites {
       return m ? { name: row.only!, update_version: m[1]! } : undefined;
     },
     bulkNames: () => [],
+    // `wp core update` leaves the database as it was: WordPress's own step follows every core write.
+    followUp: () => [CORE_DATABASE],
   };
 }
 
 /** Plugins name their own database step to run after their update (after-update.ts). */
 function afterUpdate(writes: ItemWrites): ItemWrites {
-  return { ...writes, pick: { ...writes.pick, after_update: afterUpdateField } };
+  return {
+    ...writes,
+    pick: { ...writes.pick, after_update: afterUpdateField },
+    followUp(body, named) {
+      const written = new Set([writes.pinnedOf(body)?.name, ...writes.bulkNames(body)]);
+      return (named ?? []).filter((slug) => written.has(slug)).flatMap((slug) => AFTER_UPDATE[slug] ?? []);
+    },
+  };
 }
 
 export const ITEM_WRITES: Record<Kind, ItemWrites> = {

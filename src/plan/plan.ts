@@ -126,7 +126,7 @@ export interface TaskSummary {
   backup_first?: { tag: string; keep?: number };
   /** A task that takes manual backups (its with.keep): the newest of its backups on an environment that stay. */
   keep_backups?: number;
-  /** `plugins.update` `with.after_update`: the item slugs whose own database step runs after a write updated them (life/database-step.ts). */
+  /** The plugins task's `with.after_update`: the item slugs whose own database step runs after a write updated them (life/database-step.ts). */
   after_update?: string[];
 }
 

@@ -61,6 +61,8 @@ describe('the database step', () => {
   it('a core write calls for wp core update-db; a plugins write for the own step of the slugs its task names that it wrote; a restore point for nothing', () => {
     expect(databaseCommands(core, coreStep)).toEqual(['wp core update-db']);
     expect(databaseCommands(core, step({}, 'backup'))).toEqual([]);
+    // A staging run moves its own environment's WordPress: its database step runs there too.
+    expect(databaseCommands(core, step({ wp_command: 'wp core update --version=6.7.2' }, 'staging'))).toEqual(['wp core update-db']);
     expect(databaseCommands(plugins, step({ plugins: [{ name: 'jetpack' }, { name: 'woocommerce' }] }))).toEqual(['wp wc update']);
     expect(databaseCommands(plugins, step({ name: 'woocommerce', update_version: '9.1.0' }))).toEqual(['wp wc update']);
     expect(databaseCommands(plugins, step({ plugins: [{ name: 'jetpack' }] }))).toEqual([]);

@@ -50,7 +50,7 @@ function reopened(result: StepResult): StepResult {
 
 /** After a restore that put a core write's environment back (its WordPress moved again): WordPress's database step. */
 export async function updateDatabaseAfterRestore(ctx: DatabaseContext, task: TaskSummary, step: Step, result: StepResult): Promise<StepResult> {
-  if (task.action !== 'core.update' || result.restored?.status !== 'succeeded') return result;
+  if (!databaseCommands(task, step).includes(CORE_DATABASE) || result.restored?.status !== 'succeeded') return result;
   return runAll(ctx, step, result, [CORE_DATABASE], 'restore');
 }
 
