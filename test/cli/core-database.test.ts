@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Report } from '../../src/report/report.js';
+import type { StepResult } from '../../src/run/types.js';
 import { databaseUpdateRequired } from '../../src/sim/after-update.js';
 import type { Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
@@ -116,5 +117,29 @@ describe('with.after_update: an item’s own step after its update', () => {
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(/tasks\.0\.with\.after_update\.0: must be one of "woocommerce"/);
     expect(sim.log.filter((c) => c.method !== 'GET')).toEqual([]);
+  });
+});
+
+describe('the database step, resumed', () => {
+  it('a run that died as the database step was journaled sending: resume sends it again (safe to repeat) and the write ends succeeded', async () => {
+    const { sim } = await start({ sites: 4, seed: 3, operationDelayMs: 0 });
+    const dir = tempDir();
+    const report = join(dir, 'r.json');
+    const journal = join(dir, 'r.journal.jsonl');
+    const env = { ...simEnv(sim), SITEFLEET_STATE_DIR: dir };
+    expect((await runCli(['run', writePlaybook(playbook('    with: { max_bump: major }\n'), dir), '--yes', '--report', report], env)).code).toBe(0);
+    // As if killed right after the first database step was journaled `sending`: every later record lost.
+    const lines = readFileSync(journal, 'utf8').trim().split('\n');
+    const cut = lines.findIndex((l) => (JSON.parse(l) as { result?: StepResult }).result?.database?.[0]?.status === 'sending');
+    expect(cut).toBeGreaterThan(0);
+    const stepId = (JSON.parse(lines[cut]!) as { step: string }).step;
+    writeFileSync(journal, `${lines.slice(0, cut + 1).join('\n')}\n`);
+    const resumed = await runCli(['resume', report, '--yes'], env);
+    expect(resumed.code).toBe(0);
+    const step = (JSON.parse(readFileSync(report, 'utf8')) as Report).results.find((r) => r.step_id === stepId)!;
+    expect(step).toMatchObject({ status: 'succeeded', database: [{ command: 'wp core update-db', after: 'update', status: 'succeeded' }] });
+    const moved = sim.fleet.environments.get(step.target.env_id!)!;
+    expect(moved.wpCommands.filter((c) => c === 'wp core update-db')).toHaveLength(2);
+    expect(databaseUpdateRequired(moved)).toBe(false);
   });
 });
