@@ -143,3 +143,23 @@ describe('the database step, resumed', () => {
     expect(databaseUpdateRequired(moved)).toBe(false);
   });
 });
+
+describe('the database step in a group (rollout.together)', () => {
+  it('a core write looked at with its themes write: the group is looked at, then a write whose database step failed is held', async () => {
+    const { sim } = await start({ sites: 8, seed: 3, operationDelayMs: 0, coreUpdateDbFails: true });
+    const text =
+      `version: 1\nname: n\nsettings: { rate_limit: 50/s }\ntasks:\n` +
+      `  - name: themes\n    action: themes.update\n    target: { environment: live }\n    backup_first: true\n` +
+      `    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: restore }\n` +
+      `  - name: wp\n    action: core.update\n    target: { environment: live }\n    with: { max_bump: major }\n    rollout: { together: themes }\n`;
+    const { report } = await night(sim, text);
+    const core = report.results.filter((r) => r.step_id && r.task === 'wp' && r.role !== 'backup');
+    const themed = new Set(report.results.filter((r) => r.step_id && r.task === 'themes' && r.role !== 'backup').map((r) => r.target.env_id));
+    expect(core.filter((r) => themed.has(r.target.env_id)).length).toBeGreaterThan(0);
+    for (const r of core) {
+      expect(r.status, r.target.env_id).toBe('held');
+      expect(r.held?.code).toBe('database_not_updated');
+      expect(r.health?.outcome, r.target.env_id).toBe('healthy');
+    }
+  });
+});

@@ -97,6 +97,16 @@ export class WriteLife {
       await this.run.record('update', step, shared);
       this.run.countFailure(this.run.taskOf(step), this.run.budgetOf(this.run.taskOf(step)), shared);
     }
+    for (const step of done) await this.holdGrouped(step);
+  }
+
+  /** A write of a group whose database step did not succeed: held once the group was looked at, and counted. */
+  private async holdGrouped(step: Step): Promise<void> {
+    const now = this.run.results.get(step.id)!;
+    const held = heldByDatabase(now);
+    if (held === now) return;
+    await this.run.record('update', step, held);
+    this.run.countFailure(this.run.taskOf(step), this.run.budgetOf(this.run.taskOf(step)), held);
   }
 
   /**
@@ -106,7 +116,8 @@ export class WriteLife {
   async afterOperation(task: TaskSummary, step: Step, operated: StepResult, guarded: Guarded): Promise<StepResult> {
     // Before the look: the site is judged as it is once its database step ran (updating_database).
     const ended = await this.afterDatabaseStep(task, step, await updateDatabase(this.databaseContext(task), task, step, operated), guarded);
-    return this.databaseAfterLife(task, step, ended);
+    // A grouped write is held for its database step once its group was looked at (lookAfterGroup).
+    return guarded.grouped ? ended : this.databaseAfterLife(task, step, ended);
   }
 
   /** The life after the write's operation and its database step: a restore point's id, or the look after. */
