@@ -104,6 +104,9 @@ export async function coreCalls(dir) {
     const results = JSON.parse(readFileSync(report, 'utf8')).results.filter((r) => r.step_id !== null);
     const after = await coreInventory(sim);
     const commands = endpointCount(log, 'runWpCliCommand');
+    // Each update is two commands: `wp core update`, then its database step (`wp core update-db`).
+    const updates = results.length;
+    const databaseSteps = results.filter((r) => r.database?.[0]?.status === 'succeeded').length;
     const polls = endpointCount(log, 'getOperation');
     const listing = endpointCount(log, 'listSites');
     const others = log.length - commands - polls - listing;
@@ -114,15 +117,16 @@ export async function coreCalls(dir) {
     const readBack = succeeded.every((r) => r.runs?.[0]?.version === NEW && after.get(r.target.env_id) === NEW);
     const figures = {
       environments: after.size,
-      updates_sent: commands,
+      updates_sent: updates,
+      database_steps_done: databaseSteps,
       calls: log.length,
-      calls_per_update: round(log.length / commands, 3),
-      breakdown: `${commands} commands + ${polls} operation polls + ${listing} site-listing reads + ${others} other calls ${JSON.stringify(
+      calls_per_update: round(log.length / updates, 3),
+      breakdown: `${commands} commands (updates and database steps) + ${polls} operation polls + ${listing} site-listing reads + ${others} other calls ${JSON.stringify(
         byEndpoint(log.filter((e) => !['runWpCliCommand', 'getOperation', 'listSites'].includes(e.endpoint))),
       )}`,
       polls_per_operation: round(polls / commands, 3),
-      read_back_calls_per_update: round((listing - 1) / commands, 4),
-      least_calls_per_update: `${round((2 * commands + 2) / commands, 3)} (a command and one poll each, a listing read to plan and one to read back)`,
+      read_back_calls_per_update: round((listing - 1) / updates, 4),
+      least_calls_per_update: `${round((2 * commands + 2) / updates, 3)} (two commands and a poll each, the update and its database step; a listing read to plan and one to read back)`,
       succeeded: `${succeeded.length}/${results.length}, each naming ${NEW} read back: ${readBack}`,
       on_new_release_after: [...after.values()].filter((v) => v === NEW).length,
       wall_ms: Math.round(wallMs),
@@ -134,14 +138,15 @@ export async function coreCalls(dir) {
       name: `27. API calls per core update, plan, waiting and read-back included (${after.size} environments, all behind; core.update to ${NEW}, ops 2–6 s, ${R}/s)`,
       figures,
       target:
-        '≤ 2.3 API calls per core update (commands, operation polls, site-listing reads); the read-back one site-listing read for the task; zero 429; every step succeeded, naming the release the simulator runs',
+        '≤ 4.6 API calls per core update (the update and its database step, their operation polls, site-listing reads); every database step done; the read-back one site-listing read for the task; zero 429; every step succeeded, naming the release the simulator runs',
       met:
-        figures.calls_per_update <= 2.3 &&
+        figures.calls_per_update <= 4.6 &&
+        databaseSteps === updates &&
         listing === 2 &&
         figures.answered_429 === 0 &&
         res.code === 0 &&
         succeeded.length === results.length &&
-        commands === results.length &&
+        commands === 2 * updates &&
         readBack &&
         figures.on_new_release_after === after.size,
     };

@@ -265,6 +265,12 @@ interface ActionBase<W extends object> {
    */
   readsBackConfirmed?(step: StepOutcome): boolean;
   /**
+   * The commands that follow a write of this action whose operation succeeded (the life's database
+   * step, run/life/database-step.ts), by what its body updates and the slugs the task names
+   * (`with.after_update`): constants of after-update.ts, never text from the service.
+   */
+  followUp?(body: unknown, afterUpdate: readonly string[] | undefined): string[];
+  /**
    * How a batch of this action's operations can be confirmed by one read of the listing instead of a
    * poll each. The listing only ever confirms success: a step it does not show done is polled, since
    * a failure's message is only in the operation's answer. Without this hook every operation is polled.

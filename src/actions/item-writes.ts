@@ -3,6 +3,7 @@ import type { InstalledItem } from '../inventory/inventory.js';
 import { KIND_TABLE, type Kind, type KindRow } from '../inventory/kinds.js';
 import { orderVersions, versionParts } from '../util/item-version.js';
 import type { RequestSpec } from './action.js';
+import { AFTER_UPDATE, afterUpdateField, CORE_DATABASE } from './after-update.js';
 import { globs } from './schema-parts.js';
 
 /**
@@ -30,6 +31,8 @@ export interface ItemWrites {
    * items_first); undefined when the name or the version is not one a command may take (PUT_BACK_TEXT).
    */
   putBack(envId: string, item: { name: string; version: string }): RequestSpec | undefined;
+  /** The commands that follow a write of this kind whose operation succeeded (after-update.ts), by the slugs a task names. */
+  followUp?(body: unknown, afterUpdate: readonly string[] | undefined): string[];
 }
 
 /** WP-CLI's own update command, with the only version it may name: a numbered one the plan judged. */
@@ -97,12 +100,26 @@ function core(row: KindRow): ItemWrites {
     bulkNames: () => [],
     // A downgrade: WP-CLI moves to an older release only with --force.
     putBack: (envId, t) => (NUMBERED_TEXT.test(t.version) ? wpCommand(envId, `wp core update --version=${t.version} --force`) : undefined),
+    // `wp core update` leaves the database as it was: WordPress's own step follows every core write.
+    followUp: () => [CORE_DATABASE],
+  };
+}
+
+/** Plugins name their own database step to run after their update (after-update.ts). */
+function afterUpdate(writes: ItemWrites): ItemWrites {
+  return {
+    ...writes,
+    pick: { ...writes.pick, after_update: afterUpdateField },
+    followUp(body, named) {
+      const written = new Set([writes.pinnedOf(body)?.name, ...writes.bulkNames(body)]);
+      return (named ?? []).filter((slug) => written.has(slug)).flatMap((slug) => AFTER_UPDATE[slug] ?? []);
+    },
   };
 }
 
 export const ITEM_WRITES: Record<Kind, ItemWrites> = {
   theme: listed(KIND_TABLE.theme),
-  plugin: listed(KIND_TABLE.plugin),
+  plugin: afterUpdate(listed(KIND_TABLE.plugin)),
   core: core(KIND_TABLE.core),
 };
 

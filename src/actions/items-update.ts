@@ -68,6 +68,7 @@ export function itemsUpdate(row: KindRow): Action<ItemsUpdateWith> {
     readBack: (step, listing) => readBackOf(row, step, runsOf(row, step, listing)),
     // A pinned step the listing confirmed is read again: the report records what the environment runs.
     readsBackConfirmed: (step) => writes.pinnedOf(step.body) !== undefined,
+    ...(writes.followUp ? { followUp: (body: unknown, named: readonly string[] | undefined) => writes.followUp!(body, named) } : {}),
     ...(row.listingConfirms ? { confirmBatch: confirmByListing(row) } : {}),
     // The versions the policy judged are the ones the update moved between.
     record: (step) => ({ heading: row.heading, text: step.precondition ?? `${namesOf(step).join(', ')} updated` }),

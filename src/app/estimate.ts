@@ -60,6 +60,7 @@ export function estimateLines(plan: Plan, pace: Runtime['pace'], history: Learne
       ...(t.createMs > 0 ? [`creating-call lane ${formatDuration(t.createMs / 1000)}`] : []),
       ...(t.clears > 0 ? [`${t.clears} cache clears`] : []),
       ...(t.readBacks > 0 ? [`${t.readBacks} read-backs`] : []),
+      ...(t.databaseSteps > 0 ? [`${t.databaseSteps} database steps`] : []),
       ops,
       ...(t.afterMs !== undefined ? [`clear and look ~${formatDuration(t.afterMs / 1000)} each (${source(t.afterLearned, 'last run')})`] : []),
     ];

@@ -2,6 +2,7 @@ import { targetNoun } from '../actions/action.js';
 import { taskCounts } from '../report/task-counts.js';
 import { isProblem, problemCount } from '../run/types.js';
 import { ACTIONS, restoreFrom } from '../actions/index.js';
+import { databaseLines } from '../report/database-lines.js';
 import { commandText, groupOf, nextCommand, type NextCommand } from '../report/ci-formats.js';
 import { styleText } from 'node:util';
 import type { Io, Output } from '../app/io.js';
@@ -206,6 +207,7 @@ export function renderSummary(report: Report, reportPath: string, paint: Painter
     const counts = healthCounts(report.results.filter((r) => groupOf(r) === task));
     if (counts) lines.push(`health (${terminalName(task)}): ${counts}`);
   }
+  for (const { task, text } of databaseLines(report.results)) lines.push(`database (${terminalName(task)}): ${terminalMessage(text)}`);
   lines.push(...answerLines(report).map(terminalMessage));
   const unseen = pagesNotLookedAt(report);
   if (unseen) lines.push(paint('yellow', unseen));

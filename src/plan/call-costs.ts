@@ -3,6 +3,7 @@ import type { Action } from '../actions/action.js';
 import { creates } from '../api/endpoints.js';
 import { clearsCache } from '../health/spec.js';
 import { KIND_TABLE, BASE_KIND } from '../inventory/kinds.js';
+import { databaseCommands } from './database-commands.js';
 import { stepHealthUrl, type Step, type TaskSummary } from './plan.js';
 
 /**
@@ -18,9 +19,10 @@ import { stepHealthUrl, type Step, type TaskSummary } from './plan.js';
  * | cache clear   | guarded write (health.clear_cache)              | 1 + 1.1 polls       | 0              | the clear's operation; 1 / 10 s an env |
  * | look          | guarded write (before and after)                | 0 (the site's page) | 0              | the page (learned with the clear)      |
  * | read-back     | wave (company listing) or written environment   | 1                   | 0              | - (after the wave's lives)             |
+ * | database step | command after a write (wp core update-db)       | 1 + 1.1 polls       | 0              | its operation                          |
  * | pause         | gap between two waves                           | 0                   | 0              | rollout.pause                          |
  */
-export type CallClass = 'write' | 'poll' | 'restore point' | 'cache clear' | 'read-back';
+export type CallClass = 'write' | 'poll' | 'restore point' | 'cache clear' | 'read-back' | 'database step';
 
 export interface CallCost {
   /** Slots of the general budget one of these takes (its own call, its polls, its reads). */
@@ -56,6 +58,8 @@ export const CALL_COSTS: Readonly<Record<CallClass, CallCost>> = {
   // The clear and its poll: the look after waits for it.
   'cache clear': { general: 1 + POLLS_PER_OPERATION, create: 0 },
   'read-back': { general: 1, create: 0 },
+  // A WP-CLI command after the write and its poll (life/database-step.ts): the life waits for it.
+  'database step': { general: 1 + POLLS_PER_OPERATION, create: 0 },
 };
 
 /** What a wave does, counted by class. */
@@ -68,6 +72,8 @@ export interface WaveCounts {
   restorePoints: number;
   clears: number;
   readBacks: number;
+  /** Commands after the writes (WordPress's database step, with.after_update), each with its poll. */
+  databaseSteps: number;
 }
 
 /** A wave's calls by class, as the run makes them (the executor, the life, verify.ts). */
@@ -84,6 +90,7 @@ export function countWave(task: TaskSummary, steps: readonly Step[]): WaveCounts
     restorePoints: steps.length - writes.length,
     clears,
     readBacks: action ? readBackReads(action, task, writes) : 0,
+    databaseSteps: task.wait ? writes.reduce((n, s) => n + databaseCommands(task, s).length, 0) : 0,
   };
 }
 
@@ -95,6 +102,7 @@ export function slotsOf(counts: WaveCounts): { general: number; create: number }
     ['restore point', counts.restorePoints],
     ['cache clear', counts.clears],
     ['read-back', counts.readBacks],
+    ['database step', counts.databaseSteps],
   ];
   const general = rows.reduce((sum, [c, n]) => sum + CALL_COSTS[c].general * n, 0);
   const create = rows.reduce((sum, [c, n]) => sum + CALL_COSTS[c].create * n, 0) + counts.creatingWrites;

@@ -2,6 +2,7 @@ import { restorePoint } from '../actions/index.js';
 import { creates } from '../api/endpoints.js';
 import { clearsCache } from '../health/spec.js';
 import { CLEAR_GAP_MS, countWave, DOCUMENTED_CREATE_PER_SECOND, slotsOf, type WaveCounts } from './call-costs.js';
+import { databaseCommands } from './database-commands.js';
 import type { Plan, Step, TaskSummary } from './plan.js';
 
 /**
@@ -42,6 +43,8 @@ export interface TaskEstimate {
   restorePoints: number;
   clears: number;
   readBacks: number;
+  /** Commands after the writes (WordPress's database step, with.after_update). */
+  databaseSteps: number;
   /** Time the task's creating calls take in their lane alone (ms). */
   createMs: number;
   /** The operation duration used (ms), and where it came from. */
@@ -84,7 +87,7 @@ export function estimateRun(plan: Plan, input: EstimateInput): Estimate {
     const times = lifeTimes(task, input);
     const waves = [...new Set(steps.map((s) => s.wave ?? 0))].sort((a, b) => a - b);
     const start = clock;
-    const sum: WaveCounts = { writes: 0, creatingWrites: 0, polls: 0, restorePoints: 0, clears: 0, readBacks: 0 };
+    const sum: WaveCounts = { writes: 0, creatingWrites: 0, polls: 0, restorePoints: 0, clears: 0, readBacks: 0, databaseSteps: 0 };
     let createMs = 0;
     for (const [i, wave] of waves.entries()) {
       const inWave = steps.filter((s) => (s.wave ?? 0) === wave);
@@ -93,7 +96,8 @@ export function estimateRun(plan: Plan, input: EstimateInput): Estimate {
       const { general, create } = slotsOf({ ...counts, readBacks: 0 });
       const lanesMs = Math.max((general / input.perSecond) * 1000, (create / createPerSecond) * 1000);
       createMs += (create / createPerSecond) * 1000;
-      const lives = task.wait || task.backup_first ? livesMs(inWave, { ...input, createPerSecond }, times, task.wait === true) : 0;
+      const lives =
+        task.wait || task.backup_first ? livesMs(inWave, { ...input, createPerSecond }, times, task.wait === true, (s) => databaseCommands(task, s).length) : 0;
       // The read-back reads what the wave's lives wrote, once they all ended.
       const ms = Math.max(lanesMs, lives) + (counts.readBacks / input.perSecond) * 1000;
       if (input.availableMs !== undefined) left += leftOf(inWave, clock, lanesMs, input.availableMs);
@@ -108,6 +112,7 @@ export function estimateRun(plan: Plan, input: EstimateInput): Estimate {
       restorePoints: sum.restorePoints,
       clears: sum.clears,
       readBacks: sum.readBacks,
+      databaseSteps: sum.databaseSteps,
       createMs,
       ...(task.wait ? { operationMs: times.operationMs, learned: input.learned.has(task.action) } : {}),
       ...(task.backup_first ? { backupMs: times.backupMs, backupLearned: input.learned.has(restorePoint.action.name) } : {}),
@@ -137,14 +142,15 @@ function lifeTimes(task: TaskSummary, input: EstimateInput): LifeTimes {
  * then its backup's operation, and each of its writes in turn (operation, clear, look), its clears at
  * least CLEAR_GAP_MS apart.
  */
-function livesMs(steps: Step[], input: EstimateInput & { createPerSecond: number }, t: LifeTimes, waits: boolean): number {
-  const envs = new Map<string, { creating: number; writes: number; order: number }>();
+function livesMs(steps: Step[], input: EstimateInput & { createPerSecond: number }, t: LifeTimes, waits: boolean, databaseOf: (s: Step) => number): number {
+  const envs = new Map<string, { creating: number; writes: number; database: number; order: number }>();
   let creating = 0;
   for (const s of steps) {
     const key = s.target.env_id ?? s.lock ?? s.id;
-    const env = envs.get(key) ?? { creating: -1, writes: 0, order: envs.size };
+    const env = envs.get(key) ?? { creating: -1, writes: 0, database: 0, order: envs.size };
     if (env.creating < 0 && (s.role === 'backup' || creates(s.endpoint))) env.creating = creating++;
     if (s.role !== 'backup') env.writes++;
+    env.database += databaseOf(s);
     envs.set(key, env);
   }
   const perLife = steps.length / envs.size;
@@ -154,7 +160,9 @@ function livesMs(steps: Step[], input: EstimateInput & { createPerSecond: number
     const fromBudget = (((env.order + 1) * perLife) / input.perSecond) * 1000;
     const cycle = (waits ? t.operationMs : 0) + t.afterMs;
     const gaps = t.clears ? Math.max(0, CLEAR_GAP_MS - cycle) * Math.max(0, env.writes - 1) : 0;
-    end = Math.max(end, Math.max(fromLane, fromBudget) + t.backupMs + env.writes * cycle + gaps);
+    // Each database step (wp core update-db after a core write) is one more operation the life waits for.
+    const database = waits ? env.database * t.operationMs : 0;
+    end = Math.max(end, Math.max(fromLane, fromBudget) + t.backupMs + env.writes * cycle + database + gaps);
   }
   return end;
 }

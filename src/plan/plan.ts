@@ -131,6 +131,8 @@ export interface TaskSummary {
   backup_first?: { tag: string; keep?: number };
   /** A task that takes manual backups (its with.keep): the newest of its backups on an environment that stay. */
   keep_backups?: number;
+  /** The plugins task's `with.after_update`: the item slugs whose own database step runs after a write updated them (life/database-step.ts). */
+  after_update?: string[];
 }
 
 export interface Plan {
@@ -501,6 +503,8 @@ function taskSummary({ task, action, backupTag }: TaskInPlan, playbook: Playbook
     task.rollout !== undefined ||
     task.health !== undefined ||
     task.backup_first !== undefined ||
+    // An item's own step (after_update) follows its write's operation.
+    Array.isArray(task.with.after_update) ||
     (task.wait ?? playbook.settings.wait ?? false);
   const timeout = task.timeout ?? playbook.settings.wait_timeout;
   return {
@@ -516,6 +520,7 @@ function taskSummary({ task, action, backupTag }: TaskInPlan, playbook: Playbook
     ...(task.health ? { health: task.health } : {}),
     ...(backupTag ? { backup_first: { tag: backupTag, ...(typeof task.backup_first === 'object' ? { keep: task.backup_first.keep } : {}) } } : {}),
     ...(action.endpoint === 'addManualBackup' && typeof task.with.keep === 'number' ? { keep_backups: task.with.keep } : {}),
+    ...(Array.isArray(task.with.after_update) ? { after_update: task.with.after_update as string[] } : {}),
     ...(task.rollout && task.rollout.together === undefined
       ? { rollout: { canary: task.rollout.canary ?? 0, waves: task.rollout.waves ?? ['100%'], pause_ms: parseDuration(task.rollout.pause ?? '0s') ?? 0 } }
       : {}),

@@ -141,6 +141,7 @@ export function buildReport(args: {
       ...(r?.confirmed_by ? { confirmed_by: r.confirmed_by } : {}),
       ...(r?.runs ? { runs: r.runs } : {}),
       ...(r?.failure ? { failure: r.failure } : {}),
+      ...(r?.database ? { database: r.database } : {}),
       ...(r ? answered(r) : {}),
       ...(step.role ? { role: step.role } : {}),
       ...(step.wave !== undefined ? { wave: step.wave } : {}),

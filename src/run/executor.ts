@@ -26,6 +26,7 @@ import { verifyTask } from './verify.js';
 import { Isolator } from './life/isolation-step.js';
 import { ITEM_WRITES } from '../actions/item-writes.js';
 import { RunQuarantine } from './run-quarantine.js';
+import { databaseLeft } from './life/database-step.js';
 import { isolationLeft, lifeAt, lookLeft, restoreLeft, undoLeft } from './life/state.js';
 import { DEFAULT_TRACKING, taskWatch, watcherFor, type Watcher, type TrackOptions, type WatchOptions } from './watcher.js';
 
@@ -645,6 +646,8 @@ class Execution implements LifeRun {
     if (guarded.gate && url && task.health?.on_broken === 'isolate' && isolationLeft(step, known))
       return this.resumeIsolation(task, budget, step, known, guarded.gate, url);
     if (lookLeft(known) && stepHealthUrl(step) && guarded.gate && task.wait) return this.lookAgain(task, budget, step, lookedFrom(known), guarded);
+    // A database step a crash or halt left (sending, accepted, not sent): taken on where it stands, holding the environment.
+    if (databaseLeft(known) && task.wait) return this.lookAgain(task, budget, step, known, guarded);
     if (known.status !== 'accepted' || !known.operation_id) return;
     const release = await this.sequence.enter(step.lock);
     const follow = this.follower(task, step, known, true);

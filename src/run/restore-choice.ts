@@ -92,6 +92,7 @@ function lifeLeftToResume(task: TaskSummary | undefined, step: Step, read: StepR
 const RESUME_FINISHES: Partial<Record<LifeState, string>> = {
   following: 'its operation was not seen to end',
   looking_after: 'nobody looked at its site after its write (held not_looked)',
+  updating_database: 'its database step (wp core update-db) was not seen to end',
   isolating: 'isolation is under way, cut short by a halt',
   // A restore now would lose the site's data that putting its items back keeps.
   undoing: 'its items were being put back by their own files (health.undo: items_first) when a halt came',

@@ -63,7 +63,8 @@ export function planResume(state: JournalState): ResumePlan {
       );
       if (life === 'restoring') (known.restored?.status === 'not sent' ? out.toRestore : out.toPoll).push(step);
       else if (life === 'isolating') out.toIsolate.push(step);
-      else if (life === 'looking_after') out.toLook.push(step);
+      // A database step left under way is taken on as the look after is (lookAgain), before any look.
+      else if (life === 'looking_after' || life === 'updating_database') out.toLook.push(step);
       else if (life === 'undoing') out.toUndo.push(step);
     } else if ((state.intents.get(step.id) ?? 0) > 0 && !result) {
       if (step.idempotent) {

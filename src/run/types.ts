@@ -93,7 +93,12 @@ export interface StepResult {
   /** `health.visual`: what the screenshots before and after the write showed, page by page. */
   visual?: VisualRecord;
   /** Why a `held` step was held, as data: its reason code, what it found, and what overrides it. */
-  held?: HeldReason | CacheHeldReason | NotLooked | BeforeHeldReason | NoSlotHeld | NotReadBack;
+  held?: HeldReason | CacheHeldReason | NotLooked | BeforeHeldReason | NoSlotHeld | NotReadBack | DatabaseHeld;
+  /**
+   * The commands run after the write (life/database-step.ts): WordPress's `wp core update-db` after a
+   * core write (and after a restore that moved it back), an item's own (`with.after_update`), in order.
+   */
+  database?: DatabaseRun[];
   /** `health.on_broken: isolate`: after its restore, how the write was taken apart to find the update that broke the site. */
   isolation?: Isolation;
   /** The site's PHP error log named this item's files in a fatal error that was not there before the write (service text: shown only through safe-text). */
@@ -236,6 +241,31 @@ export interface NoSlotHeld {
 export interface NotReadBack {
   code: 'not_read_back';
   /** Why the listing could not be read. */
+  detail: string;
+  override: string;
+  counts_against_budget: true;
+}
+
+/** One command of a write's database step, as journaled before it left and at each turn after. */
+export interface DatabaseRun {
+  /** The command, a constant of database-step.ts: nothing from the service enters it. */
+  command: string;
+  /** `update`: after the write's operation succeeded; `restore`: after a restore put the environment back. */
+  after: 'update' | 'restore';
+  /** `sending` (journaled before it left; safe to send again), `accepted`, `succeeded`, `failed`, `unknown`, `not sent` (a halt came first). */
+  status: 'sending' | 'accepted' | 'succeeded' | 'failed' | 'unknown' | 'not sent';
+  operation_id: string | null;
+  reason?: string;
+}
+
+/**
+ * `database_not_updated`: the write moved the site, and its database step (`wp core update-db`, an
+ * item's own) did not succeed: its dashboard may say "Database update required". Counted against the
+ * failure budget: a rollout does not go on across sites left half updated.
+ */
+export interface DatabaseHeld {
+  code: 'database_not_updated';
+  /** Each command that did not succeed, with its status and why. */
   detail: string;
   override: string;
   counts_against_budget: true;

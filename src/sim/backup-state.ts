@@ -11,6 +11,7 @@ export function captureState(env: SimEnvironment): EnvironmentState {
     themes: copyItems(env.themes),
     plugins: copyItems(env.plugins),
     wordpressVersion: env.wordpressVersion,
+    ...(env.wordpressDb !== undefined ? { wordpressDb: env.wordpressDb } : {}),
     phpVersion: env.phpVersion,
     phpAutoUpdateOptOut: env.phpAutoUpdateOptOut,
     deniedIps: [...env.deniedIps],
@@ -25,6 +26,9 @@ export function putBack(env: SimEnvironment, state: EnvironmentState): void {
   env.themes = new Map(copyItems(state.themes));
   env.plugins = new Map(copyItems(state.plugins));
   env.wordpressVersion = state.wordpressVersion;
+  // The backup's database comes back with its files: as they were, upgraded or not.
+  if (state.wordpressDb === undefined) delete env.wordpressDb;
+  else env.wordpressDb = state.wordpressDb;
   env.phpVersion = state.phpVersion;
   env.phpAutoUpdateOptOut = state.phpAutoUpdateOptOut;
   env.deniedIps = [...state.deniedIps];

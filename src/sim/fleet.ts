@@ -37,6 +37,12 @@ export interface SimEnvironment {
   plugins: Map<string, InstalledItem>;
   /** The WordPress release it runs (core.ts); null on a plain environment, which has no WordPress. */
   wordpressVersion: string | null;
+  /**
+   * The release whose database the site has, when WordPress's files moved past it without
+   * `wp core update-db` (after-update.ts): wp-admin says "Database update required" across an x.y
+   * release. Absent: the database is the files' own.
+   */
+  wordpressDb?: string;
   phpVersion: string;
   phpAutoUpdateOptOut: boolean;
   deniedIps: string[];
@@ -62,7 +68,7 @@ export interface SimEnvironment {
  */
 export interface EnvironmentState extends Pick<
   SimEnvironment,
-  'wordpressVersion' | 'phpVersion' | 'phpAutoUpdateOptOut' | 'deniedIps' | 'sshEnabled' | 'sshExpInterval' | 'sftpAccountsEnabled' | 'orders'
+  'wordpressVersion' | 'wordpressDb' | 'phpVersion' | 'phpAutoUpdateOptOut' | 'deniedIps' | 'sshEnabled' | 'sshExpInterval' | 'sftpAccountsEnabled' | 'orders'
 > {
   themes: [string, InstalledItem][];
   plugins: [string, InstalledItem][];

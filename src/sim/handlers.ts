@@ -17,6 +17,7 @@ import {
 } from './fleet.js';
 import { HOSTILE_SSH } from './hostile-names.js';
 import { captureState, putBack } from './backup-state.js';
+import { afterUpdateEffect, filesMove } from './after-update.js';
 import { coreEffect } from './core.js';
 import { applyInstall, installEffect } from './item-install.js';
 import type { PageCache } from './page-cache.js';
@@ -70,6 +71,8 @@ export interface HandlerContext {
 export interface CoreServing {
   /** True: `wp core update` succeeds and prints nothing, but the version does not move (a failed update that says nothing). */
   updateNoop: boolean;
+  /** True: `wp core update-db` fails with WP-CLI's error, leaving "Database update required" (server.ts, `coreUpdateDbFails`). */
+  updateDbFails: boolean;
 }
 
 /**
@@ -436,7 +439,8 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
     const e = env(ctx);
     const command = (ctx.body as T.RunWpCliBody).wp_command;
     const words = command.trim().split(/\s+/);
-    const core = coreEffect(ctx.fleet.core, e.wordpressVersion, words) ?? installEffect(ctx.fleet, e, words);
+    const after = afterUpdateEffect(e, words, ctx.core.updateDbFails);
+    const core = after ?? coreEffect(ctx.fleet.core, e.wordpressVersion, words) ?? installEffect(ctx.fleet, e, words);
     const failsWith = core && 'failsWith' in core ? core.failsWith : undefined;
     const install = core && 'item' in core ? core.item : undefined;
     const moveTo = core && 'moveTo' in core && !ctx.core.updateNoop ? core.moveTo : undefined;
@@ -444,7 +448,8 @@ export const HANDLERS: Record<EndpointName, (ctx: HandlerContext) => HandlerResu
       e.id,
       () => {
         e.wpCommands.push(command);
-        if (moveTo !== undefined) e.wordpressVersion = moveTo;
+        if (moveTo !== undefined) filesMove(e, moveTo);
+        if (after && 'apply' in after) after.apply(e);
         if (install) {
           beforeItemsWrite(ctx, e);
           applyInstall(e, install);

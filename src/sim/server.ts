@@ -68,6 +68,8 @@ export interface SimulatorOptions {
   coreLatest?: string;
   /** True: `wp core update` succeeds, prints nothing, and the version does not move (the update that failed silently). @default false */
   coreUpdateNoop?: boolean;
+  /** True: `wp core update-db` fails (WP-CLI's error), so the site keeps saying "Database update required". @default false */
+  coreUpdateDbFails?: boolean;
   /** Sites running one of these WordPress releases (`latest`: the newest) answer HTTP 500, and log PHP's fatal error naming a wp-includes file. */
   breakCore?: string[];
   seed?: number;
@@ -337,7 +339,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     lag: options.pluginListingLagMs ? new ListingLag(options.pluginListingLagMs, clock) : undefined,
     unlicensed: unlicensedOf(fleet, options.unlicensedPlugins),
   };
-  const core = { updateNoop: options.coreUpdateNoop ?? false };
+  const core = { updateNoop: options.coreUpdateNoop ?? false, updateDbFails: options.coreUpdateDbFails ?? false };
   const backupLimit = options.manualBackupLimit ?? habits.manualBackupLimit;
   const manualBackupLimit = backupLimit ? backupLimit : undefined;
 

@@ -1,4 +1,5 @@
 import { UsageError } from '../errors.js';
+import { databaseUpdateRequired } from './after-update.js';
 import { catalogOf, installedOf, ITEM_KINDS, latestOf, type Fleet, type ItemKind, type SimDomain, type SimEnvironment } from './fleet.js';
 import type { CachedView, PageCache } from './page-cache.js';
 import { lookedPage, type SiteLook } from './site-look.js';
@@ -95,6 +96,10 @@ export class DomainIndex {
   }
 }
 
+/** WordPress's wp-admin while its database is older than its files. */
+export const DATABASE_UPDATE =
+  '<h1>Database update required</h1><p>WordPress has been updated! Next and final step is to update your database to the newest version.</p>';
+
 /** What `domain`'s front page answers now; through the environment's page cache when one is given. */
 export function sitePage(fleet: Fleet, index: DomainIndex, breaks: SiteBreaks, domain: string, cache?: { pages: PageCache; path: string }): SitePage {
   const found = index.get(domain);
@@ -104,6 +109,8 @@ export function sitePage(fleet: Fleet, index: DomainIndex, breaks: SiteBreaks, d
   const kept = cache?.pages.get(env.id, key);
   const brokenBy = kept ? undefined : breaker(breaks, env);
   if (brokenBy) return { status: 500, html: page('WordPress › Error', CRITICAL_ERROR), env, brokenBy };
+  // wp-admin of a site whose files moved past its database (after-update.ts): WordPress's own notice, never cached.
+  if (cache?.path.startsWith('/wp-admin') && databaseUpdateRequired(env)) return { status: 200, html: page('WordPress › Update', DATABASE_UPDATE), env };
   const view = kept ?? originView(fleet, breaks, found, env);
   if (!view) return { status: 500, html: page('WordPress › Error', CRITICAL_ERROR), env };
   if (!kept) cache?.pages.put(env.id, key, view);

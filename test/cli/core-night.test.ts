@@ -36,9 +36,9 @@ describe('core.update against the simulator', () => {
       behind.map(() => [{ wp_command: `wp core update --version=${newest}` }, 'succeeded', [{ name: 'wordpress', version: newest }]]),
     );
     expect(live(sim).every((e) => e.wordpressVersion === newest)).toBe(true);
-    // One command each, and the site listing read once to plan and once to read every step back.
+    // Two commands each (the update, then its database step), and the site listing read once to plan and once to read every step back.
     const calls = sim.log.slice(before);
-    expect(calls.filter((c) => c.endpoint === 'runWpCliCommand')).toHaveLength(behind.length);
+    expect(calls.filter((c) => c.endpoint === 'runWpCliCommand')).toHaveLength(2 * behind.length);
     expect(calls.filter((c) => c.endpoint === 'listSites')).toHaveLength(2);
     const out = join(tempDir(), 'plan.json');
     expect((await runCli(['plan', writePlaybook(playbook('')), '--out', out], simEnv(sim))).code).toBe(0);

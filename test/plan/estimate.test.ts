@@ -89,6 +89,16 @@ describe('estimating a run', () => {
     expect(estimateRun(planOf('backups.create', 'addManualBackup', 10), { perSecond: 2, createPerSecond: 5 / 60, learned: none }).ms).toBe(120_000);
   });
 
+  it("a core write's database step: one more command and poll each, and one more operation each life waits for", () => {
+    const plan = planOf('core.update', 'runWpCliCommand', 10, { wait: true });
+    for (const s of plan.steps) s.body = { wp_command: 'wp core update --version=6.7.2' };
+    // 10 commands + 11 polls, then 10 database steps and their 11 polls: 42 slots at 1/s, outlasting each life (1 s + 2 × 5 s); then the read-back.
+    const learned = new Map([['core.update', 5000]]);
+    expect(estimateRun(plan, { perSecond: 1, learned })).toMatchObject({ ms: 43_000, tasks: [{ writes: 10, polls: 11, databaseSteps: 10 }] });
+    // At 100/s the lives set the time: the last write at 0.1 s, its operation and its database step's, then the read-back.
+    expect(estimateRun(plan, { perSecond: 100, learned }).ms).toBe(100 + 2 * 5000 + 10);
+  });
+
   it('with the time available: what would be left', () => {
     const plan = planOf('php.set_version', 'modifyPhpVersion', 100);
     expect(estimateRun(plan, { perSecond: 1, learned: none, availableMs: 200_000 }).left).toBe(0);

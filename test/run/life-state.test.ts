@@ -2,13 +2,14 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { LIFE, lifeAt, next, roundAt, type LifeState } from '../../src/run/life/state.js';
 import type { Step, TaskSummary } from '../../src/plan/plan.js';
-import type { IsolationRound, StepResult } from '../../src/run/types.js';
+import type { DatabaseRun, IsolationRound, StepResult } from '../../src/run/types.js';
 
 const STATES: LifeState[] = [
   'waiting',
   'looking_before',
   'sending',
   'following',
+  'updating_database',
   'clearing',
   'looking_after',
   'reading_back',
@@ -138,6 +139,21 @@ describe('lifeAt: where a journaled life stands, for resume', () => {
 
   it('an unguarded task has no look left to take', () => {
     expect(lifeAt({ ...guarded, health: undefined }, step, base)).toBe('ended');
+  });
+
+  it('a database step journaled under way (sending, accepted, not sent) is taken on, guarded or not; an ended one is not', () => {
+    const db = (status: DatabaseRun['status']): StepResult => ({
+      ...base,
+      database: [{ command: 'wp core update-db', after: 'update', status, operation_id: status === 'accepted' ? 'op2' : null }],
+    });
+    const core = { ...guarded, action: 'core.update', health: undefined };
+    for (const status of ['sending', 'accepted', 'not sent'] as const) {
+      expect(lifeAt(core, step, db(status)), status).toBe('updating_database');
+      expect(lifeAt(guarded, step, db(status)), status).toBe('updating_database');
+    }
+    expect(lifeAt(core, step, db('succeeded'))).toBe('ended');
+    expect(lifeAt(core, step, db('failed'))).toBe('ended');
+    expect(lifeAt(guarded, step, { ...db('succeeded'), health: { url: 'u', outcome: 'healthy' } })).toBe('ended');
   });
 });
 

@@ -30,6 +30,7 @@ export interface SimOptions {
   coreVersions?: string[];
   coreLatest?: string;
   coreUpdateNoop?: boolean;
+  coreUpdateDbFails?: boolean;
   breakCore?: string[];
   seed: number;
   rate?: string;
@@ -104,6 +105,7 @@ function startFromOptions(opts: SimOptions): Promise<Simulator> {
     coreVersions: opts.coreVersions,
     coreLatest: opts.coreLatest,
     coreUpdateNoop: opts.coreUpdateNoop === true,
+    coreUpdateDbFails: opts.coreUpdateDbFails === true,
     breakCore: opts.breakCore,
     seed: opts.seed,
     rate: opts.rate,

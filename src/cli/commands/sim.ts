@@ -104,6 +104,7 @@ function coreOptions(command: Command): Command {
     )
     .option('--core-latest <version>', 'a release newer than every --core-versions one: `wp core update` installs it, no environment runs it yet')
     .option('--core-update-noop', '`wp core update` succeeds and prints nothing, but the version does not move')
+    .option('--core-update-db-fails', '`wp core update-db` fails, so a site whose WordPress moved keeps saying "Database update required"')
     .option(
       '--break-core <VERSION>',
       'sites running this WordPress release answer HTTP 500 and log a PHP fatal error naming a wp-includes file (latest: the newest); repeatable',

@@ -1,5 +1,6 @@
 import type { Step, TaskSummary } from '../../plan/plan.js';
 import { stepHealthUrl } from '../../plan/plan.js';
+import { databaseLeft } from './database-step.js';
 import type { IsolationRound, StepResult, StepStatus } from '../types.js';
 
 /**
@@ -17,6 +18,11 @@ export type LifeState =
   | 'sending'
   /** Accepted: its operation followed to its end (the watcher, or a listing read for a batch). */
   | 'following'
+  /**
+   * WordPress (or an item with a step of its own) moved: its database step run through WP-CLI and
+   * followed (`wp core update-db`; `with.after_update`), each command journaled before it leaves.
+   */
+  | 'updating_database'
   /** The page cache cleared before the look after (health.clear_cache). */
   | 'clearing'
   /** Its page looked at after the write (and compared with the baseline). */
@@ -58,16 +64,23 @@ export const LIFE: readonly Transition[] = [
   { from: 'sending', on: 'done at once (2xx)', to: 'ended', status: 'succeeded' },
   { from: 'sending', on: 'refused (4xx, 5xx after retries)', to: 'ended', status: 'failed' },
   { from: 'sending', on: 'no answer, not safe to repeat', to: 'ended', status: 'unknown' },
+  { from: 'following', on: 'operation succeeded, WordPress or an after_update item moved', to: 'updating_database' },
   { from: 'following', on: 'operation succeeded, guarded, cache cleared first', to: 'clearing' },
   { from: 'following', on: 'operation succeeded, guarded', to: 'looking_after' },
   { from: 'following', on: 'operation succeeded, unguarded', to: 'reading_back' },
   { from: 'following', on: 'operation failed', to: 'ended', status: 'failed' },
   { from: 'following', on: 'operation unknown (timed out, lost)', to: 'ended', status: 'unknown' },
   { from: 'following', on: 'task does not wait', to: 'ended', status: 'accepted' },
+  { from: 'updating_database', on: 'ended (its outcome kept), guarded, cache cleared first', to: 'clearing' },
+  { from: 'updating_database', on: 'ended (its outcome kept), guarded', to: 'looking_after' },
+  { from: 'updating_database', on: 'succeeded, unguarded', to: 'reading_back' },
+  { from: 'updating_database', on: 'not succeeded, unguarded', to: 'ended', status: 'held' },
+  { from: 'updating_database', on: 'after a restore (the write stays failed)', to: 'ended', status: 'failed' },
   { from: 'clearing', on: 'cleared', to: 'looking_after' },
   { from: 'clearing', on: 'not available (404, 405: the look goes on, marked)', to: 'looking_after' },
   { from: 'clearing', on: 'not cleared', to: 'looking_after' },
   { from: 'looking_after', on: 'healthy, pages as before', to: 'reading_back' },
+  { from: 'looking_after', on: 'healthy, its database step not succeeded', to: 'ended', status: 'held' },
   { from: 'looking_after', on: 'healthy through a cache not cleared', to: 'ended', status: 'held' },
   { from: 'looking_after', on: 'pages changed (visual)', to: 'ended', status: 'held' },
   { from: 'looking_after', on: 'broken, on_broken: restore, undo: items_first', to: 'undoing' },
@@ -80,6 +93,7 @@ export const LIFE: readonly Transition[] = [
   { from: 'undoing', on: 'not put back by its items, or still broken', to: 'restoring' },
   { from: 'restoring', on: 'restored healthy, on_broken: isolate', to: 'isolating' },
   { from: 'restoring', on: 'restored (or the restore failed)', to: 'ended', status: 'failed' },
+  { from: 'restoring', on: 'restored a core write (WordPress moved back)', to: 'updating_database' },
   { from: 'isolating', on: 'rounds ended (found, not reproduced, stopped)', to: 'ended', status: 'failed' },
 ];
 
@@ -99,6 +113,7 @@ export function next(from: LifeState, on: string): Transition {
  * | a restore accepted, not seen to end; or one a halt kept from leaving| restoring     |
  * | isolating; or restored healthy, isolate, never begun               | isolating     |
  * | accepted, its task waits (not a restore point)                     | following     |
+ * | a database step journaled not ended (sending, accepted, not sent)   | updating_database |
  * | succeeded with no look after, or held not_looked, on a guarded task| looking_after |
  * | anything else                                                      | ended         |
  */
@@ -107,6 +122,7 @@ export function lifeAt(task: TaskSummary, step: Step, known: StepResult): LifeSt
   if (restoreLeft(known)) return 'restoring';
   if (task.health?.on_broken === 'isolate' && isolationLeft(step, known)) return 'isolating';
   if (known.status === 'accepted' && known.operation_id !== null && task.wait && step.role !== 'backup') return 'following';
+  if (databaseLeft(known) && task.wait) return 'updating_database';
   if (lookLeft(known) && task.health !== undefined && task.wait && stepHealthUrl(step) !== undefined) return 'looking_after';
   return 'ended';
 }

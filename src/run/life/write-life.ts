@@ -11,6 +11,7 @@ import type { FailureBudget } from '../failure-budget.js';
 import { HealthGate, healthOutcome, healthRecord } from '../health-gate.js';
 import type { IsolationRun, Isolator } from './isolation-step.js';
 import { findRestorePoint } from '../restore-point.js';
+import { heldByDatabase, updateDatabase, updateDatabaseAfterRestore, type DatabaseContext } from './database-step.js';
 import { restoreBroken, undoneWrites, type RestoreContext } from './restore.js';
 import type { RunQuarantine } from '../run-quarantine.js';
 import type { RunStop } from '../run-stop.js';
@@ -99,13 +100,31 @@ export class WriteLife {
       await this.run.record('update', step, shared);
       this.run.countFailure(this.run.taskOf(step), this.run.budgetOf(this.run.taskOf(step)), shared);
     }
+    for (const step of done) await this.holdGrouped(step);
+  }
+
+  /** A write of a group whose database step did not succeed: held once the group was looked at, and counted. */
+  private async holdGrouped(step: Step): Promise<void> {
+    const now = this.run.results.get(step.id)!;
+    const held = heldByDatabase(now);
+    if (held === now) return;
+    await this.run.record('update', step, held);
+    this.run.countFailure(this.run.taskOf(step), this.run.budgetOf(this.run.taskOf(step)), held);
   }
 
   /**
    * What follows a step's operation: a restore point's backup id, or a guarded write's health check.
    * A site broken by the write fails the step; one broken before it is listed, not blamed.
    */
-  async afterOperation(task: TaskSummary, step: Step, final: StepResult, guarded: Guarded): Promise<StepResult> {
+  async afterOperation(task: TaskSummary, step: Step, operated: StepResult, guarded: Guarded): Promise<StepResult> {
+    // Before the look: the site is judged as it is once its database step ran (updating_database).
+    const ended = await this.afterDatabaseStep(task, step, await updateDatabase(this.databaseContext(task), task, step, operated), guarded);
+    // A grouped write is held for its database step once its group was looked at (lookAfterGroup).
+    return guarded.grouped ? ended : this.databaseAfterLife(task, step, ended);
+  }
+
+  /** The life after the write's operation and its database step: a restore point's id, or the look after. */
+  private async afterDatabaseStep(task: TaskSummary, step: Step, final: StepResult, guarded: Guarded): Promise<StepResult> {
     if (step.role === 'backup' && final.status === 'succeeded') {
       const found = await findRestorePoint(this.run.options.caller, step, this.run.options.logger, this.run.slots.earlier(step));
       const result = { ...final, restore_point: found.point };
@@ -199,6 +218,20 @@ export class WriteLife {
     };
     if (result !== final) await this.run.record('update', step, result);
     return result;
+  }
+
+  /** After a restore that moved WordPress back, its database step; a write whose database step did not succeed is held. */
+  private async databaseAfterLife(task: TaskSummary, step: Step, ended: StepResult): Promise<StepResult> {
+    const held = heldByDatabase(await updateDatabaseAfterRestore(this.databaseContext(task), task, step, ended));
+    if (held.status !== ended.status) await this.run.record('update', step, held);
+    return held;
+  }
+
+  /** What a database step needs of this run: it belongs to a write already sent, so only a halt keeps it from going. */
+  private databaseContext(task: TaskSummary): DatabaseContext {
+    const { caller } = this.run.options;
+    const record = (s: Step, r: StepResult) => this.run.record('update', s, r);
+    return { caller, watcher: this.run.watcher, watch: this.run.watchOptions(task), record, interrupt: this.run.stop.halt };
   }
 
   /** What isolation needs of this run. */
