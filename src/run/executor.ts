@@ -279,7 +279,9 @@ class Execution implements LifeRun {
         const known = this.results.get(step.id);
         // A write still being isolated has not ended: it counts once its isolation does.
         // ... and so does a write held for a look a halt kept from happening: its look, on resume, decides.
-        if (known && known.isolation?.outcome !== 'isolating' && !lookLeft(known)) this.countFailure(task, budget, known);
+        // Lives left under way count as they end (resume finishes them), never twice.
+        if (known && known.isolation?.outcome !== 'isolating' && !lookLeft(known) && !undoLeft(known) && !databaseLeft(known))
+          this.countFailure(task, budget, known);
       }
       this.budgets.set(task.index, budget);
     }

@@ -6,6 +6,7 @@ import { restoreReadBack } from './life/restore.js';
 import type { StepResult } from './types.js';
 import type { Step, TaskSummary } from '../plan/plan.js';
 import { lifeAt, roundAt, type LifeState } from './life/state.js';
+import { healthyByItems } from './life/undo-items.js';
 
 /** A failed write `sitefleet restore` may put back: its step, its result, and the backup id its run read. */
 export interface RestoreCandidate {
@@ -102,6 +103,8 @@ const RESUME_FINISHES: Partial<Record<LifeState, string>> = {
 function refusal(step: Step, result: StepResult | undefined, named: boolean): Omit<LeftAlone, 'step'> | undefined {
   const quiet = { why: '', attention: false };
   if (!result || result.status !== 'failed') return named ? { why: `it did not fail (${result?.status ?? 'not sent'})`, attention: false } : quiet;
+  // Put back by its items' own files and healthy again: a restore would only lose what the site did since its backup.
+  if (healthyByItems(result)) return { why: "put back by its items' own files already, and healthy again (the site's data kept)", attention: false };
   if (result.restored && (result.restored.status === 'succeeded' || result.restored.status === 'unknown' || result.restored.status === 'sending'))
     return {
       why: `restore ${result.restored.status} already (backup ${result.restored.backup_id})${result.restored.reason ? `: ${result.restored.reason}` : ''}`,

@@ -41,8 +41,9 @@ export async function verifyTask(
     listing = await listingFor(action, caller, company, judged);
   } catch (error) {
     if (!(error instanceof SitefleetError)) throw error;
-    // A read that could not look never passes: each write it was to judge is held, not done.
-    return judged.map((step) => [step, notReadBack(results.get(step.id)!, error.message)]);
+    // A read that could not look never passes: each write it was to judge that stood as done is held, not done
+    // (one held already keeps its own hold and what to do about it; one accepted, not waited for, stays so).
+    return judged.filter((step) => results.get(step.id)?.status === 'succeeded').map((step) => [step, notReadBack(results.get(step.id)!, error.message)]);
   }
   const changed: [Step, StepResult][] = [];
   for (const step of judged) {

@@ -59,7 +59,12 @@ describe('safe updates: a backup first, a health check after', () => {
       // Its restore point: the backup the service made, found by its tag.
       const env = sim.fleet.environments.get(canary!.target.env_id!)!;
       const backup = env.backups.find((b) => b.note === canary!.restore_point!.tag)!;
-      expect(canary!.restore_point).toEqual({ tag: expect.stringMatching(/^sitefleet-before-update-[a-z0-9-]+-\d{4}-\d{2}-\d{2}$/), backup_id: backup.id });
+      // When the backup was taken, as the service's list says: what a restore from it loses is said from it.
+      expect(canary!.restore_point).toEqual({
+        tag: expect.stringMatching(/^sitefleet-before-update-[a-z0-9-]+-\d{4}-\d{2}-\d{2}$/),
+        backup_id: backup.id,
+        taken_at: new Date(backup.created_at).toISOString(),
+      });
       expect(sim.log.filter((e) => e.endpoint === 'addManualBackup')).toHaveLength(1);
       expect(stdout).toContain('restore points of the 1 failed step:');
       expect(stdout).toContain(`backup ${backup.id} (tag ${canary!.restore_point!.tag})`);

@@ -170,6 +170,15 @@ describe('an isolation round, read from its record', () => {
       round({ restore_point: point, status: 'broken', restored: { backup_id: 7, operation_id: 'r', status: 'accepted' } }),
       'restoring',
     ],
+    [
+      'broken, its restore kept from leaving by a halt',
+      round({
+        restore_point: point,
+        status: 'broken',
+        restored: { backup_id: 7, operation_id: null, status: 'not sent', reason: 'the run was interrupted first' },
+      }),
+      'restoring',
+    ],
     ['broken and put back', round({ restore_point: point, status: 'broken', restored: { backup_id: 7, operation_id: 'r', status: 'succeeded' } }), 'ended'],
     ['healthy', round({ restore_point: point, status: 'healthy' }), 'ended'],
     ['could not be judged', round({ restore_point: point, status: 'unknown' }), 'ended'],

@@ -152,6 +152,17 @@ describe('a life a halt cut short is resume\u2019s to finish, never restored fro
   });
 });
 
+describe('a write put back by its items\u2019 own files', () => {
+  it('healthy again: never restored from its backup (that would lose what the site did since)', () => {
+    const steps = [...guarded(0, 'a'), ...guarded(0, 'b')];
+    const byItems = (outcome: 'healthy' | 'unhealthy') =>
+      ({ undone: { status: 'succeeded', commands: [], health: { outcome } } }) as unknown as Partial<StepResult>;
+    const choice = chooseRestores(stateOf(steps, [failed('0:a', { ...BROKE, ...byItems('healthy') }), failed('0:b', { ...BROKE, ...byItems('unhealthy') })]));
+    expect(choice.todo.map((c) => c.step.id)).toEqual(['0:b']);
+    expect(choice.left.map((l) => [l.step.id, l.attention])).toEqual([['0:a', false]]);
+  });
+});
+
 describe('the backup a restore may use', () => {
   const candidate = { step: guarded(0, 'a')[1]!, result: failed('0:a', BROKE), backupId: 7, tag: TAG('t0') };
   const backup = (b: Partial<Backup>): Backup => ({ id: 7, name: 'manual-7', note: TAG('t0'), type: 'manual', created_at: Date.parse(STARTED) + 5000, ...b });

@@ -42,4 +42,20 @@ describe('a read-back that cannot read the listing', () => {
     ]);
     expect(judged[0]![1].reason).toContain('answered 503');
   });
+
+  it('a write held already keeps its own hold (and what to do about it); only one that stood as done is held for it', async () => {
+    const [[step, done], [other, was]] = [write('e1'), write('e2')];
+    const held: StepResult = {
+      ...was,
+      status: 'held',
+      held: { code: 'database_not_updated', detail: 'x', override: 'run wp core update-db', counts_against_budget: true },
+    };
+    const results = new Map([
+      [step.id, done],
+      [other.id, held],
+    ]);
+    const caller = { read: () => Promise.reject(new HttpError(503, 'GET', '/x', 'unavailable')) } as unknown as CallPort;
+    const judged = await verifyTask(ACTIONS.get('plugins.update')!, caller, 'c', [step, other], results, false);
+    expect(judged.map(([s, r]) => [s.id, r.held?.code])).toEqual([[step.id, 'not_read_back']]);
+  });
 });

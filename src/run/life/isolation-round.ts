@@ -122,7 +122,7 @@ async function finishRound(ctx: IsolationContext, step: Step, result: StepResult
     } else if (at === 'restoring') {
       if (round.restored?.status === 'sending')
         return put({ ...round, restored: { ...round.restored, status: 'unknown', reason: 'the run stopped while the restore was being sent' } });
-      return restoreRound(ctx, step, result, index, round.restored !== undefined);
+      return restoreRound(ctx, step, result, index, round.restored?.status === 'accepted');
     } else return result;
   }
 }
@@ -164,11 +164,12 @@ async function sendRound(turn: RoundTurn, round: IsolationRound): Promise<void> 
   if (!mayHaveGone) await put((round = { ...unsent, operation_ids: [] }));
   const sent = await sendAll(ctx, step, roundRequests(ctx, step, updates, round.names));
   // Never sent: the record says so, and a resume takes the look before.
-  if (sent.went.length === 0 && sent.state === 'not sent') return void (mayHaveGone || (await put(unsent)));
+  if (sent.went.length === 0 && sent.state === 'not sent' && !sent.gone) return void (mayHaveGone || (await put(unsent)));
   // Cut short with some of it gone: a resume sends it all again (each asks for a state).
   if (sent.state === 'not sent') return void (await put({ ...round, operation_ids: sent.ids }));
   // One of its writes refused with others gone: the round stands for what went (the rest stay to be tried), so its look judges what is on the site.
-  const went = sent.state === 'done' ? round : { ...round, names: sent.went, reason: `not sent in this round: ${sent.reason}` };
+  // One whose answer or operation is unknown may be on the site: the round keeps its name, and its look judges them together.
+  const went = sent.state !== 'failed' ? round : { ...round, names: sent.went, reason: `not sent in this round: ${sent.reason}` };
   if (sent.went.length === 0) await put({ ...round, status: sent.state as 'failed' | 'unknown', reason: sent.reason });
   else if (sent.ids.length > 0) await put({ ...went, status: 'accepted', operation_ids: sent.ids });
   else await judgeRound(ctx, went, index, looks, put);
@@ -183,14 +184,15 @@ async function sendAll(
   ctx: IsolationContext,
   step: Step,
   requests: readonly RequestSpec[],
-): Promise<{ went: string[]; ids: string[]; state: 'done' | 'failed' | 'unknown' | 'not sent'; reason?: string }> {
+): Promise<{ went: string[]; ids: string[]; state: 'done' | 'failed' | 'unknown' | 'not sent'; reason?: string; gone?: boolean }> {
   const went: string[] = [];
   const ids: string[] = [];
   for (const [i, request] of requests.entries()) {
     const name = ITEM_WRITES[ctx.kind].pinnedOf(request.body)!.name;
     // Once its first write left, the round is a write under way: only a halt keeps the rest from going.
     const sent = await sendFollowed(ctx, step, request, i > 0);
-    if (sent.state === 'not sent') return { went, ids, state: 'not sent' };
+    // Cut by a halt: `gone`, one of it may have reached the service (a resume then sends it all again, and takes no look before).
+    if (sent.state === 'not sent') return { went, ids, state: 'not sent', gone: sent.gone === true || went.length > 0 };
     if (sent.state !== 'done') return { went, ids, state: sent.state, reason: `${name}: ${sent.reason}` };
     if (sent.operationId) ids.push(sent.operationId);
     went.push(name);
@@ -207,13 +209,13 @@ async function sendFollowed(
   step: Step,
   request: RequestSpec,
   underWay: boolean,
-): Promise<{ state: 'done'; operationId?: string } | { state: 'failed' | 'unknown'; reason: string } | { state: 'not sent' }> {
+): Promise<{ state: 'done'; operationId?: string } | { state: 'failed' | 'unknown'; reason: string } | { state: 'not sent'; gone?: boolean }> {
   for (let blocked = 0; ; blocked++) {
     const sent = await sendWrite(ctx, step, request, true, underWay || blocked > 0);
     if (sent.stop) ctx.stop(sent.stop.reason, sent.stop.kind);
     if (sent.state !== 'accepted') return sent.state === 'done' ? { state: 'done' } : sent;
     const tracked = await followAll(ctx, [sent.operationId]);
-    if (tracked.state === 'untracked') return { state: 'not sent' }; // halted: a resume sends the round again
+    if (tracked.state === 'untracked') return { state: 'not sent', gone: true }; // accepted, then halted: a resume sends the round again
     if (tracked.state === 'succeeded') return { state: 'done', operationId: sent.operationId };
     if (tracked.state === 'failed' && BLOCKED.test(tracked.message) && blocked < MAX_BLOCKED_RETRIES && ctx.mayGoOn()) {
       await ctx.sleep(ctx.blockedBackoffMs * 2 ** blocked);
@@ -304,7 +306,7 @@ type Sent =
   | { state: 'accepted'; operationId: string; stop?: undefined }
   | { state: 'done'; stop?: undefined }
   | { state: 'failed' | 'unknown'; reason: string; stop?: { reason: string; kind: StopKind } }
-  | { state: 'not sent'; stop?: { reason: string; kind: StopKind } };
+  | { state: 'not sent'; gone?: boolean; stop?: { reason: string; kind: StopKind } };
 
 /**
  * One write of a round (or its backup) through the run's own send (send-step.ts): the same body
@@ -320,7 +322,9 @@ async function sendWrite(ctx: IsolationContext, step: Step, request: RequestSpec
   if (result.status === 'accepted') return { state: 'accepted', operationId: result.operation_id! };
   if (result.status === 'succeeded') return { state: 'done' };
   // Stopped before it could count: not sent, unless a write not safe to repeat may have reached the service.
-  if (result.status === 'skipped' && (result.attempts === 0 || idempotent || stop)) return { state: 'not sent', ...(stop ? { stop } : {}) };
+  // An attempt that left may have reached the service (`gone`): sent again only when safe to repeat.
+  if (result.status === 'skipped' && (result.attempts === 0 || idempotent || stop))
+    return { state: 'not sent', ...(result.attempts > 0 ? { gone: true } : {}), ...(stop ? { stop } : {}) };
   return { state: result.status === 'failed' ? 'failed' : 'unknown', reason, ...(stop ? { stop } : {}) };
 }
 
@@ -412,7 +416,8 @@ async function askForBackup(
   await put({ ...round, backup });
   const sent = await sendWrite(ctx, step, restorePoint.request(step.target.env_id!, tag), false);
   if (sent.stop) ctx.stop(sent.stop.reason, sent.stop.kind);
-  if (sent.state === 'not sent') return void (await put({ ...round, backup: undefined }));
+  // Cut before it left: not asked for. One that may have reached the service stays `sending`: a resume looks for it by its tag.
+  if (sent.state === 'not sent') return void (sent.gone ? undefined : await put({ ...round, backup: undefined }));
   if (sent.state !== 'accepted' && sent.state !== 'done')
     return void (await put({ ...round, backup: { ...backup, status: sent.state }, status: 'failed', reason: `its backup: ${sent.reason}` }));
   const asked: Backup = { operation_id: sent.state === 'accepted' ? sent.operationId : null, status: sent.state === 'accepted' ? 'accepted' : 'succeeded' };

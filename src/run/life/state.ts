@@ -164,13 +164,15 @@ export function isolationLeft(step: Step, known: StepResult): boolean {
  * | no restore point yet                                                 | waiting   |
  * | sending (its writes on their way: some may have gone)                | sending   |
  * | accepted (its operations to follow, then the clear and the look)     | following |
- * | broken, its restore not sent, sending or accepted                    | restoring |
+ * | broken, its restore not asked for, sending, accepted, or kept by a halt | restoring |
  */
 export function roundAt(round: IsolationRound): LifeState {
   if (round.status === 'failed' || round.status === 'unknown' || round.status === 'healthy') return 'ended';
   if (round.status === 'broken') {
     const restore = round.restored?.status;
-    return restore === undefined || restore === 'accepted' || restore === 'sending' ? 'restoring' : 'ended';
+    // Not sent, its backup known and the site not seen since: only a halt sends none then (as restoreLeft reads a write's).
+    const halted = restore === 'not sent' && round.restored!.backup_id !== null && round.restored!.health === undefined;
+    return restore === undefined || restore === 'accepted' || restore === 'sending' || halted ? 'restoring' : 'ended';
   }
   if (!round.restore_point) return 'waiting';
   return round.status === 'sending' ? 'sending' : 'following';

@@ -44,7 +44,7 @@ export async function undoByItems(ctx: RestoreContext, step: Step, failed: StepR
     const ended = await send(ctx, step, command);
     undone = withCommand(undone, i, ended);
     // A halt while it was followed: left `sending`, so a resume sends it again.
-    if (ended.status === 'accepted') return save(undone);
+    if (ended.status === 'accepted' || ended.status === 'sending') return save(undone);
     if (ended.status !== 'succeeded') return save({ ...undone, status: 'failed', reason: `${command.wp_command}: ${ended.reason ?? ended.status}` });
     await save(undone);
   }
@@ -93,7 +93,9 @@ async function send(ctx: RestoreContext, step: Step, command: UndoCommand): Prom
   const outcome = await ctx.caller.withPlace(PRIORITY.urgent, 'runWpCliCommand', (place) =>
     ctx.caller.call('runWpCliCommand', params, { wp_command: command.wp_command }, true, { place, priority: PRIORITY.urgent, stopSignal: ctx.interrupt }),
   );
-  if (!outcome.ok) return { ...command, status: outcome.interrupted ? 'unknown' : 'failed', reason: outcome.decision?.reason ?? String(outcome.error) };
+  // A halt on the way: left `sending` (installing the same files again is safe), so a resume sends it again, and no backup is restored for it.
+  if (!outcome.ok && outcome.interrupted) return { ...command, status: 'sending', operation_id: null };
+  if (!outcome.ok) return { ...command, status: 'failed', reason: outcome.decision?.reason ?? String(outcome.error) };
   const answer = writeAnswer(outcome.value!.data);
   if (answer.kind === 'done') return { ...command, status: 'succeeded' };
   if (answer.kind === 'refused')
