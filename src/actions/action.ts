@@ -381,3 +381,8 @@ export const TEMPLATE_NAMES = ['date', 'env', 'site', 'env_id', 'domain'];
 export function templateValues(ctx: Pick<ExpandContext, 'date'>, env?: Environment): Record<string, string> {
   return env ? { date: ctx.date, env: env.name, site: env.site, env_id: env.id } : { date: ctx.date };
 }
+
+/** Whether the action reads this step back once its wave ended (asked of its body alone: no listing is needed to tell). */
+export function readsBackStep(action: Action, step: StepOutcome): boolean {
+  return action.readBack?.(step, { company: '', environments: [], listed: {} }) !== undefined;
+}

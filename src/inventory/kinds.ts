@@ -61,6 +61,12 @@ export interface KindRow {
    */
   listingConfirms: boolean;
   /**
+   * Where a write of the kind is read back from once its wave ended (run/verify.ts; the estimate counts
+   * the same reads): the company listing (one read), each written environment's own listing (one read
+   * each: the company listing lags behind a write), or the site listing (one read).
+   */
+  readBackFrom: 'company' | 'environments' | 'sites';
+  /**
    * What most often keeps an item where it was when the service ran its update and the site did not
    * move (a `not_updated` step's reason ends with it): what a person should look at first.
    */
@@ -81,6 +87,7 @@ export const KIND_TABLE: Record<Kind, KindRow> = {
     codePath: 'wp-content/themes/',
     filesPattern: (folder) => `wp-content/themes/${folder}/`,
     listingConfirms: true,
+    readBackFrom: 'company',
     exposed: 'vulnerable',
     notMoved: 'a premium theme needs its licence on the site',
     example: 'twenty*',
@@ -97,6 +104,7 @@ export const KIND_TABLE: Record<Kind, KindRow> = {
     codePath: 'wp-content/plugins/',
     filesPattern: (folder) => `wp-content/plugins/${folder}/`,
     listingConfirms: false,
+    readBackFrom: 'environments',
     exposed: 'vulnerable',
     notMoved: 'a premium plugin needs its licence on the site',
     example: 'woo*',
@@ -113,6 +121,7 @@ export const KIND_TABLE: Record<Kind, KindRow> = {
     filesPattern: () => 'wp-includes/',
     // The site listing shows the version once the command ran; a step is read back from it whatever.
     listingConfirms: false,
+    readBackFrom: 'sites',
     exposed: 'behind',
     notMoved: "WordPress's files may not be writable by the update: look at the site",
     example: 'wordpress',

@@ -1,5 +1,5 @@
 import { ACTIONS } from '../actions/index.js';
-import type { Action } from '../actions/action.js';
+import { readsBackStep, type Action } from '../actions/action.js';
 import { creates } from '../api/endpoints.js';
 import { clearsCache } from '../health/spec.js';
 import { KIND_TABLE, BASE_KIND } from '../inventory/kinds.js';
@@ -116,10 +116,8 @@ export function slotsOf(counts: WaveCounts): { general: number; create: number }
  * listing lags behind a write (plugins).
  */
 function readBackReads(action: Action, task: TaskSummary, writes: readonly Step[]): number {
-  const empty = { company: '', environments: [], listed: {} };
-  const judged = writes.filter((s) => (task.verify === true && action.verify !== undefined) || action.readBack?.(s, empty) !== undefined);
+  const judged = writes.filter((s) => (task.verify === true && action.verify !== undefined) || readsBackStep(action, s));
   if (judged.length === 0) return 0;
-  const row = KIND_TABLE[action.items ?? BASE_KIND];
-  if (row.listing === 'listSites' || row.listingConfirms || !row.environmentListing) return 1;
+  if (KIND_TABLE[action.items ?? BASE_KIND].readBackFrom !== 'environments') return 1;
   return new Set(judged.map((s) => s.target.env_id)).size;
 }

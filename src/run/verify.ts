@@ -1,4 +1,4 @@
-import type { Action, ReadBack } from '../actions/action.js';
+import { readsBackStep, type Action, type ReadBack } from '../actions/action.js';
 import type { Inventory } from '../inventory/inventory.js';
 import { KIND_TABLE, BASE_KIND } from '../inventory/kinds.js';
 import { inventoryReader, readEnvironmentItems, readInventory, readKind } from '../inventory/read.js';
@@ -33,7 +33,7 @@ export async function verifyTask(
   // Only a write whose operation ended can be read back: one accepted and not waited for may not have run yet,
   // and reading it now would call the environment behind what was judged when it is merely not there yet.
   const over = (s: Step) => results.get(s.id)?.status === 'succeeded' || held(s);
-  const reads = (s: Step) => over(s) && readsBack(action, s) && (!confirmed(s) || action.readsBackConfirmed?.(s) === true);
+  const reads = (s: Step) => over(s) && readsBackStep(action, s) && (!confirmed(s) || action.readsBackConfirmed?.(s) === true);
   const judged = steps.filter((s) => (ended(s) && verify && action.verify && !confirmed(s)) || reads(s));
   if (judged.length === 0) return [];
   let listing: Inventory;
@@ -91,12 +91,12 @@ async function listingFor(action: Action, caller: CallPort, company: string, jud
   const kind = action.items ?? BASE_KIND;
   const row = KIND_TABLE[kind];
   // WordPress: the site listing, one read for the fleet, is all there is to read it back from.
-  if (row.listing === 'listSites') {
+  if (row.readBackFrom === 'sites') {
     const listing: Inventory = { company, environments: [], listed: {} };
     await readKind(reader, listing, kind);
     return listing;
   }
-  if (row.listingConfirms || !row.environmentListing) {
+  if (row.readBackFrom === 'company') {
     const listing = await readInventory(reader, company);
     if (kind !== BASE_KIND) await readKind(reader, listing, kind);
     return listing;
@@ -105,9 +105,4 @@ async function listingFor(action: Action, caller: CallPort, company: string, jud
   const listing: Inventory = { company, environments: envIds.map((id) => ({ id, site: '', name: '', items: {} })), listed: {} };
   await readEnvironmentItems(reader, listing, kind, envIds);
   return listing;
-}
-
-/** Whether the action reads this step back (asked of its body alone: no listing is needed to tell). */
-function readsBack(action: Action, step: Step): boolean {
-  return action.readBack?.(step, { company: '', environments: [], listed: {} }) !== undefined;
 }

@@ -142,9 +142,14 @@ function installDefaultTheme(ctx: HandlerContext, e: SimEnvironment): void {
   e.themes.set(theme.name, { version: theme.versions.at(-1)!, status: 'active', updateStatus: 'none', autoUpdateType: 'none' });
 }
 
-/** The kinds whose company listing lags, and their lags: only plugins' (the vendor's cache of plugin data). */
+/** What only plugins have: a company listing that lags (the vendor's cache of plugin data), and unlicensed ones. */
+function pluginSide(ctx: HandlerContext, kind: ItemKind): HandlerContext['plugins'] | undefined {
+  return kind === 'plugin' ? ctx.plugins : undefined;
+}
+
+/** The kinds whose company listing lags, and their lags. */
 function lagOf(ctx: HandlerContext, kind: ItemKind): ListingLag | undefined {
-  return kind === 'plugin' ? ctx.plugins.lag : undefined;
+  return pluginSide(ctx, kind)?.lag;
 }
 
 /** Before any write to an environment's items: the lagging listings keep what they showed. */
@@ -160,7 +165,7 @@ function installVersions(ctx: HandlerContext, e: SimEnvironment, kind: ItemKind,
     const item = installed.get(name);
     if (!item) continue; // gone since it was accepted (a restore ran first): nothing left to update
     // WordPress finds no package for a premium plugin without its licence: the service says done, nothing moved.
-    if (kind === 'plugin' && ctx.plugins.unlicensed.has(name)) continue;
+    if (pluginSide(ctx, kind)?.unlicensed.has(name)) continue;
     item.version = version ?? latestOf(catalogOf(ctx.fleet, kind).get(name)!);
     item.updateStatus = 'updated';
   }

@@ -1,5 +1,5 @@
 import { DOWNLOAD_FAILED } from './core.js';
-import { catalogOf, type Fleet, type ItemKind, type SimEnvironment } from './fleet.js';
+import { catalogOf, installedOf, type Fleet, type ItemKind, type SimEnvironment } from './fleet.js';
 
 /**
  * `wp plugin install <slug> --version=<v> --force` and `wp theme install …`: WP-CLI fetches that
@@ -11,7 +11,7 @@ import { catalogOf, type Fleet, type ItemKind, type SimEnvironment } from './fle
 export type InstallEffect = { failsWith: string } | { item?: { kind: ItemKind; name: string; version: string } };
 
 /** WP-CLI's words when WordPress.org has no such item (its API answers "not found"). */
-export const NOT_FOUND = 'Error: No plugins installed.';
+const NOT_FOUND: Record<ItemKind, string> = { plugin: 'Error: No plugins installed.', theme: 'Error: No themes installed.' };
 
 const KINDS: ReadonlySet<string> = new Set(['plugin', 'theme']);
 /** The flags `install` takes that change nothing here (they matter to a real download or activation). */
@@ -34,17 +34,17 @@ export function installEffect(fleet: Fleet, env: SimEnvironment, words: readonly
     flags.set(name, value);
   }
   const known = slug === undefined ? undefined : catalogOf(fleet, kind).get(slug);
-  if (!known) return { failsWith: kind === 'plugin' ? NOT_FOUND : 'Error: No themes installed.' };
+  if (!known) return { failsWith: NOT_FOUND[kind] };
   const version = flags.get('--version') ?? known.versions.at(-1)!;
   if (!known.versions.includes(version)) return { failsWith: DOWNLOAD_FAILED };
-  const installed = (kind === 'plugin' ? env.plugins : env.themes).has(known.name);
+  const installed = installedOf(env, kind).has(known.name);
   if (installed && !flags.has('--force')) return {};
   return { item: { kind, name: known.name, version } };
 }
 
 /** Writes an install's files: the version moves, the item's status (active or not) stays. */
 export function applyInstall(env: SimEnvironment, item: { kind: ItemKind; name: string; version: string }): void {
-  const items = item.kind === 'plugin' ? env.plugins : env.themes;
+  const items = installedOf(env, item.kind);
   const was = items.get(item.name);
   items.set(item.name, { status: 'inactive', autoUpdateType: 'none', ...was, version: item.version, updateStatus: 'none' });
 }
