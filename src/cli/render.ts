@@ -11,7 +11,7 @@ import { answerLines } from '../report/answer-lines.js';
 import { installedOf, type Inventory } from '../inventory/inventory.js';
 import { itemOf, KIND_TABLE, KINDS, type Kind, OTHER_KINDS } from '../inventory/kinds.js';
 import { versionKey } from '../util/item-version.js';
-import { stepHealthUrl, type Plan, type Step } from '../plan/plan.js';
+import { guardCount, stepHealthUrl, type Plan, type Step } from '../plan/plan.js';
 import { ENDPOINTS } from '../api/endpoints.js';
 import { clearsCache } from '../health/spec.js';
 import { planReasons } from '../report/reasons.js';
@@ -117,9 +117,15 @@ export function renderPlan(plan: Plan, verbose: boolean, paint: Painter = plain)
   lines.push(...stagingLines([...plan.steps, ...plan.skipped]).map(terminalMessage));
   lines.push(...withheldLines([...plan.steps, ...plan.skipped]).map(terminalMessage));
   const clears = new Map(plan.tasks.map((t) => [t.index, t.health !== undefined && clearsCache(t.health)]));
-  const clearing = plan.steps.filter((s) => stepHealthUrl(s) !== undefined && clears.get(s.task_index)).length;
-  if (clearing > 0)
+  const guardedWrites = plan.steps.filter((s) => stepHealthUrl(s) !== undefined && clears.get(s.task_index));
+  const clearing = guardedWrites.length;
+  const guards = guardCount(guardedWrites);
+  if (clearing > 0 && guards === clearing)
     lines.push(`and after each of ${clearing} guarded write${clearing === 1 ? '' : 's'}, before the check after it: ${CLEAR_CACHE} (health.clear_cache).`);
+  else if (clearing > 0)
+    lines.push(
+      `and ${guards} time${guards === 1 ? '' : 's'} after ${clearing} guarded writes (one guard an environment: its writes go one after another, then one clear and one check after all of them): ${CLEAR_CACHE} (health.clear_cache).`,
+    );
   if (verbose) {
     lines.push('');
     for (const s of plan.steps) {

@@ -4,7 +4,7 @@ import { creates } from '../api/endpoints.js';
 import { clearsCache } from '../health/spec.js';
 import { KIND_TABLE, BASE_KIND } from '../inventory/kinds.js';
 import { databaseCommands } from './database-commands.js';
-import { stepHealthUrl, type Step, type TaskSummary } from './plan.js';
+import { guardCount, stepHealthUrl, type Step, type TaskSummary } from './plan.js';
 
 /**
  * What each class of call a run makes costs the estimate: the slots it takes of the general budget
@@ -81,8 +81,8 @@ export function countWave(task: TaskSummary, steps: readonly Step[]): WaveCounts
   const action = ACTIONS.get(task.action);
   const writes = steps.filter((s) => s.role !== 'backup');
   const pollRate = task.wait ? (action?.confirmBatch ? POLLS_PER_CONFIRMED : POLLS_PER_OPERATION) : 0;
-  // A guarded write's look after comes only once its operation ended: only a waiting task looks.
-  const clears = task.wait && task.health && clearsCache(task.health) ? writes.filter((s) => stepHealthUrl(s) !== undefined).length : 0;
+  // A guarded write's look after comes only once its operation ended: only a waiting task looks; a guard group looks once.
+  const clears = task.wait && task.health && clearsCache(task.health) ? guardCount(writes.filter((s) => stepHealthUrl(s) !== undefined)) : 0;
   return {
     writes: writes.length,
     creatingWrites: writes.filter((s) => creates(s.endpoint)).length,

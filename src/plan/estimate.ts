@@ -139,17 +139,20 @@ function lifeTimes(task: TaskSummary, input: EstimateInput): LifeTimes {
  * When the wave's last life ends (ms from its start). Lives take their environment's turn in plan
  * order: an environment's life starts when its creating call (its restore point, or a creating write)
  * leaves the creating-call lane, and its first write no sooner than its share of the general budget;
- * then its backup's operation, and each of its writes in turn (operation, clear, look), its clears at
- * least CLEAR_GAP_MS apart.
+ * then its backup's operation, and each of its writes in turn (operation, clear, look; a guard
+ * group's writes one after another, then one clear and look for all of them), its clears at least
+ * CLEAR_GAP_MS apart.
  */
 function livesMs(steps: Step[], input: EstimateInput & { createPerSecond: number }, t: LifeTimes, waits: boolean, databaseOf: (s: Step) => number): number {
-  const envs = new Map<string, { creating: number; writes: number; database: number; order: number }>();
+  const envs = new Map<string, { creating: number; writes: number; looks: Set<string>; database: number; order: number }>();
   let creating = 0;
   for (const s of steps) {
     const key = s.target.env_id ?? s.lock ?? s.id;
-    const env = envs.get(key) ?? { creating: -1, writes: 0, database: 0, order: envs.size };
+    const env = envs.get(key) ?? { creating: -1, writes: 0, looks: new Set<string>(), database: 0, order: envs.size };
     if (env.creating < 0 && (s.role === 'backup' || creates(s.endpoint))) env.creating = creating++;
     if (s.role !== 'backup') env.writes++;
+    // One guard per environment: a guard group's writes share one clear and look (Step.guard_group).
+    if (s.role !== 'backup') env.looks.add(s.guard_group ?? s.id);
     env.database += databaseOf(s);
     envs.set(key, env);
   }
@@ -158,11 +161,13 @@ function livesMs(steps: Step[], input: EstimateInput & { createPerSecond: number
   for (const env of envs.values()) {
     const fromLane = env.creating < 0 ? 0 : (env.creating / input.createPerSecond) * 1000;
     const fromBudget = (((env.order + 1) * perLife) / input.perSecond) * 1000;
-    const cycle = (waits ? t.operationMs : 0) + t.afterMs;
-    const gaps = t.clears ? Math.max(0, CLEAR_GAP_MS - cycle) * Math.max(0, env.writes - 1) : 0;
+    const looks = env.looks.size;
+    const sends = env.writes * (waits ? t.operationMs : 0);
+    const cycle = sends / Math.max(1, looks) + t.afterMs;
+    const gaps = t.clears ? Math.max(0, CLEAR_GAP_MS - cycle) * Math.max(0, looks - 1) : 0;
     // Each database step (wp core update-db after a core write) is one more operation the life waits for.
     const database = waits ? env.database * t.operationMs : 0;
-    end = Math.max(end, Math.max(fromLane, fromBudget) + t.backupMs + env.writes * cycle + database + gaps);
+    end = Math.max(end, Math.max(fromLane, fromBudget) + t.backupMs + sends + looks * t.afterMs + database + gaps);
   }
   return end;
 }

@@ -67,6 +67,12 @@ export interface Step {
   backup_step?: string;
   /** `rollout.together`: the index of the task whose turn this write goes in on its environment (plan/together.ts). */
   joins?: number;
+  /**
+   * One guard per environment: the id of the first of this task's pinned item writes to the
+   * environment, which all share one look before, one cache clear and look after, one put-back, and
+   * isolation over all their items (the run's look group; life/guard-group.ts). Absent on a lone write.
+   */
+  guard_group?: string;
   /** `health:`: the page checked before the write and after its operation, or why there is none (`on_missing_domain: fail`). */
   health?: { url: string } | { missing: string };
   /** What the listing showed that this call depends on (the action's words); a saved plan checks it again. */
@@ -87,9 +93,17 @@ export interface Step {
   trimmed?: true;
 }
 
-/** `rollout.together`: whether the step is looked at with its environment's other writes (it joins a task, or one joins its). */
+/**
+ * Whether the step is looked at with its environment's other writes: one guard per environment
+ * (guard_group), or `rollout.together` (it joins a task, or one joins its).
+ */
 export function looksTogether(steps: readonly Step[], step: Step): boolean {
-  return step.joins !== undefined || steps.some((s) => s.joins === step.task_index && s.target.env_id === step.target.env_id);
+  return step.joins !== undefined || step.guard_group !== undefined || steps.some((s) => s.joins === step.task_index && s.target.env_id === step.target.env_id);
+}
+
+/** The guards (a look before and after, a cache clear) the writes given take: one a guard group (Step.guard_group), one a lone write. */
+export function guardCount(writes: readonly Step[]): number {
+  return new Set(writes.map((s) => s.guard_group ?? s.id)).size;
 }
 
 /** The page a guarded write's site is checked at, if it has one. */
@@ -417,6 +431,7 @@ class PlanParts {
   private add(t: TaskInPlan, target: Target, expansions: Expansion[], { key, guard = {}, mark = {} }: { key: string; guard?: Guard; mark?: Mark }): void {
     const { task, action, backupTag } = t;
     let backupStep: string | undefined;
+    const written: Step[] = [];
     for (const [i, e] of expansions.entries()) {
       if ('skip' in e) {
         this.skipped.push({ task: task.name, task_index: task.index, action: action.name, target, reason: e.skip, ...releaseAgeOf(e) });
@@ -438,7 +453,7 @@ class PlanParts {
       const staging = e.items ? mark.staging?.filter((d) => e.items!.includes(nameOf(d))) : mark.staging;
       // A staging step's decisions are live's to say (its skip): its own note stays the action's.
       const note = [e.note, ...(mark.role === 'staging' ? [] : (staging ?? []).map(stagingWords))].filter(Boolean).join('; ');
-      this.steps.push({
+      const step: Step = {
         ...stepOf(id, task, action.name, target, e.request, !action.creates),
         ...(note ? { note } : {}),
         ...(mark.role ? { role: mark.role } : {}),
@@ -449,9 +464,22 @@ class PlanParts {
         ...releaseAgeOf(e),
         // Only where isolation needs them: every other plan reads as it did.
         ...(e.updates && task.health?.on_broken === 'isolate' ? { updates: e.updates } : {}),
-      });
+      };
+      this.steps.push(step);
+      written.push(step);
     }
+    if (action.items && guard.health && 'url' in guard.health) guardTogether(written);
   }
+}
+
+/**
+ * One guard per environment: a task's pinned item writes to one environment (one a version) go
+ * under one look: the first's id marks them all (Step.guard_group). A guard per write would clear
+ * the cache and look at the page once for each item, and restore the site once for each that broke it.
+ */
+function guardTogether(writes: Step[]): void {
+  if (writes.length < 2) return;
+  for (const step of writes) step.guard_group = writes[0]!.id;
 }
 
 /** A decision of what the site's staging takes tonight: staged, or bypassed where staging is offered it too (its version, not one live takes after a soak). */

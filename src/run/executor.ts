@@ -84,9 +84,13 @@ export interface RunLook {
   nextLookMs(): number | undefined;
 }
 
-/** `rollout.together`: per environment a joining task writes to in this turn, the writes that share one look: this task's first, then the joined ones. */
+/**
+ * Per environment whose writes in this turn share one look, those writes: this task's pinned writes
+ * there (one guard per environment, Step.guard_group), then those of a task that joins it (`rollout.together`).
+ */
 function lookGroups(steps: readonly Step[], taskIndex: number): Map<string, Step[]> {
-  const envs = new Set(steps.filter((s) => s.joins === taskIndex && s.target.env_id).map((s) => s.target.env_id!));
+  const shares = (s: Step) => s.joins === taskIndex || (s.guard_group !== undefined && s.task_index === taskIndex);
+  const envs = new Set(steps.filter((s) => shares(s) && s.target.env_id).map((s) => s.target.env_id!));
   const groups = new Map<string, Step[]>();
   for (const s of steps)
     if (s.role !== 'backup' && s.target.env_id !== undefined && envs.has(s.target.env_id))
@@ -487,7 +491,9 @@ class Execution implements LifeRun {
       if (url && this.options.visual && task.health?.visual && guarded.before?.healthy && !looked && !this.sendsOver())
         guarded.visual = await this.options.visual.before(step.id, url, task.health);
       // Isolation's first suspect is the item a fatal error new since now names: worth a read where there is more than one to choose from.
-      if (guarded.before?.healthy && task.health?.on_broken === 'isolate' && (step.updates?.length ?? 0) > 1 && !this.sendsOver()) {
+      // A guard group's first write reads it for the group (one guard per environment: its items are isolated together).
+      const many = (step.updates?.length ?? 0) > 1 || (step.guard_group !== undefined && !looked);
+      if (guarded.before?.healthy && task.health?.on_broken === 'isolate' && many && !guarded.log && !this.sendsOver()) {
         guarded.log = this.isolator.errorLog(step);
         // A stop while it waits for the logs' rule drops it: the write will not go, and the lives that finish need the rule's slots.
         await guarded.log.before(this.sends);

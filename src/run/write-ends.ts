@@ -24,7 +24,8 @@ export interface WriteEnd {
   precondition?: string;
   updates?: ItemChange[];
   /**
-   * The write went alone in its environment's turn (no `rollout.together` partner): only then does a
+   * The write went alone under its look (no `rollout.together` partner, no guard shared with its
+   * environment's other writes: Step.guard_group): only then does a
    * pinned write that broke its site name its version. False where that is not known (a report's row).
    */
   alone: boolean;
@@ -64,7 +65,7 @@ export function breaksOf(end: WriteEnd, at: number): QuarantineBreak[] {
 export function writeEndOf(step: Step, result: StepResult): WriteEnd {
   const { action, target } = step;
   const { body, precondition, updates } = result.sent ?? step;
-  return { action, target, body, precondition, updates, alone: step.joins === undefined, result };
+  return { action, target, body, precondition, updates, alone: step.joins === undefined && step.guard_group === undefined, result };
 }
 
 /**

@@ -6,6 +6,7 @@ import type { Step, TaskSummary } from '../../plan/plan.js';
 import type { CallPort } from '../caller.js';
 import { ErrorLogLooks } from '../error-log.js';
 import type { HealthGate } from '../health-gate.js';
+import { groupMates, groupUpdates, matesUndone, settledByIsolation, settledHolder } from './guard-group.js';
 import { startIsolation } from './isolation.js';
 import { isolate, type IsolationContext } from './isolation-round.js';
 import type { RestoreContext } from './restore.js';
@@ -37,6 +38,9 @@ export interface IsolationRun {
   slots(task: TaskSummary): SlotPort;
   /** The run's own quarantine: what isolation finds is sent nowhere else in the run. */
   quarantine: RunQuarantine;
+  /** The plan's steps and the run's results: a guard group's mates (guard-group.ts). */
+  steps: readonly Step[];
+  results: ReadonlyMap<string, StepResult>;
 }
 
 /** What the write's own look left for isolation: its gate, its browser context (spent), its error log read before. */
@@ -57,13 +61,16 @@ export class Isolator {
   /**
    * A write put back from its restore point, and seen healthy again, has its updates sent again in
    * rounds to find the one that broke the site. A write of one update was its own round: it is the
-   * culprit. Writes looked at together (rollout.together) were seen broken once for all of them, and
-   * are not taken apart. Returns the step's result as it then stands.
+   * culprit. A guard group's writes (one guard per environment) are taken apart as one write of all
+   * their items (guard-group.ts). Writes looked at together with another task's (rollout.together)
+   * were seen broken once for all of them, and are not taken apart. Returns the step's result as it then stands.
    */
   async afterRestore(task: TaskSummary, step: Step, restored: StepResult, looks: WriteLooks, url: string): Promise<StepResult> {
     const back = restored.restored;
     // What the write sent: a write the run's quarantine trimmed left its culprit out, and no round may put it back.
-    const updates = restored.sent?.updates ?? step.updates ?? [];
+    const own = restored.sent?.updates ?? step.updates ?? [];
+    const mates = groupMates(this.run.steps, step);
+    const updates = mates ? groupUpdates(own, matesUndone(mates, this.run.results), this.run.results) : own;
     const isolates = task.health?.on_broken === 'isolate' && updates.length > 0 && step.joins === undefined;
     if (!isolates || back?.status !== 'succeeded' || back.health?.outcome !== 'healthy') {
       this.run.quarantine.addEnd(step, restored);
@@ -79,7 +86,18 @@ export class Isolator {
     const log = looks.log ?? this.errorLog(step);
     const ended = await isolate({ ...this.context(task, step, looks.gate, url), readLogged: () => log.after() }, step, result);
     this.run.quarantine.addEnd(step, ended);
-    return ended;
+    return ended.isolation?.outcome === 'isolating' ? ended : this.settleGroup(step, ended);
+  }
+
+  /** A guard group's isolation ended: each write of it (the holder last) says what became of its own item. */
+  private async settleGroup(holder: Step, ended: StepResult): Promise<StepResult> {
+    const mates = groupMates(this.run.steps, holder);
+    if (!mates) return ended;
+    for (const mate of matesUndone(mates, this.run.results))
+      await this.run.record(mate, settledByIsolation(mate, this.run.results.get(mate.id)!, holder, ended));
+    const settled = settledHolder(holder, ended);
+    if (settled !== ended) await this.run.record(holder, settled);
+    return settled;
   }
 
   /** The error log of a step's environment, read through its own rate rule; a 401 on the way stops the run. */

@@ -157,10 +157,13 @@ export function undoneWrites(steps: readonly Step[], results: ReadonlyMap<string
   const put = status === 'unknown' ? 'may have been put back' : 'was put back';
   const from = `${UNDONE}the environment ${put} from backup ${restored.restored!.backup_id}, taken before this write`;
   // Writes looked at together (rollout.together) were seen broken once, after the last: which of them broke it is not known.
+  // So were a guard group's (one guard per environment, Step.guard_group).
   const why = (other: Step) =>
     other.joins !== undefined || step.joins !== undefined
       ? `${from}, after its site was seen broken once this environment's writes looked at together with it (rollout.together) ended, the last ${step.precondition ?? step.id}`
-      : `${from}, after ${step.precondition ?? step.id} broke its site`;
+      : other.guard_group !== undefined && other.guard_group === step.guard_group
+        ? `${from}, after its site was seen broken once this environment's writes (one guard for all of them) ended, the last ${step.precondition ?? step.id}`
+        : `${from}, after ${step.precondition ?? step.id} broke its site`;
   return steps.flatMap((other): [Step, StepResult][] => {
     const known = results.get(other.id);
     if (other.id === step.id || other.backup_step !== step.backup_step || !known || !['succeeded', 'held', 'accepted'].includes(known.status)) return [];

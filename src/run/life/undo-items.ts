@@ -27,8 +27,15 @@ import type { StepResult, UndoCommand, UndoneByItems } from '../types.js';
  * Each command is journaled `sending` before it leaves: installing one version's files again is safe
  * to repeat, so a resume sends again every command not seen to succeed.
  */
-export async function undoByItems(ctx: RestoreContext, step: Step, failed: StepResult, gate: HealthGate, url: string): Promise<StepResult> {
-  const planned = failed.undone ?? commandsOf(step);
+export async function undoByItems(
+  ctx: RestoreContext,
+  step: Step,
+  failed: StepResult,
+  gate: HealthGate,
+  url: string,
+  mates: readonly Step[] = [],
+): Promise<StepResult> {
+  const planned = failed.undone ?? commandsOf(step, mates);
   const save = async (undone: UndoneByItems) => {
     const next = { ...failed, undone };
     await ctx.update(step, next);
@@ -60,11 +67,14 @@ export function healthyByItems(result: StepResult): boolean {
   return result.undone?.status === 'succeeded' && result.undone.health?.outcome === 'healthy';
 }
 
-/** The commands that put back what the write replaced, or why there are none (then the backup is restored). */
-export function commandsOf(step: Step): UndoneByItems {
+/**
+ * The commands that put back what the write replaced (and, one guard per environment, what its
+ * group's other writes that did their work replaced: `mates`), or why there are none (then the backup is restored).
+ */
+export function commandsOf(step: Step, mates: readonly Step[] = []): UndoneByItems {
   const kind = kindOf(step.action);
   const envId = step.target.env_id ?? step.params.env_id;
-  const changes = kind && envId ? writtenUpdates(kind, step) : [];
+  const changes = kind && envId ? [...mates, step].flatMap((s) => writtenUpdates(kind, s)) : [];
   if (!kind || !envId || changes.length === 0)
     return { status: 'not sent', commands: [], reason: 'the write names no versions it replaced: the backup is the way back' };
   const commands: UndoCommand[] = [];

@@ -21,6 +21,7 @@ import type { VisualBaseline } from '../visual-gate.js';
 import { heldText, type VisualSeen } from '../visual-outcome.js';
 import type { Watcher, WatchOptions } from '../watcher.js';
 import { healthyByItems, undoByItems } from './undo-items.js';
+import { groupMates, matesDone, putBackByFiles } from './guard-group.js';
 
 /** What a guarded write carries from before its send to after its operation. */
 /** What a guarded write carries from before its send to after its operation. */
@@ -182,10 +183,12 @@ export class WriteLife {
     const result = logged ? { ...broken, logged } : broken;
     await this.run.record('update', step, result);
     this.run.countBreak(task, result);
-    // Writes looked at together broke the site together: one write's items are not the group's, so the backup puts them back.
+    // A guard group's writes (one guard per environment) are put back as one write of all their items (guard-group.ts);
+    // writes looked at together with another task's broke the site together: the backup puts them back.
+    const mates = groupMates(this.run.plan.steps, step);
     const byItems =
-      undoesByItems(task.health!) && !looksTogether(this.run.plan.steps, step)
-        ? await undoByItems(this.restoring(task), step, result, guarded.gate, url)
+      undoesByItems(task.health!) && (mates || !looksTogether(this.run.plan.steps, step))
+        ? await this.undoByItems(task, step, result, guarded.gate, url, mates)
         : result;
     // Healthy again by its items' own files (the site's data kept), or a halt came first: no restore.
     if (healthyByItems(byItems) || byItems.undone?.status === 'sending') return byItems;
@@ -193,13 +196,22 @@ export class WriteLife {
     const undone = undoneWrites(this.run.plan.steps, this.run.results, step, restored);
     for (const [other, was] of undone) await this.run.record('update', other, was);
     const ended = await this.run.isolator.afterRestore(task, step, restored, guarded, url);
-    if (ended.isolation?.outcome === 'found')
+    // A guard group's mates were isolation's own updates: none goes again on its own.
+    if (ended.isolation?.outcome === 'found' && !mates)
       this.run.sendAgain(
         step,
         undone.map(([other]) => other),
         guarded,
       );
     return ended;
+  }
+
+  /** The write's items (and a guard group's mates' items) put back by their own files; mates healthy so are told so. */
+  private async undoByItems(task: TaskSummary, step: Step, broken: StepResult, gate: HealthGate, url: string, mates: Step[] | undefined): Promise<StepResult> {
+    const done = matesDone(mates ?? [], this.run.results);
+    const byItems = await undoByItems(this.restoring(task), step, broken, gate, url, done);
+    if (healthyByItems(byItems)) for (const mate of done) await this.run.record('update', mate, putBackByFiles(this.run.results.get(mate.id)!, step, byItems));
+    return byItems;
   }
 
   /**
@@ -253,6 +265,8 @@ export class WriteLife {
       sleep: (ms) => sleepOn(this.run.clock, ms, this.run.stop.halt),
       stop: (reason, kind) => this.run.stop.stop(reason, kind),
       quarantine: this.run.quarantine,
+      steps: this.run.plan.steps,
+      results: this.run.results,
     };
   }
 
