@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { renderSummary } from '../../src/cli/render.js';
 import { slackMessage } from '../../src/notify/slack.js';
-import type { RunEnd } from '../../src/notify/run-end.js';
+import { jsonSummary, type RunEnd } from '../../src/notify/run-end.js';
 import { changedGroups, changedLine } from '../../src/report/changed.js';
 import { markdownSummary } from '../../src/report/ci-formats.js';
 import { recordPage } from '../../src/report/html/record-page.js';
@@ -159,6 +159,15 @@ describe('what changed, in every summary', () => {
   it('Slack lists the updates', () => {
     const text = JSON.stringify(slackMessage(end(night()), new Date('2026-11-20T03:00:00Z')).blocks);
     expect(text).toContain('• updated: jetpack 3.0.0 → 3.0.4 on 4 sites, 5 environments');
+  });
+
+  it('the JSON webhook carries the groups as data', () => {
+    const body = jsonSummary(end(night()), new Date('2026-11-20T03:00:00Z'));
+    expect(body.changed).toEqual(changedGroups(night()));
+    expect((body.changed as { name: string; sites: number }[]).map((g) => [g.name, g.sites])).toEqual([
+      ['jetpack', 4],
+      ['akismet', 3],
+    ]);
   });
 
   it('the run page lists each update with the sites where it stands', () => {
