@@ -7,7 +7,7 @@ import { markdownSummary } from '../../src/report/ci-formats.js';
 import { recordPage } from '../../src/report/html/record-page.js';
 import { runPage } from '../../src/report/html/run-page.js';
 import type { Report, ReportResult } from '../../src/report/report.js';
-import { expectSafeTerminal, nightReport } from '../helpers/sinks.js';
+import { expectSafeTerminal, nightReport, runEndOf } from '../helpers/sinks.js';
 
 /**
  * Issue 56, part 3: every summary says what the night updated, grouped by item and versions, and
@@ -110,15 +110,7 @@ function night(): Report {
   });
 }
 
-const end = (r: Report): RunEnd => ({
-  name: r.name,
-  company: r.company,
-  runId: r.run_id,
-  exitCode: 1,
-  startedAt: new Date(r.started_at),
-  finishedAt: new Date(r.finished_at),
-  report: { value: r, path: PATH },
-});
+const end = (r: Report): RunEnd => runEndOf(r, PATH);
 
 describe('what changed: the groups', () => {
   it('counts only the updates that stand, once per item and versions, with where they stand', () => {
