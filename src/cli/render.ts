@@ -15,6 +15,7 @@ import { guardCount, stepHealthUrl, type Plan, type Step } from '../plan/plan.js
 import { ENDPOINTS } from '../api/endpoints.js';
 import { clearsCache } from '../health/spec.js';
 import { planReasons } from '../report/reasons.js';
+import { changedLines, moreChangedLine } from '../report/changed.js';
 import { releaseAgeLines } from '../report/release-age-lines.js';
 import { stagingLines } from '../report/staging-lines.js';
 import { withheldLines } from '../report/withheld-lines.js';
@@ -208,6 +209,9 @@ export function renderSummary(report: Report, reportPath: string, paint: Painter
     );
   }
   if (problems.length > 10) lines.push(`… and ${problems.length - 10} more in the report`);
+  // What the run changed, before why it left the rest alone (report/changed.ts).
+  const changed = changedLines(report, SHOWN_CHANGES);
+  lines.push(...changed.lines.map((line) => `updated: ${terminalMessage(line)}`), ...(changed.more > 0 ? [moreChangedLine(changed.more)] : []));
   lines.push(...reasonLines(report));
   for (const { task } of perTask) {
     const counts = healthCounts(report.results.filter((r) => groupOf(r) === task));
@@ -328,6 +332,9 @@ export function renderInventory(inventory: Inventory, format: 'table' | 'json' |
   });
   return `${table(header, rows)}\n\n${inventory.environments.length} environments, ${installs.join(', ')}, ${updates} updates available${from.join('')}`;
 }
+
+/** Updated items the summary names (the run's page lists every one, with its sites). */
+const SHOWN_CHANGES = 10;
 
 /** Reasons shown per task in the summary, most frequent first; the report holds every one. */
 const SHOWN_REASONS = 5;

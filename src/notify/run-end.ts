@@ -6,6 +6,7 @@ import { quarantinedVersions } from '../report/quarantined.js';
 import { exitMeaning } from '../errors.js';
 import { taskCounts } from '../report/task-counts.js';
 import { isProblem } from '../run/types.js';
+import { changedGroups } from '../report/changed.js';
 import { culpritLog, isolatedResults, isolationFacts, isolationLine } from '../report/isolation-lines.js';
 import { commandText, nextCommand } from '../report/ci-formats.js';
 import { restoreLine, targetLabel, type Report, type ReportResult, type Summary } from '../report/report.js';
@@ -95,6 +96,8 @@ export function jsonSummary(end: RunEnd, sentAt: Date): Record<string, unknown> 
     duration_seconds: Math.round((end.finishedAt.getTime() - end.startedAt.getTime()) / 100) / 10,
     summary: report?.summary ?? null,
     tasks: report ? taskCounts(report.results) : [],
+    // What the run changed (report/changed.ts): each item's versions once, with where the update stands.
+    changed: report ? changedGroups(report).slice(0, LISTED) : [],
     problems: problems.slice(0, LISTED).map(problemEntry),
     problems_not_listed: Math.max(0, problems.length - LISTED),
     // Held updates are not problems: listed apart, each item version once with its code and dates.

@@ -8,6 +8,7 @@ import { releaseAgeGroups } from '../report/release-age-lines.js';
 import { holdsLive, stagingGroups } from '../report/staging-lines.js';
 import { isolatedResults, isolationLine } from '../report/isolation-lines.js';
 import { withheldGroups, withheldText } from '../report/withheld-lines.js';
+import { changedLines, moreChangedLine } from '../report/changed.js';
 import { quarantinedText, quarantinedVersions } from '../report/quarantined.js';
 
 /** Slack lists this many problem steps; more make a message people scroll past. */
@@ -23,6 +24,16 @@ export function slackMessage(end: RunEnd, sentAt: Date): { text: string; blocks:
   const mark = end.exitCode === 0 ? '✅' : '❌';
   const text = `${mark} sitefleet ${forSlack(end.name)}: exit ${end.exitCode} (${exitMeaning(end.exitCode)})${report ? `: ${countsText(report.summary)}` : ''}`;
   const blocks: unknown[] = [section(`*${text}*${end.error ? `\n${forSlack(clip(end.error, MESSAGE_WIDTH))}` : ''}`)];
+  const changed = report ? changedLines(report, SLACK_LISTED) : undefined;
+  if (changed && changed.lines.length > 0)
+    blocks.push(
+      section(
+        [
+          ...changed.lines.map((line) => `• updated: ${forSlack(clip(line, MESSAGE_WIDTH))}`),
+          ...(changed.more > 0 ? [moreChangedLine(changed.more)] : []),
+        ].join('\n'),
+      ),
+    );
   const problems = report ? problemsOf(report) : [];
   if (problems.length > 0) {
     const lines = problems

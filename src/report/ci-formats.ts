@@ -3,6 +3,7 @@ import { groupOf, taskCounts } from './task-counts.js';
 export { groupOf };
 import { countsAgainstBudget, isProblem, problemCount } from '../run/types.js';
 import { answerLines } from './answer-lines.js';
+import { changedLines, moreChangedLine } from './changed.js';
 import { bypassLines } from './staging-lines.js';
 import { isolatedResults, isolationLine } from './isolation-lines.js';
 import { cacheNotAvailableLine, nothingSeenLines } from './look-lines.js';
@@ -68,7 +69,10 @@ export function guardText(r: ReportResult): string {
   return parts.join('; ');
 }
 
-/** Markdown for a CI job summary: a table per task, the failed and unknown steps, and the command that continues the work. */
+/** Updated items a Markdown summary names (the run's page lists every one, with its sites). */
+const LISTED_CHANGES = 50;
+
+/** Markdown for a CI job summary: what the run updated, a table per task, the failed and unknown steps, and the command that continues the work. */
 export function markdownSummary(report: Report, reportPath: string): string {
   const lines = [`### sitefleet: ${forMarkdown(report.name)}${report.mode === 'dry-run' ? ' (dry run)' : ''}`, ''];
   lines.push('| task | targets | ok | failed | held | unknown | skipped | health |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
@@ -78,6 +82,9 @@ export function markdownSummary(report: Report, reportPath: string): string {
       `| ${forMarkdown(task)} | ${rs.length} | ${c.accepted + c.succeeded} | ${c.failed} | ${c.held} | ${c.unknown} | ${c.skipped} | ${forMarkdown(healthCounts(rs) || '-')} |`,
     );
   }
+  const changed = changedLines(report, LISTED_CHANGES);
+  if (changed.lines.length > 0) lines.push('', '**Updated:**', '', ...changed.lines.map((line) => `- ${forMarkdown(clip(line, MESSAGE_WIDTH))}`));
+  if (changed.more > 0) lines.push(`- ${moreChangedLine(changed.more)}`);
   const problems = report.results.filter((r) => isProblem(r.status));
   if (problems.length > 0) {
     lines.push('', `**${problems.length} failed, held or unknown:**`, '');

@@ -39,5 +39,11 @@ describe('an isolated site in the outputs, from the CLI against the simulator', 
     expect(section).toContain('Broke the site: p0 1.0.0 → 1.1.0; it stays on 1.0.0.');
     expect(section).toContain('Sent again and kept (3): p1 1.0.0 → 1.1.0, p2 1.0.0 → 1.1.0, p3 1.0.0 → 1.1.0.');
     expect(section).toContain(`Restores: ${restores}.`);
+    // What changed (issue 56): the updates kept are listed as done, the culprit only as the version the site stays on.
+    const work = section.slice(section.indexOf('<h4>Plugin updates</h4>'), section.indexOf('Isolated updates'));
+    expect(work).toContain('p1 1.0.0 → 1.1.0, p2 1.0.0 → 1.1.0, p3 1.0.0 → 1.1.0');
+    expect(work).not.toContain('p0');
+    expect(out).toContain('updated: p1 1.0.0 → 1.1.0 on 1 site');
+    expect(out).not.toContain('updated: p0');
   });
 });

@@ -1,5 +1,6 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { expect } from 'vitest';
+import type { RunEnd } from '../../src/notify/run-end.js';
 import { summarize, type Report, type ReportResult } from '../../src/report/report.js';
 
 /** A night's report of `results`, with `more` fields (`quarantined`, `stopped`), for a test of what the sinks make of it. */
@@ -17,6 +18,19 @@ export function nightReport(results: ReportResult[], more: Partial<Report> = {})
     summary: summarize(results),
     results,
     ...more,
+  };
+}
+
+/** The end of the run a report tells of, as the channels are handed it: exit 1, the report at `path`. */
+export function runEndOf(r: Report, path: string): RunEnd {
+  return {
+    name: r.name,
+    company: r.company,
+    runId: r.run_id,
+    exitCode: 1,
+    startedAt: new Date(r.started_at),
+    finishedAt: new Date(r.finished_at),
+    report: { value: r, path },
   };
 }
 

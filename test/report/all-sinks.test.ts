@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { commandText, githubAnnotations, junitXml, markdownSummary, nextCommand } from '../../src/report/ci-formats.js';
 import { runPage } from '../../src/report/html/run-page.js';
 import { targetLabel, type Report, type ReportResult } from '../../src/report/report.js';
-import { nightReport } from '../helpers/sinks.js';
+import { nightReport, runEndOf } from '../helpers/sinks.js';
 import { taskCounts } from '../../src/report/task-counts.js';
 import { renderSummary } from '../../src/cli/render.js';
 import { jsonSummary, type RunEnd } from '../../src/notify/run-end.js';
@@ -88,15 +88,7 @@ const CASES: Record<string, Report> = {
   ]),
 };
 
-const end = (r: Report): RunEnd => ({
-  name: r.name,
-  company: r.company,
-  runId: r.run_id,
-  exitCode: 1,
-  startedAt: new Date(r.started_at),
-  finishedAt: new Date(r.finished_at),
-  report: { value: r, path: PATH },
-});
+const end = (r: Report): RunEnd => runEndOf(r, PATH);
 
 describe.each(Object.entries(CASES))('every sink shows the report: %s', (_name, r) => {
   const s = r.summary;

@@ -7,7 +7,7 @@ import { recordPage } from '../../src/report/html/record-page.js';
 import { runPage } from '../../src/report/html/run-page.js';
 import { isolationFacts, isolationLine, logExcerpt } from '../../src/report/isolation-lines.js';
 import type { Report, ReportResult } from '../../src/report/report.js';
-import { nightReport } from '../helpers/sinks.js';
+import { nightReport, runEndOf } from '../helpers/sinks.js';
 import type { Isolation, LoggedError } from '../../src/run/types.js';
 
 /**
@@ -63,15 +63,7 @@ function report(results: ReportResult[]): Report {
   return nightReport(results, { started_at: '2026-11-25T02:00:00.000Z', finished_at: '2026-11-25T02:40:00.000Z' });
 }
 
-const end = (r: Report): RunEnd => ({
-  name: r.name,
-  company: r.company,
-  runId: r.run_id,
-  exitCode: 1,
-  startedAt: new Date(r.started_at),
-  finishedAt: new Date(r.finished_at),
-  report: { value: r, path: PATH },
-});
+const end = (r: Report): RunEnd => runEndOf(r, PATH);
 
 describe('isolationLine: the words', () => {
   it('found: the culprit with its versions and the log line, the version kept, the other updates kept, the restores', () => {

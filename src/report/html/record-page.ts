@@ -5,6 +5,7 @@ import { nameOf } from '../../inventory/kinds.js';
 import type { RecordLine } from '../../actions/action.js';
 import { restoreLine, type Report, type ReportResult } from '../report.js';
 import { matchesAny } from '../../util/glob.js';
+import { changedIn, changeWords, type StoodChange } from '../changed.js';
 import { htmlDocument } from './document.js';
 import { block, h, type Markup } from './markup.js';
 
@@ -26,9 +27,12 @@ interface Entry {
   r: ReportResult;
   day: string;
   at: number;
+  /** An item write's updates that stand (report/changed.ts): what the record lists as done; undefined for other work. */
+  stood?: StoodChange[];
 }
 
-const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
 
 /**
  * The runs, each once (a report named and also found by `--from`, or a copy beside it, is one run:
@@ -52,26 +56,28 @@ function oncePerRun(reports: readonly Report[]): Report[] {
 export function recordPage(input: RecordInput): string {
   const runs = oncePerRun(input.reports);
   const bySite = new Map<string, Entry[]>();
-  for (const report of runs)
+  for (const report of runs) {
+    const changes = changedIn(report);
     for (const r of report.results) {
       const site = r.target.site;
       // A target skipped is no work, but what the company's history withheld from it is the client's to know.
       if (site === undefined || !matchesAny(site, input.sites) || (r.step_id === null && !r.withheld)) continue;
       const entries = bySite.get(site) ?? [];
       bySite.set(site, entries);
-      entries.push({ r, day: report.started_at.slice(0, 10), at: Date.parse(report.started_at) });
+      const items = r.role !== 'backup' && ACTIONS.get(r.action)?.items !== undefined;
+      entries.push({ r, day: report.started_at.slice(0, 10), at: Date.parse(report.started_at), ...(items && { stood: changes(r) }) });
     }
+  }
   const since = input.since ?? runs[0]?.started_at.slice(0, 10) ?? '';
   const until = input.until ?? runs.at(-1)?.finished_at.slice(0, 10) ?? '';
   const asOf = runs.length > 0 ? Math.max(...runs.map((r) => Date.parse(r.finished_at))) : 0;
   const sections = [...bySite.keys()].sort().map((site) => siteSection(site, bySite.get(site)!, asOf));
-  const body = h`<dl class="facts">
+  const body = h`<dl class="facts record-summary">
       <dt>Period</dt>
       <dd>${since} to ${until}</dd>
       <dt>Runs</dt>
       <dd>${runs.length}</dd>
-      <dt>Sites</dt>
-      <dd>${bySite.size}</dd>
+      ${summaryFacts([...bySite.values()].flat(), bySite.size, quarantinedOf(runs, input.sites))}
     </dl>
     ${sections.length === 0 ? h`<p class="note">No work on a matching site in these reports.</p>` : sections}`;
   return htmlDocument({
@@ -90,12 +96,59 @@ function lineOf(r: ReportResult): RecordLine {
   return action?.record?.({ ...outcome, ...(r.precondition !== undefined && { precondition: r.precondition }) }) ?? { heading: 'Other work', text: r.task };
 }
 
+/**
+ * The record's summary at its top, over the sites it covers: how many, the updates that stand, the
+ * writes put back (from a backup or by their items' files), the sites isolation took apart, and the
+ * versions quarantined after they broke one of them.
+ */
+function summaryFacts(entries: readonly Entry[], sites: number, quarantined: string[]): Markup {
+  const writes = entries.filter((e) => e.r.role !== 'backup');
+  const updates = writes.reduce((n, e) => n + (e.stood?.length ?? 0), 0);
+  const restores = writes.filter((e) => e.r.restored?.status === 'succeeded' || e.r.undone?.status === 'succeeded').length;
+  const isolations = writes.filter((e) => e.r.isolation !== undefined).length;
+  return h`<dt>Sites</dt>
+    <dd>${sites}</dd>
+    <dt>Updates</dt>
+    <dd class="updates">${updates}</dd>
+    <dt>Restores</dt>
+    <dd class="restores">${restores}</dd>
+    <dt>Isolations</dt>
+    <dd class="isolations">${isolations}</dd>
+    <dt>Quarantined versions</dt>
+    <dd class="quarantined">${quarantined.length}${quarantined.length > 0 ? `: ${quarantined.join(', ')}` : ''}</dd>`;
+}
+
+/** The versions the runs quarantined on the record's sites, each once: `updraftplus 9.3.4`. */
+function quarantinedOf(runs: readonly Report[], sites: string[] | undefined): string[] {
+  const names = runs.flatMap((run) =>
+    (run.quarantined ?? []).filter((q) => q.site !== undefined && matchesAny(q.site, sites)).map((q) => `${q.name} ${q.version}`),
+  );
+  return [...new Set(names)].sort();
+}
+
+/** A backup's age as the record gives it: hours under a day (`5 hours old`), days after. */
+export function ageWords(ms: number): string {
+  const hours = Math.floor(ms / HOUR_MS);
+  if (hours < 1) return 'under an hour old';
+  if (ms < DAY_MS) return `${hours} hour${hours === 1 ? '' : 's'} old`;
+  const days = Math.floor(ms / DAY_MS);
+  return `${days} day${days === 1 ? '' : 's'} old`;
+}
+
+/** What an entry did, in the record's words; undefined when it did nothing that stands (an item write the night took back). */
+function doneLine(e: Entry): RecordLine | undefined {
+  const line = lineOf(e.r);
+  if (e.stood === undefined || e.r.status === 'accepted') return line;
+  return e.stood.length === 0 ? undefined : { ...line, text: e.stood.map(changeWords).join(', ') };
+}
+
 function siteSection(site: string, entries: readonly Entry[], asOf: number): Markup {
   const done = new Map<string, Markup[]>();
-  for (const { r, day, at } of entries) {
-    if (r.step_id === null || (r.status !== 'succeeded' && r.status !== 'accepted')) continue;
-    const line = lineOf(r);
-    const age = line.kind === 'backup' && asOf > 0 ? `, ${Math.floor((asOf - at) / DAY_MS)} days old` : '';
+  for (const e of entries) {
+    const { r, day, at } = e;
+    const line = r.step_id === null || (r.status !== 'succeeded' && r.status !== 'accepted' && !e.stood?.length) ? undefined : doneLine(e);
+    if (!line) continue;
+    const age = line.kind === 'backup' && asOf > 0 ? `, ${ageWords(asOf - at)}` : '';
     const pending = r.status === 'accepted' ? ' (accepted, not seen to finish)' : '';
     const items = done.get(line.heading) ?? [];
     done.set(line.heading, items);

@@ -12,6 +12,7 @@ import { isolatedResults, isolationLine } from '../isolation-lines.js';
 import { withheldGroups, withheldWhen } from '../withheld-lines.js';
 import { pageRows } from '../staging-lines.js';
 import { quarantinedVersions } from '../quarantined.js';
+import { changedGroups } from '../changed.js';
 import { htmlDocument } from './document.js';
 import { h, type Markup } from './markup.js';
 import type { RunTimes } from './spans.js';
@@ -38,7 +39,7 @@ export function runPage(input: RunPageInput): string {
   const { report } = input;
   const body = h`${headerFacts(report)}
     <h2>Tasks</h2>
-    ${taskFigures(report)}
+    ${taskFigures(report)} ${changedSection(report)}
     <h2>Timeline</h2>
     ${'missing' in input.times ? h`<p class="note timeline-missing">No timeline: ${input.times.missing}.</p>` : timelineSection(report, input.times)}
     ${problemSection(report)} ${visualSection(report.results, input.imageBase ?? '')} ${withheldSection(report)} ${releaseAgeSection(report)} ${stagingSection(report)} ${restoredSection(report)} ${isolatedSection(report, input.reportPath)} ${quarantinedSection(report)} ${nextSection(report, input.reportPath)}`;
@@ -105,6 +106,24 @@ function taskFigures(report: Report): Markup {
   return h`${figures}`;
 }
 
+/** What the run changed: each item's versions once, with the sites where the update stands (report/changed.ts); nothing when it changed none. */
+function changedSection(report: Report): Markup {
+  const groups = changedGroups(report);
+  if (groups.length === 0) return h``;
+  const rows = groups.map(
+    (g) =>
+      h`<tr class="changed" data-kind="${g.kind}" data-name="${g.name}" data-to="${g.to}">
+        <td>${g.kind} ${g.name}</td>
+        <td>${g.from}</td>
+        <td>${g.to}</td>
+        <td class="n">${g.sites}</td>
+        <td class="where">${g.where.join(', ')}</td>
+      </tr>`,
+  );
+  return h`<h2>Updated (${groups.length})</h2>
+    ${table(['item', 'from', 'to', 'sites', 'where'], rows, 'changed')}`;
+}
+
 function timelineSection(report: Report, times: RunTimes): Markup {
   const sent = report.results.filter((r) => r.step_id !== null && times.spans.has(r.step_id)).length;
   return h`<p class="note">
@@ -118,8 +137,8 @@ function timelineSection(report: Report, times: RunTimes): Markup {
 /** Site and environment apart where the step had them; else what it acted on (a domain, a site id). */
 function whereCells(r: ReportResult): Markup {
   const { site, environment, domain, site_id } = r.target;
-  return h`<td>${site ?? domain ?? site_id ?? r.target.company ?? 'company'}</td>
-    <td>${environment ?? ''}</td>`;
+  return h`<td class="name">${site ?? domain ?? site_id ?? r.target.company ?? 'company'}</td>
+    <td class="name">${environment ?? ''}</td>`;
 }
 
 function problemSection(report: Report): Markup {
@@ -189,8 +208,8 @@ function stagingSection(report: Report): Markup {
     ({ task, site, environment, decision: d }) =>
       h`<tr class="staging" data-code="${d.code}">
         <td>${d.code}</td>
-        <td>${site}</td>
-        <td>${environment}</td>
+        <td class="name">${site}</td>
+        <td class="name">${environment}</td>
         <td>${task}</td>
         <td>${nameOf(d)} ${d.version}</td>
         <td>${d.since ?? ''}</td>

@@ -25,18 +25,24 @@ interface Band {
   steps: { r: ReportResult; span: Span }[];
 }
 
-/** Sent steps, grouped by task and wave, in the order the report lists them. */
+/**
+ * Sent steps, grouped by task and wave: tasks in the order the report first lists them, each task's
+ * waves in the order they ran (the canary, wave 1, wave 2…), whatever order its environments' steps
+ * are listed in (a wave's steps are spread over the plan's environments).
+ */
 function bandsOf(results: readonly ReportResult[], times: RunTimes): Band[] {
-  const bands = new Map<string, Band>();
+  const bands = new Map<string, Band & { task: number; wave: number }>();
+  const tasks: string[] = [];
   for (const r of results) {
     const span = r.step_id === null ? undefined : times.spans.get(r.step_id);
     if (!span) continue;
     const label = r.wave === undefined ? r.task : `${r.task}, ${r.wave === 0 ? 'wave 0 (canary or first)' : `wave ${r.wave}`}`;
-    const band = bands.get(label) ?? { label, steps: [] };
+    if (!tasks.includes(r.task)) tasks.push(r.task);
+    const band = bands.get(label) ?? { label, steps: [], task: tasks.indexOf(r.task), wave: r.wave ?? -1 };
     bands.set(label, band);
     band.steps.push({ r, span });
   }
-  return [...bands.values()];
+  return [...bands.values()].sort((a, b) => a.task - b.task || a.wave - b.wave);
 }
 
 /** Time to x: the run's first record at 0, its last (or its window's end, when near) at the chart's width. */
