@@ -96,9 +96,12 @@ export function updatesBrokenBefore(spec: HealthSpec): boolean {
   return spec.when_broken_before === 'update';
 }
 
-/** Whether a site this task's write broke is put back by the items' own files before any restore (`undo: items_first`, with `on_broken: restore`). */
+/**
+ * Whether a site this task's write broke is put back by the items' own files before any restore
+ * (`undo: items_first`, with `on_broken: restore` or `isolate`, whose rounds go back so too).
+ */
 export function undoesByItems(spec: HealthSpec): boolean {
-  return spec.undo === 'items_first' && spec.on_broken === 'restore';
+  return spec.undo === 'items_first' && (spec.on_broken === 'restore' || spec.on_broken === 'isolate');
 }
 
 /** Whether a guarded write of this task clears its environment's page cache before the look after it. */
@@ -182,7 +185,7 @@ export function healthSchema(): Record<string, unknown> {
           undo: {
             enum: ['items_first', 'backup'],
             description:
-              "how on_broken: restore puts a broken site back: the versions the write replaced, by their own files through WP-CLI, then the backup only if the site is still broken (items_first: the site's data is kept), or the backup at once (backup, default: files and database put back together; what changed on the site since the backup is lost)",
+              "how on_broken: restore or isolate puts a broken site back: the versions the write replaced, by their own files through WP-CLI, then the backup only if the site is still broken (items_first: the site's data is kept; isolation's rounds go back by their items' files too and take no backups), or the backup at once (backup, default: files and database put back together; what changed on the site since the backup is lost)",
           },
           when_broken_before: {
             enum: ['hold', 'update'],

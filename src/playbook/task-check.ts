@@ -152,10 +152,10 @@ function guardOf(action: Action, t: RawTask, path: string, problems: InputProble
       message: `${onBroken} needs backup_first: true (a site is restored only from the backup this run took before its write)`,
     });
   // Putting back by items is how on_broken: restore puts a site back; an item update has items to put back.
-  if (health?.spec?.undo === 'items_first' && (onBroken !== 'restore' || action.items === undefined))
+  if (health?.spec?.undo === 'items_first' && ((onBroken !== 'restore' && onBroken !== 'isolate') || action.items === undefined))
     problems.push({
       path: `${path}.health.undo`,
-      message: `items_first puts back the items a write replaced before any restore: it needs on_broken: restore on an item update (${itemActions().join(', ')})`,
+      message: `items_first puts back the items a write replaced before any restore: it needs on_broken: restore or isolate on an item update (${itemActions().join(', ')})`,
     });
   // Isolation takes a write apart by the items it updates: only an item update has any.
   if (onBroken === 'isolate' && action.items === undefined)

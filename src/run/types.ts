@@ -178,6 +178,10 @@ export interface IsolationRound {
   reason?: string;
   /** A broken round's restore. */
   restored?: Restored;
+  /** `health.undo: items_first`: a round that breaks the site goes back by its items' own files (`undone`), so it takes no restore point. */
+  by_items?: true;
+  /** A broken round's items put back by their own files; a restore follows only when the site stays broken. */
+  undone?: UndoneByItems;
   /** The fatal error line the log showed after this round broke the site. */
   logged?: LoggedError;
 }

@@ -52,6 +52,7 @@ describe('the life of a write, as a table', () => {
     // Put back by its items and still broken: the backup next; healthy again: ended, no restore.
     expect(next('undoing', 'not put back by its items, or still broken').to).toBe('restoring');
     expect(next('undoing', 'put back by its items, healthy again')).toMatchObject({ to: 'ended', status: 'failed' });
+    expect(next('undoing', 'put back by its items, healthy again, on_broken: isolate').to).toBe('isolating');
   });
 });
 
@@ -89,8 +90,18 @@ describe('lifeAt: where a journaled life stands, for resume', () => {
       'undoing',
     ],
     [
-      'put back by its items, healthy again',
+      'put back by its items, healthy again, on_broken: isolate: its rounds are due',
       { ...base, status: 'failed', undone: { status: 'succeeded', commands: [], health: { outcome: 'healthy' } } },
+      'isolating',
+    ],
+    [
+      'put back by its items, still broken, restored',
+      {
+        ...base,
+        status: 'failed',
+        undone: { status: 'succeeded', commands: [], health: { outcome: 'unhealthy' } },
+        restored: { backup_id: 1, operation_id: 'r', status: 'failed' },
+      },
       'ended',
     ],
     ['a restore accepted, not seen to end', { ...base, status: 'failed', restored: { backup_id: 1, operation_id: 'r', status: 'accepted' } }, 'restoring'],

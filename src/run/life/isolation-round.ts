@@ -14,6 +14,7 @@ import { nextRound, restoreBound, restoresUsed } from './isolation.js';
 import { PRIORITY } from '../rate-budget.js';
 import { sendStep } from '../send-step.js';
 import { followRestore, restoreBroken, type RestoreContext } from './restore.js';
+import { commandsFor, undoByItems } from './undo-items.js';
 import type { CacheClear, Isolation, IsolationRound, LoggedError, RestorePoint, StepResult, StopKind } from '../types.js';
 import { heldText, type VisualSeen } from '../visual-outcome.js';
 import { roundAt } from './state.js';
@@ -40,6 +41,12 @@ export interface IsolationContext {
   slots(): SlotPort;
   /** A restore's context (a repair: only the run's halt keeps one from going); its `update` is isolation's own. */
   restoring: RestoreContext;
+  /**
+   * `health.undo: items_first`: a round that breaks the site goes back by its items' own files (two
+   * WP-CLI calls, the site's data kept) and takes no backup; the write's own restore point is the way
+   * back only when the files could not heal the site.
+   */
+  byItems?: boolean;
   /** The site's error log, read after a round broke it: a new fatal error naming an item (error-log.ts). */
   readLogged?(): Promise<LoggedError | undefined>;
   logger: Logger;
@@ -91,8 +98,9 @@ async function rounds(ctx: IsolationContext, step: Step, start: StepResult, look
     const next = nextRound(iso, restoreBound(iso.updates.length));
     if ('end' in next) return save(ctx, result, { ...iso, ...next.end });
     if (!ctx.mayGoOn()) return save(ctx, result, { ...iso, reason: `stopped before round ${iso.rounds.length + 1}: ${ctx.whyNot()}` });
-    const point = restorePointFor(result);
-    const round: IsolationRound = { names: next.send, status: 'sending', ...(point ? { restore_point: point } : {}) };
+    const point = ctx.byItems ? undefined : restorePointFor(result);
+    const way = ctx.byItems ? { by_items: true as const } : point ? { restore_point: point } : {};
+    const round: IsolationRound = { names: next.send, status: 'sending', ...way };
     result = await save(ctx, result, { ...iso, rounds: [...iso.rounds, round] });
   }
 }
@@ -119,6 +127,10 @@ async function finishRound(ctx: IsolationContext, step: Step, result: StepResult
     } else if (at === 'following') {
       await followRound({ ctx, step, index, looks, put, updates }, round);
       if (roundAt(round) === 'following') return result; // untracked (a halt): a resume follows it
+    } else if (at === 'restoring' && round.by_items && (round.undone === undefined || round.undone.status === 'sending')) {
+      result = await undoRound(ctx, step, result, index);
+      round = result.isolation!.rounds[index]!;
+      if (round.undone?.status === 'sending') return result; // a halt among its commands: a resume sends them again
     } else if (at === 'restoring') {
       if (round.restored?.status === 'sending')
         return put({ ...round, restored: { ...round.restored, status: 'unknown', reason: 'the run stopped while the restore was being sent' } });
@@ -440,9 +452,29 @@ async function restoreRound(ctx: IsolationContext, step: Step, result: StepResul
       latest = await saveRound(ctx, latest, index, { ...latest.isolation!.rounds[index]!, restored: r.restored! });
     },
   };
-  const broken: StepResult = { ...result, restore_point: round.restore_point, restored: round.restored };
+  // A round by items has no restore point of its own: the write's is the way back once its files could not heal the site.
+  const broken: StepResult = { ...result, restore_point: round.restore_point ?? (round.by_items ? result.restore_point : undefined), restored: round.restored };
   if (following) await followRestore(restoring, step, broken, ctx.gate, ctx.url);
   else await restoreBroken(restoring, step, { ...broken, restored: undefined }, ctx.gate, ctx.url);
+  return latest;
+}
+
+/**
+ * A round that broke the site, put back by its items' own files (undo-items.ts, as the write's own
+ * put-back): each command journaled before it leaves, then the cache cleared and the page looked at.
+ */
+async function undoRound(ctx: IsolationContext, step: Step, result: StepResult, index: number): Promise<StepResult> {
+  const round = result.isolation!.rounds[index]!;
+  const changes = result.isolation!.updates.filter((u) => round.names.includes(nameOf(u)));
+  let latest = result;
+  const restoring: RestoreContext = {
+    ...ctx.restoring,
+    update: async (_s, r) => {
+      latest = await saveRound(ctx, latest, index, { ...latest.isolation!.rounds[index]!, undone: r.undone! });
+    },
+  };
+  const planned = round.undone ?? commandsFor(ctx.kind, step.target.env_id!, changes);
+  await undoByItems(restoring, step, { ...result, undone: planned }, ctx.gate, ctx.url);
   return latest;
 }
 
@@ -454,8 +486,11 @@ function saveRound(ctx: IsolationContext, result: StepResult, index: number, rou
 
 /** The step's result with isolation as it stands, its restores counted, and (once ended) its status and reason saying what came of it. */
 async function save(ctx: IsolationContext, result: StepResult, iso: Isolation): Promise<StepResult> {
-  const isolation = { ...iso, restores: restoresUsed(iso) };
-  const next: StepResult = { ...result, isolation, ...endedAs(isolation) };
+  // The write's own way back was its items' files (health.undo: items_first) when they healed the site: no restore.
+  const ownByFiles = result.undone?.status === 'succeeded' && !result.restored ? 1 : 0;
+  const isolation = { ...iso, restores: restoresUsed(iso) - ownByFiles };
+  const byFiles = ownByFiles + iso.rounds.filter((r) => r.undone && r.undone.status !== 'not sent').length;
+  const next: StepResult = { ...result, isolation, ...endedAs(isolation, byFiles, ownByFiles ? "put back by its items' files" : 'restored') };
   await ctx.save(next);
   return next;
 }
@@ -463,10 +498,11 @@ async function save(ctx: IsolationContext, result: StepResult, iso: Isolation): 
 const words = (changes: readonly ItemChange[]) => changes.map((c) => `${nameOf(c)} ${c.from} → ${c.to}`).join(', ');
 
 /** What the step's status and reason say once isolation ended (or stopped where a resume goes on). */
-function endedAs(iso: Isolation): Pick<StepResult, 'status' | 'reason'> {
+function endedAs(iso: Isolation, byFiles: number, putBack: string): Pick<StepResult, 'status' | 'reason'> {
   const out = new Set([...iso.culprits, ...(iso.left ?? [])].map((c) => nameOf(c)));
   const kept = iso.updates.filter((u) => !out.has(nameOf(u))).length;
-  const restores = `${iso.restores} restore${iso.restores === 1 ? '' : 's'}`;
+  const files = byFiles > 0 ? `, ${byFiles} put-back${byFiles === 1 ? '' : 's'} by the items' files, the site's data kept` : '';
+  const restores = `${iso.restores} restore${iso.restores === 1 ? '' : 's'}${files}`;
   switch (iso.outcome) {
     case 'found':
       return {
@@ -476,7 +512,7 @@ function endedAs(iso: Isolation): Pick<StepResult, 'status' | 'reason'> {
     case 'not reproduced':
       return {
         status: 'succeeded',
-        reason: `the site broke after the write and was restored; its updates went in again in rounds and none broke it again: all ${kept} are in (${restores})`,
+        reason: `the site broke after the write and was ${putBack}; its updates went in again in rounds and none broke it again: all ${kept} are in (${restores})`,
       };
     case 'stopped':
       return {

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { ACTIONS } from '../../actions/index.js';
-import { clearsCache } from '../../health/spec.js';
+import { clearsCache, undoesByItems } from '../../health/spec.js';
 import { KIND_TABLE, KINDS, refFrom } from '../../inventory/kinds.js';
 import type { Step, TaskSummary } from '../../plan/plan.js';
 import type { CallPort } from '../caller.js';
@@ -66,7 +66,8 @@ export class Isolator {
    * were seen broken once for all of them, and are not taken apart. Returns the step's result as it then stands.
    */
   async afterRestore(task: TaskSummary, step: Step, restored: StepResult, looks: WriteLooks, url: string): Promise<StepResult> {
-    const back = restored.restored;
+    // Put back from its restore point, or (health.undo: items_first) by its items' own files.
+    const back = restored.restored ?? restored.undone;
     // What the write sent: a write the run's quarantine trimmed left its culprit out, and no round may put it back.
     const own = restored.sent?.updates ?? step.updates ?? [];
     const mates = groupMates(this.run.steps, step);
@@ -127,6 +128,7 @@ export class Isolator {
           }
         : {}),
       restoring: run.restoring(task),
+      ...(undoesByItems(spec) ? { byItems: true } : {}),
       slots: () => run.slots(task),
       logger: run.logger,
       save: (r) => run.record(step, r),

@@ -26,7 +26,7 @@ import type { Isolation, IsolationRound } from '../types.js';
  * is never left so), and isolation goes on only while a round's restore stays within the bound.
  */
 
-/** Restores isolation may use for a write of n updates, the write's own first one included. */
+/** Restores (or put-backs by files) isolation may use for a write of n updates, the write's own first one included. */
 export function restoreBound(n: number): number {
   return 1 + Math.ceil(Math.log2(Math.max(n, 1)));
 }
@@ -72,14 +72,25 @@ export function known(iso: Isolation): Known {
   return state;
 }
 
-/** A broken round's site was put back and seen healthy: the next round starts from a known state. */
+/** A broken round's site was put back (restored, or by its items' own files) and seen healthy: the next round starts from a known state. */
 function putBack(round: IsolationRound): boolean {
-  return round.restored?.status === 'succeeded' && round.restored.health?.outcome === 'healthy';
+  const back = round.restored ?? round.undone;
+  return back?.status === 'succeeded' && back.health?.outcome === 'healthy';
+}
+
+/**
+ * The ways back isolation used, the write's own first: restores and (health.undo: items_first) put-backs
+ * by files alike. A bound on them bounds the rounds that may break the site, whichever way they go back.
+ */
+function waysBackUsed(iso: Pick<Isolation, 'rounds'>): number {
+  return 1 + iso.rounds.filter((r) => (r.restored && r.restored.status !== 'not sent') || (r.undone && r.undone.status !== 'not sent')).length;
 }
 
 /** Why a round ended isolation: it could not be judged, or the site it broke was not seen put back. */
 function failure(round: IsolationRound, n: number): string {
   if (round.status !== 'broken') return `round ${n} could not be judged: ${round.reason ?? round.status}`;
+  if (round.by_items && round.restored?.status === 'succeeded')
+    return `round ${n} broke the site and putting its items' files back did not heal it (${round.undone?.reason ?? round.undone?.health?.detail ?? round.undone?.status ?? 'not sent'}): restored from the backup taken before the write, which undid every update of it`;
   const r = round.restored;
   const after = r?.health ? `, then the site was ${r.health.outcome}${r.health.detail ? ` (${r.health.detail})` : ''}` : '';
   return `round ${n} broke the site and its restore ended ${r?.status ?? 'not sent'}${r?.reason ? ` (${r.reason})` : ''}${after}: look at the site`;
@@ -116,11 +127,18 @@ export function nextRound(iso: Isolation, bound = restoreBound(iso.updates.lengt
   const end = (outcome: Isolation['outcome'], reason?: string): NextRound => ({
     end: { outcome, culprits, ...(left.length > 0 ? { left } : {}), ...(reason ? { reason } : {}) },
   });
+  if (state.failed?.by_items && state.failed.restored?.status === 'succeeded') {
+    // A round its items' files could not heal was restored from the write's own restore point: nothing of the write is on the site.
+    const out = iso.updates.filter((u) => !state.culprits.includes(nameOfChange(u)));
+    return {
+      end: { outcome: 'stopped', culprits, ...(out.length > 0 ? { left: out } : {}), reason: failure(state.failed, iso.rounds.indexOf(state.failed) + 1) },
+    };
+  }
   if (state.failed) return end('stopped', failure(state.failed, iso.rounds.indexOf(state.failed) + 1));
   const candidates = state.candidates;
   if (candidates) {
-    // A round among candidates may break the site: it needs a restore within the bound.
-    if (restoresUsed(iso) >= bound) return end('stopped', `the restore bound (${bound}) was reached with ${candidates.length} updates still suspected`);
+    // A round among candidates may break the site: it needs a way back (a restore, or its files) within the bound.
+    if (waysBackUsed(iso) >= bound) return end('stopped', `the restore bound (${bound}) was reached with ${candidates.length} updates still suspected`);
     const suspect = iso.suspect && nameOf(iso.suspect);
     if (suspect && candidates.includes(suspect) && candidates.length > 1 && !state.triedAlone.has(suspect)) return { send: [suspect] };
     if (candidates.length === 1) return { send: candidates };

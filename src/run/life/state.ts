@@ -89,6 +89,7 @@ export const LIFE: readonly Transition[] = [
   { from: 'looking_after', on: 'halted before the look', to: 'ended', status: 'held' },
   { from: 'reading_back', on: 'runs what was sent', to: 'ended', status: 'succeeded' },
   { from: 'reading_back', on: 'runs another version', to: 'ended', status: 'failed' },
+  { from: 'undoing', on: 'put back by its items, healthy again, on_broken: isolate', to: 'isolating' },
   { from: 'undoing', on: 'put back by its items, healthy again', to: 'ended', status: 'failed' },
   { from: 'undoing', on: 'not put back by its items, or still broken', to: 'restoring' },
   { from: 'restoring', on: 'restored healthy, on_broken: isolate', to: 'isolating' },
@@ -111,7 +112,7 @@ export function next(from: LifeState, on: string): Transition {
  * | record                                                             | state         |
  * | its items being put back by their own files (undone: sending)      | undoing       |
  * | a restore accepted, not seen to end; or one a halt kept from leaving| restoring     |
- * | isolating; or restored healthy, isolate, never begun               | isolating     |
+ * | isolating; or put back healthy (restored, or by its items' files), isolate, never begun | isolating |
  * | accepted, its task waits (not a restore point)                     | following     |
  * | a database step journaled not ended (sending, accepted, not sent)   | updating_database |
  * | succeeded with no look after, or held not_looked, on a guarded task| looking_after |
@@ -151,7 +152,9 @@ export function lookLeft(known: StepResult): boolean {
 /** Isolation left under way, or due after a restore that ended healthy (the run died between the two). */
 export function isolationLeft(step: Step, known: StepResult): boolean {
   if (known.isolation) return known.isolation.outcome === 'isolating';
-  return (step.updates?.length ?? 0) > 0 && known.restored?.status === 'succeeded' && known.restored.health?.outcome === 'healthy';
+  // Put back healthy: from its restore point, or (health.undo: items_first) by its items' own files.
+  const back = known.restored ?? known.undone;
+  return (step.updates?.length ?? 0) > 0 && back?.status === 'succeeded' && back.health?.outcome === 'healthy';
 }
 
 /**
@@ -161,19 +164,26 @@ export function isolationLeft(step: Step, known: StepResult): boolean {
  *
  * | round record                                                        | state     |
  * | healthy, failed, unknown; or broken and its restore ended            | ended     |
- * | no restore point yet                                                 | waiting   |
+ * | broken by_items, put back by its files and seen healthy              | ended     |
+ * | no restore point yet (not by_items)                                  | waiting   |
  * | sending (its writes on their way: some may have gone)                | sending   |
  * | accepted (its operations to follow, then the clear and the look)     | following |
+ * | broken by_items, its files not put back yet (none sent, or sending)  | restoring |
  * | broken, its restore not asked for, sending, accepted, or kept by a halt | restoring |
  */
 export function roundAt(round: IsolationRound): LifeState {
   if (round.status === 'failed' || round.status === 'unknown' || round.status === 'healthy') return 'ended';
+  if (round.status === 'broken' && round.by_items && !round.restored) {
+    // Its items' files first (health.undo: items_first); a restore only once they could not heal the site.
+    if (round.undone === undefined || round.undone.status === 'sending') return 'restoring';
+    if (round.undone.status === 'succeeded' && round.undone.health?.outcome === 'healthy') return 'ended';
+  }
   if (round.status === 'broken') {
     const restore = round.restored?.status;
     // Not sent, its backup known and the site not seen since: only a halt sends none then (as restoreLeft reads a write's).
     const halted = restore === 'not sent' && round.restored!.backup_id !== null && round.restored!.health === undefined;
     return restore === undefined || restore === 'accepted' || restore === 'sending' || halted ? 'restoring' : 'ended';
   }
-  if (!round.restore_point) return 'waiting';
+  if (!round.restore_point && !round.by_items) return 'waiting';
   return round.status === 'sending' ? 'sending' : 'following';
 }

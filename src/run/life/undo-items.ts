@@ -1,7 +1,8 @@
 import { ITEM_WRITES } from '../../actions/item-writes.js';
 import { writtenUpdates } from '../../actions/items-update.js';
 import { reasonText, writeAnswer } from '../../api/answer.js';
-import { itemOf } from '../../inventory/kinds.js';
+import { itemOf, type Kind } from '../../inventory/kinds.js';
+import type { ItemChange } from '../../actions/action.js';
 import { kindOf } from '../../plan/needs.js';
 import type { Step } from '../../plan/plan.js';
 import type { HealthGate } from '../health-gate.js';
@@ -75,8 +76,13 @@ export function commandsOf(step: Step, mates: readonly Step[] = []): UndoneByIte
   const kind = kindOf(step.action);
   const envId = step.target.env_id ?? step.params.env_id;
   const changes = kind && envId ? [...mates, step].flatMap((s) => writtenUpdates(kind, s)) : [];
-  if (!kind || !envId || changes.length === 0)
-    return { status: 'not sent', commands: [], reason: 'the write names no versions it replaced: the backup is the way back' };
+  if (!kind || !envId) return { status: 'not sent', commands: [], reason: 'the write names no versions it replaced: the backup is the way back' };
+  return commandsFor(kind, envId, changes);
+}
+
+/** The commands that put back these changes on one environment (an isolation round's, or a write's), or why there are none. */
+export function commandsFor(kind: Kind, envId: string, changes: readonly ItemChange[]): UndoneByItems {
+  if (changes.length === 0) return { status: 'not sent', commands: [], reason: 'the write names no versions it replaced: the backup is the way back' };
   const commands: UndoCommand[] = [];
   for (const change of changes) {
     const name = itemOf(change)!.name;

@@ -190,7 +190,9 @@ export class WriteLife {
       undoesByItems(task.health!) && (mates || !looksTogether(this.run.plan.steps, step))
         ? await this.undoByItems(task, step, result, guarded.gate, url, mates)
         : result;
-    // Healthy again by its items' own files (the site's data kept), or a halt came first: no restore.
+    // Healthy again by its items' own files (the site's data kept): no restore; isolation sends them again in rounds, each going back by its files.
+    if (healthyByItems(byItems) && task.health?.on_broken === 'isolate') return this.run.isolator.afterRestore(task, step, byItems, guarded, url);
+    // ... or a halt came first: a resume goes on.
     if (healthyByItems(byItems) || byItems.undone?.status === 'sending') return byItems;
     const restored = await restoreBroken(this.restoring(task), step, byItems, guarded.gate, url);
     const undone = undoneWrites(this.run.plan.steps, this.run.results, step, restored);
