@@ -12,8 +12,11 @@ export interface EnvironmentBackups {
   site: string;
   environment: string;
   env_id: string;
-  /** The newest backup of each type, by type; `created_at` and `age_s` are null where the service's time says none. */
-  newest: Record<string, { id: number; name: string; created_at: string | null; age_s: number | null }>;
+  /**
+   * The newest backup of each type, by type; `created_at` and `age_s` are null where the service's time
+   * says none. `fresh`: whether this backup is younger than --max-age, its own, not the environment's.
+   */
+  newest: Record<string, { id: number; name: string; created_at: string | null; age_s: number | null; fresh: boolean }>;
   /** Whether some backup is younger than --max-age (true when no --max-age was given). */
   fresh: boolean;
 }
@@ -31,6 +34,7 @@ export function summarizeBackups(env: Environment, backups: Backup[], now: numbe
       name: b.name,
       created_at: at === undefined ? null : new Date(at).toISOString(),
       age_s: at === undefined ? null : Math.round((now - at) / 1000),
+      fresh: maxAgeMs === undefined || (at !== undefined && now - at <= maxAgeMs),
     };
   }
   const youngest = Math.min(...timed.map(({ at }) => (at === undefined ? Infinity : now - at)));
