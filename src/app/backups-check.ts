@@ -1,6 +1,6 @@
 import type { Backup } from '../api/types.js';
 import { backupCreatedMs } from '../api/backup-time.js';
-import { InvalidInputError } from '../errors.js';
+import { InvalidInputError, readingFirst } from '../errors.js';
 import type { Environment } from '../inventory/inventory.js';
 import { inventoryReader, readBackups, readInventory } from '../inventory/read.js';
 import { matches } from '../plan/select.js';
@@ -50,7 +50,7 @@ export async function readBackupAges(globals: GlobalOptions, selector: Selector,
   const company = globals.company;
   return withRuntime(globals, company, async (runtime) => {
     const reader = inventoryReader(runtime.caller);
-    const inventory = await readInventory(reader, company);
+    const inventory = await readingFirst({ baseUrl: globals.baseUrl, company }, () => readInventory(reader, company));
     const envs = inventory.environments.filter((e) => matches(e, selector));
     const progress = globals.view.counter(envs.length, 'environments read');
     await readBackups(
