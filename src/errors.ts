@@ -5,7 +5,7 @@
  */
 
 /** Exit codes, as the README documents them. */
-export const EXIT = { ok: 0, someFailed: 1, invalid: 2, stopped: 3, locked: 4, window: 5, interrupted: 130 } as const;
+export const EXIT = { ok: 0, someFailed: 1, invalid: 2, stopped: 3, locked: 4, window: 5, notReached: 6, interrupted: 130 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 /** What each exit code means, in the words of `run --help`: one table for every place that says it (help, pings, webhooks, pages, metrics). */
@@ -16,6 +16,7 @@ export const EXIT_MEANING: Record<number, string> = {
   [EXIT.stopped]: 'run stopped (authentication, failure budget, coordination lost)',
   [EXIT.locked]: 'another run holds the lock',
   [EXIT.window]: 'outside the maintenance window, or it closed with steps not sent',
+  [EXIT.notReached]: 'the service, its base URL or the company could not be reached; nothing was sent',
   [EXIT.interrupted]: 'interrupted',
 };
 
@@ -236,5 +237,63 @@ export class LockedError extends SitefleetError {
         ? `another sitefleet run holds the lock for ${held}: pid ${holder.pid} on ${holder.host}, started ${holder.started_at} (${holder.command}). Wait for it, pass --wait-lock, or ${hint}.`
         : `the lock ${where} exists but cannot be read; ${hint}`,
     );
+  }
+}
+
+/**
+ * The fleet could not be read before anything was sent: the service cannot be reached at the base URL,
+ * answers as no API does, or knows no such company. Exit 6, one line saying what to check: exit 1
+ * would say that some steps failed, and none was sent.
+ */
+export class NotReachedError extends SitefleetError {
+  override name = 'NotReachedError';
+  override readonly exitCode = EXIT.notReached;
+}
+
+const COMPANY = "(--company, SITEFLEET_COMPANY or the playbook's company:)";
+const BASE_URL = 'the base URL (--base-url or SITEFLEET_BASE_URL)';
+
+/**
+ * What an error of the fleet's first reads (GETs, before any write) tells a person, or undefined when
+ * it is not about reaching the service (a 401 has its own advice, exit 3):
+ *
+ * | error of a read before any write               | what to check                                   |
+ * | ---------------------------------------------- | ----------------------------------------------- |
+ * | 404 to a company path (`/company/{id}/…`)      | the company, then the base URL (a wrong path    |
+ * |                                                | under it answers 404 too)                       |
+ * | connection refused, reset, DNS, timeout        | the base URL, the network                       |
+ * | 5xx after the retries                          | the service's status, then try again            |
+ * | a 2xx that is not the API's JSON               | the base URL (it reached something else)        |
+ */
+export function notReached(error: unknown, where: { baseUrl: string | undefined; company: string }): NotReachedError | undefined {
+  const at = where.baseUrl === undefined ? 'the base URL' : withoutUserinfo(where.baseUrl);
+  const said = error instanceof Error ? error.message : String(error);
+  let check: string | undefined;
+  if (error instanceof NotFoundError && error.path.startsWith('/company/')) check = `the company ${where.company} ${COMPANY} and ${BASE_URL}`;
+  else if (error instanceof NetworkError) check = `${BASE_URL} and the network: the service does not answer at ${at}`;
+  else if (error instanceof ServerError) check = `the service's status at ${at}, then run again`;
+  else if (error instanceof MalformedResponseError) check = `${BASE_URL}: ${at} answers, but not as the hosting API`;
+  if (check === undefined) return undefined;
+  return new NotReachedError(`${said}. Check ${check}; nothing was sent`, { cause: error });
+}
+
+/** A URL as it may be printed: a password in it never is. */
+function withoutUserinfo(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.href.replace(/\/$/, '');
+  } catch {
+    return url;
+  }
+}
+
+/** Runs `read` (reads before any write) turning an error that says the service or company was not reached into a NotReachedError. */
+export async function readingFirst<T>(where: { baseUrl: string | undefined; company: string }, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    throw notReached(error, where) ?? error;
   }
 }

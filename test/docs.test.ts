@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { actionTable, withActionTable } from '../src/cli/action-table.js';
 import { ACTIONS } from '../src/actions/index.js';
+import { DEFAULT_OPERATION_PATH, ENDPOINTS } from '../src/api/endpoints.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const PAGES = [
@@ -34,6 +35,28 @@ describe('the docs', () => {
     const page = read('docs/playbooks.md');
     expect(loose(page), 'the action table is out of step with src/actions: run `npm run docs`').toBe(loose(withActionTable(page)));
     for (const name of ACTIONS.keys()) expect(actionTable()).toContain(`\`${name}\``);
+  });
+
+  it('every API call the docs name (`POST /sites/…`) is one the spec has, as the action table says it', () => {
+    // Placeholder names and query strings aside: `{env_id}` and `{id}` are one segment.
+    const shape = (path: string) =>
+      path
+        .split('?')[0]!
+        .replace(/\{[^}]*\}/g, '{}')
+        .replace(/\/$/, '');
+    const known = new Set([...Object.values(ENDPOINTS), { method: 'GET', path: DEFAULT_OPERATION_PATH }].map((e) => `${e.method} ${shape(e.path)}`));
+    // The simulator's site pages (`GET /sites/{domain}/`) are a site's, not the API's; simulator.md
+    // names `GET /sites/{site_id}/environments` as a call it does not serve.
+    const notApi = new Set(['GET /sites/{}', 'GET /sites/{}/environments']);
+    const named = PAGES.flatMap((page) =>
+      [
+        ...read(page)
+          .replace(/\s+/g, ' ')
+          .matchAll(/`(GET|POST|PUT|DELETE|PATCH) (\/[^` ]*)/g),
+      ].map((m) => ({ page, call: `${m[1]} ${shape(m[2]!)}` })),
+    );
+    expect(named.length).toBeGreaterThan(20);
+    expect(named.filter((n) => !known.has(n.call) && !notApi.has(n.call))).toEqual([]);
   });
 
   it('every relative link of README.md and docs/ reaches a file, and its #anchor a heading there', () => {

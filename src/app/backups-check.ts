@@ -1,6 +1,6 @@
 import type { Backup } from '../api/types.js';
 import { backupCreatedMs } from '../api/backup-time.js';
-import { InvalidInputError } from '../errors.js';
+import { InvalidInputError, readingFirst } from '../errors.js';
 import type { Environment } from '../inventory/inventory.js';
 import { inventoryReader, readBackups, readInventory } from '../inventory/read.js';
 import { matches } from '../plan/select.js';
@@ -12,8 +12,11 @@ export interface EnvironmentBackups {
   site: string;
   environment: string;
   env_id: string;
-  /** The newest backup of each type, by type; `created_at` and `age_s` are null where the service's time says none. */
-  newest: Record<string, { id: number; name: string; created_at: string | null; age_s: number | null }>;
+  /**
+   * The newest backup of each type, by type; `created_at` and `age_s` are null where the service's time
+   * says none. `fresh`: whether this backup is younger than --max-age, its own, not the environment's.
+   */
+  newest: Record<string, { id: number; name: string; created_at: string | null; age_s: number | null; fresh: boolean }>;
   /** Whether some backup is younger than --max-age (true when no --max-age was given). */
   fresh: boolean;
 }
@@ -31,6 +34,7 @@ export function summarizeBackups(env: Environment, backups: Backup[], now: numbe
       name: b.name,
       created_at: at === undefined ? null : new Date(at).toISOString(),
       age_s: at === undefined ? null : Math.round((now - at) / 1000),
+      fresh: maxAgeMs === undefined || (at !== undefined && now - at <= maxAgeMs),
     };
   }
   const youngest = Math.min(...timed.map(({ at }) => (at === undefined ? Infinity : now - at)));
@@ -46,7 +50,7 @@ export async function readBackupAges(globals: GlobalOptions, selector: Selector,
   const company = globals.company;
   return withRuntime(globals, company, async (runtime) => {
     const reader = inventoryReader(runtime.caller);
-    const inventory = await readInventory(reader, company);
+    const inventory = await readingFirst({ baseUrl: globals.baseUrl, company }, () => readInventory(reader, company));
     const envs = inventory.environments.filter((e) => matches(e, selector));
     const progress = globals.view.counter(envs.length, 'environments read');
     await readBackups(

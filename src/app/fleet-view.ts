@@ -1,7 +1,7 @@
 import { releaseClock } from './release-clock.js';
 import { exposureOf, type Exposure } from '../inventory/exposure.js';
 import type { Inventory } from '../inventory/inventory.js';
-import { HttpError } from '../errors.js';
+import { HttpError, readingFirst } from '../errors.js';
 import { type Kind, OTHER_KINDS } from '../inventory/kinds.js';
 import { inventoryReader, readEnvironmentItems, readInventory, readKind, type InventoryReader } from '../inventory/read.js';
 import { attachSiteIds, loadSitesFile } from '../inventory/sites.js';
@@ -54,7 +54,7 @@ export async function readFleetView(
   const sites = globals.sites ? loadSitesFile(globals.sites) : undefined;
   return withRuntime(globals, globals.company, async (runtime) => {
     const reader = inventoryReader(runtime.caller);
-    const inventory = await readInventory(reader, globals.company);
+    const inventory = await readingFirst({ baseUrl: globals.baseUrl, company: globals.company }, () => readInventory(reader, globals.company));
     for (const kind of OTHER_KINDS) await readOtherKind(reader, inventory, kind, eachEnvironment);
     if (sites) attachSiteIds(inventory, sites);
     if (!exposure) return { inventory };

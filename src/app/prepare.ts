@@ -1,5 +1,5 @@
 import { forTerminal } from '../util/safe-text.js';
-import { InvalidInputError, UsageError } from '../errors.js';
+import { InvalidInputError, readingFirst, UsageError } from '../errors.js';
 import { resolveHealth } from '../health/spec.js';
 import type { Inventory } from '../inventory/inventory.js';
 import { inventoryReader, readBackups, readDomains, readEnvironmentItems, readInventory, readKind, type InventoryReader } from '../inventory/read.js';
@@ -76,7 +76,8 @@ export async function planFrom(
   const file = playbook.file;
   const opts = scope.globals;
   const runtime = scope.runtime({ settings: playbook.settings, company: playbook.company });
-  const inventory = await readFleet(runtime, playbook, opts);
+  // Only GETs so far: a service, base URL or company not reached is said as such (exit 6), nothing sent.
+  const inventory = await readingFirst({ baseUrl: opts.baseUrl, company: playbook.company }, () => readFleet(runtime, playbook, opts));
   // First-seen times are recorded before the plan, so before any write (app/release-clock.ts).
   const releases = releasesNeeded(playbook, inventory) ? await releaseClock(scope.coordination, inventory, opts.io.now(), namedSightings(playbook)) : undefined;
   // What the company's staging steps recorded as they ended (nothing is recorded before the plan).

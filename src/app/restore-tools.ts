@@ -1,4 +1,5 @@
 import { backupCreatedMs } from '../api/backup-time.js';
+import { sharedStop } from './signals.js';
 import { SiteProbe } from '../health/http/probe.js';
 import { clearsCache } from '../health/spec.js';
 import { stepHealthUrl, type Plan, type Step, type TaskSummary } from '../plan/plan.js';
@@ -29,7 +30,7 @@ type Update = (step: Step, result: StepResult) => Promise<void>;
  */
 export class RestoreTools {
   readonly runtime: Runtime;
-  readonly #interrupt = new AbortController();
+  readonly #interrupt = sharedStop();
   readonly #watcher: Watcher;
   readonly #sites: SiteProbe | undefined;
   readonly #gates = new Map<number, HealthGate>();

@@ -28,6 +28,8 @@ export interface GlobalOptions {
   rate?: string;
   logLevel?: string;
   logFile?: string;
+  /** `--log-format`: log lines on stderr as text (default) or JSON. */
+  logFormat?: 'text' | 'json';
   quiet?: boolean;
   stateDir?: string;
   /** `--sites FILE`: site display name → site id (YAML or CSV). */
@@ -116,7 +118,7 @@ export function createRuntime(opts: GlobalOptions, options: RuntimeOptions): Run
   const { settings = {}, logger, coordination, company } = options;
   if (!opts.baseUrl) throw new UsageError('no API base URL: set SITEFLEET_BASE_URL or pass --base-url URL');
   const token = readToken(opts);
-  const log = logger ?? createLogger({ level: opts.logLevel, file: opts.logFile, stderr: opts.io.stderr });
+  const log = logger ?? createLogger({ level: opts.logLevel, file: opts.logFile, format: opts.logFormat, stderr: opts.io.stderr });
   const rate = opts.rate ?? settings.rate_limit ?? DEFAULT_RATE;
   const createRate = opts.createRate ?? settings.create_rate_limit;
   const parsed = usage(() => parseRate(rate));

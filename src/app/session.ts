@@ -1,4 +1,5 @@
 import { forTerminal } from '../util/safe-text.js';
+import { sharedStop } from './signals.js';
 import type { Plan } from '../plan/plan.js';
 import type { Playbook } from '../playbook/types.js';
 import { exitCodeOf, type Report } from '../report/report.js';
@@ -112,8 +113,9 @@ async function executeWatched(args: SessionArgs): Promise<{ outcome: ExecuteOutc
   const { plan, scope } = args;
   const { globals } = scope;
   const runtime = scope.runtime();
-  const interrupt = new AbortController();
-  const halt = new AbortController();
+  // Shared by every life's waits (the browser's among them): many listeners at once, each removed as its wait ends.
+  const interrupt = sharedStop();
+  const halt = sharedStop();
   const restoreSignals = scope.onInterrupt(
     (signal) => {
       runtime.logger.warn({ signal }, 'interrupted: no new writes; the writes already sent finish their lives (again to stop at once)');

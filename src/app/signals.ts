@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Io } from './io.js';
 
 /**
@@ -22,4 +23,16 @@ export function onInterrupt(io: Pick<Io, 'signals' | 'exitNow'>, first: (signal:
     io.signals.off('SIGINT', handler);
     io.signals.off('SIGTERM', handler);
   };
+}
+
+/**
+ * A stop many waits share: each wait on it (a sleep between checks, a call queued on the rate budget, a
+ * poll, a browser's wait) adds one abort listener and removes it when it ends, so a run with more than
+ * ten lives under way holds more than ten at once, legitimately: Node's warning, meant for a leak, is
+ * lifted for this signal alone (as the run's own stop does, run/run-stop.ts).
+ */
+export function sharedStop(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
 }

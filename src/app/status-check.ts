@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { sharedStop } from './signals.js';
 import { exitCodeOf, summarize, type Report, type ReportResult } from '../report/report.js';
 import { Journal, journalPathFor } from '../run/journal.js';
 import { readJournalBack } from '../run/journal-read-back.js';
@@ -99,7 +100,7 @@ async function checkOperations(scope: RunScope, reportPath: string, report: Repo
  * Returns whether Ctrl-C stopped it.
  */
 async function pollOpen(scope: RunScope, report: Report, waitMs: number, ended: (r: ReportResult) => unknown): Promise<boolean> {
-  const stop = new AbortController();
+  const stop = sharedStop();
   const open = report.results.filter((r) => r.status === 'accepted' && r.operation_id);
   const progress = scope.globals.view.counter(open.length, 'operations ended');
   // The limit is the user's: polls still waiting for the rate budget when it passes are not sent.

@@ -111,6 +111,9 @@ function outputOptions(program: Command): Command {
       "the page health: checks fetch instead of each task's health.url, e.g. 'http://127.0.0.1:8080/sites/{{domain}}/' for the simulator's sites",
     )
     .option('--log-file <file>', 'write JSON log lines to FILE instead of stderr')
+    .addOption(
+      new Option('--log-format <format>', 'log lines on stderr: short text lines, or JSON lines for a machine').choices(['text', 'json']).default('text'),
+    )
     .option('-q, --quiet', 'print nothing but errors')
     .addOption(new Option('--state-dir <dir>', 'where run locks live (default: ~/.cache/sitefleet) (env: SITEFLEET_STATE_DIR)'))
     .addOption(

@@ -1,6 +1,7 @@
 import { targetNoun } from '../actions/action.js';
 import { taskCounts } from '../report/task-counts.js';
-import { isProblem, problemCount } from '../run/types.js';
+import { problemCount } from '../run/types.js';
+import { bySite, othersNote, problemSites } from './site-problems.js';
 import { ACTIONS, restoreFrom } from '../actions/index.js';
 import { databaseLines } from '../report/database-lines.js';
 import { commandText, groupOf, nextCommand, type NextCommand } from '../report/ci-formats.js';
@@ -90,7 +91,7 @@ function otherKindsRead(plan: Plan): string {
   }).join('');
 }
 
-export function renderPlan(plan: Plan, verbose: boolean, paint: Painter = plain): string {
+export function renderPlan(plan: Plan, verbose: boolean, paint: Painter = plain, now = Date.now()): string {
   const lines: string[] = [];
   lines.push(
     forTerminal(
@@ -114,7 +115,7 @@ export function renderPlan(plan: Plan, verbose: boolean, paint: Painter = plain)
   lines.push(
     `${total} call${total === 1 ? '' : 's'} would be sent (${plan.steps.filter((s) => !s.idempotent).length} of them create something and are never sent twice), ${plan.skipped.length} target${plan.skipped.length === 1 ? '' : 's'} skipped.`,
   );
-  lines.push(...releaseAgeLines([...plan.steps, ...plan.skipped]).map(terminalMessage));
+  lines.push(...releaseAgeLines([...plan.steps, ...plan.skipped], now).map(terminalMessage));
   lines.push(...stagingLines([...plan.steps, ...plan.skipped]).map(terminalMessage));
   lines.push(...withheldLines([...plan.steps, ...plan.skipped]).map(terminalMessage));
   const clears = new Map(plan.tasks.map((t) => [t.index, t.health !== undefined && clearsCache(t.health)]));
@@ -202,13 +203,16 @@ export function renderSummary(report: Report, reportPath: string, paint: Painter
     return [task, targets, c.accepted + c.succeeded, c.failed, c.held, c.unknown, c.skipped, c.planned];
   });
   lines.push(table(['task', 'targets', 'ok', 'failed', 'held', 'unknown', 'skipped', 'planned'], rows));
-  const problems = report.results.filter((r) => isProblem(r.status));
-  for (const r of problems.slice(0, 10)) {
+  const problems = problemSites(report);
+  for (const { lead: r, others } of problems.slice(0, 10)) {
     lines.push(
-      paint(r.status === 'failed' ? 'red' : 'yellow', `${r.status} ${terminalName(targetLabel(r))} (${r.task}): ${terminalMessage(r.reason ?? r.error ?? '')}`),
+      paint(
+        r.status === 'failed' ? 'red' : 'yellow',
+        `${r.status} ${terminalName(targetLabel(r))} (${r.task}): ${terminalMessage(`${r.reason ?? r.error ?? ''}${othersNote(others)}`)}`,
+      ),
     );
   }
-  if (problems.length > 10) lines.push(`… and ${problems.length - 10} more in the report`);
+  if (problems.length > 10) lines.push(`… and ${problems.length - 10} more sites in the report`);
   // What the run changed, before why it left the rest alone (report/changed.ts).
   const changed = changedLines(report, SHOWN_CHANGES);
   lines.push(...changed.lines.map((line) => `updated: ${terminalMessage(line)}`), ...(changed.more > 0 ? [moreChangedLine(changed.more)] : []));
@@ -240,13 +244,14 @@ export function renderSummary(report: Report, reportPath: string, paint: Painter
   lines.push(`report: ${reportPath}`);
   const next = nextCommand(report, reportPath);
   if (next) lines.push(`${adviceFor(next.kind, report)}: ${commandText(next)}`);
-  const restore = restorePointsOfFailures(report);
+  // One line per site: the writes a restore took back with it are that site's, not sites of their own.
+  const restore = bySite(restorePointsOfFailures(report)).map((g) => g.lead);
   const restored = restore.filter((r) => r.restored).length;
   if (restore.length > 0)
     lines.push(
       restored > 0
-        ? `the ${restore.length} failed step${restore.length === 1 ? "'s" : "s'"} sites (${restored} restore${restored === 1 ? '' : 's'} asked for):`
-        : `restore points of the ${restore.length} failed step${restore.length === 1 ? '' : 's'}:`,
+        ? `the ${restore.length} failed site${restore.length === 1 ? '' : 's'} (${restored} restore${restored === 1 ? '' : 's'} asked for):`
+        : `restore points of the ${restore.length} failed site${restore.length === 1 ? '' : 's'}:`,
     );
   for (const r of restore) lines.push(`  ${terminalName(targetLabel(r))} (${terminalName(r.task)}): ${terminalMessage(restoreLine(r))}`);
   lines.push(...isolatedLines(report, next && commandText(next)));

@@ -12,7 +12,7 @@ import { progressLine } from './run-line.js';
 export function terminalView(io: Io, quiet: () => boolean): View {
   const lines = () => !quiet() && io.stderr.isTTY === true;
   return {
-    plan: (plan, verbose) => renderPlan(plan, verbose, painter(io)),
+    plan: (plan, verbose) => renderPlan(plan, verbose, painter(io), io.now()),
     summary: (report, reportPath) => renderSummary(report, reportPath, painter(io)),
     warning: warningLine,
     // The prompt (readline) loads only when a command is about to write.

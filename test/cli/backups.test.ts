@@ -34,6 +34,28 @@ describe('sitefleet backups: the morning check', () => {
     expect(lenient.stdout.split('\n')[0]).toBe('site,environment,env_id,type,newest,age,fresh');
   });
 
+  it('each row says its own backup’s freshness: a week-old backup is not fresh because another of its environment is', async () => {
+    const { sim } = await start({ sites: 16 });
+    const result = await runCli(['backups', '--max-age', '26h', '--format', 'csv'], simEnv(sim));
+    const rows = result.stdout
+      .split('\n')
+      .slice(1)
+      .map((line) => line.split(','));
+    const now = Date.now();
+    const old = rows.filter(([, , , , newest]) => newest !== '' && now - Date.parse(newest!) > 26 * 3_600_000);
+    const young = rows.filter(([, , , , newest]) => newest !== '' && now - Date.parse(newest!) < 25 * 3_600_000);
+    expect(old.length).toBeGreaterThan(0);
+    expect(young.length).toBeGreaterThan(0);
+    expect(old.map((r) => r[6])).toEqual(old.map(() => 'NO'));
+    expect(young.map((r) => r[6])).toEqual(young.map(() => 'yes'));
+    // The sim's environments mostly hold a young backup beside an old one: the case the defect hid.
+    expect(old.some((r) => young.some((y) => y[2] === r[2]))).toBe(true);
+    const json = JSON.parse((await runCli(['backups', '--max-age', '26h', '--format', 'json'], simEnv(sim))).stdout) as {
+      newest: Record<string, { age_s: number; fresh: boolean }>;
+    }[];
+    for (const b of json.flatMap((r) => Object.values(r.newest))) expect(b.fresh).toBe(b.age_s <= 26 * 3600);
+  });
+
   it('takes the selector flags with a playbook selector’s meaning; a bad --max-age exits 2 with one line', async () => {
     const { sim } = await start({ sites: 16 });
     const site = [...sim.fleet.sites.values()][0]!.displayName;

@@ -4,12 +4,21 @@ import { runCli, tempDir } from '../helpers/cli.js';
 describe('sitefleet demo', () => {
   // One demo (half a minute) read by both tests: the theme nights and the plugin night are parts of one run.
   let result: Awaited<ReturnType<typeof runCli>>;
+  // Node's own warnings reach the process's stderr, not the command's: collected while the demo runs.
+  const warnings: Error[] = [];
   beforeAll(async () => {
-    result = await runCli(['demo', '--rate', '2000/s'], { SITEFLEET_STATE_DIR: tempDir() });
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      result = await runCli(['demo', '--rate', '2000/s'], { SITEFLEET_STATE_DIR: tempDir() });
+    } finally {
+      process.off('warning', onWarning);
+    }
   }, 90_000);
 
   it('starts its own simulator, plans and runs every example playbook, and prints the summaries', () => {
     expect(result.stderr).toBe('');
+    expect(warnings.map((w) => `${w.name}: ${w.message}`)).toEqual([]);
     expect(result.code).toBe(0);
     for (const name of ['theme-updates', 'security-updates', 'plugin-security', 'php-staging', 'denied-ips', 'nightly-backups', 'wp-cli-and-dns'])
       expect(result.stdout).toContain(`== run ${name}.yaml`);
@@ -20,7 +29,7 @@ describe('sitefleet demo', () => {
       /== run safe-theme-updates\.yaml \(the simulator now answers WordPress's critical error on every site running [a-z-]+@[\d.]+\)/,
     );
     expect(result.stdout).toContain('the canary broke its site, so the rollout stopped there');
-    expect(result.stdout).toMatch(/the 1 failed step's sites \(1 restore asked for\):\n {2}\S+ \(Theme updates\): restored from backup \d+: healthy again/);
+    expect(result.stdout).toMatch(/the 1 failed site \(1 restore asked for\):\n {2}\S+ \(Theme updates\): restored from backup \d+: healthy again/);
     expect(result.stdout).toContain('the canary was restored from its restore point and is healthy again');
   });
 
@@ -35,7 +44,24 @@ describe('sitefleet demo', () => {
       );
       // The plan read the company plugin listing, and the release age held what the fresh state folder had just seen.
       expect(night).toMatch(/: company \S+, \d+ environments, \d+ themes in the listing, \d+ plugins in the listing\n/);
-      expect(night).toMatch(/^release age \(Plugin updates\): \S+ [\d.]+ → [\d.]+ first seen .*: age_pending, held on \d+ environments?/m);
+      // Each item version once, its dates as ages, what lets a held one go sooner said once.
+      expect(night).toMatch(
+        /^release age \(Plugin updates\): \S+ [\d.]+(, [\d.]+)* → [\d.]+, first seen just now, eligible in 3 days: age_pending, held on \d+ environments?$/m,
+      );
+      const ages = night.split('\n').filter((l) => l.startsWith('release age'));
+      expect(ages.filter((l) => /\d{4}-\d\d-\d\dT/.test(l))).toEqual([]);
+      expect(ages.filter((l) => l.includes('lower with.min_release_age'))).toEqual([
+        'release age (Plugin updates): age_pending: lower with.min_release_age to take it sooner',
+      ]);
+      const versions = ages.map((l) => /: (\S+) [\d., ]+→ ([\d.]+),/.exec(l)?.slice(1).join('@')).filter(Boolean);
+      expect(new Set(versions).size).toBe(versions.length);
+      // The site the plugin broke is named once, though three of its writes failed (two taken back by its restore).
+      const failed = night.split('\n').filter((l) => l.startsWith('failed '));
+      expect(failed).toHaveLength(1);
+      expect(failed[0]).toMatch(
+        /^failed \S+ \(Plugin updates\): health: HTTP 500, .* \(and 2 more steps on this site: undone: the environment was put back from backup \d+/,
+      );
+      expect(night).toMatch(/the 1 failed site \(1 restore asked for\):\n {2}\S+ \(Plugin updates\): restored from backup \d+: healthy again/);
       expect(night).toContain('run stopped: failure budget exceeded in task "Plugin updates": 1 failed, 0 allowed');
       expect(night).toMatch(
         /^ {2}\S+ \(Plugin updates\): restored from backup \d+: healthy again \(what changed on the site since the backup[^)]* is lost\)$/m,

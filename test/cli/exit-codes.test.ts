@@ -8,7 +8,10 @@ import {
   EXIT,
   InvalidInputError,
   LockedError,
+  MalformedResponseError,
   NetworkError,
+  NotFoundError,
+  notReached,
   RateLimitedTooLongError,
   RequestValidationError,
   ServerError,
@@ -53,5 +56,20 @@ describe('every error carries its exit code, and the CLI prints it in one line (
 
   it('a rate limit given up on is exit 1 like any failure of a call', () => {
     expect(report(new RateLimitedTooLongError(600_000, 'GET /v2/x')).code).toBe(EXIT.someFailed);
+  });
+
+  it('an error of the first reads that says the service or company was not reached becomes exit 6 with what to check; others stay as they are', () => {
+    const where = { baseUrl: 'https://user:secret@api.example.test', company: 'c-1' };
+    const company = notReached(new NotFoundError(404, 'GET', '/company/c-1/wp-themes', 'Company c-1 not found'), where);
+    expect(company?.exitCode).toBe(EXIT.notReached);
+    expect(company?.message).toMatch(/Check the company c-1 .* and the base URL .*; nothing was sent$/);
+    const network = notReached(new NetworkError('GET /company/c-1/wp-themes: connect ECONNREFUSED', false), where);
+    expect(network?.message).toContain('the service does not answer at https://api.example.test;');
+    expect(network?.message).not.toContain('secret');
+    expect(notReached(new ServerError(503, 'GET', '/company/c-1/wp-themes', 'down'), where)?.exitCode).toBe(EXIT.notReached);
+    expect(notReached(new MalformedResponseError(200, 'GET', '/company/c-1/wp-themes', 'HTML'), where)?.message).toMatch(/answers, but not as the hosting API/);
+    // A 401 keeps its own advice and exit 3; a 404 of one environment is that environment's.
+    expect(notReached(new AuthenticationError(401, 'GET', '/company/c-1/wp-themes', 'no'), where)).toBeUndefined();
+    expect(notReached(new NotFoundError(404, 'GET', '/sites/environments/e-1/backups', 'gone'), where)).toBeUndefined();
   });
 });

@@ -100,10 +100,17 @@ describe('plugins.update with min_release_age', () => {
     for (const o of safe) {
       expect(decisions).toContainEqual(expect.objectContaining({ plugin: o.name, code: 'age_pending', held: true, installed: o.version, version: o.latest }));
     }
-    // The summary names each held plugin update (the first ten, then how many more).
-    const distinct = new Set(safe.map((o) => `${o.name} ${o.version} → ${o.latest}`));
+    // The summary names each held plugin version once, with the versions it moves from (the first ten, then how many more).
+    const distinct = new Set(safe.map((o) => `${o.name} → ${o.latest}`));
+    const moves = new Set(safe.map((o) => `${o.name} ${o.version} → ${o.latest}`));
     const lines = first.stdout.split('\n').filter((l) => l.startsWith('release age (plugins): '));
-    const named = lines.flatMap((l) => /^release age \(plugins\): (\S+ \S+ → \S+) first seen .*: age_pending, held on/.exec(l)?.[1] ?? []);
+    const named = lines.flatMap((l) => {
+      const m = /^release age \(plugins\): (\S+) (\S+(?:, \S+)*) → (\S+), first seen .*: age_pending, held on/.exec(l);
+      if (!m) return [];
+      for (const from of m[2]!.split(', ')) expect(moves).toContain(`${m[1]} ${from} → ${m[3]}`);
+      return [`${m[1]} → ${m[3]}`];
+    });
+    expect(new Set(named).size).toBe(named.length);
     for (const n of named) expect(distinct).toContain(n);
     const more = Number(/release age \(plugins\): (\d+) more/.exec(first.stdout)?.[1] ?? 0);
     expect(named.length + more).toBe(distinct.size);

@@ -66,7 +66,7 @@ describe('safe updates: a backup first, a health check after', () => {
         taken_at: new Date(backup.created_at).toISOString(),
       });
       expect(sim.log.filter((e) => e.endpoint === 'addManualBackup')).toHaveLength(1);
-      expect(stdout).toContain('restore points of the 1 failed step:');
+      expect(stdout).toContain('restore points of the 1 failed site:');
       expect(stdout).toContain(`backup ${backup.id} (tag ${canary!.restore_point!.tag})`);
       // The command it offers continues the rollout, and stops it again at the next broken site.
       const offered = /send them \(stopping at the next failure\) with: sitefleet resume (\S+) --max-failures 1$/m.exec(stdout);

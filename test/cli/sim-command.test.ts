@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { HOSTILE_NAMES } from '../../src/sim/hostile-names.js';
-import { CLI } from '../helpers/cli.js';
+import { CLI, runCli } from '../helpers/cli.js';
 
 /** The simulator's start line; a simulator that exits first fails the test at once, with its exit code. */
 function firstLine(child: ChildProcessByStdio<null, Readable, Readable | null>): Promise<string> {
@@ -72,5 +72,36 @@ describe('sitefleet sim', () => {
     unknown.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     expect(await new Promise((r) => unknown.once('close', r))).toBe(2);
     expect(stderr.trim()).toBe('sitefleet: --rename: no site named "nope"');
+  });
+
+  it('prints the --health-url template of its site pages, as docs/simulator.md says, and a page there answers', async () => {
+    const child = spawn(process.execPath, [CLI, 'sim', '--size', '2', '--seed', '1'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const lines: string[] = [];
+      await new Promise<void>((resolve, reject) => {
+        createInterface({ input: child.stdout }).on('line', (line) => {
+          lines.push(line);
+          if (line.startsWith('stop it')) resolve();
+        });
+        child.once('exit', (code) => reject(new Error(`sitefleet sim exited (${code}) before its start lines`)));
+      });
+      const template = /^health checks: --health-url '(.+)'$/.exec(lines.find((l) => l.startsWith('health checks:')) ?? '')?.[1];
+      expect(template).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/sites\/\{\{domain\}\}\/$/);
+      const page = await request(template!.replace('{{domain}}', 'acme-001.example.com'));
+      await page.body.text();
+      expect(page.statusCode).toBe(200);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+  });
+
+  it('--help says each default once (--port: a free one, not also 0)', async () => {
+    const { code, stdout } = await runCli(['sim', '--help']);
+    expect(code).toBe(0);
+    const help = stdout.replace(/\s+/g, ' ');
+    expect(help).toContain('--port <n> port to listen on (default: a free one)');
+    const options = help.split(/ (?=--?[a-z])/);
+    expect(options.filter((o) => (o.match(/\(default:/g) ?? []).length > 1)).toEqual([]);
   });
 });

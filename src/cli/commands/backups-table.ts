@@ -41,7 +41,8 @@ function render(rows: EnvironmentBackups[], format: BackupsOptions['format']): s
       type,
       b.created_at ?? '?',
       b.age_s === null ? '?' : formatDuration(b.age_s),
-      r.fresh ? 'yes' : 'NO',
+      // Each row says its own backup's freshness: a week-old system backup is not fresh because last night's manual one is.
+      b.fresh ? 'yes' : 'NO',
     ]);
   });
   const header = ['site', 'environment', 'env_id', 'type', 'newest', 'age', 'fresh'];

@@ -72,7 +72,7 @@ async function plan(file: string, opts: PlanOptions, globals: GlobalOptions): Pr
     );
   if (!globals.quiet)
     globals.io.stdout.write(
-      `${[renderPlan(plan, opts.verbose ?? false, painter(globals.io)), ...estimateLines(plan, pace, history)].join('\n')}\n${opts.out ? `plan written to ${opts.out}; apply it with \`sitefleet run --plan ${opts.out}\`\n` : ''}`,
+      `${[renderPlan(plan, opts.verbose ?? false, painter(globals.io), globals.io.now()), ...estimateLines(plan, pace, history)].join('\n')}\n${opts.out ? `plan written to ${opts.out}; apply it with \`sitefleet run --plan ${opts.out}\`\n` : ''}`,
     );
   return plan.steps.length;
 }

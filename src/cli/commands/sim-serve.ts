@@ -131,6 +131,8 @@ function announcement(sim: Simulator, json: boolean): string {
   return (
     `simulator serving ${info.environments} environments at ${info.base_url}/v2\n` +
     `  export SITEFLEET_BASE_URL=${info.base_url}\n  export SITEFLEET_TOKEN=${info.token}\n  export SITEFLEET_COMPANY=${info.company_id}\n` +
+    // The fleet's site pages, for health checks (docs/simulator.md): the template --health-url takes.
+    `health checks: --health-url '${info.site_url}'\n` +
     'stop it with Ctrl-C\n'
   );
 }

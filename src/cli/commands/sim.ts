@@ -44,23 +44,26 @@ export function registerSim(program: Command): void {
 
 /** The fleet it serves and the limits it keeps: size, catalogue, seed, token, port, rates and faults. */
 function fleetOptions(command: Command): Command {
-  return command
-    .option('--create-rate <N/period>', 'a separate limit on creating calls (default: none; with --profile real, 5 per period of --rate)')
-    .option('--logs-rate <N/period>', 'a separate limit on log reads (default: none; with --profile real, 35 per period of --rate)')
-    .option(
-      '--manual-backup-limit <n>',
-      'the most manual backups an environment keeps; one more is refused (default: none; with --profile real, 5)',
-      intOption('--manual-backup-limit', 0, 1000),
-    )
-    .option('--fail-operations <share>', 'share of operations that fail at their end, from 0 to 1', shareOption('--fail-operations'), 0)
-    .option('--port <n>', 'port to listen on (default: a free one)', intOption('--port', 0, 65535), 0)
-    .option('--token <t>', 'the bearer token it accepts (default: generated from the seed)')
-    .option('--size <n>', 'number of sites (each with a live and often a staging environment)', intOption('--size', 0, 1_000_000), 20)
-    .option('--themes <n>', 'size of the theme catalogue', intOption('--themes', 1, 10_000), 8)
-    .option('--plugins-per-env <n>', 'plugins installed on each environment (default: drawn from 5 to 40)', intOption('--plugins-per-env', 0, 1000))
-    .option('--seed <n>', 'seed of the generated fleet and of the faults', intOption('--seed', 0, 2 ** 31), 1)
-    .option('--rate <N/period>', 'sliding-window limit per token, e.g. 120/min or 50/s (default: none)')
-    .option('--faults <list>', 'fault probabilities, e.g. 5xx=0.05,reset=0.02,lost=0.01,malformed=0.01,slow=0.05,429=0.01');
+  return (
+    command
+      .option('--create-rate <N/period>', 'a separate limit on creating calls (default: none; with --profile real, 5 per period of --rate)')
+      .option('--logs-rate <N/period>', 'a separate limit on log reads (default: none; with --profile real, 35 per period of --rate)')
+      .option(
+        '--manual-backup-limit <n>',
+        'the most manual backups an environment keeps; one more is refused (default: none; with --profile real, 5)',
+        intOption('--manual-backup-limit', 0, 1000),
+      )
+      .option('--fail-operations <share>', 'share of operations that fail at their end, from 0 to 1', shareOption('--fail-operations'), 0)
+      // Commander prints the default itself: said once, in words, not also as its value 0.
+      .addOption(new Option('--port <n>', 'port to listen on').argParser(intOption('--port', 0, 65535)).default(0, 'a free one'))
+      .option('--token <t>', 'the bearer token it accepts (default: generated from the seed)')
+      .option('--size <n>', 'number of sites (each with a live and often a staging environment)', intOption('--size', 0, 1_000_000), 20)
+      .option('--themes <n>', 'size of the theme catalogue', intOption('--themes', 1, 10_000), 8)
+      .option('--plugins-per-env <n>', 'plugins installed on each environment (default: drawn from 5 to 40)', intOption('--plugins-per-env', 0, 1000))
+      .option('--seed <n>', 'seed of the generated fleet and of the faults', intOption('--seed', 0, 2 ** 31), 1)
+      .option('--rate <N/period>', 'sliding-window limit per token, e.g. 120/min or 50/s (default: none)')
+      .option('--faults <list>', 'fault probabilities, e.g. 5xx=0.05,reset=0.02,lost=0.01,malformed=0.01,slow=0.05,429=0.01')
+  );
 }
 
 /** How it serves plugins (beyond the spec): the company listing's mode and lag, the bulk update's answer, broken plugins. */

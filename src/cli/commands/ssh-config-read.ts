@@ -1,5 +1,5 @@
 import type { SshConfig } from '../../api/types.js';
-import { InvalidInputError, UsageError } from '../../errors.js';
+import { InvalidInputError, readingFirst, UsageError } from '../../errors.js';
 import type { Environment } from '../../inventory/inventory.js';
 import { inventoryReader, readInventory } from '../../inventory/read.js';
 import { attachSiteIds, loadSitesFile } from '../../inventory/sites.js';
@@ -69,7 +69,7 @@ export async function printSshConfig(globals: GlobalOptions, opts: SshConfigOpti
   const sites = loadSitesFile(globals.sites);
   const company = globals.company;
   return withRuntime(globals, company, async (runtime) => {
-    const inventory = await readInventory(inventoryReader(runtime.caller), company);
+    const inventory = await readingFirst({ baseUrl: globals.baseUrl, company }, () => readInventory(inventoryReader(runtime.caller), company));
     attachSiteIds(inventory, sites);
     const selected = inventory.environments.filter((e) => matches(e, selectorFrom(opts)));
     if (opts.site?.length && selected.length === 0) throw new UsageError(`no site in this fleet matches ${opts.site.map((s) => JSON.stringify(s)).join(', ')}`);
