@@ -17,7 +17,7 @@ async function night(sim: Simulator, text: string) {
   const dir = tempDir();
   const reportPath = join(dir, 'report.json');
   const result = await runCli(['run', writePlaybook(text, dir), '--yes', '--report', reportPath], { ...simEnv(sim), SITEFLEET_STATE_DIR: dir });
-  return { ...result, report: JSON.parse(readFileSync(reportPath, 'utf8')) as Report };
+  return { ...result, reportPath, dir, report: JSON.parse(readFileSync(reportPath, 'utf8')) as Report };
 }
 
 const live = (sim: Simulator) => [...sim.fleet.environments.values()].filter((e) => e.displayName === 'live');
@@ -88,6 +88,30 @@ describe("WordPress's database step after a core write", () => {
       ['wp core update-db', 'restore', 'succeeded'],
     ]);
     expect(databaseUpdateRequired(sim.fleet.environments.get(canary.target.env_id!)!)).toBe(false);
+  });
+});
+
+describe('the database step after `sitefleet restore`', () => {
+  it('a core write left broken, restored the morning after: the restore runs its database step and records it, as the run does after its own', async () => {
+    const { sim } = await start({ sites: 6, seed: 3, operationDelayMs: 0, breakCore: ['6.7.2'] });
+    const task = `    backup_first: true\n    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: leave }\n    max_failures: 0\n    rollout: { canary: 1, waves: ["100%"] }\n`;
+    const { report, reportPath, dir } = await night(sim, playbook(task));
+    const canary = report.results.find((r) => r.step_id && !r.step_id.endsWith(':backup') && r.status === 'failed')!;
+    expect(canary.restored).toBeUndefined();
+    const env = sim.fleet.environments.get(canary.target.env_id!)!;
+    const before = env.wpCommands.length;
+    const restored = await runCli(['restore', reportPath, '--yes', '--poll-interval', '50'], { ...simEnv(sim), SITEFLEET_STATE_DIR: dir });
+    expect(restored.code, restored.stdout + restored.stderr).toBe(0);
+    const after = (JSON.parse(readFileSync(reportPath, 'utf8')) as Report).results.find((r) => r.step_id === canary.step_id)!;
+    expect(after).toMatchObject({ status: 'failed', restored: { status: 'succeeded' } });
+    expect(after.database!.map((d) => [d.command, d.after, d.status])).toEqual([
+      ['wp core update-db', 'update', 'succeeded'],
+      ['wp core update-db', 'restore', 'succeeded'],
+    ]);
+    // Sent after the restore, to the environment restored.
+    expect(env.wpCommands.slice(before)).toEqual(['wp core update-db']);
+    const restoredAt = sim.log.findIndex((e) => e.endpoint === 'restoreBackup');
+    expect(sim.log.findIndex((e, i) => i > restoredAt && e.endpoint === 'runWpCliCommand' && e.path.includes(env.id))).toBeGreaterThan(restoredAt);
   });
 });
 
