@@ -168,6 +168,81 @@ describe('the database step, resumed', () => {
   });
 });
 
+describe('the database step after a restore, resumed', () => {
+  const guardedCore = (sim: Simulator) =>
+    playbook(
+      `    backup_first: true\n    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: restore }\n    max_failures: 0\n    rollout: { canary: 1, waves: ["100%"] }\n`,
+    );
+
+  /** A core night whose canary broke and was restored; its journal cut right after the first record `cut` matches (every later one lost). */
+  async function cutNight(cut: (r: StepResult) => boolean) {
+    const { sim } = await start({ sites: 6, seed: 3, operationDelayMs: 0, breakCore: ['6.7.2'] });
+    const { report, reportPath, dir } = await night(sim, guardedCore(sim));
+    const journal = reportPath.replace(/\.json$/, '.journal.jsonl');
+    const lines = readFileSync(journal, 'utf8').trim().split('\n');
+    const at = lines.findIndex((l) => {
+      const result = (JSON.parse(l) as { result?: StepResult }).result;
+      return result !== undefined && cut(result);
+    });
+    expect(at).toBeGreaterThan(0);
+    const stepId = (JSON.parse(lines[at]!) as { step: string }).step;
+    writeFileSync(journal, `${lines.slice(0, at + 1).join('\n')}\n`);
+    const canary = report.results.find((r) => r.step_id === stepId)!;
+    const env = sim.fleet.environments.get(canary.target.env_id!)!;
+    return { sim, reportPath, dir, stepId, env, cutRecord: JSON.parse(lines[at]!) as { result: StepResult }, before: env.wpCommands.length };
+  }
+
+  async function resume(sim: Simulator, reportPath: string, dir: string, stepId: string) {
+    const resumed = await runCli(['resume', reportPath, '--yes'], { ...simEnv(sim), SITEFLEET_STATE_DIR: dir });
+    expect(resumed.code, resumed.stdout + resumed.stderr).not.toBe(2);
+    return (JSON.parse(readFileSync(reportPath, 'utf8')) as Report).results.find((r) => r.step_id === stepId)!;
+  }
+
+  it('a restore a resume follows to its end is followed by its database step', async () => {
+    const { sim, reportPath, dir, stepId, env, before } = await cutNight((r) => r.restored?.status === 'accepted');
+    const step = await resume(sim, reportPath, dir, stepId);
+    expect(step).toMatchObject({ status: 'failed', restored: { status: 'succeeded' } });
+    expect(step.database!.filter((d) => d.after === 'restore').map((d) => d.status)).toEqual(['succeeded']);
+    expect(env.wpCommands.slice(before)).toEqual(['wp core update-db']);
+  });
+
+  it('a database step after a restore, cut while sending, is sent again and the health record the restore’s look wrote stays', async () => {
+    const { sim, reportPath, dir, stepId, env, before, cutRecord } = await cutNight(
+      (r) => r.database?.some((d) => d.after === 'restore' && d.status === 'sending') === true,
+    );
+    const step = await resume(sim, reportPath, dir, stepId);
+    expect(step).toMatchObject({ status: 'failed', restored: { status: 'succeeded', health: { outcome: 'healthy' } } });
+    expect(step.health).toEqual(cutRecord.result.health);
+    expect(step.database!.filter((d) => d.after === 'restore').map((d) => d.status)).toEqual(['succeeded']);
+    expect(env.wpCommands.slice(before)).toEqual(['wp core update-db']);
+  });
+});
+
+describe('the database step after a group restore (rollout.together)', () => {
+  it('a core write looked at with its themes write, the site broken: the group restored, then WordPress’s database step', async () => {
+    const { sim } = await start({ sites: 4, seed: 3, operationDelayMs: 0, breakCore: ['6.7.2'] });
+    const text =
+      `version: 1\nname: n\nsettings: { rate_limit: 50/s }\ntasks:\n` +
+      `  - name: themes\n    action: themes.update\n    target: { environment: live }\n    backup_first: true\n` +
+      `    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: restore }\n` +
+      `  - name: wp\n    action: core.update\n    target: { environment: live }\n    rollout: { together: themes }\n`;
+    const { report } = await night(sim, text);
+    const themed = new Set(report.results.filter((r) => r.step_id && r.task === 'themes' && r.role !== 'backup').map((r) => r.target.env_id));
+    const core = report.results.filter((r) => r.step_id && r.task === 'wp' && r.role !== 'backup' && themed.has(r.target.env_id));
+    expect(core.length).toBeGreaterThan(0);
+    for (const r of core) {
+      expect(r.status, r.target.env_id).toBe('failed');
+      expect(
+        r.database!.map((d) => [d.after, d.status]),
+        r.target.env_id,
+      ).toEqual([
+        ['update', 'succeeded'],
+        ['restore', 'succeeded'],
+      ]);
+    }
+  });
+});
+
 describe('the database step in a group (rollout.together)', () => {
   it('a core write looked at with its themes write: the group is looked at, then a write whose database step failed is held', async () => {
     const { sim } = await start({ sites: 8, seed: 3, operationDelayMs: 0, coreUpdateDbFails: true });
