@@ -109,6 +109,23 @@ describe('manual backup slots over nights (issue 55, item 1)', () => {
     expect(removed.sort()).toEqual([600, 601, own].sort());
   });
 
+  it('a dry run names the backups it would remove to make room where the plan read the list, and says what may go where it did not', async () => {
+    const { sim, live } = await fleet(4);
+    live.backups.push({ id: 600, name: 's', note: 'sitefleet-before-php-2026-10-20', type: 'manual', created_at: NIGHT_ONE - DAY });
+    sim.fleet.backupStates.set(600, sim.fleet.backupStates.values().next().value!);
+    const known = writePlaybook(
+      `version: 1\nname: b\ntasks:\n  - name: nightly\n    action: backups.create\n    target: { environment: live }\n    with: { tag: "nightly-{{date}}", unless_exists: true }\n`,
+    );
+    const dry = await runCli(['run', known, '--dry-run'], simEnv(sim));
+    expect(dry.code, dry.stdout + dry.stderr).toBe(0);
+    expect(dry.stdout).toMatch(/manual backups: would remove backup 600 \(sitefleet-before-php-2026-10-20\) on \S+ to make room for nightly-/);
+    const unread = await runCli(['run', playbook(0), '--dry-run'], simEnv(sim));
+    expect(unread.stdout).toContain(
+      "manual backups: 2 may each remove the oldest backup sitefleet made on its environment when the environment's 5 slots are full (its list is read before each; never a person's)",
+    );
+    expect(sim.log.filter((e) => e.method !== 'GET')).toEqual([]);
+  });
+
   it("every slot a person's: the backup and its write are held (no_backup_slot), nothing is sent, exit 1 with a line saying what to do", async () => {
     const { sim, live } = await fleet(5);
     const { code, out, report } = await night(sim, 0);
