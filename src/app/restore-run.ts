@@ -66,11 +66,17 @@ export async function restoreRun(reportPath: string, globals: GlobalOptions, opt
           `${tools.lost.message}: no restore was started after it (the report says which were); once it is back, carry on with \`sitefleet restore ${reportPath}\``,
         );
       if (tools.interrupted) return 130;
-      return !attention && results.every((r) => r.restored?.status === 'succeeded' && r.restored.health?.outcome !== 'unhealthy') ? 0 : 1;
+      return !attention && results.every(restoredWell) ? 0 : 1;
     } finally {
       await tools.close();
     }
   });
+}
+
+/** Restored, not seen broken after, and WordPress's database step (where one ran) done: a site left saying "Database update required" is not. */
+function restoredWell(r: StepResult): boolean {
+  const database = (r.database ?? []).filter((d) => d.after === 'restore');
+  return r.restored?.status === 'succeeded' && r.restored.health?.outcome !== 'unhealthy' && database.every((d) => d.status === 'succeeded');
 }
 
 function readRun(reportPath: string, globals: GlobalOptions): JournalState {
@@ -120,9 +126,21 @@ async function restoreAll(
       for (const [step, undone] of undoneWrites(plan.steps, known, c.step, restored)) await update(step, undone);
       return restored;
     };
+    // A restore that moved WordPress back is followed by its database step, as in the run.
+    const database = (c: RestoreCandidate, restored: StepResult) => tools.afterRestore(c.step, restored, update);
     return await allEnded([
-      ...choice.todo.map((c) => tools.restore(c, update).then((r) => undoing(c, r))),
-      ...choice.follow.map((c) => tools.follow(c, update).then((r) => undoing(c, r))),
+      ...choice.todo.map((c) =>
+        tools
+          .restore(c, update)
+          .then((r) => database(c, r))
+          .then((r) => undoing(c, r)),
+      ),
+      ...choice.follow.map((c) =>
+        tools
+          .follow(c, update)
+          .then((r) => database(c, r))
+          .then((r) => undoing(c, r)),
+      ),
     ]);
   } finally {
     await journal.close();

@@ -6,6 +6,7 @@ import { stepHealthUrl, type Plan, type Step, type TaskSummary } from '../plan/p
 import { clearCache } from '../run/cache-clear.js';
 import { HealthGate } from '../run/health-gate.js';
 import { PRIORITY } from '../run/rate-budget.js';
+import { updateDatabaseAfterRestore } from '../run/life/database-step.js';
 import { followRestore, restoreBroken, type RestoreContext } from '../run/life/restore.js';
 import { backupMismatch, type LeftAlone, type RestoreCandidate } from '../run/restore-choice.js';
 import type { CacheClear, StepResult } from '../run/types.js';
@@ -94,6 +95,22 @@ export class RestoreTools {
   follow(c: RestoreCandidate, update: Update): Promise<StepResult> {
     const { gate, url } = this.#check(c.step);
     return followRestore(this.#context(c.step, update), c.step, c.result, gate, url);
+  }
+
+  /**
+   * After a restore that moved WordPress back (a core write's), WordPress's database step, as the
+   * run's own restores have it (life/database-step.ts): journaled on the write, which stays failed.
+   */
+  afterRestore(step: Step, restored: StepResult, update: Update): Promise<StepResult> {
+    const task = this.plan.tasks.find((t) => t.index === step.task_index)!;
+    const context = {
+      caller: this.runtime.caller,
+      watcher: this.#watcher,
+      watch: taskWatch(task, this.runtime.tracking),
+      record: update,
+      interrupt: this.#interrupt.signal,
+    };
+    return updateDatabaseAfterRestore(context, task, step, restored);
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { slotPreviewLines } from './slot-preview.js';
 import { existsSync } from 'node:fs';
 import { buildReport } from '../report/report.js';
 import { hasStartRecord, Journal, journalPathFor, type JournalRecord } from '../run/journal.js';
@@ -128,6 +129,7 @@ async function planAndRun(request: RunRequest, scope: RunScope): Promise<{ exitC
   out(globals.view.plan(plan, opts.verbose ?? false));
   const left = request.deadline ? { ms: request.deadline.at - Date.now(), name: `the time left before ${request.deadline.source}` } : undefined;
   for (const line of estimateLines(plan, runtime.pace, undefined, left)) out(line);
+  for (const line of slotPreviewLines(plan, prepared.inventory)) out(line);
   const empty = emptyTargetProblems(prepared);
   if (empty) throw empty;
   if (opts.dryRun) return await finishDryRun(request, plan);

@@ -19,6 +19,7 @@ import { warnIfUncoordinated } from './session.js';
 import { recordStagingOrWarn } from './staging-record.js';
 import { recordWithheldOrWarn, reportBreaks, writeEndsOfReport } from './withheld-record.js';
 import { allEnded } from '../util/all-ended.js';
+import { readBackEnded } from './status-read-back.js';
 
 /** A report of 50,000 steps is some 60 MB of JSON; past this it is not a report sitefleet wrote. */
 const MAX_REPORT_BYTES = 512 << 20;
@@ -51,15 +52,16 @@ export async function followOperations(reportPath: string, globals: GlobalOption
  */
 async function checkOperations(scope: RunScope, reportPath: string, report: Report, { waitMs, flags }: FollowOptions): Promise<number> {
   const { globals, coordination } = scope;
-  const journal = existsSync(journalPathFor(reportPath)) ? await Journal.open(journalPathFor(reportPath)) : undefined;
+  const journalPath = journalPathFor(reportPath);
+  const journal = existsSync(journalPath) ? await Journal.open(journalPath) : undefined;
+  const record = (r: ReportResult) => journal && r.step_id && journal.append({ t: 'update', step: r.step_id, result: stepResultOf(r), at: globals.io.now() });
   let interrupted = false;
   try {
-    interrupted = await pollOpen(
-      scope,
-      report,
-      waitMs,
-      (r) => journal && r.step_id && journal.append({ t: 'update', step: r.step_id, result: stepResultOf(r), at: globals.io.now() }),
-    );
+    const ended: ReportResult[] = [];
+    interrupted = await pollOpen(scope, report, waitMs, (r) => (ended.push(r), record(r)));
+    // The writes that ended are read back as the run reads its own: a version that did not move is `not_updated`.
+    const planned = journal ? readJournalBack(journalPath).start.plan : undefined;
+    if (!scope.coordination.lost.aborted) await readBackEnded(scope.runtime().caller, report.company, ended, planned, stepResultOf, record);
   } finally {
     await journal?.close();
   }
@@ -155,9 +157,13 @@ export function runLockScope(reportPath: string, report: Report): { scope: LockS
   }
 }
 
-/** A report's result as the journal records it: the step's result fields, none of the report's own. */
+/**
+ * A report's result as the journal records it: the step's result fields, none of the report's own (the
+ * plan's fields it repeats: a journal record carrying them is not one its reader takes back).
+ */
 function stepResultOf(r: ReportResult): StepResult {
-  const { step_id, task: _task, action: _action, target: _target, request: _request, role: _role, ...result } = r;
+  const { step_id, task: _t, action: _a, target: _g, request: _r, role: _o, wave: _w, ...rest } = r;
+  const { precondition: _p, release_age: _l, withheld: _h, staging: _s, ...result } = rest;
   return { step_id: step_id!, ...result };
 }
 

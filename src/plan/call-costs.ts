@@ -20,9 +20,11 @@ import { guardCount, stepHealthUrl, type Step, type TaskSummary } from './plan.j
  * | look          | guarded write (before and after)                | 0 (the site's page) | 0              | the page (learned with the clear)      |
  * | read-back     | wave (company listing) or written environment   | 1                   | 0              | - (after the wave's lives)             |
  * | database step | command after a write (wp core update-db)       | 1 + 1.1 polls       | 0              | its operation                          |
+ * | slot read     | manual backup (its room), and once more a restore point judged or a `keep` | 1 | 0          | -                                      |
+ * | slot delete   | a restore point judged healthy; a `keep` backup's oldest | 1 + 1.1 polls | 0         | - (after the task's lives)             |
  * | pause         | gap between two waves                           | 0                   | 0              | rollout.pause                          |
  */
-export type CallClass = 'write' | 'poll' | 'restore point' | 'cache clear' | 'read-back' | 'database step';
+export type CallClass = 'write' | 'poll' | 'restore point' | 'cache clear' | 'read-back' | 'database step' | 'slot read' | 'slot delete';
 
 export interface CallCost {
   /** Slots of the general budget one of these takes (its own call, its polls, its reads). */
@@ -60,6 +62,10 @@ export const CALL_COSTS: Readonly<Record<CallClass, CallCost>> = {
   'read-back': { general: 1, create: 0 },
   // A WP-CLI command after the write and its poll (life/database-step.ts): the life waits for it.
   'database step': { general: 1 + POLLS_PER_OPERATION, create: 0 },
+  // The backup list read before each manual backup (backup-slots.ts makeRoom), and again to prune once judged (slot-keeper.ts).
+  'slot read': { general: 1, create: 0 },
+  // A DELETE of a backup sitefleet made, followed to its end (a slot is free only then).
+  'slot delete': { general: 1 + POLLS_PER_OPERATION, create: 0 },
 };
 
 /** What a wave does, counted by class. */
@@ -74,6 +80,10 @@ export interface WaveCounts {
   readBacks: number;
   /** Commands after the writes (WordPress's database step, with.after_update), each with its poll. */
   databaseSteps: number;
+  /** Backup list reads of the manual slots (slot-keeper.ts): before each manual backup, and to prune after the task. */
+  slotReads: number;
+  /** Backups removed (each a DELETE and its poll): a restore point once its writes were judged healthy, a `keep` series' oldest. */
+  slotDeletes: number;
 }
 
 /** A wave's calls by class, as the run makes them (the executor, the life, verify.ts). */
@@ -91,7 +101,23 @@ export function countWave(task: TaskSummary, steps: readonly Step[]): WaveCounts
     clears,
     readBacks: action ? readBackReads(action, task, writes) : 0,
     databaseSteps: task.wait ? writes.reduce((n, s) => n + databaseCommands(task, s).length, 0) : 0,
+    ...slotCalls(task, steps),
   };
+}
+
+/**
+ * The manual slots' calls (slot-keeper.ts): each manual backup reads its environment's list first
+ * (room). Once the task ended, a restore point whose writes ended healthy (only a waiting task sees
+ * that) is read for and removed; a `keep` series is read and, a night once full, loses its oldest.
+ * A DELETE to make room where the slots are full is not known without the list, and not counted:
+ * in the steady state the removals after the task keep a slot free.
+ */
+function slotCalls(task: TaskSummary, steps: readonly Step[]): Pick<WaveCounts, 'slotReads' | 'slotDeletes'> {
+  const backups = steps.filter((s) => s.endpoint === 'addManualBackup');
+  const points = backups.filter((s) => s.role === 'backup').length;
+  const kept = task.keep_backups !== undefined ? backups.length - points : 0;
+  const judged = task.wait ? points : 0;
+  return { slotReads: backups.length + judged + kept, slotDeletes: judged + kept };
 }
 
 /** Slots a wave takes of the general budget and of the creating-call lane. */
@@ -103,6 +129,8 @@ export function slotsOf(counts: WaveCounts): { general: number; create: number }
     ['cache clear', counts.clears],
     ['read-back', counts.readBacks],
     ['database step', counts.databaseSteps],
+    ['slot read', counts.slotReads],
+    ['slot delete', counts.slotDeletes],
   ];
   const general = rows.reduce((sum, [c, n]) => sum + CALL_COSTS[c].general * n, 0);
   const create = rows.reduce((sum, [c, n]) => sum + CALL_COSTS[c].create * n, 0) + counts.creatingWrites;

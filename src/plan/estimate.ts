@@ -87,7 +87,17 @@ export function estimateRun(plan: Plan, input: EstimateInput): Estimate {
     const times = lifeTimes(task, input);
     const waves = [...new Set(steps.map((s) => s.wave ?? 0))].sort((a, b) => a - b);
     const start = clock;
-    const sum: WaveCounts = { writes: 0, creatingWrites: 0, polls: 0, restorePoints: 0, clears: 0, readBacks: 0, databaseSteps: 0 };
+    const sum: WaveCounts = {
+      writes: 0,
+      creatingWrites: 0,
+      polls: 0,
+      restorePoints: 0,
+      clears: 0,
+      readBacks: 0,
+      databaseSteps: 0,
+      slotReads: 0,
+      slotDeletes: 0,
+    };
     let createMs = 0;
     for (const [i, wave] of waves.entries()) {
       const inWave = steps.filter((s) => (s.wave ?? 0) === wave);

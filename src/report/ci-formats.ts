@@ -1,4 +1,5 @@
 import { clip, forAnnotation, forAnnotationProperty, forMarkdown, forXml, MESSAGE_WIDTH, NAME_WIDTH, shellQuote } from '../util/safe-text.js';
+import { backupSlotsText } from './backup-slot-lines.js';
 import { groupOf, taskCounts } from './task-counts.js';
 export { groupOf };
 import { countsAgainstBudget, isProblem, problemCount } from '../run/types.js';
@@ -64,6 +65,8 @@ export function guardText(r: ReportResult): string {
     parts.push(`health: ${r.health.outcome}${seen ? ` (${seen})` : ''} at ${r.health.url}`);
   }
   if (r.restore_point && r.role !== 'backup') parts.push(restoreLine({ ...r, restore_point: r.restore_point }));
+  const slots = backupSlotsText(r);
+  if (slots) parts.push(slots);
   const isolated = r.role === 'backup' ? undefined : isolationLine(r);
   if (isolated) parts.push(isolated);
   return parts.join('; ');

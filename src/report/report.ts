@@ -142,6 +142,7 @@ export function buildReport(args: {
       ...(r?.runs ? { runs: r.runs } : {}),
       ...(r?.failure ? { failure: r.failure } : {}),
       ...(r?.database ? { database: r.database } : {}),
+      ...(r?.backup_slots ? { backup_slots: r.backup_slots } : {}),
       ...(r ? answered(r) : {}),
       ...(step.role ? { role: step.role } : {}),
       ...(step.wave !== undefined ? { wave: step.wave } : {}),

@@ -114,7 +114,7 @@ export async function makeRoom(port: SlotPort, envId: string, tag: string, label
   const earlier = new Set(backups.filter((b) => tagOfBackup(b) === tag).map((b) => b.id));
   const decision = decideRoom(backups, port.slots, port.ours, port.spared);
   if (decision.kind === 'full') return heldNoSlot(envId, label, decision.manual, port.slots);
-  const problem = await removeBackups(port, envId, decision.remove);
+  const { problem } = await removeBackups(port, envId, decision.remove);
   if (problem) return { kind: 'failed', reason: `could not make room for its backup: ${problem}` };
   return { kind: 'room', removed: decision.remove, earlier };
 }
@@ -129,14 +129,20 @@ function heldNoSlot(envId: string, label: string, manual: number, slots: number)
   };
 }
 
-/** Removes backups one by one, each followed to its end (a slot is free only then); the first problem stops it. */
-export async function removeBackups(port: Omit<SlotPort, 'slots' | 'ours' | 'spared'>, envId: string, backups: readonly Backup[]): Promise<string | undefined> {
+/** Removes backups one by one, each followed to its end (a slot is free only then); the first problem stops it. Returns those that went. */
+export async function removeBackups(
+  port: Omit<SlotPort, 'slots' | 'ours' | 'spared'>,
+  envId: string,
+  backups: readonly Backup[],
+): Promise<{ problem?: string; removed: Backup[] }> {
+  const removed: Backup[] = [];
   for (const b of backups) {
     const problem = await removeOne(port, b);
-    if (problem) return `backup ${b.id} (${tagOfBackup(b)}): ${problem}`;
+    if (problem) return { problem: `backup ${b.id} (${tagOfBackup(b)}): ${problem}`, removed };
     port.logger.info({ env: envId, backup_id: b.id, tag: tagOfBackup(b) }, 'removed a backup sitefleet made');
+    removed.push(b);
   }
-  return undefined;
+  return { removed };
 }
 
 async function removeOne(port: Omit<SlotPort, 'slots' | 'ours' | 'spared'>, b: Backup): Promise<string | undefined> {

@@ -645,7 +645,8 @@ class Execution implements LifeRun {
             ? await followRestore(this.life.restoring(task), step, known, guarded.gate, url)
             : await this.restoreIfBroken(task, step, known, guarded.gate, url);
         for (const [other, undone] of undoneWrites(this.plan.steps, this.results, step, restored)) await this.record('update', other, undone);
-        if (guarded.gate && url) await this.isolator.afterRestore(task, step, restored, { ...guarded, gate: guarded.gate }, url);
+        const ended = guarded.gate && url ? await this.isolator.afterRestore(task, step, restored, { ...guarded, gate: guarded.gate }, url) : restored;
+        await this.life.databaseAfterLife(task, step, ended);
       } finally {
         release();
       }

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import type { Backup } from '../api/types.js';
 import type { Plan, Step, TaskSummary } from '../plan/plan.js';
-import { beyondKeep, DEFAULT_MANUAL_BACKUP_SLOTS, makeRoom, oursIn, removeBackups, seriesOf, type SlotPort } from './backup-slots.js';
+import { beyondKeep, DEFAULT_MANUAL_BACKUP_SLOTS, makeRoom, oursIn, removeBackups, seriesOf, tagOfBackup, type SlotPort } from './backup-slots.js';
 import type { CallPort } from './caller.js';
-import { ENDED_STATUSES, type StepResult, type StopKind } from './types.js';
+import { ENDED_STATUSES, type BackupSlots, type StepResult, type StopKind } from './types.js';
 import type { Watcher, WatchOptions } from './watcher.js';
 
 /** What the slots need of the run (executor.ts is the one): its calls, its record, each environment's turn. */
@@ -27,6 +27,8 @@ export interface SlotRun {
  */
 export class SlotKeeper {
   readonly #earlier = new Map<string, ReadonlySet<number>>();
+  /** The backups each backup step's room removed before it was sent: journaled on its result once the task ended (afterTask). */
+  readonly #removed = new Map<string, Backup[]>();
 
   constructor(private readonly run: SlotRun) {}
 
@@ -65,7 +67,11 @@ export class SlotKeeper {
     } finally {
       release();
     }
-    if (outcome.kind === 'room') return void this.#earlier.set(step.id, outcome.earlier);
+    if (outcome.kind === 'room') {
+      this.#earlier.set(step.id, outcome.earlier);
+      if (outcome.removed.length > 0) this.#removed.set(step.id, outcome.removed);
+      return;
+    }
     const base = { http_status: null, operation_id: null, attempts: 0, error: null, reason: outcome.reason };
     if (outcome.kind === 'failed') {
       if (outcome.stop) this.run.stop.stop(outcome.stop.reason, outcome.stop.kind);
@@ -88,26 +94,51 @@ export class SlotKeeper {
     await Promise.all(
       own.map(async (step) => {
         const guarded = step.role === 'backup';
-        if (!guarded && keep === undefined) return;
-        if (guarded && !plan.steps.filter((w) => w.backup_step === step.id).every((w) => results.get(w.id)?.status === 'succeeded')) return;
+        const judged = guarded && plan.steps.filter((w) => w.backup_step === step.id).every((w) => results.get(w.id)?.status === 'succeeded');
         const series = seriesOf(tagOf(step), plan.date);
         const rounds = guarded ? new RegExp(`${series.source.slice(0, -1)}-round-\\d+$`) : undefined;
-        await this.#prune(task, step, (list) => beyondKeep(list, series, keep ?? 0, needed(plan, results), rounds));
+        const pruned =
+          judged || (!guarded && keep !== undefined)
+            ? await this.#prune(task, step, series, (list) => beyondKeep(list, series, keep ?? 0, needed(plan, results), rounds))
+            : undefined;
+        await this.#journal(step, pruned, guarded ? 'judged' : 'keep', keep);
       }),
     );
   }
 
-  async #prune(task: TaskSummary, step: Step, choose: (list: Backup[]) => Backup[]): Promise<void> {
-    if (this.run.sendsOver()) return;
+  /** What the step's slots lost and kept, on its journal record (and so in the report): said only when there is something to say. */
+  async #journal(step: Step, pruned: { removed: Backup[]; kept: Backup[] } | undefined, why: 'judged' | 'keep', keep: number | undefined): Promise<void> {
+    const entry = (b: Backup, w: BackupSlots['removed'][number]['why']) => ({ id: b.id, tag: tagOfBackup(b), why: w });
+    const removed = [...(this.#removed.get(step.id) ?? []).map((b) => entry(b, 'room')), ...(pruned?.removed ?? []).map((b) => entry(b, why))];
+    const earlier = [...(this.#earlier.get(step.id) ?? [])];
+    const kept = keep !== undefined && pruned ? pruned.kept.map((b) => b.id) : undefined;
+    const result = this.run.results.get(step.id);
+    if (!result || (removed.length === 0 && earlier.length === 0 && kept === undefined)) return;
+    const slots: BackupSlots = { removed, ...(kept ? { kept } : {}), ...(earlier.length > 0 ? { earlier } : {}) };
+    await this.run.record('update', step, { ...result, backup_slots: slots });
+  }
+
+  /** Removes what `choose` picks of the environment's list; returns what went and what of the step's series stays (undefined: the list could not be read). */
+  async #prune(
+    task: TaskSummary,
+    step: Step,
+    series: RegExp,
+    choose: (list: Backup[]) => Backup[],
+  ): Promise<{ removed: Backup[]; kept: Backup[] } | undefined> {
+    if (this.run.sendsOver()) return undefined;
     const env = step.target.env_id!;
     const port = this.port(task);
     const release = await this.run.sequence.enter(step.lock ?? env);
     try {
       const list = (await port.caller.read('listBackups', { env_id: env })).environment.backups;
-      const problem = await removeBackups(port, env, choose(list));
+      const chosen = choose(list);
+      const { problem, removed } = await removeBackups(port, env, chosen);
       if (problem) port.logger.warn({ env, problem }, 'could not remove a backup sitefleet made: it stays, and takes a slot');
+      const kept = list.filter((b) => b.type === 'manual' && series.test(tagOfBackup(b)) && !removed.includes(b));
+      return { removed, kept };
     } catch (error) {
       port.logger.warn({ env, err: (error as Error).message }, 'could not read the backup list to remove the restore points judged: they stay');
+      return undefined;
     } finally {
       release();
     }

@@ -99,6 +99,8 @@ export interface StepResult {
    * core write (and after a restore that moved it back), an item's own (`with.after_update`), in order.
    */
   database?: DatabaseRun[];
+  /** A manual backup step (a restore point, `backups.create`): the backups of sitefleet's its slots removed, and what they kept (slot-keeper.ts). */
+  backup_slots?: BackupSlots;
   /** `health.on_broken: isolate`: after its restore, how the write was taken apart to find the update that broke the site. */
   isolation?: Isolation;
   /** The site's PHP error log named this item's files in a fatal error that was not there before the write (service text: shown only through safe-text). */
@@ -251,6 +253,18 @@ export interface NotReadBack {
 }
 
 /** One command of a write's database step, as journaled before it left and at each turn after. */
+/**
+ * What a backup step did to its environment's manual backup slots, so a person can see which backups
+ * went: `removed`, each with why (`room`: to make room before it was sent; `judged`: a night's restore
+ * point or round whose writes were judged healthy; `keep`: beyond `keep`'s newest); `kept`: the newest
+ * of its series `keep` kept; `earlier`: the backups with its tag an earlier run left (never its restore point).
+ */
+export interface BackupSlots {
+  removed: { id: number; tag: string; why: 'room' | 'judged' | 'keep' }[];
+  kept?: number[];
+  earlier?: number[];
+}
+
 export interface DatabaseRun {
   /** The command, a constant of database-step.ts: nothing from the service enters it. */
   command: string;

@@ -1,4 +1,4 @@
-import { readsBackStep, type Action, type ReadBack } from '../actions/action.js';
+import { readsBackStep, type Action, type ReadBack, type StepOutcome } from '../actions/action.js';
 import type { Inventory } from '../inventory/inventory.js';
 import { KIND_TABLE, BASE_KIND } from '../inventory/kinds.js';
 import { inventoryReader, readEnvironmentItems, readInventory, readKind } from '../inventory/read.js';
@@ -6,6 +6,9 @@ import type { Step } from '../plan/plan.js';
 import type { CallPort } from './caller.js';
 import { SitefleetError } from '../errors.js';
 import { isHeldBefore, type StepResult } from './types.js';
+
+/** What a read back reads of a step: a plan's step, or (`status`, without its journal) a report's write. */
+export type JudgedStep = StepOutcome & Pick<Step, 'id'>;
 
 /**
  * Once a task's operations ended, read the listing again (one read for the task, or one per
@@ -17,23 +20,23 @@ import { isHeldBefore, type StepResult } from './types.js';
  * unless the action wants its `runs` (`readsBackConfirmed`). `verify: true` adds the action's own rule
  * (`verify`: the listing shows no update left) for the steps that accepted or succeeded.
  */
-export async function verifyTask(
+export async function verifyTask<S extends JudgedStep>(
   action: Action,
   caller: CallPort,
   company: string,
-  steps: Step[],
+  steps: S[],
   results: Map<string, StepResult>,
   verify: boolean,
-): Promise<[Step, StepResult][]> {
-  const ended = (s: Step) => results.get(s.id)?.status === 'succeeded' || results.get(s.id)?.status === 'accepted';
+): Promise<[S, StepResult][]> {
+  const ended = (s: S) => results.get(s.id)?.status === 'succeeded' || results.get(s.id)?.status === 'accepted';
   // A held step's write happened too (its page is what a person must look at): what it installed is read back as well;
   // not one held before its write (nothing was sent).
-  const held = (s: Step) => results.get(s.id)?.status === 'held' && !isHeldBefore(results.get(s.id)!);
-  const confirmed = (s: Step) => results.get(s.id)?.confirmed_by === 'listing';
+  const held = (s: S) => results.get(s.id)?.status === 'held' && !isHeldBefore(results.get(s.id)!);
+  const confirmed = (s: S) => results.get(s.id)?.confirmed_by === 'listing';
   // Only a write whose operation ended can be read back: one accepted and not waited for may not have run yet,
   // and reading it now would call the environment behind what was judged when it is merely not there yet.
-  const over = (s: Step) => results.get(s.id)?.status === 'succeeded' || held(s);
-  const reads = (s: Step) => over(s) && readsBackStep(action, s) && (!confirmed(s) || action.readsBackConfirmed?.(s) === true);
+  const over = (s: S) => results.get(s.id)?.status === 'succeeded' || held(s);
+  const reads = (s: S) => over(s) && readsBackStep(action, s) && (!confirmed(s) || action.readsBackConfirmed?.(s) === true);
   const judged = steps.filter((s) => (ended(s) && verify && action.verify && !confirmed(s)) || reads(s));
   if (judged.length === 0) return [];
   let listing: Inventory;
@@ -45,7 +48,7 @@ export async function verifyTask(
     // (one held already keeps its own hold and what to do about it; one accepted, not waited for, stays so).
     return judged.filter((step) => results.get(step.id)?.status === 'succeeded').map((step) => [step, notReadBack(results.get(step.id)!, error.message)]);
   }
-  const changed: [Step, StepResult][] = [];
+  const changed: [S, StepResult][] = [];
   for (const step of judged) {
     const result = results.get(step.id)!;
     // What was sent is what is judged: a write the run's quarantine trimmed is read back for the items it carried.
@@ -86,7 +89,7 @@ function judgedResult(result: StepResult, back: ReadBack | undefined, reason: st
  * that listing may lag behind a write (plugins: `listingConfirms` false), each judged environment's own
  * listing, one read each.
  */
-async function listingFor(action: Action, caller: CallPort, company: string, judged: Step[]): Promise<Inventory> {
+async function listingFor(action: Action, caller: CallPort, company: string, judged: JudgedStep[]): Promise<Inventory> {
   const reader = inventoryReader(caller);
   const kind = action.items ?? BASE_KIND;
   const row = KIND_TABLE[kind];

@@ -30,7 +30,7 @@ async function fleet(people: number) {
 }
 
 /** A guarded PHP change (its restore point first) and the nightly backup that keeps its newest one. */
-function playbook(night: number): string {
+function playbook(night: number, nightlyWaits = false): string {
   return writePlaybook(`version: 1
 name: nights
 settings: { manual_backup_slots: 5 }
@@ -44,12 +44,14 @@ tasks:
     action: backups.create
     target: { environment: live }
     with: { tag: "nightly-{{date}}", keep: 1 }
-`);
+${nightlyWaits ? '    wait: true\n' : ''}`);
 }
 
-async function night(sim: Simulator, n: number): Promise<{ code: number | null; out: string; report: Report }> {
+async function night(sim: Simulator, n: number, nightlyWaits = false): Promise<{ code: number | null; out: string; report: Report }> {
   const path = join(tempDir(), 'r.json');
-  const res = await runCli(['run', playbook(n), '--yes', '--poll-interval', '20', '--report', path], simEnv(sim), { now: () => NIGHT_ONE + n * DAY });
+  const res = await runCli(['run', playbook(n, nightlyWaits), '--yes', '--poll-interval', '20', '--report', path], simEnv(sim), {
+    now: () => NIGHT_ONE + n * DAY,
+  });
   return { code: res.code, out: res.stdout + res.stderr, report: JSON.parse(readFileSync(path, 'utf8')) as Report };
 }
 
@@ -78,6 +80,50 @@ describe('manual backup slots over nights (issue 55, item 1)', () => {
     expect(Math.max(...most)).toBeLessThanOrEqual(5);
     // Each night's restore point went once judged healthy; the nightly task keeps its newest one.
     expect(manual(sim, live.id).map((b) => b.note)).toEqual([...person.map((_, i) => `before the shop move ${i}`), expect.stringMatching(/^nightly-/)]);
+  });
+
+  it('the backups a step removed to make room, those judged and those kept are journaled on its record and in the report', async () => {
+    const { sim, live } = await fleet(3);
+    const state = sim.fleet.backupStates.values().next().value!;
+    for (const [i, id] of [600, 601].entries()) {
+      live.backups.push({ id, name: `s-${i}`, note: `sitefleet-before-php-2026-10-2${i}`, type: 'manual', created_at: NIGHT_ONE - DAY * (10 - i) });
+      sim.fleet.backupStates.set(id, state);
+    }
+    const { code, out, report } = await night(sim, 0, true);
+    expect(code, out).toBe(0);
+    const point = report.results.find((r) => r.task === 'php' && r.role === 'backup')!;
+    const own = point.restore_point!.backup_id!;
+    // The oldest of sitefleet's went to make room; the rest of its series, and its own restore point, once its write was judged healthy.
+    expect(point.backup_slots).toEqual({
+      removed: [
+        { id: 600, tag: 'sitefleet-before-php-2026-10-20', why: 'room' },
+        { id: 601, tag: 'sitefleet-before-php-2026-10-21', why: 'judged' },
+        { id: own, tag: point.restore_point!.tag, why: 'judged' },
+      ],
+    });
+    const nightly = report.results.find((r) => r.task === 'nightly')!;
+    const kept = manual(sim, live.id).filter((b) => b.note.startsWith('nightly-'));
+    expect(kept).toHaveLength(1);
+    expect(nightly.backup_slots).toEqual({ removed: [], kept: kept.map((b) => b.id) });
+    const removed = sim.log.filter((e) => e.endpoint === 'deleteBackup').map((e) => Number(e.path.split('/').at(-1)));
+    expect(removed.sort()).toEqual([600, 601, own].sort());
+  });
+
+  it('a dry run names the backups it would remove to make room where the plan read the list, and says what may go where it did not', async () => {
+    const { sim, live } = await fleet(4);
+    live.backups.push({ id: 600, name: 's', note: 'sitefleet-before-php-2026-10-20', type: 'manual', created_at: NIGHT_ONE - DAY });
+    sim.fleet.backupStates.set(600, sim.fleet.backupStates.values().next().value!);
+    const known = writePlaybook(
+      `version: 1\nname: b\ntasks:\n  - name: nightly\n    action: backups.create\n    target: { environment: live }\n    with: { tag: "nightly-{{date}}", unless_exists: true }\n`,
+    );
+    const dry = await runCli(['run', known, '--dry-run'], simEnv(sim));
+    expect(dry.code, dry.stdout + dry.stderr).toBe(0);
+    expect(dry.stdout).toMatch(/manual backups: would remove backup 600 \(sitefleet-before-php-2026-10-20\) on \S+ to make room for nightly-/);
+    const unread = await runCli(['run', playbook(0), '--dry-run'], simEnv(sim));
+    expect(unread.stdout).toContain(
+      "manual backups: 2 may each remove the oldest backup sitefleet made on its environment when the environment's 5 slots are full (its list is read before each; never a person's)",
+    );
+    expect(sim.log.filter((e) => e.method !== 'GET')).toEqual([]);
   });
 
   it("every slot a person's: the backup and its write are held (no_backup_slot), nothing is sent, exit 1 with a line saying what to do", async () => {

@@ -17,7 +17,7 @@ async function night(sim: Simulator, text: string) {
   const dir = tempDir();
   const reportPath = join(dir, 'report.json');
   const result = await runCli(['run', writePlaybook(text, dir), '--yes', '--report', reportPath], { ...simEnv(sim), SITEFLEET_STATE_DIR: dir });
-  return { ...result, report: JSON.parse(readFileSync(reportPath, 'utf8')) as Report };
+  return { ...result, reportPath, dir, report: JSON.parse(readFileSync(reportPath, 'utf8')) as Report };
 }
 
 const live = (sim: Simulator) => [...sim.fleet.environments.values()].filter((e) => e.displayName === 'live');
@@ -91,6 +91,30 @@ describe("WordPress's database step after a core write", () => {
   });
 });
 
+describe('the database step after `sitefleet restore`', () => {
+  it('a core write left broken, restored the morning after: the restore runs its database step and records it, as the run does after its own', async () => {
+    const { sim } = await start({ sites: 6, seed: 3, operationDelayMs: 0, breakCore: ['6.7.2'] });
+    const task = `    backup_first: true\n    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: leave }\n    max_failures: 0\n    rollout: { canary: 1, waves: ["100%"] }\n`;
+    const { report, reportPath, dir } = await night(sim, playbook(task));
+    const canary = report.results.find((r) => r.step_id && !r.step_id.endsWith(':backup') && r.status === 'failed')!;
+    expect(canary.restored).toBeUndefined();
+    const env = sim.fleet.environments.get(canary.target.env_id!)!;
+    const before = env.wpCommands.length;
+    const restored = await runCli(['restore', reportPath, '--yes', '--poll-interval', '50'], { ...simEnv(sim), SITEFLEET_STATE_DIR: dir });
+    expect(restored.code, restored.stdout + restored.stderr).toBe(0);
+    const after = (JSON.parse(readFileSync(reportPath, 'utf8')) as Report).results.find((r) => r.step_id === canary.step_id)!;
+    expect(after).toMatchObject({ status: 'failed', restored: { status: 'succeeded' } });
+    expect(after.database!.map((d) => [d.command, d.after, d.status])).toEqual([
+      ['wp core update-db', 'update', 'succeeded'],
+      ['wp core update-db', 'restore', 'succeeded'],
+    ]);
+    // Sent after the restore, to the environment restored.
+    expect(env.wpCommands.slice(before)).toEqual(['wp core update-db']);
+    const restoredAt = sim.log.findIndex((e) => e.endpoint === 'restoreBackup');
+    expect(sim.log.findIndex((e, i) => i > restoredAt && e.endpoint === 'runWpCliCommand' && e.path.includes(env.id))).toBeGreaterThan(restoredAt);
+  });
+});
+
 describe('with.after_update: an item’s own step after its update', () => {
   it('plugins.update with after_update: [woocommerce] runs `wp wc update` where a write updated WooCommerce, and only there', async () => {
     const { sim } = await start({ sites: 6, seed: 3, operationDelayMs: 0 });
@@ -141,6 +165,81 @@ describe('the database step, resumed', () => {
     const moved = sim.fleet.environments.get(step.target.env_id!)!;
     expect(moved.wpCommands.filter((c) => c === 'wp core update-db')).toHaveLength(2);
     expect(databaseUpdateRequired(moved)).toBe(false);
+  });
+});
+
+describe('the database step after a restore, resumed', () => {
+  const guardedCore = (sim: Simulator) =>
+    playbook(
+      `    backup_first: true\n    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: restore }\n    max_failures: 0\n    rollout: { canary: 1, waves: ["100%"] }\n`,
+    );
+
+  /** A core night whose canary broke and was restored; its journal cut right after the first record `cut` matches (every later one lost). */
+  async function cutNight(cut: (r: StepResult) => boolean) {
+    const { sim } = await start({ sites: 6, seed: 3, operationDelayMs: 0, breakCore: ['6.7.2'] });
+    const { report, reportPath, dir } = await night(sim, guardedCore(sim));
+    const journal = reportPath.replace(/\.json$/, '.journal.jsonl');
+    const lines = readFileSync(journal, 'utf8').trim().split('\n');
+    const at = lines.findIndex((l) => {
+      const result = (JSON.parse(l) as { result?: StepResult }).result;
+      return result !== undefined && cut(result);
+    });
+    expect(at).toBeGreaterThan(0);
+    const stepId = (JSON.parse(lines[at]!) as { step: string }).step;
+    writeFileSync(journal, `${lines.slice(0, at + 1).join('\n')}\n`);
+    const canary = report.results.find((r) => r.step_id === stepId)!;
+    const env = sim.fleet.environments.get(canary.target.env_id!)!;
+    return { sim, reportPath, dir, stepId, env, cutRecord: JSON.parse(lines[at]!) as { result: StepResult }, before: env.wpCommands.length };
+  }
+
+  async function resume(sim: Simulator, reportPath: string, dir: string, stepId: string) {
+    const resumed = await runCli(['resume', reportPath, '--yes'], { ...simEnv(sim), SITEFLEET_STATE_DIR: dir });
+    expect(resumed.code, resumed.stdout + resumed.stderr).not.toBe(2);
+    return (JSON.parse(readFileSync(reportPath, 'utf8')) as Report).results.find((r) => r.step_id === stepId)!;
+  }
+
+  it('a restore a resume follows to its end is followed by its database step', async () => {
+    const { sim, reportPath, dir, stepId, env, before } = await cutNight((r) => r.restored?.status === 'accepted');
+    const step = await resume(sim, reportPath, dir, stepId);
+    expect(step).toMatchObject({ status: 'failed', restored: { status: 'succeeded' } });
+    expect(step.database!.filter((d) => d.after === 'restore').map((d) => d.status)).toEqual(['succeeded']);
+    expect(env.wpCommands.slice(before)).toEqual(['wp core update-db']);
+  });
+
+  it('a database step after a restore, cut while sending, is sent again and the health record the restore’s look wrote stays', async () => {
+    const { sim, reportPath, dir, stepId, env, before, cutRecord } = await cutNight(
+      (r) => r.database?.some((d) => d.after === 'restore' && d.status === 'sending') === true,
+    );
+    const step = await resume(sim, reportPath, dir, stepId);
+    expect(step).toMatchObject({ status: 'failed', restored: { status: 'succeeded', health: { outcome: 'healthy' } } });
+    expect(step.health).toEqual(cutRecord.result.health);
+    expect(step.database!.filter((d) => d.after === 'restore').map((d) => d.status)).toEqual(['succeeded']);
+    expect(env.wpCommands.slice(before)).toEqual(['wp core update-db']);
+  });
+});
+
+describe('the database step after a group restore (rollout.together)', () => {
+  it('a core write looked at with its themes write, the site broken: the group restored, then WordPress’s database step', async () => {
+    const { sim } = await start({ sites: 4, seed: 3, operationDelayMs: 0, breakCore: ['6.7.2'] });
+    const text =
+      `version: 1\nname: n\nsettings: { rate_limit: 50/s }\ntasks:\n` +
+      `  - name: themes\n    action: themes.update\n    target: { environment: live }\n    backup_first: true\n` +
+      `    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: restore }\n` +
+      `  - name: wp\n    action: core.update\n    target: { environment: live }\n    rollout: { together: themes }\n`;
+    const { report } = await night(sim, text);
+    const themed = new Set(report.results.filter((r) => r.step_id && r.task === 'themes' && r.role !== 'backup').map((r) => r.target.env_id));
+    const core = report.results.filter((r) => r.step_id && r.task === 'wp' && r.role !== 'backup' && themed.has(r.target.env_id));
+    expect(core.length).toBeGreaterThan(0);
+    for (const r of core) {
+      expect(r.status, r.target.env_id).toBe('failed');
+      expect(
+        r.database!.map((d) => [d.after, d.status]),
+        r.target.env_id,
+      ).toEqual([
+        ['update', 'succeeded'],
+        ['restore', 'succeeded'],
+      ]);
+    }
   });
 });
 

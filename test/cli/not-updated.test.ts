@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { readJournal } from '../../src/run/journal.js';
 import type { Report, ReportResult } from '../../src/report/report.js';
 import { HANDLERS } from '../../src/sim/handlers.js';
 import type { Simulator } from '../../src/sim/server.js';
@@ -18,7 +19,7 @@ async function night(env: Record<string, string>, yaml: string) {
   const dir = tempDir();
   const reportPath = join(dir, 'r.json');
   const result = await runCli(['run', writePlaybook(yaml, dir), '--yes', '--poll-interval', '50', '--report', reportPath], env);
-  return { ...result, report: JSON.parse(readFileSync(reportPath, 'utf8')) as Report };
+  return { ...result, reportPath, report: JSON.parse(readFileSync(reportPath, 'utf8')) as Report };
 }
 
 const writesOf = (report: Report) => report.results.filter((r) => r.request !== null && r.step_id !== null);
@@ -96,6 +97,33 @@ describe('every item write is read back: an update the site did not take is neve
       failure: { code: 'not_updated' },
       reason: expect.stringMatching(new RegExp(`^${plugin} stays on [\\d.]+: ${PREMIUM}$`)) as unknown,
     });
+  });
+
+  it('status --wait ends a write the run did not wait for by the same read back: the unlicensed plugin fails not_updated, journaled too', async () => {
+    const { sim, plugin, env } = await unlicensedFleet();
+    const before = installedPlugins(sim);
+    const { code, report, reportPath } = await night(env, pluginPlaybook('', '{ rate_limit: 50/s, wait: false }'));
+    expect(code).toBe(0);
+    const carrying = writesOf(report).filter((w) => names(w).includes(plugin));
+    expect(carrying.length).toBeGreaterThan(1);
+    for (const w of carrying) expect(w.status).toBe('accepted');
+    const from = sim.log.length;
+    const status = await runCli(['status', reportPath, '--wait', '30s'], env);
+    expect(status.code, status.stdout + status.stderr).toBe(1);
+    const after = JSON.parse(readFileSync(reportPath, 'utf8')) as Report;
+    const ended = writesOf(after);
+    for (const w of ended.filter((x) => names(x).includes(plugin))) {
+      expect(w).toMatchObject({
+        status: 'failed',
+        reason: `${plugin} stays on ${before.get(`${w.target.env_id} ${plugin}`)!}: ${PREMIUM}`,
+        failure: { code: 'not_updated' },
+      });
+      expect(readJournal(reportPath.replace(/\.json$/, '.journal.jsonl')).results.get(w.step_id!)?.status).toBe('failed');
+    }
+    for (const w of ended.filter((x) => !names(x).includes(plugin))) expect(w).toMatchObject({ status: 'succeeded', runs: expect.any(Array) as unknown });
+    // One read of each written environment's own listing, as the run makes.
+    const reads = requestsTo(sim, 'listEnvironmentPlugins', from);
+    expect(reads.map((r) => r.path).sort()).toEqual(ended.map((w) => `/v2/sites/environments/${w.target.env_id}/wp-plugins`).sort());
   });
 
   it('a theme bulk update whose operation succeeded and moved nothing fails not_updated, read from the company listing', async () => {

@@ -51,11 +51,27 @@ function reopened(result: StepResult): StepResult {
 /**
  * After a restore, or a put-back by its own files (`wp core update --version=<old> --force`,
  * health.undo: items_first), that moved a core write's environment back: WordPress's database step.
+ * `restoredBy`: the write whose restore put this one's environment back with it (rollout.together:
+ * the group's last write, restored for all of them; undoneWrites says so on this one).
  */
-export async function updateDatabaseAfterRestore(ctx: DatabaseContext, task: TaskSummary, step: Step, result: StepResult): Promise<StepResult> {
-  const movedBack = result.restored?.status === 'succeeded' || result.undone?.status === 'succeeded';
+export async function updateDatabaseAfterRestore(
+  ctx: DatabaseContext,
+  task: TaskSummary,
+  step: Step,
+  result: StepResult,
+  restoredBy?: StepResult,
+): Promise<StepResult> {
+  const movedBack = [result, restoredBy].some((r) => r?.restored?.status === 'succeeded' || r?.undone?.status === 'succeeded');
   if (!databaseCommands(task, step).includes(CORE_DATABASE) || !movedBack) return result;
   return runAll(ctx, step, result, [CORE_DATABASE], 'restore');
+}
+
+/**
+ * A database step after a restore journaled as not ended: all that is left of its life (the write
+ * stays failed, and its health record is the one the restore's look wrote, which no new look replaces).
+ */
+export function restoreDatabaseLeft(known: StepResult): boolean {
+  return (known.database ?? []).some((d) => d.after === 'restore' && (d.status === 'sending' || d.status === 'accepted' || d.status === 'not sent'));
 }
 
 /**

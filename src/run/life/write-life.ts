@@ -11,7 +11,7 @@ import type { FailureBudget } from '../failure-budget.js';
 import { HealthGate, healthOutcome, healthRecord } from '../health-gate.js';
 import type { IsolationRun, Isolator } from './isolation-step.js';
 import { findRestorePoint } from '../restore-point.js';
-import { heldByDatabase, updateDatabase, updateDatabaseAfterRestore, type DatabaseContext } from './database-step.js';
+import { heldByDatabase, restoreDatabaseLeft, updateDatabase, updateDatabaseAfterRestore, type DatabaseContext } from './database-step.js';
 import { restoreBroken, undoneWrites, type RestoreContext } from './restore.js';
 import type { RunQuarantine } from '../run-quarantine.js';
 import type { RunStop } from '../run-stop.js';
@@ -101,12 +101,13 @@ export class WriteLife {
       await this.run.record('update', step, shared);
       this.run.countFailure(this.run.taskOf(step), this.run.budgetOf(this.run.taskOf(step)), shared);
     }
-    for (const step of done) await this.holdGrouped(step);
+    for (const step of done) await this.holdGrouped(step, after);
   }
 
-  /** A write of a group whose database step did not succeed: held once the group was looked at, and counted. */
-  private async holdGrouped(step: Step): Promise<void> {
-    const now = this.run.results.get(step.id)!;
+  /** A write of a group: its database step after the group's restore; held when its database step did not succeed, and counted. */
+  private async holdGrouped(step: Step, after: StepResult): Promise<void> {
+    const task = this.run.taskOf(step);
+    const now = await updateDatabaseAfterRestore(this.databaseContext(task), task, step, this.run.results.get(step.id)!, after);
     const held = heldByDatabase(now);
     if (held === now) return;
     await this.run.record('update', step, held);
@@ -118,6 +119,8 @@ export class WriteLife {
    * A site broken by the write fails the step; one broken before it is listed, not blamed.
    */
   async afterOperation(task: TaskSummary, step: Step, operated: StepResult, guarded: Guarded): Promise<StepResult> {
+    // Resumed: a database step after a restore is all that is left; the restore's look stands.
+    if (restoreDatabaseLeft(operated)) return this.databaseAfterLife(task, step, operated);
     // Before the look: the site is judged as it is once its database step ran (updating_database).
     const ended = await this.afterDatabaseStep(task, step, await updateDatabase(this.databaseContext(task), task, step, operated), guarded);
     // A grouped write is held for its database step once its group was looked at (lookAfterGroup).
@@ -235,7 +238,7 @@ export class WriteLife {
   }
 
   /** After a restore that moved WordPress back, its database step; a write whose database step did not succeed is held. */
-  private async databaseAfterLife(task: TaskSummary, step: Step, ended: StepResult): Promise<StepResult> {
+  async databaseAfterLife(task: TaskSummary, step: Step, ended: StepResult): Promise<StepResult> {
     const held = heldByDatabase(await updateDatabaseAfterRestore(this.databaseContext(task), task, step, ended));
     if (held.status !== ended.status) await this.run.record('update', step, held);
     return held;

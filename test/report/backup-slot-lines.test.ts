@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { backupSlotsText } from '../../src/report/backup-slot-lines.js';
+import { guardText } from '../../src/report/ci-formats.js';
+import type { ReportResult } from '../../src/report/report.js';
+
+describe('backup slots in words', () => {
+  const removed = [
+    { id: 600, tag: 'sitefleet-before-php-2026-10-20', why: 'room' as const },
+    { id: 1004, tag: 'sitefleet-before-php-2026-11-27', why: 'judged' as const },
+  ];
+
+  it('names each backup removed, why, and what keep kept; nothing when nothing went and no keep', () => {
+    expect(backupSlotsText({ backup_slots: { removed } })).toBe(
+      'removed backups 600 (sitefleet-before-php-2026-10-20, to make room), 1004 (sitefleet-before-php-2026-11-27, its writes judged healthy)',
+    );
+    expect(backupSlotsText({ backup_slots: { removed: [], kept: [1005] } })).toBe('removed no backup; kept 1005');
+    expect(backupSlotsText({ backup_slots: { removed: [], earlier: [7] } })).toBeUndefined();
+    expect(backupSlotsText({})).toBeUndefined();
+  });
+
+  it('the JUnit and CI line of a backup step carries it', () => {
+    const r = { role: 'backup', status: 'succeeded', backup_slots: { removed: removed.slice(0, 1) } } as unknown as ReportResult;
+    expect(guardText(r)).toBe('removed backups 600 (sitefleet-before-php-2026-10-20, to make room)');
+  });
+});
