@@ -4,6 +4,7 @@ import { problemCount } from '../run/types.js';
 import { bySite, othersNote, problemSites } from './site-problems.js';
 import { ACTIONS, restoreFrom } from '../actions/index.js';
 import { databaseLines } from '../report/database-lines.js';
+import { backupSlotsSummary } from '../report/backup-slot-lines.js';
 import { commandText, groupOf, nextCommand, type NextCommand } from '../report/ci-formats.js';
 import { styleText } from 'node:util';
 import type { Io, Output } from '../app/io.js';
@@ -222,6 +223,8 @@ export function renderSummary(report: Report, reportPath: string, paint: Painter
     if (counts) lines.push(`health (${terminalName(task)}): ${counts}`);
   }
   for (const { task, text } of databaseLines(report.results)) lines.push(`database (${terminalName(task)}): ${terminalMessage(text)}`);
+  const slots = backupSlotsSummary(report.results);
+  if (slots) lines.push(`manual backups: ${slots}`);
   lines.push(...answerLines(report).map(terminalMessage));
   const unseen = pagesNotLookedAt(report);
   if (unseen) lines.push(paint('yellow', unseen));

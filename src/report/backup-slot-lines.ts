@@ -17,3 +17,18 @@ export function backupSlotsText(r: Pick<ReportResult, 'backup_slots'>): string |
   ];
   return parts.join('; ');
 }
+
+/**
+ * The terminal's one line on manual slots over a whole run: how many backups sitefleet removed, and
+ * why, on how many environments (each backup's id and tag is in the report and the CI formats).
+ */
+export function backupSlotsSummary(results: readonly Pick<ReportResult, 'backup_slots'>[]): string | undefined {
+  const removed = results.flatMap((r) => r.backup_slots?.removed ?? []);
+  if (removed.length === 0) return undefined;
+  const envs = results.filter((r) => (r.backup_slots?.removed.length ?? 0) > 0).length;
+  const by = (Object.keys(WHY) as (keyof typeof WHY)[]).flatMap((why) => {
+    const n = removed.filter((b) => b.why === why).length;
+    return n > 0 ? [`${n} ${WHY[why]}`] : [];
+  });
+  return `removed ${removed.length} backup${removed.length === 1 ? '' : 's'} sitefleet made on ${envs} environment${envs === 1 ? '' : 's'} (${by.join(', ')}); none a person took (ids and tags in the report)`;
+}

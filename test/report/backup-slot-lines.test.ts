@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backupSlotsText } from '../../src/report/backup-slot-lines.js';
+import { backupSlotsSummary, backupSlotsText } from '../../src/report/backup-slot-lines.js';
 import { guardText } from '../../src/report/ci-formats.js';
 import type { ReportResult } from '../../src/report/report.js';
 
@@ -21,5 +21,26 @@ describe('backup slots in words', () => {
   it('the JUnit and CI line of a backup step carries it', () => {
     const r = { role: 'backup', status: 'succeeded', backup_slots: { removed: removed.slice(0, 1) } } as unknown as ReportResult;
     expect(guardText(r)).toBe('removed backups 600 (sitefleet-before-php-2026-10-20, to make room)');
+  });
+});
+
+describe('backupSlotsSummary: one line for the whole run', () => {
+  it('counts what sitefleet removed, and why, without a line per environment', () => {
+    const results = [
+      { backup_slots: { removed: [{ id: 1, tag: 'sitefleet-a', why: 'judged' as const }] } },
+      {
+        backup_slots: {
+          removed: [
+            { id: 2, tag: 'sitefleet-a', why: 'judged' as const },
+            { id: 3, tag: 'sitefleet-b', why: 'room' as const },
+          ],
+        },
+      },
+      {},
+    ];
+    expect(backupSlotsSummary(results)).toBe(
+      'removed 3 backups sitefleet made on 2 environments (1 to make room, 2 its writes judged healthy); none a person took (ids and tags in the report)',
+    );
+    expect(backupSlotsSummary([{}])).toBeUndefined();
   });
 });

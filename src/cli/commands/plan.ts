@@ -56,7 +56,8 @@ async function plan(file: string, opts: PlanOptions, globals: GlobalOptions): Pr
     ...(opts.history === undefined ? [] : [{ what: 'the --history report', path: opts.history }, journalOf(opts.history, "the --history report's journal")]),
   ]);
   const history = opts.history === undefined ? undefined : readHistory(opts.history);
-  const { plan, pace } = await preparePlan(file, globals, ({ plan, runtime }) => ({ plan, pace: runtime.pace }));
+  const { plan, pace, inventory } = await preparePlan(file, globals, ({ plan, runtime, inventory }) => ({ plan, pace: runtime.pace, inventory }));
+  const { slotPreviewLines } = await import('../../app/slot-preview.js');
   // Sealed with the token: `run --plan FILE` trusts the playbook a plan names only under its own token's seal.
   if (opts.out)
     writeJsonAtomic(
@@ -72,7 +73,7 @@ async function plan(file: string, opts: PlanOptions, globals: GlobalOptions): Pr
     );
   if (!globals.quiet)
     globals.io.stdout.write(
-      `${[renderPlan(plan, opts.verbose ?? false, painter(globals.io), globals.io.now()), ...estimateLines(plan, pace, history)].join('\n')}\n${opts.out ? `plan written to ${opts.out}; apply it with \`sitefleet run --plan ${opts.out}\`\n` : ''}`,
+      `${[renderPlan(plan, opts.verbose ?? false, painter(globals.io), globals.io.now()), ...estimateLines(plan, pace, history), ...slotPreviewLines(plan, inventory)].join('\n')}\n${opts.out ? `plan written to ${opts.out}; apply it with \`sitefleet run --plan ${opts.out}\`\n` : ''}`,
     );
   return plan.steps.length;
 }
