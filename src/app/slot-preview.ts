@@ -6,7 +6,7 @@ import { decideRoom, DEFAULT_MANUAL_BACKUP_SLOTS, oursIn, tagOfBackup } from '..
 import { terminalName } from '../util/safe-text.js';
 
 /**
- * What the plan's manual backups (restore points, `backups.create`) would do to their environments'
+ * What the plan's manual backups (restore points, and backup tasks') would do to their environments'
  * slots, shown before anything is sent (dry run and run alike). Where the plan read an environment's
  * backups (`unless_exists`), the backups sitefleet would remove to make room are named, as the run
  * decides (backup-slots.ts decideRoom), each backup of the plan taking a slot in turn; elsewhere the

@@ -99,7 +99,7 @@ export interface StepResult {
    * core write (and after a restore that moved it back), an item's own (`with.after_update`), in order.
    */
   database?: DatabaseRun[];
-  /** A manual backup step (a restore point, `backups.create`): the backups of sitefleet's its slots removed, and what they kept (slot-keeper.ts). */
+  /** A manual backup step (a restore point, or a backup task's): the backups of sitefleet's its slots removed, and what they kept (slot-keeper.ts). */
   backup_slots?: BackupSlots;
   /** `health.on_broken: isolate`: after its restore, how the write was taken apart to find the update that broke the site. */
   isolation?: Isolation;

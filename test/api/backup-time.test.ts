@@ -23,13 +23,13 @@ describe("a backup's created_at, whatever unit the service sends", () => {
     for (const created of [at, at / 1000]) {
       const row = summarizeBackups(env, [backup(created)], NOW, 26 * 3_600_000);
       expect(row.fresh).toBe(true);
-      expect(row.newest.manual).toEqual({ id: 7, name: 'nightly', created_at: '2026-11-24T02:00:00.000Z', age_s: 4 * 3600 });
+      expect(row.newest.manual).toEqual({ id: 7, name: 'nightly', created_at: '2026-11-24T02:00:00.000Z', age_s: 4 * 3600, fresh: true });
     }
   });
 
   it('a backup whose time cannot be read counts as no backup (stale), and shows no date', () => {
     const row = summarizeBackups(env, [backup('garbled')], NOW, 26 * 3_600_000);
     expect(row.fresh).toBe(false);
-    expect(row.newest.manual).toEqual({ id: 7, name: 'nightly', created_at: null, age_s: null });
+    expect(row.newest.manual).toEqual({ id: 7, name: 'nightly', created_at: null, age_s: null, fresh: false });
   });
 });
