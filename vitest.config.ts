@@ -8,7 +8,7 @@ export default defineConfig({
     // A test waits for events, never a time; this bound only ends one that hangs. Beside a CPU hog the heaviest
     // CLI tests (Chromium, several processes, isolation nights) took 30-40 s, so 30 s failed them for the machine alone.
     testTimeout: 60_000,
-    hookTimeout: 30_000,
+    hookTimeout: 60_000,
     pool: 'forks',
     // Most of a test's time is spent waiting (for the simulator's operations, a lease, a child process),
     // not computing: three workers a core keep the cores busy (vitest's default is one fewer than the

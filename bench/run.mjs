@@ -17,6 +17,7 @@ import { pluginCalls, pluginFallback, pluginScale } from './plugins.mjs';
 import { coreCalls, corePlan } from './core.mjs';
 import { isolationCost } from './isolate.mjs';
 import { stopLivesCost } from './stop-lives.mjs';
+import { startupCost } from './startup.mjs';
 import { longOperations, otherWindow, overstatedLimit, rolloutAndInterrupt, twoTasks } from './watching.mjs';
 
 const ALL = {
@@ -51,6 +52,7 @@ const ALL = {
   'isolate-12': isolationCost(12),
   'isolate-30': isolationCost(30),
   'stop-lives': stopLivesCost,
+  startup: startupCost,
 };
 const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg > 0 ? process.argv[onlyArg + 1].split(',') : Object.keys(ALL);

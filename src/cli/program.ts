@@ -1,20 +1,6 @@
 import { Command, Option } from 'commander';
 import { UsageError } from '../errors.js';
 import { reportError } from './report-error.js';
-import { registerBackups } from './commands/backups.js';
-import { registerDemo } from './commands/demo.js';
-import { registerDoctor } from './commands/doctor.js';
-import { registerInventory } from './commands/inventory.js';
-import { registerQuarantine } from './commands/quarantine.js';
-import { registerPlan } from './commands/plan.js';
-import { registerResume } from './commands/resume.js';
-import { registerRun } from './commands/run.js';
-import { registerSim } from './commands/sim.js';
-import { registerSshConfig } from './commands/ssh-config.js';
-import { registerStatus } from './commands/status.js';
-import { registerRestore } from './commands/restore.js';
-import { registerReport } from './commands/report.js';
-import { registerValidate } from './commands/validate.js';
 import { durationOption, intOption } from './parse.js';
 import { LONGEST } from '../util/duration.js';
 import type { GlobalOptions } from '../app/runtime.js';
@@ -22,7 +8,6 @@ import { checkCommandOutputs } from '../app/output-check.js';
 import { sitefleetVersion } from '../util/version.js';
 import { ExitNow, type Io } from '../app/io.js';
 import { flushLogs } from '../app/log-files.js';
-import { terminalView } from './terminal-view.js';
 
 /** Options that default to an environment variable: read from the io's environment, not the process's. */
 const FROM_ENV = {
@@ -40,7 +25,12 @@ function applyEnvironment(program: Command, env: Io['env']): void {
   }
 }
 
-export function buildProgram(io: Io): Command {
+/**
+ * Builds the program with every command, or with `args` only the command they call when that is plain
+ * (commandCalled): a command's module, and what it loads to declare its flags, loads only when it is the
+ * one called, so `validate` pays for no simulator, output or run code at start-up.
+ */
+export async function buildProgram(io: Io, args?: readonly string[]): Promise<Command> {
   const program = outputOptions(
     serviceOptions(
       new Command('sitefleet')
@@ -53,16 +43,19 @@ export function buildProgram(io: Io): Command {
     .exitOverride();
   // Not a flag: what every command reads its environment from and prints to (app/io.ts).
   program.setOptionValue('io', io);
-  program.setOptionValue(
-    'view',
-    terminalView(io, () => program.opts<{ quiet?: boolean }>().quiet === true),
-  );
-  registerCommands(program);
+  const called = args && commandCalled(program, args);
+  for (const name of called ? [called] : Object.keys(COMMANDS)) (await COMMANDS[name]!())(program);
   for (const command of program.commands) command.exitOverride();
   // `--log-file`, whatever the command: never a link, a file that is not a log, nor --sites or --token-file.
-  program.hook('preAction', (_program, action) => {
+  program.hook('preAction', async (_program, action) => {
     applyEnvironment(program, io.env);
     checkCommandOutputs(action.optsWithGlobals<GlobalOptions>(), [], []);
+    // The view renders plans and reports (cli/render.ts, and all it reads): loaded once a command is about to act.
+    const { terminalView } = await import('./terminal-view.js');
+    program.setOptionValue(
+      'view',
+      terminalView(io, () => program.opts<{ quiet?: boolean }>().quiet === true),
+    );
   });
   return program;
 }
@@ -127,25 +120,41 @@ function outputOptions(program: Command): Command {
     );
 }
 
-/** Every command, in the order `--help` lists them. */
-function registerCommands(program: Command): void {
-  for (const register of [
-    registerValidate,
-    registerPlan,
-    registerRun,
-    registerResume,
-    registerStatus,
-    registerRestore,
-    registerReport,
-    registerInventory,
-    registerQuarantine,
-    registerBackups,
-    registerDoctor,
-    registerSshConfig,
-    registerSim,
-    registerDemo,
-  ])
-    register(program);
+type Register = (program: Command) => void;
+
+/** Every command, in the order `--help` lists them, each a module of its own that loads when asked for. */
+const COMMANDS: Record<string, () => Promise<Register>> = {
+  validate: async () => (await import('./commands/validate.js')).registerValidate,
+  plan: async () => (await import('./commands/plan.js')).registerPlan,
+  run: async () => (await import('./commands/run.js')).registerRun,
+  resume: async () => (await import('./commands/resume.js')).registerResume,
+  status: async () => (await import('./commands/status.js')).registerStatus,
+  restore: async () => (await import('./commands/restore.js')).registerRestore,
+  report: async () => (await import('./commands/report.js')).registerReport,
+  inventory: async () => (await import('./commands/inventory.js')).registerInventory,
+  quarantine: async () => (await import('./commands/quarantine.js')).registerQuarantine,
+  backups: async () => (await import('./commands/backups.js')).registerBackups,
+  doctor: async () => (await import('./commands/doctor.js')).registerDoctor,
+  'ssh-config': async () => (await import('./commands/ssh-config.js')).registerSshConfig,
+  sim: async () => (await import('./commands/sim.js')).registerSim,
+  demo: async () => (await import('./commands/demo.js')).registerDemo,
+};
+
+/**
+ * The command `args` call, read as commander reads them: the first word that is no global option nor
+ * its value. Undefined when that is not plain (help, `--`, an option the program does not know, a typo):
+ * then every command is registered and commander answers as it always has.
+ */
+export function commandCalled(program: Command, args: readonly string[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (!arg.startsWith('-')) return Object.hasOwn(COMMANDS, arg) ? arg : undefined;
+    if (arg.startsWith('--') && arg.includes('=')) continue;
+    const option = program.options.find((o) => o.long === arg || o.short === arg);
+    if (!option || option.optional) return undefined;
+    if (option.required) i++;
+  }
+  return undefined;
 }
 
 /**
@@ -167,7 +176,7 @@ export function refuseTokenFlag(args: readonly string[]): void {
 export async function main(args: readonly string[], io: Io): Promise<number> {
   try {
     refuseTokenFlag(args);
-    await buildProgram(io).parseAsync([...args], { from: 'user' });
+    await (await buildProgram(io, args)).parseAsync([...args], { from: 'user' });
     return io.exitCode;
   } catch (error) {
     if (error instanceof ExitNow) return error.code;

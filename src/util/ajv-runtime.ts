@@ -4,8 +4,8 @@ import { tooLong } from './duration.js';
 
 /**
  * What the validators need at run time besides ajv's own runtime: the formats and the functions of
- * sitefleet's keywords. Both the validators compiled at build time (dist/generated/validators.js, which
- * imports this module as `sitefleet`) and those compiled at run time use these, so they cannot differ.
+ * sitefleet's keywords. Both the validators compiled at build time (dist/generated/validators/, whose files are handed
+ * this module as `sitefleet`) and those compiled at run time use these, so they cannot differ.
  */
 
 /** An IPv4 address, an IPv4 address with a prefix (`/0`..`/32`), or an IPv6 address. */

@@ -1,52 +1,80 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { Script } from 'node:vm';
 import type { ValidateFunction } from 'ajv';
+import * as runtime from './ajv-runtime.js';
 
 /**
  * The validators, compiled at build time when the CLI was built (`npm run build` writes
- * dist/generated/validators.js from the schemas: scripts/build-validators.mjs), else at run time.
+ * dist/generated/validators/ from the schemas: scripts/build-validators.mjs), else at run time.
  * Compiling the playbook schema alone costs ~150 ms of ajv code generation, which every `validate`
- * and `run` would pay at start-up. Run from the sources (the tests), nothing is built: the
- * schemas are compiled as before, by the same ajv setup, and test/validators.test.ts holds the two equal.
+ * and `run` would pay at start-up; loading every built validator costs most of that again (1.6 MB of
+ * code, the read-back schemas' most of it), so each is a file of its own, loaded when first asked for.
+ * Run from the sources (the tests), nothing is built: the schemas are compiled as before, by the same
+ * ajv setup, and test/validators.test.ts holds the two equal.
  */
 
 /** The name of a validator: `playbook`, `api/<schema name>`, or a read-back schema's file name. */
 export type ValidatorName = string;
 
-/** The module the build writes: each validator under its export name (validatorExport), and the hash of the schemas it was made from. */
-export interface BuiltValidators {
+/** What the build writes beside the validators (index.json): their names, and the hash of the schemas they were made from. */
+export interface BuiltIndex {
   schemas_sha256: string;
-  [name: string]: ValidateFunction | string;
+  validators: ValidatorName[];
 }
 
-/** `api/add-domain` → `api_add_domain`: names the built module exports. */
+/** Where the build writes the validators, from both `src/util/` (none there) and `dist/util/`. */
+export const BUILT_DIR = new URL('../generated/validators/', import.meta.url);
+
+/** `api/add-domain` → `api_add_domain`: a name fit for a file or an export. */
 export function validatorExport(name: ValidatorName): string {
   return name.replace(/[^A-Za-z0-9]/g, '_');
 }
 
-const BUILT_URL = new URL('../generated/validators.js', import.meta.url);
-
-let built: Promise<BuiltValidators | undefined> | undefined;
-
-/** The validators built with the CLI, or undefined when there are none (run from the sources). */
-export function builtValidators(): Promise<BuiltValidators | undefined> {
-  built ??= import(BUILT_URL.href).then(
-    (m: BuiltValidators) => m,
-    (error: NodeJS.ErrnoException) => {
-      if (error.code === 'ERR_MODULE_NOT_FOUND') return undefined;
-      throw error;
-    },
-  );
-  return built;
+/** The file the build writes a validator to, in BUILT_DIR. */
+export function builtFile(name: ValidatorName): string {
+  return `${validatorExport(name)}.cjs`;
 }
 
-/** Loaded once when the module is: a validator is asked for synchronously, in the middle of a load. */
-const loaded = await builtValidators();
-const compiledHere = new Map<ValidatorName, ValidateFunction>();
+/** A built validator's file, compiled (not yet run), and the function that makes the validator. */
+export interface BuiltScript {
+  script: Script;
+  make(): ValidateFunction;
+}
 
-/** The built validator of `name`, else `compile()`'s, compiled once. */
+/**
+ * A validator's file compiled as CommonJS would be, with V8's code cache the build wrote beside it
+ * (`<file>.v8`, made once the validator had run: scripts/build-validators.mjs). The playbook's validator
+ * is one function of 250 kB that V8 would otherwise compile at its first call, ~60 ms of every `validate`;
+ * a cache another node version made is rejected by V8, and the file is compiled as without one. Both
+ * are written together and never apart (V8 checks a cache against its source's length, not its text).
+ * Synchronous, as a validator is asked for in the middle of a load.
+ */
+export function builtScript(file: string): BuiltScript {
+  const cache = `${file}.v8`;
+  const source = `(function (exports, require, module) {${readFileSync(file, 'utf8')}\n})`;
+  const script = new Script(source, { filename: file, ...(existsSync(cache) ? { cachedData: readFileSync(cache) } : {}) });
+  const make = () => {
+    const module = { exports: {} as unknown };
+    (script.runInThisContext() as (e: unknown, r: NodeJS.Require, m: { exports: unknown }) => void)(module.exports, createRequire(file), module);
+    return (module.exports as (sitefleet: typeof runtime) => ValidateFunction)(runtime);
+  };
+  return { script, make };
+}
+
+/** The validator of `name` built with the CLI, or undefined when there is none (run from the sources). */
+export function builtValidator(name: ValidatorName, dir: URL = BUILT_DIR): ValidateFunction | undefined {
+  const file = fileURLToPath(new URL(builtFile(name), dir));
+  if (!existsSync(file)) return undefined;
+  return builtScript(file).make();
+}
+
+const known = new Map<ValidatorName, ValidateFunction>();
+
+/** The built validator of `name`, else `compile()`'s, either made once. */
 export function validatorOf(name: ValidatorName, compile: () => ValidateFunction): ValidateFunction {
-  const fn = loaded?.[validatorExport(name)];
-  if (typeof fn === 'function') return fn;
-  let own = compiledHere.get(name);
-  if (!own) compiledHere.set(name, (own = compile()));
-  return own;
+  let fn = known.get(name);
+  if (!fn) known.set(name, (fn = builtValidator(name) ?? compile()));
+  return fn;
 }

@@ -18,16 +18,26 @@ function backups(name: string, settings = 'lock: playbook', wait = false): strin
 
 const blockedOps = (sim: Simulator) => [...sim.operations.all.values()].filter((op) => op.message === BLOCKED_MESSAGE).length;
 
+/**
+ * The simulator's clock: real time until `hurry`, then a hundred times faster, so that the operations
+ * that had to outlast the holder (12 s each) end at once for whoever follows them after it.
+ */
+function hurriedClock() {
+  let from: number | undefined;
+  return { now: () => (from === undefined ? Date.now() : from + (Date.now() - from) * 100), hurry: () => void (from = Date.now()) };
+}
+
 describe('--coordination: one lock per scope across machines', () => {
   it('a run on another machine (its own state dir) exits 4 at once naming the holder; a killed holder is taken over within its lease + 1 s', async () => {
     // The holder must still run while a second process starts and is refused: seconds each beside a loaded machine.
-    const { sim } = await start({ sites: 4, operationDelayMs: 12_000 });
+    const clock = hurriedClock();
+    const { sim } = await start({ sites: 4, operationDelayMs: 12_000, now: clock.now });
     const r = await redis();
     const url = `${r.url}?lease=2s`;
     const dir = tempDir();
     const playbook = writePlaybook(backups('nightly', 'lock: company', true), dir);
     const holder = startCli(['--coordination', url, 'run', playbook, '--yes', '--report', join(dir, 'a.json')], simEnv(sim));
-    await waitFor(() => existsSync(join(dir, 'a.journal.jsonl')), 20_000);
+    await waitFor(() => existsSync(join(dir, 'a.journal.jsonl')), 60_000);
 
     const second = await runCli(['--coordination', url, 'run', playbook, '--yes', '--report', join(dir, 'b.json')], simEnv(sim)); // another state dir
     // At once: while the holder still runs (its operations take 4 s and it waits for them), not after it let go.
@@ -39,6 +49,7 @@ describe('--coordination: one lock per scope across machines', () => {
 
     holder.child.kill('SIGKILL');
     const killedAt = Date.now();
+    clock.hurry();
     await holder.done;
     const third = startCli(['--coordination', url, 'run', playbook, '--yes', '--wait-lock', '--report', join(dir, 'c.json')], simEnv(sim));
     // Within the lease + 1 s of the moment the third was there to take it (a loaded machine takes a while to start a process).
@@ -58,7 +69,7 @@ describe('--coordination: one lock per scope across machines', () => {
     const first = writePlaybook(backups('first', 'lock: playbook', true), dir, 'first.yaml');
     const second = writePlaybook(backups('second', 'lock: playbook', true), dir, 'second.yaml');
     const a = startCli(['--coordination', r.url, 'run', first, '--yes', '--report', join(dir, 'a.json')], simEnv(sim));
-    await waitFor(() => existsSync(join(dir, 'a.journal.jsonl')), 20_000);
+    await waitFor(() => existsSync(join(dir, 'a.journal.jsonl')), 60_000);
     const wholeCompany = writePlaybook(backups('whole', 'lock: company'), dir, 'whole.yaml');
     const [b, again, company] = await Promise.all([
       runCli(['--coordination', r.url, 'run', second, '--yes', '--report', join(dir, 'b.json')], simEnv(sim)),
@@ -76,7 +87,7 @@ describe('--coordination: one lock per scope across machines', () => {
 
     const alone = await runCli(['run', second, '--yes', '--report', join(dir, 'd.json')], simEnv(sim));
     expect(alone.stderr).toMatch(/warning: lock: playbook without --coordination: .* each learns the rate limit from 429s on its own/);
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('lock scopes on one machine (no coordination)', () => {
@@ -86,7 +97,7 @@ describe('lock scopes on one machine (no coordination)', () => {
     const env = simEnv(sim); // one state dir for all: one machine
     const first = writePlaybook(backups('first', 'lock: playbook', true), dir, 'first.yaml');
     const holder = startCli(['run', first, '--yes', '--report', join(dir, 'a.json')], env);
-    await waitFor(() => existsSync(join(dir, 'a.journal.jsonl')), 20_000);
+    await waitFor(() => existsSync(join(dir, 'a.journal.jsonl')), 60_000);
     const company = await runCli(['run', writePlaybook(backups('whole', 'lock: company'), dir, 'whole.yaml'), '--yes', '--report', join(dir, 'b.json')], env);
     expect(company.code).toBe(4);
     expect(company.stderr).toMatch(/holds the lock for playbook "first" of this company: pid \d+/);
@@ -95,10 +106,10 @@ describe('lock scopes on one machine (no coordination)', () => {
     expect((await holder.done).code).toBe(0);
 
     const whole = startCli(['run', writePlaybook(backups('whole2', 'lock: company', true), dir, 'whole2.yaml'), '--yes', '--report', join(dir, 'd.json')], env);
-    await waitFor(() => existsSync(join(dir, 'd.journal.jsonl')), 20_000);
+    await waitFor(() => existsSync(join(dir, 'd.journal.jsonl')), 60_000);
     const blocked = await runCli(['run', first, '--yes', '--report', join(dir, 'e.json')], env);
     expect(blocked.code).toBe(4);
     expect(blocked.stderr).toMatch(/holds the lock for this company: pid \d+/);
     expect((await whole.done).code).toBe(0);
-  }, 60_000);
+  }, 120_000);
 });

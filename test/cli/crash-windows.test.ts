@@ -56,7 +56,7 @@ describe('the lock comes first', () => {
 });
 
 describe('what never reached the service is sent by resume', () => {
-  it('Ctrl-C while steps wait out a 429: they end skipped ("not accepted"), never failed, and resume sends them', { timeout: 60_000 }, async () => {
+  it('Ctrl-C while steps wait out a 429: they end skipped ("not accepted"), never failed, and resume sends them', { timeout: 120_000 }, async () => {
     // Backups are creating calls, with a limit of their own: the reads before them (each environment's
     // backup list, its slots counted) learn the general one, and the backups still meet theirs.
     const { sim } = await start({ sites: 20, operationDelayMs: 0, rate: '5/s', createRate: '2/s' });
@@ -72,7 +72,7 @@ describe('what never reached the service is sent by resume', () => {
     );
     const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
     // A backup's own 429 (each environment's backup list is read first, to count its slots, and may meet one too).
-    await waitFor(() => sim.log.some((e) => e.status === 429 && e.method === 'POST'), 20_000);
+    await waitFor(() => sim.log.some((e) => e.status === 429 && e.method === 'POST'), 60_000);
     child.kill('SIGINT');
     expect(await closed).toBe(130);
     const interrupted = readReport(report);

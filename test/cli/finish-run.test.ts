@@ -19,8 +19,8 @@ interface JUnit {
 const junitOf = (file: string) => new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '' }).parse(readFileSync(file, 'utf8')) as JUnit;
 
 describe('every command that ends a run ends it through finishRun', () => {
-  it('run and resume declare the output flags, from the outputs themselves; status those of the report alone (it is no run to tell of)', () => {
-    const program = buildProgram(capturedIo());
+  it('run and resume declare the output flags, from the outputs themselves; status those of the report alone (it is no run to tell of)', async () => {
+    const program = await buildProgram(capturedIo());
     const flagsOf = (outputs: readonly RunOutput[]) => outputs.flatMap((o) => (o.option ? [o.option.flags.split(' ')[0]] : []));
     expect(flagsOf(RUN_OUTPUTS)).toEqual(['--junit', '--summary-md', '--html', '--metrics-file', '--ping']);
     expect(flagsOf(REPORT_OUTPUTS)).toEqual(['--junit', '--summary-md', '--html']);
@@ -48,7 +48,7 @@ describe('every command that ends a run ends it through finishRun', () => {
     const took = await finishRun(finished, [output('a'), output('b')]);
     expect(seen).toEqual(['a:r.json', 'b:r.json']);
     expect(Object.keys(took)).toEqual(['a', 'b']);
-    const command = buildProgram(io).commands.find((c) => c.name() === 'validate')!;
+    const command = (await buildProgram(io)).commands.find((c) => c.name() === 'validate')!;
     expect(addOutputOptions(command, [output('a'), output('b')]).options.map((o) => o.long)).toContain('--bee');
   });
 

@@ -27,7 +27,7 @@ describe('resume of an isolation cut off in a strict night', () => {
     const yaml = isolatingNight(sim).replace('max_failures: 100', 'max_failures: 0');
     const running = await startCliInProcess(['run', writePlaybook(yaml, dir), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
     // After the write's own restore, as the first round goes out.
-    await waitFor(() => roundAfterRestore(sim, live.id, 1), 30_000);
+    await waitFor(() => roundAfterRestore(sim, live.id, 1), 60_000);
     // The budget was crossed as the site was seen broken, so the run had stopped (isolation finishing under
     // the stop, exit 3 whatever comes after): Ctrl-C twice halts it, cutting isolation short.
     running.interrupt();

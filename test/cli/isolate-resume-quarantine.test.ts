@@ -39,7 +39,7 @@ describe('resume: isolation of a write the run quarantine trimmed', () => {
     const path = join(dir, 'r.json');
     const running = startCli(['run', writePlaybook(yaml, dir), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim), { timeoutMs: 60_000 });
     // The canary is the first live environment the write went to; p2 is inactive there.
-    await waitFor(() => requestsTo(sim, 'bulkUpdatePlugins').length > 0, 30_000);
+    await waitFor(() => requestsTo(sim, 'bulkUpdatePlugins').length > 0, 60_000);
     const canaryId = requestsTo(sim, 'bulkUpdatePlugins')[0]!.path.split('/')[4]!;
     const canary = lives.find((e) => e.id === canaryId)!;
     const other = lives.find((e) => e.id !== canaryId)!;
@@ -51,7 +51,7 @@ describe('resume: isolation of a write the run quarantine trimmed', () => {
       const r = requestsTo(sim, 'restoreBackup').find((e) => e.path.split('/')[4] === other.id);
       if (r) restoreSeq = r.seq;
       return r !== undefined && sim.log.filter((e) => e.seq > restoreSeq && e.method === 'GET' && e.path.includes('/operations/')).length >= 2;
-    }, 30_000);
+    }, 60_000);
     running.child.kill('SIGKILL');
     expect((await running.done).signal).toBe('SIGKILL');
     // The write left p0 out. (Where the kill landed after the restore was taken varies with the machine's

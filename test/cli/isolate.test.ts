@@ -103,7 +103,7 @@ describe('isolation cut off', () => {
   it('killed (SIGKILL) with a round on the wire after another ended with its restore: resume finishes it, never restoring an ended round again', async () => {
     const { sim, live, names, path, running } = await nightInAProcess();
     // The event: a round went out after the site had been put back twice (the write's own restore and a round's).
-    await waitFor(() => restoresOf(sim, live.id).length === 2 && roundAfterRestore(sim, live.id, 2), 30_000);
+    await waitFor(() => restoresOf(sim, live.id).length === 2 && roundAfterRestore(sim, live.id, 2), 60_000);
     running.child.kill('SIGKILL');
     expect((await running.done).signal).toBe('SIGKILL');
     const before = restoresOf(sim, live.id).length;
@@ -124,7 +124,7 @@ describe('isolation cut off', () => {
     const path = args.at(-1)!;
     const running = await startCliInProcess(args, simEnv(sim));
     // After the write's own restore, as the first round goes out. The first Ctrl-C lets isolation finish; the second halts it.
-    await waitFor(() => restoresOf(sim, live.id).length === 1 && roundAfterRestore(sim, live.id, 1), 30_000);
+    await waitFor(() => restoresOf(sim, live.id).length === 1 && roundAfterRestore(sim, live.id, 1), 60_000);
     running.interrupt();
     running.interrupt();
     const stopped = await running.done;

@@ -152,7 +152,7 @@ describe('health.clear_cache: the check after a write sees the page visitors wil
     const dir = tempDir();
     const path = join(dir, 'r.json');
     const file = playbook(sim, theme, '', 'max_failures: 0\n    rollout: { canary: 1, waves: ["100%"] }');
-    const running = startCli(['run', file, '--yes', '--poll-interval', '50', '--report', path], simEnv(sim), { timeoutMs: 30_000 });
+    const running = startCli(['run', file, '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
     await waitFor(() => [...sim.operations.all.values()].some((op) => op.kind === 'cache:clear'), 20_000);
     running.child.kill('SIGKILL');
     expect((await running.done).signal).toBe('SIGKILL');

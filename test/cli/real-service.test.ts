@@ -199,7 +199,7 @@ describe('a budget shared with other clients of the key', () => {
     expect(readReport(report).summary.succeeded + readReport(report).summary.accepted).toBe(sim.fleet.environments.size);
   });
 
-  it('doctor says when the service answers 429 to its few reads (someone else holds the budget)', { timeout: 30_000 }, async () => {
+  it('doctor says when the service answers 429 to its few reads (someone else holds the budget)', async () => {
     const { sim } = await start({ sites: 2, rate: '20/s', retryAfterUnitMs: 50 });
     // Every call refused with 429 until doctor was refused twice, then room again: an event, where a
     // hog racing doctor for freed slots sometimes let it through on a loaded machine.
@@ -212,7 +212,7 @@ describe('a budget shared with other clients of the key', () => {
     expect(res.stdout).toMatch(/^warn\s+rate limit\s+the service answered 429 to \d+ of doctor's few reads: another client of this API key/m);
   });
 
-  it('settings.headroom leaves a share of each window to the key’s other clients', { timeout: 30_000 }, async () => {
+  it('settings.headroom leaves a share of each window to the key’s other clients', async () => {
     const { sim } = await start({ sites: 20, operationDelayMs: 0 });
     const dir = tempDir();
     const file = writePlaybook(
@@ -230,7 +230,7 @@ describe('a budget shared with other clients of the key', () => {
     ).toBeLessThanOrEqual(10);
   });
 
-  it('past --rate-limit-wait it gives up in one line that says why and what to do', { timeout: 30_000 }, async () => {
+  it('past --rate-limit-wait it gives up in one line that says why and what to do', async () => {
     const { sim } = await start({ sites: 4, rate: '20/s' });
     const dir = tempDir();
     // Every call refused with 429, as when another client holds the whole window: a hog racing the

@@ -275,7 +275,7 @@ describe('a restore cut off by SIGKILL', () => {
     const dir = tempDir();
     const path = join(dir, 'r.json');
     const journal = join(dir, 'r.journal.jsonl');
-    const running = startCli(['run', playbook(sim, theme), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim), { timeoutMs: 30_000 });
+    const running = startCli(['run', playbook(sim, theme), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
     // The event is the service taking the restore (its answer is 5 s away), not the journal's line
     // written just before it is sent: a process killed between the two has sent nothing at all.
     await waitFor(() => [...sim.operations.all.values()].some((op) => op.kind === ENDPOINTS.restoreBackup.operation), 20_000);

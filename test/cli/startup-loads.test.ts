@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { capturedIo } from '../../src/app/io.js';
+import { buildProgram, commandCalled } from '../../src/cli/program.js';
 import { CLI } from '../helpers/cli.js';
 import { loadedFrom, loadHookFlags } from '../helpers/loaded.js';
 
@@ -20,5 +22,31 @@ describe('what validate loads', () => {
     expect(loaded.some((url) => url.endsWith('/dist/playbook/load.js'))).toBe(true);
     for (const heavy of ['/node_modules/undici/', '/node_modules/pino/', '/node_modules/p-queue/', 'node:readline', '/dist/app/runtime.js'])
       expect(loaded.filter((url) => url.includes(heavy))).toEqual([]);
+  });
+});
+
+/** Each command's module, and what it loads to declare its flags, loads only when it is the one called. */
+describe('the command a line calls', () => {
+  it('is read past the global options and their values; when it is not plain, every command is there', async () => {
+    const program = await buildProgram(capturedIo());
+    expect(program.commands.map((c) => c.name())).toContain('sim');
+    expect(commandCalled(program, ['validate', 'x.yaml'])).toBe('validate');
+    expect(commandCalled(program, ['--base-url', 'run', '-q', 'plan', 'x.yaml'])).toBe('plan');
+    expect(commandCalled(program, ['--log-level=silent', 'status', 'r.json'])).toBe('status');
+    for (const args of [['--help'], ['help', 'run'], ['validat'], ['--nonsense', 'run'], [], ['--base-url']])
+      expect(commandCalled(program, args), args.join(' ')).toBeUndefined();
+  });
+
+  it('validate loads no other command, no simulator, no run outputs and no progress watcher', () => {
+    const loaded = loadedBy(['validate', 'playbooks/php-staging.yaml']);
+    for (const other of [
+      '/dist/cli/commands/run.js',
+      '/dist/cli/commands/sim.js',
+      '/dist/sim/',
+      '/dist/app/finish-run.js',
+      '/dist/app/outputs/',
+      '/dist/run/watcher.js',
+    ])
+      expect(loaded.filter((url) => url.includes(other))).toEqual([]);
   });
 });

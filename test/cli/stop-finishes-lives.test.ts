@@ -63,7 +63,7 @@ describe('a stop never abandons a started life', () => {
     const path = join(dir, 'r.json');
     const running = await startCliInProcess(['run', writePlaybook(isolatingNight(sim), dir), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
     // After the write's own restore, as the first round goes out.
-    await waitFor(() => roundAfterRestore(sim, live.id, 1), 30_000);
+    await waitFor(() => roundAfterRestore(sim, live.id, 1), 60_000);
     running.interrupt();
     const done = await running.done;
     expect(done.code).toBe(130);
@@ -92,7 +92,7 @@ tasks:
     health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms }
 `;
     const running = await startCliInProcess(['run', writePlaybook(yaml, dir), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
-    await waitFor(() => sim.log.some((e) => e.endpoint === 'clearCache'), 30_000);
+    await waitFor(() => sim.log.some((e) => e.endpoint === 'clearCache'), 60_000);
     running.interrupt();
     running.interrupt();
     expect((await running.done).code).toBe(130);

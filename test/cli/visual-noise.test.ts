@@ -4,7 +4,8 @@ import { oneSite, playbook, run } from '../helpers/visual-run.js';
 
 const start = useSimulator();
 
-describe('health.visual on pages that move by themselves: a slider nobody hides, a carousel', () => {
+// Chromium started and several screenshots a run: seconds each on a loaded machine, where 60 s was too few (as in visual-chromium.test.ts).
+describe('health.visual on pages that move by themselves: a slider nobody hides, a carousel', { timeout: 90_000 }, () => {
   it.each(['unstyled', 'blank'] as const)(
     'a page unstable before the write (a wide slider nobody hides) that the update leaves %s is broken all the same, and restored',
     async (look) => {

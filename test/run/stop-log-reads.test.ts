@@ -28,7 +28,7 @@ describe('a stop drops the log reads before writes it keeps from starting', () =
       logs: { limit: 1, periodMs: 3000 },
     });
     // Every site looked at before its write: each read before a write is asked for, waiting for the rule.
-    await waitFor(() => new Set(sim.siteLog.map((e) => e.domain)).size === lives.length, 30_000);
+    await waitFor(() => new Set(sim.siteLog.map((e) => e.domain)).size === lives.length, 60_000);
     const stoppedAt = sim.log.length;
     interrupt.abort();
     const { results, plan } = await running;
@@ -56,7 +56,7 @@ describe('a stop drops the log reads before writes it keeps from starting', () =
       signal: interrupt.signal,
       logs: { limit: 1, periodMs: 3000 },
     });
-    await waitFor(() => new Set(sim.siteLog.map((e) => e.domain)).size === lives.length, 30_000);
+    await waitFor(() => new Set(sim.siteLog.map((e) => e.domain)).size === lives.length, 60_000);
     interrupt.abort();
     const { results, stopped } = await running;
     expect(stopped?.kind).toBe('interrupted');
