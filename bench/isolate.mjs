@@ -13,6 +13,12 @@
 // pure (src/run/life/isolation.ts): replayed here over every culprit position, it gives the average, and the
 // position that costs the most restores (then rounds) is the one measured end to end, the worst case.
 // The measured restores must be the replay's.
+//
+// Issue 55: the quiet-log night goes a third time with `health.undo: items_first` (isolate_by_items, the
+// culprit where it was): the write's broken site is put back by WP-CLI (`wp plugin install X --version=OLD
+// --force`, one command an item), and each round that breaks it goes back by its own items' files the same
+// way, with no backup taken and nothing restored. Its rounds are the replay's (the decision counts a put-back
+// by files as it counts a restore); its WP-CLI commands are the write's n and each broken round's items.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -84,7 +90,7 @@ function brief({ outcome, restores, culprits, rounds, reason, suspect }) {
     restores,
     culprits,
     ...(suspect ? { suspect } : {}),
-    rounds: rounds.map((r) => ({ sent: r.names.length, status: r.status })),
+    rounds: rounds.map((r) => ({ sent: r.names.length, status: r.status, ...(r.undone ? { by_files: r.undone.status } : {}) })),
     ...(reason ? { reason } : {}),
   };
 }
@@ -94,7 +100,7 @@ const ops = (night) => night.backups + night.writes + night.restores + night.cle
 const count = (log, endpoint) => log.filter((e) => e.endpoint === endpoint).length;
 
 /** One night: the n updates in one guarded bulk write to the environment, broken by the culprit, then `onBroken`. */
-async function night(dir, { envId, names, culprit, onBroken, tag, quiet = false }) {
+async function night(dir, { envId, names, culprit, onBroken, tag, quiet = false, byItems = false }) {
   const sim = await startSim(
     [...FLEET, '--rate', `${R}/s`, '--op-delay', String(OP_MS), '--site-latency', `${SITE_MS}-${SITE_MS}`, '--clear-cache-gap', String(OP_MS)].concat(
       ['--break-plugin', `${culprit.name}@${culprit.update_version}`],
@@ -107,7 +113,7 @@ async function night(dir, { envId, names, culprit, onBroken, tag, quiet = false 
     const pb =
       `version: 1\nname: ${tag}\nsettings: { rate_limit: ${R}/s }\ntasks:\n  - name: plugins\n    action: plugins.update\n` +
       `    target: { ids: ["${envId}"] }\n    with: { plugins: ${JSON.stringify(names)} }\n    backup_first: true\n` +
-      `    health: { url: "${sim.site_url}", attempts: 1, on_broken: ${onBroken} }\n`;
+      `    health: { url: "${sim.site_url}", attempts: 1, on_broken: ${onBroken}${byItems ? ', undo: items_first' : ''} }\n`;
     // A state folder of the night's own: one night's quarantine must not hold the culprit back from the next.
     const state = join(dir, `${tag}-state`);
     mkdirSync(state, { recursive: true });
@@ -125,6 +131,8 @@ async function night(dir, { envId, names, culprit, onBroken, tag, quiet = false 
       backups: count(log, 'addManualBackup'),
       // The write (bulk) and its rounds' writes (each item pinned).
       writes: count(log, 'bulkUpdatePlugins') + count(log, 'updatePlugin'),
+      // The put-backs by files (health.undo: items_first): one WP-CLI command an item.
+      wpCli: count(log, 'runWpCliCommand'),
       clears: count(log, 'clearCache'),
       polls: count(log, 'getOperation'),
       limited: log.filter((e) => e.status === 429).length,
@@ -132,13 +140,17 @@ async function night(dir, { envId, names, culprit, onBroken, tag, quiet = false 
       culpritOld: installed.get(culprit.name)?.version === culprit.version,
       sentOrder: write?.request?.body?.plugins?.map((p) => p.name) ?? [],
       isolation: write?.isolation && brief(write.isolation),
+      undone: write?.undone?.status,
     };
   } finally {
     await sim.stop();
   }
 }
 
-/** Restore, then isolate, for n updates with the culprit where it costs isolation the most. */
+/**
+ * Restore, then isolate (the log naming the culprit, a quiet log, a quiet log going back by items),
+ * for n updates with the culprit where it costs isolation the most.
+ */
 async function measure(dir, scouted, n) {
   const pos = positions(n);
   const { names, culprit } = chooseUpdates(scouted.offered, n, pos.worst.k);
@@ -146,35 +158,68 @@ async function measure(dir, scouted, n) {
   const restore = await night(dir, { ...base, onBroken: 'restore', tag: `isolate-${n}-restore` });
   const logged = await night(dir, { ...base, onBroken: 'isolate', tag: `isolate-${n}-logged` });
   const isolate = await night(dir, { ...base, onBroken: 'isolate', tag: `isolate-${n}-isolate`, quiet: true });
-  const iso = isolate.isolation;
+  const byItems = await night(dir, { ...base, onBroken: 'isolate', tag: `isolate-${n}-by-items`, quiet: true, byItems: true });
   const bound = restoreBound(n);
-  const suspected = logged.isolation;
+  const expect = { n, culprit, pos, bound };
   const ok =
     pos.found &&
-    suspected?.outcome === 'found' &&
-    suspected.suspect?.plugin === culprit.name &&
-    suspected.culprits[0]?.plugin === culprit.name &&
-    logged.restores === 2 &&
-    suspected.rounds.length === 2 &&
-    logged.kept === n - 1 &&
-    logged.culpritOld &&
-    !iso?.suspect &&
+    loggedOk(logged, expect) &&
+    quietOk(isolate, expect) &&
+    byItemsOk(byItems, expect) &&
     restore.restores === 1 &&
     restore.kept === 0 &&
-    iso?.outcome === 'found' &&
-    iso.culprits.length === 1 &&
-    iso.culprits[0].plugin === culprit.name &&
+    restore.sentOrder.length === n &&
+    [restore, logged, isolate, byItems].every((night) => night.limited === 0);
+  return { n, culprit: { name: culprit.name, position: pos.worst.k + 1 }, bound, positions: pos, restore, logged, isolate, byItems, ok };
+}
+
+/** Isolation found the culprit alone, kept the other n − 1, and left the culprit on its old version. */
+function foundIt(night, { n, culprit }) {
+  const iso = night.isolation;
+  return iso?.outcome === 'found' && iso.culprits.length === 1 && iso.culprits[0].plugin === culprit.name && night.kept === n - 1 && night.culpritOld;
+}
+
+/** The log naming the culprit: it goes alone first, 2 restores, 2 rounds. */
+function loggedOk(logged, expect) {
+  const iso = logged.isolation;
+  return foundIt(logged, expect) && iso.suspect?.plugin === expect.culprit.name && logged.restores === 2 && iso.rounds.length === 2;
+}
+
+/** A quiet log: halving, with as many restores and rounds as the decision replayed says, within the bound. */
+function quietOk(isolate, { n, pos, bound, ...expect }) {
+  const iso = isolate.isolation;
+  return (
+    foundIt(isolate, { n, ...expect }) &&
+    !iso.suspect &&
     iso.restores === isolate.restores &&
     isolate.restores <= bound &&
     isolate.restores === pos.worst.restores &&
     iso.rounds.length === pos.worst.rounds &&
-    isolate.kept === n - 1 &&
-    isolate.culpritOld &&
-    restore.sentOrder.length === n &&
     isolate.sentOrder.length === n &&
-    isolate.sentOrder.indexOf(culprit.name) === pos.worst.k &&
-    restore.limited + isolate.limited + logged.limited === 0;
-  return { n, culprit: { name: culprit.name, position: pos.worst.k + 1 }, bound, positions: pos, restore, logged, isolate, ok };
+    isolate.sentOrder.indexOf(expect.culprit.name) === pos.worst.k
+  );
+}
+
+/**
+ * A quiet log going back by items: the replay's rounds, no restore, no backup but the write's own, the
+ * write and each broken round put back by their items' files (one WP-CLI command an item), each healing the site.
+ */
+function byItemsOk(night, { n, pos, ...expect }) {
+  const iso = night.isolation;
+  const broken = iso?.rounds.filter((r) => r.status === 'broken') ?? [];
+  return (
+    foundIt(night, { n, ...expect }) &&
+    !iso.suspect &&
+    night.undone === 'succeeded' &&
+    night.restores === 0 &&
+    iso.restores === 0 &&
+    night.backups === 1 &&
+    iso.rounds.length === pos.worst.rounds &&
+    broken.length === pos.worst.restores - 1 &&
+    broken.every((r) => r.by_files === 'succeeded') &&
+    night.wpCli === n + broken.reduce((s, r) => s + r.sent, 0) &&
+    night.sentOrder.indexOf(expect.culprit.name) === pos.worst.k
+  );
 }
 
 /** The scenario for n updates on the site (one night restoring, one isolating); each n is its own, under a minute. */
@@ -183,35 +228,43 @@ export function isolationCost(n) {
     const scouted = await scout(dir);
     if (scouted.offered.length < n) throw new Error(`the fleet offers ${scouted.offered.length} updates on its best live environment, not ${n}`);
     const m = await measure(dir, scouted, n);
-    if (!m.isolate.isolation || !m.logged.isolation) throw new Error(`a night did not isolate: ${JSON.stringify({ logged: m.logged, quiet: m.isolate })}`);
-    const { restore: r, isolate: i, logged: l } = m;
+    if (!m.isolate.isolation || !m.logged.isolation || !m.byItems.isolation)
+      throw new Error(`a night did not isolate: ${JSON.stringify({ logged: m.logged, quiet: m.isolate, byItems: m.byItems })}`);
     return {
       name: `28. isolating the plugin that broke a site against restoring everything: n = ${n} updates offered, one breaking it, the culprit where it costs most (ops ${OP_MS} ms, sites ${SITE_MS} ms, ${R}/s)`,
-      figures: {
-        culprit: `${m.culprit.position} of ${n} (the costliest position when the log names no suspect)`,
-        restore: `${r.calls} calls, ${r.restores} restore, ${r.backups} backup, wall ${Math.round(r.wallMs)} ms, ${r.kept}/${n} updates kept, exit ${r.exit}`,
-        isolate_log_names_it: `${l.calls} calls (${l.writes} writes, ${l.backups} backups, ${l.clears} clears, ${l.polls} polls), ${l.restores} restores, ${l.isolation?.rounds.length} rounds, wall ${Math.round(l.wallMs)} ms, ${l.kept}/${n} updates kept, culprit on its old version: ${l.culpritOld}, exit ${l.exit}`,
-        log_names_it_extra: `+${l.calls - r.calls} calls (×${round(l.calls / r.calls, 2)}), +${l.restores - r.restores} restore, wall ×${round(l.wallMs / r.wallMs, 2)}`,
-        isolate_quiet_log: `${i.calls} calls (${i.writes} writes, ${i.backups} backups, ${i.clears} clears, ${i.polls} polls), ${i.restores} restores, ${i.isolation?.rounds.length} rounds, wall ${Math.round(i.wallMs)} ms, ${i.kept}/${n} updates kept, culprit on its old version: ${i.culpritOld}, exit ${i.exit}`,
-        restore_bound: m.bound,
-        extra_calls: i.calls - r.calls,
-        calls_ratio: round(i.calls / r.calls, 2),
-        extra_restores: i.restores - r.restores,
-        extra_backups: i.backups - r.backups,
-        extra_wall_ms: Math.round(i.wallMs - r.wallMs),
-        wall_ratio: round(i.wallMs / r.wallMs, 2),
-        // One environment: its operations go one after another, so they are what the night's time is made of.
-        operations_in_series: `${ops(r)} restoring, ${ops(i)} isolating (+${ops(i) - ops(r)}; ${OP_MS} ms each)`,
-        wall_ms_per_operation: `${Math.round(r.wallMs / ops(r))} restoring, ${Math.round(i.wallMs / ops(i))} isolating`,
-        extra_ms_per_round: Math.round((i.wallMs - r.wallMs) / i.isolation.rounds.length),
-        updates_kept: `${i.kept} against ${r.kept}`,
-        all_positions_replayed: `${m.positions.meanRestores} restores, ${m.positions.meanRounds} rounds on average (worst ${m.positions.worst.restores}, ${m.positions.worst.rounds})`,
-        answered_429: r.limited + i.limited,
-      },
+      figures: figures(m, n),
       runs: m,
       target:
-        'isolating: the culprit found, n − 1 updates kept, the culprit on its old version; its suspect from the log: 2 restores, 2 rounds; a quiet log: ≤ 1 + ⌈log2 n⌉ restores (as many as the decision replayed says); restoring: one restore, none kept; zero 429',
+        "isolating: the culprit found, n − 1 updates kept, the culprit on its old version; its suspect from the log: 2 restores, 2 rounds; a quiet log: ≤ 1 + ⌈log2 n⌉ restores (as many as the decision replayed says); by items (undo: items_first, quiet log): 0 restores, 1 backup (the write's), the replay's rounds, each broken round put back by its files; restoring: one restore, none kept; zero 429",
       met: m.ok,
     };
+  };
+}
+
+/** The scenario's figures: each night, and isolating against restoring (and by items against by restores). */
+function figures(m, n) {
+  const { restore: r, isolate: i, logged: l, byItems: b } = m;
+  return {
+    culprit: `${m.culprit.position} of ${n} (the costliest position when the log names no suspect)`,
+    restore: `${r.calls} calls, ${r.restores} restore, ${r.backups} backup, wall ${Math.round(r.wallMs)} ms, ${r.kept}/${n} updates kept, exit ${r.exit}`,
+    isolate_log_names_it: `${l.calls} calls (${l.writes} writes, ${l.backups} backups, ${l.clears} clears, ${l.polls} polls), ${l.restores} restores, ${l.isolation?.rounds.length} rounds, wall ${Math.round(l.wallMs)} ms, ${l.kept}/${n} updates kept, culprit on its old version: ${l.culpritOld}, exit ${l.exit}`,
+    log_names_it_extra: `+${l.calls - r.calls} calls (×${round(l.calls / r.calls, 2)}), +${l.restores - r.restores} restore, wall ×${round(l.wallMs / r.wallMs, 2)}`,
+    isolate_quiet_log: `${i.calls} calls (${i.writes} writes, ${i.backups} backups, ${i.clears} clears, ${i.polls} polls), ${i.restores} restores, ${i.isolation?.rounds.length} rounds, wall ${Math.round(i.wallMs)} ms, ${i.kept}/${n} updates kept, culprit on its old version: ${i.culpritOld}, exit ${i.exit}`,
+    restore_bound: m.bound,
+    extra_calls: i.calls - r.calls,
+    calls_ratio: round(i.calls / r.calls, 2),
+    extra_restores: i.restores - r.restores,
+    extra_backups: i.backups - r.backups,
+    extra_wall_ms: Math.round(i.wallMs - r.wallMs),
+    wall_ratio: round(i.wallMs / r.wallMs, 2),
+    // One environment: its operations go one after another, so they are what the night's time is made of.
+    operations_in_series: `${ops(r)} restoring, ${ops(i)} isolating (+${ops(i) - ops(r)}; ${OP_MS} ms each)`,
+    wall_ms_per_operation: `${Math.round(r.wallMs / ops(r))} restoring, ${Math.round(i.wallMs / ops(i))} isolating`,
+    extra_ms_per_round: Math.round((i.wallMs - r.wallMs) / i.isolation.rounds.length),
+    updates_kept: `${i.kept} against ${r.kept}`,
+    all_positions_replayed: `${m.positions.meanRestores} restores, ${m.positions.meanRounds} rounds on average (worst ${m.positions.worst.restores}, ${m.positions.worst.rounds})`,
+    isolate_by_items: `${b.calls} calls (${b.writes} writes, ${b.wpCli} WP-CLI put-backs, ${b.backups} backups, ${b.restores} restores, ${b.clears} clears, ${b.polls} polls), ${b.isolation.rounds.length} rounds (${b.isolation.rounds.filter((x) => x.by_files).length} put back by files), wall ${Math.round(b.wallMs)} ms, ${b.kept}/${n} updates kept, culprit on its old version: ${b.culpritOld}, exit ${b.exit}`,
+    by_items_against_quiet_log: `calls ×${round(b.calls / i.calls, 2)} (${b.calls - i.calls >= 0 ? '+' : ''}${b.calls - i.calls}), wall ×${round(b.wallMs / i.wallMs, 2)}, ${i.restores - b.restores} restores saved, ${i.backups - b.backups} backups saved`,
+    answered_429: r.limited + i.limited + l.limited + b.limited,
   };
 }
