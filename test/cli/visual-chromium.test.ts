@@ -123,7 +123,10 @@ describe('the browser is the machine’s, loaded only when a playbook looks at p
     expect(sim.log).toHaveLength(seen);
     const doctor = await runCli(['doctor', sandboxed], simEnv(sim));
     expect(doctor.stdout).toMatch(/^fail {2}sandbox .*Chromium will not start its sandbox as root/m);
-    const optedOut = await runCli(['run', playbook(sim, '{ gap: 10ms }'), '--yes', '--poll-interval', '50', '--report', join(tempDir(), 'r.json')], simEnv(sim));
+    const optedOut = await runCli(
+      ['run', playbook(sim, '{ gap: 10ms }'), '--yes', '--poll-interval', '50', '--report', join(tempDir(), 'r.json')],
+      simEnv(sim),
+    );
     expect(optedOut.code).toBe(0);
     expect(optedOut.stderr.match(/warning: settings\.visual_sandbox: false: customer pages load in Chromium without its sandbox/g)).toHaveLength(1);
   });
