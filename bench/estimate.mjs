@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { round, runCli, startSim, writePlaybook } from './lib.mjs';
 
 /** `about 1m05s` → 65000 ms. */
-function estimateMs(stdout) {
+export function estimateMs(stdout) {
   const m = /^estimate: about (?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?/m.exec(stdout);
   if (!m) throw new Error(`no estimate in:\n${stdout}`);
   return ((Number(m[1] ?? 0) * 60 + Number(m[2] ?? 0)) * 60 + Number(m[3] ?? 0)) * 1000;

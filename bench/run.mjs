@@ -13,6 +13,7 @@ import { restoreTime } from './restore.mjs';
 import { pageRender } from './pages.mjs';
 import { listingConfirm } from './listing-confirm.mjs';
 import { estimateAccuracy, guardedNight } from './estimate.mjs';
+import { fleetNight } from './fleet-night.mjs';
 import { pluginCalls, pluginFallback, pluginScale } from './plugins.mjs';
 import { coreCalls, corePlan } from './core.mjs';
 import { isolationCost } from './isolate.mjs';
@@ -53,6 +54,7 @@ const ALL = {
   'isolate-30': isolationCost(30),
   'stop-lives': stopLivesCost,
   startup: startupCost,
+  'fleet-night': fleetNight,
 };
 const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg > 0 ? process.argv[onlyArg + 1].split(',') : Object.keys(ALL);

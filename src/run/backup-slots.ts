@@ -67,7 +67,8 @@ export function seriesOf(tag: string, date: string): RegExp {
 
 /** The tags the plan's own backups carry, as series: with the `sitefleet-` prefix, what a backup of sitefleet's is. */
 export function oursIn(plan: Plan): (tag: string) => boolean {
-  const series = plan.steps.filter((s) => s.endpoint === 'addManualBackup').map((s) => seriesOf(bodyTag(s), plan.date));
+  // One series a tag: a night's restore points share a few tags over hundreds of environments.
+  const series = [...new Set(plan.steps.filter((s) => s.endpoint === 'addManualBackup').map(bodyTag))].map((tag) => seriesOf(tag, plan.date));
   return (tag) => tag.startsWith(OWN_TAG_PREFIX) || series.some((re) => re.test(tag));
 }
 

@@ -359,12 +359,13 @@ class Execution implements LifeRun {
       const judged = await verifyTask(ACTIONS.get(task.action)!, this.options.caller, this.plan.company, own, this.results, task.verify === true);
       // A write not ended (accepted, not waited for) is read back later: only those whose operation ended were judged.
       for (const s of own) if (this.results.get(s.id)?.status !== 'accepted') this.readBackDone.add(s.id);
-      for (const [step, result] of judged) {
-        // A held write was counted as it was held (or not, by its task's rule): only a write seen done counts now.
-        const wasDone = !isProblem(this.results.get(step.id)!.status);
-        await this.record('update', step, result);
-        if ((result.status === 'failed' || result.status === 'held') && wasDone) this.countFailure(task, this.budgetOf(task), result);
-      }
+      // A held write was counted as it was held (or not, by its task's rule): only a write seen done counts now.
+      const wasDone = new Map(judged.map(([step]) => [step.id, !isProblem(this.results.get(step.id)!.status)]));
+      // Recorded together: the journal writes them in this order with one sync, where one sync each
+      // (a few ms) kept a night of 500 environments' 4,600 writes seconds from its next call.
+      await Promise.all(judged.map(([step, result]) => this.record('update', step, result)));
+      for (const [step, result] of judged)
+        if ((result.status === 'failed' || result.status === 'held') && wasDone.get(step.id)) this.countFailure(task, this.budgetOf(task), result);
     }
   }
 

@@ -29,6 +29,13 @@ export class SlotKeeper {
   readonly #earlier = new Map<string, ReadonlySet<number>>();
   /** The backups each backup step's room removed before it was sent: journaled on its result once the task ended (afterTask). */
   readonly #removed = new Map<string, Backup[]>();
+  /**
+   * Worked out once, as the plan does not change during a run: its own tags, and its steps by
+   * environment. Each is a pass over the plan; once a restore point, they cost a night of 500
+   * environments minutes of CPU before its first backup and after its last write (bench scenario 32).
+   */
+  #ours?: (tag: string) => boolean;
+  #byEnv?: Map<string | undefined, Step[]>;
 
   constructor(private readonly run: SlotRun) {}
 
@@ -37,7 +44,8 @@ export class SlotKeeper {
     return this.#earlier.get(step.id);
   }
 
-  port(task: TaskSummary): SlotPort {
+  /** `env`: the slots of that environment only, whose list holds none of another's backups. */
+  port(task: TaskSummary, env?: string): SlotPort {
     const { plan, options, watcher } = this.run;
     return {
       caller: options.caller,
@@ -45,9 +53,22 @@ export class SlotKeeper {
       watch: this.run.watchOptions(task),
       logger: options.logger,
       slots: plan.settings.manual_backup_slots ?? DEFAULT_MANUAL_BACKUP_SLOTS,
-      ours: oursIn(plan),
-      spared: needed(plan, this.run.results),
+      ours: (this.#ours ??= oursIn(plan)),
+      spared: needed(env === undefined ? plan.steps : this.#stepsOf(env), this.run.results),
     };
+  }
+
+  /** An environment's steps, and those of no one environment (whose restore points any list may hold). */
+  #stepsOf(env: string): readonly Step[] {
+    if (!this.#byEnv) {
+      this.#byEnv = new Map();
+      for (const s of this.run.plan.steps) {
+        const steps = this.#byEnv.get(s.target.env_id);
+        if (steps) steps.push(s);
+        else this.#byEnv.set(s.target.env_id, [s]);
+      }
+    }
+    return [...(this.#byEnv.get(env) ?? []), ...(this.#byEnv.get(undefined) ?? [])];
   }
 
   /** Room for each manual backup the wave creates; one with none is held (`no_backup_slot`) with the writes it guards, or fails. */
@@ -63,7 +84,7 @@ export class SlotKeeper {
     const release = await this.run.sequence.enter(step.lock ?? env);
     let outcome;
     try {
-      outcome = await makeRoom(this.port(task), env, tagOf(step), label);
+      outcome = await makeRoom(this.port(task, env), env, tagOf(step), label);
     } finally {
       release();
     }
@@ -91,15 +112,16 @@ export class SlotKeeper {
     const { plan, results } = this.run;
     const keep = task.backup_first?.keep ?? task.keep_backups;
     const own = plan.steps.filter((s) => s.task_index === task.index && s.endpoint === 'addManualBackup' && results.get(s.id)?.status === 'succeeded');
+    const guards = guardedBy(plan.steps);
     await Promise.all(
       own.map(async (step) => {
         const guarded = step.role === 'backup';
-        const judged = guarded && plan.steps.filter((w) => w.backup_step === step.id).every((w) => results.get(w.id)?.status === 'succeeded');
+        const judged = guarded && (guards.get(step.id) ?? []).every((w) => results.get(w.id)?.status === 'succeeded');
         const series = seriesOf(tagOf(step), plan.date);
         const rounds = guarded ? new RegExp(`${series.source.slice(0, -1)}-round-\\d+$`) : undefined;
         const pruned =
           judged || (!guarded && keep !== undefined)
-            ? await this.#prune(task, step, series, (list) => beyondKeep(list, series, keep ?? 0, needed(plan, results), rounds))
+            ? await this.#prune(task, step, series, (list, spared) => beyondKeep(list, series, keep ?? 0, spared, rounds))
             : undefined;
         await this.#journal(step, pruned, guarded ? 'judged' : 'keep', keep);
       }),
@@ -123,15 +145,15 @@ export class SlotKeeper {
     task: TaskSummary,
     step: Step,
     series: RegExp,
-    choose: (list: Backup[]) => Backup[],
+    choose: (list: Backup[], spared: ReadonlySet<number>) => Backup[],
   ): Promise<{ removed: Backup[]; kept: Backup[] } | undefined> {
     if (this.run.sendsOver()) return undefined;
     const env = step.target.env_id!;
-    const port = this.port(task);
+    const port = this.port(task, env);
     const release = await this.run.sequence.enter(step.lock ?? env);
     try {
       const list = (await port.caller.read('listBackups', { env_id: env })).environment.backups;
-      const chosen = choose(list);
+      const chosen = choose(list, port.spared);
       const { problem, removed } = await removeBackups(port, env, chosen);
       if (problem) port.logger.warn({ env, problem }, 'could not remove a backup sitefleet made: it stays, and takes a slot');
       const kept = list.filter((b) => b.type === 'manual' && series.test(tagOfBackup(b)) && !removed.includes(b));
@@ -151,21 +173,34 @@ function tagOf(step: Step): string {
 }
 
 /**
- * The backups this run may still need: the restore points (the writes' own and their isolation
- * rounds') of every write not ended healthy, and of every backup step whose writes are not all healthy.
+ * The backups this run may still need, of `steps` (the plan's, or one environment's): the restore
+ * points (the writes' own and their isolation rounds') of every write not ended healthy, and of every backup step whose writes are not all healthy.
  */
-function needed(plan: Plan, results: ReadonlyMap<string, StepResult>): Set<number> {
+function needed(steps: readonly Step[], results: ReadonlyMap<string, StepResult>): Set<number> {
   const ids = new Set<number>();
   const add = (r: StepResult | undefined) => {
     if (r?.restore_point && r.restore_point.backup_id !== null) ids.add(r.restore_point.backup_id);
     for (const round of r?.isolation?.rounds ?? []) if (round.restore_point && round.restore_point.backup_id !== null) ids.add(round.restore_point.backup_id);
   };
-  for (const step of plan.steps) {
+  const guards = guardedBy(steps);
+  for (const step of steps) {
     const r = results.get(step.id);
     if (step.role === 'backup') {
-      const writes = plan.steps.filter((w) => w.backup_step === step.id);
+      const writes = guards.get(step.id) ?? [];
       if (!writes.every((w) => results.get(w.id)?.status === 'succeeded')) add(r);
     } else if (r && r.status !== 'succeeded') add(r);
   }
   return ids;
+}
+
+/** Each backup step's writes (the steps whose `backup_step` names it), by the backup step's id. */
+function guardedBy(steps: readonly Step[]): Map<string, Step[]> {
+  const by = new Map<string, Step[]>();
+  for (const w of steps) {
+    if (w.backup_step === undefined) continue;
+    const writes = by.get(w.backup_step);
+    if (writes) writes.push(w);
+    else by.set(w.backup_step, [w]);
+  }
+  return by;
 }

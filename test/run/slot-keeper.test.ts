@@ -1,0 +1,97 @@
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import type { Plan, Step, TaskSummary } from '../../src/plan/plan.js';
+import type { CallPort } from '../../src/run/caller.js';
+import { SlotKeeper, type SlotRun } from '../../src/run/slot-keeper.js';
+import type { StepResult } from '../../src/run/types.js';
+import type { Watcher } from '../../src/run/watcher.js';
+
+const ENVS = 300;
+const WRITES = 9;
+const TAG = 'sitefleet-before-plugins-2026-11-27';
+const task = { index: 0, name: 'plugins', action: 'plugins.update', backup_first: {} } as unknown as TaskSummary;
+
+/** A pinned night's plan: each environment's restore point, then its nine writes guarded by it. */
+function night(): Plan {
+  const steps: Step[] = [];
+  for (let e = 0; e < ENVS; e++) {
+    const env = `env-${e}`;
+    const base = { task: 'plugins', task_index: 0, target: { env_id: env, site: `s-${e}`, environment: 'live' }, params: { env_id: env }, lock: env };
+    steps.push({
+      ...base,
+      id: `b:${env}`,
+      action: 'backups.create',
+      endpoint: 'addManualBackup',
+      method: 'POST',
+      path: '/b',
+      body: { tag: TAG },
+      idempotent: false,
+      role: 'backup',
+    });
+    for (let w = 0; w < WRITES; w++)
+      steps.push({
+        ...base,
+        id: `w:${env}:${w}`,
+        action: 'plugins.update',
+        endpoint: 'updatePlugin',
+        method: 'PUT',
+        path: '/p',
+        body: {},
+        idempotent: true,
+        backup_step: `b:${env}`,
+      });
+  }
+  return { steps, tasks: [task], settings: {}, date: '2026-11-27' } as unknown as Plan;
+}
+
+/** A run whose results count their reads: what the keeper's work over the plan costs. */
+function runOf(plan: Plan, status: StepResult['status']) {
+  const results = new Map<string, StepResult>();
+  for (const s of plan.steps) results.set(s.id, { step_id: s.id, status, http_status: 202, operation_id: null, attempts: 1, error: null, reason: null });
+  let gets = 0;
+  const counted = new Proxy(results, {
+    get(target, key) {
+      if (key === 'get') return (id: string) => (gets++, target.get(id));
+      const value = Reflect.get(target, key, target) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  let reads = 0;
+  const caller = {
+    read: () => {
+      reads++;
+      return Promise.resolve({ environment: { display_name: 'live', backups: [] } });
+    },
+  } as unknown as CallPort;
+  const run: SlotRun = {
+    plan,
+    results: counted,
+    options: { caller, logger: pino({ level: 'silent' }) },
+    watcher: {} as Watcher,
+    sequence: { enter: () => Promise.resolve(() => {}) },
+    stop: { stop: () => {} },
+    watchOptions: () => ({}) as never,
+    record: () => Promise.resolve(),
+    sendsOver: () => false,
+  };
+  return { run, gets: () => gets, reads: () => reads };
+}
+
+describe('SlotKeeper at fleet scale (bench scenario 32: 500 environments spent minutes of CPU here)', () => {
+  it("makes room for a wave's restore points with one pass over the plan, not one a restore point", async () => {
+    const plan = night();
+    const { run, gets, reads } = runOf(plan, 'planned');
+    await new SlotKeeper(run).beforeWave(task, plan.steps);
+    expect(reads()).toBe(ENVS);
+    // One pass: each step's result read a few times, not each backup's writes once per environment.
+    expect(gets()).toBeLessThan(4 * plan.steps.length);
+  });
+
+  it("removes a task's judged restore points with one pass over the plan", async () => {
+    const plan = night();
+    const { run, gets, reads } = runOf(plan, 'succeeded');
+    await new SlotKeeper(run).afterTask(task);
+    expect(reads()).toBe(ENVS);
+    expect(gets()).toBeLessThan(4 * plan.steps.length);
+  });
+});
