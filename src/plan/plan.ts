@@ -468,7 +468,9 @@ class PlanParts {
       this.steps.push(step);
       written.push(step);
     }
-    if (action.items && guard.health && 'url' in guard.health) guardTogether(written);
+    // Under on_broken: restore each write keeps its own guard: a write seen breaking its site alone
+    // names the version the run's quarantine keeps from every other site.
+    if (action.items && guard.health && 'url' in guard.health && task.health?.on_broken !== 'restore') guardTogether(written);
   }
 }
 
@@ -476,6 +478,7 @@ class PlanParts {
  * One guard per environment: a task's pinned item writes to one environment (one a version) go
  * under one look: the first's id marks them all (Step.guard_group). A guard per write would clear
  * the cache and look at the page once for each item, and restore the site once for each that broke it.
+ * Not under `on_broken: restore`: there no isolation tells which write of a group broke the site.
  */
 function guardTogether(writes: Step[]): void {
   if (writes.length < 2) return;

@@ -20,7 +20,7 @@ import { WriteLife, type Guarded, type LifeRun } from './life/write-life.js';
 import { parseDuration } from '../util/duration.js';
 import { sendStep } from './send-step.js';
 import { followRestore, restoreBroken, undoneWrites } from './life/restore.js';
-import { countsAgainstBudget, ENDED_STATUSES, isProblem, type ExecuteOutcome, type RunEvent, type StepResult } from './types.js';
+import { countsAgainstBudget, ENDED_STATUSES, isProblem, UNDONE, type ExecuteOutcome, type RunEvent, type StepResult } from './types.js';
 import type { VisualPort } from './visual-gate.js';
 import { verifyTask } from './verify.js';
 import { Isolator } from './life/isolation-step.js';
@@ -97,6 +97,9 @@ function lookGroups(steps: readonly Step[], taskIndex: number): Map<string, Step
       groups.set(s.target.env_id, [...(groups.get(s.target.env_id) ?? []), s]);
   return groups;
 }
+
+/** A life whose site is being put back: resume goes on with it first, whatever its group. */
+const MENDING = new Set(['undoing', 'restoring', 'isolating']);
 
 /**
  * Runs a plan's steps: tasks in playbook order (a task's failure budget decides whether the next one
@@ -284,7 +287,9 @@ class Execution implements LifeRun {
         // A write still being isolated has not ended: it counts once its isolation does.
         // ... and so does a write held for a look a halt kept from happening: its look, on resume, decides.
         // Lives left under way count as they end (resume finishes them), never twice.
-        if (known && known.isolation?.outcome !== 'isolating' && !lookLeft(known) && !undoLeft(known) && !databaseLeft(known))
+        // ... and a write undone for another's sake (undoneWrites, a guard group's put-back) counted nowhere in its run either.
+        const undone = known?.reason?.startsWith(UNDONE) === true;
+        if (known && !undone && known.isolation?.outcome !== 'isolating' && !lookLeft(known) && !undoLeft(known) && !databaseLeft(known))
           this.countFailure(task, budget, known);
       }
       this.budgets.set(task.index, budget);
@@ -439,7 +444,10 @@ class Execution implements LifeRun {
     };
     const cut = this.plan.steps.filter((step) => {
       const known = this.options.initial?.get(step.id);
-      return known !== undefined && !this.grouped(step) && lifeAt(this.taskOf(step), step, known) !== 'ended';
+      const at = known === undefined ? 'ended' : lifeAt(this.taskOf(step), step, known);
+      // A guard group's site left broken (its put-back, restore or isolation under way) is mended first, as a lone write's.
+      const mending = step.guard_group !== undefined && step.joins === undefined && MENDING.has(at);
+      return at !== 'ended' && (!this.grouped(step) || mending);
     });
     await Promise.all(
       cut.map((step) => {
@@ -546,6 +554,8 @@ class Execution implements LifeRun {
     const done: Step[] = [];
     try {
       for (const step of group) {
+        // Finished first by resume (its site mended, finishCutLives): its look was its put-back's.
+        if (this.finishedFirst.has(step.id)) continue;
         const own = this.taskOf(step);
         const known = this.results.get(step.id);
         if (known?.held?.code === 'not_looked') {

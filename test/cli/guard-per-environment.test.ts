@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Report } from '../../src/report/report.js';
@@ -72,29 +72,81 @@ describe('one guard per environment: pinned writes of a task share one look (iss
     expect(written.map((id) => looksAt(sim, id))).toEqual(written.map(() => 2));
   });
 
-  it('a plugin of the group breaks the site: put back by the items’ files, once, for all of them; no backup restored', async () => {
+  it('a plugin of the group breaks the site: put back by the items’ files once for all of them, isolated over the group by files; no backup restored', async () => {
     const { sim } = await start({ sites: 3, pluginsPerEnv: 8, seed: 5, operationDelayMs: 20 });
     const { plugin, envs } = busiestPlugin(sim);
-    sim.breakPlugin(`${plugin}@latest`);
+    const latest = sim.fleet.pluginCatalog.get(plugin)!.versions.at(-1)!;
+    sim.breakPlugin(`${plugin}@${latest}`);
     const offers = liveOffers(sim);
+    const offered = offeredPlugins(sim).filter((o) => !o.vulnerableUpdate);
     const broken = envs.filter((id) => (offers.get(id) ?? 0) > 1);
     expect(broken.length).toBeGreaterThan(0);
-    const night = await run(sim, pinnedNight(sim, ', on_broken: restore, undo: items_first'));
+    const night = await run(sim, pinnedNight(sim, ', on_broken: isolate, undo: items_first'));
+    expect(night.code, night.out).toBe(1);
     expect(requestsTo(sim, 'restoreBackup')).toEqual([]);
     for (const id of broken) {
       const env = sim.fleet.environments.get(id)!;
       const steps = night.report!.results.filter((r) => r.target?.env_id === id && r.role !== 'backup');
       expect(steps.length).toBe(offers.get(id));
-      // One put-back for the group, carried by the write whose look it was; the others say so.
+      // One put-back for the group, and one isolation over all its items, carried by the write whose look it was.
       const holders = steps.filter((r) => r.undone);
       expect(holders).toHaveLength(1);
       expect(holders[0]!.undone).toMatchObject({ status: 'succeeded', health: { outcome: 'healthy' } });
       expect(holders[0]!.undone!.commands).toHaveLength(offers.get(id)!);
-      for (const r of steps.filter((x) => !x.undone))
-        expect(r).toMatchObject({ status: 'failed', reason: expect.stringMatching(/^undone: put back by its files/) as unknown });
-      // No plugin of the group stays on its new version, and the site is healthy again.
-      expect(offeredPlugins(sim).filter((o) => o.env === id && !o.vulnerableUpdate)).toHaveLength(offers.get(id)!);
-      expect(env.plugins.get(plugin)!.version).not.toBe(sim.fleet.pluginCatalog.get(plugin)!.versions.at(-1));
+      expect(holders[0]!.isolation).toMatchObject({ outcome: 'found', culprits: [{ plugin, to: latest }], restores: 0 });
+      expect(holders[0]!.isolation!.updates).toHaveLength(offers.get(id)!);
+      // Each write says what became of its own item: the culprit's failed, every other one in.
+      for (const r of steps) {
+        const name = (r.request!.body as { name: string }).name;
+        if (name === plugin) expect(r.status, JSON.stringify(r).slice(0, 600)).toBe('failed');
+        else expect(r.status, JSON.stringify(r).slice(0, 600)).toBe('succeeded');
+      }
+      const old = offered.find((o) => o.env === id && o.name === plugin)!.version;
+      expect(env.plugins.get(plugin)!.version).toBe(old);
+      for (const o of offered.filter((o) => o.env === id && o.name !== plugin)) expect(env.plugins.get(o.name)!.version, o.name).not.toBe(o.version);
     }
+  });
+});
+
+describe('one guard per environment, resumed', () => {
+  it('killed while the group’s items were being put back: resume finishes the put-back and isolates over every item of the group', async () => {
+    const { sim } = await start({ sites: 3, pluginsPerEnv: 8, seed: 5, operationDelayMs: 20 });
+    const { plugin, envs } = busiestPlugin(sim);
+    const latest = sim.fleet.pluginCatalog.get(plugin)!.versions.at(-1)!;
+    sim.breakPlugin(`${plugin}@${latest}`);
+    const offers = liveOffers(sim);
+    const id = envs.find((e) => (offers.get(e) ?? 0) > 1)!;
+    const offered = offeredPlugins(sim).filter((o) => !o.vulnerableUpdate && o.env === id);
+    const dir = tempDir();
+    const reportPath = join(dir, 'r.json');
+    const env = simEnv(sim);
+    const file = writePlaybook(pinnedNight(sim, ', on_broken: isolate, undo: items_first'), dir);
+    await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', reportPath], env);
+    // What a kill while the put-back's first command was on the wire leaves: the journal up to that record.
+    const journal = reportPath.replace(/\.json$/, '.journal.jsonl');
+    const lines = readFileSync(journal, 'utf8').split('\n').filter(Boolean);
+    const cut = lines.findIndex((l) => l.includes(id) && l.includes('"undone":{"status":"sending"') && l.includes('"status":"sending","operation_id":null'));
+    expect(cut).toBeGreaterThan(0);
+    writeFileSync(
+      journal,
+      lines
+        .slice(0, cut + 1)
+        .map((l) => `${l}\n`)
+        .join(''),
+    );
+    // The site as the kill left it: every item of the group on its new version, broken.
+    const site = sim.fleet.environments.get(id)!;
+    for (const o of offered) site.plugins.get(o.name)!.version = o.latest;
+    const resumed = await runCli(['resume', reportPath, '--yes', '--poll-interval', '50'], env);
+    const report = JSON.parse(readFileSync(reportPath, 'utf8')) as Report;
+    const steps = report.results.filter((r) => r.target?.env_id === id && r.role !== 'backup');
+    const holder = steps.find((r) => r.undone)!;
+    expect(holder.isolation, resumed.stdout + resumed.stderr).toMatchObject({ outcome: 'found', culprits: [{ plugin }] });
+    expect(holder.isolation!.updates).toHaveLength(offers.get(id)!);
+    for (const r of steps) {
+      const name = (r.request!.body as { name: string }).name;
+      expect(r.status, `${name}: ${r.reason}`).toBe(name === plugin ? 'failed' : 'succeeded');
+    }
+    expect(requestsTo(sim, 'restoreBackup')).toEqual([]);
   });
 });

@@ -36,34 +36,30 @@ describe('pinned updates of several themes on one guarded environment', () => {
   it.each([
     ['the run stops at its budget', '    max_failures: 0\n'],
     ['the run goes on', ''],
-  ])('one guard for the environment: the site broken once its writes ended is restored once, and every write is undone (%s)', async (_, maxFailures) => {
-    const { sim, file } = await threeThemes(maxFailures);
-    const path = join(tempDir(), 'r.json');
-    const res = await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
-    expect(res.code).not.toBe(0);
-    const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
-    const live = [...sim.fleet.environments.values()].find((e) => e.displayName === 'live')!;
-    // The restore put back the backup taken before the first write: theme a runs 1.0.0 again.
-    expect(live.themes.get('a')!.version).toBe('1.0.0');
-    // One look after all three writes: which of them broke the site is not known, so none is blamed alone.
-    for (const theme of ['a', 'b']) {
-      const undone = report.results.find((r) => r.step_id?.endsWith(`:theme=${theme}`))!;
-      expect(undone.status).toBe('failed');
-      expect(undone.reason).toMatch(
-        /^undone: the environment was put back from backup \d+, taken before this write, after its site was seen broken once this environment's writes \(one guard for all of them\) ended, the last c 1\.0\.0 → 1\.0\.1$/,
-      );
-    }
-    expect(res.stdout).toContain('undone: the environment was put back from backup');
-    const c = report.results.find((r) => r.step_id?.endsWith(':theme=c'))!;
-    expect(c).toMatchObject({ status: 'failed', restored: { status: 'succeeded' } });
-    // One restore for the environment: the simulator saw one.
-    expect(sim.log.filter((e) => e.endpoint === 'restoreBackup' && e.status < 300)).toHaveLength(1);
-    // No step is reported done whose change the environment no longer runs.
-    for (const r of report.results.filter((x) => x.status === 'succeeded' && x.role !== 'backup')) {
-      const theme = (r.request!.body as { name: string }).name;
-      expect(live.themes.get(theme)!.version).toBe('1.0.1');
-    }
-  });
+  ])(
+    'on_broken: restore keeps a guard a write: a restore after the second theme broke the site undoes the first: it is not reported done (%s)',
+    async (_, maxFailures) => {
+      const { sim, file } = await threeThemes(maxFailures);
+      const path = join(tempDir(), 'r.json');
+      const res = await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
+      expect(res.code).not.toBe(0);
+      const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
+      const live = [...sim.fleet.environments.values()].find((e) => e.displayName === 'live')!;
+      // The restore put back the backup taken before the first write: theme a runs 1.0.0 again.
+      expect(live.themes.get('a')!.version).toBe('1.0.0');
+      const a = report.results.find((r) => r.step_id?.endsWith(':theme=a'))!;
+      expect(a.status).toBe('failed');
+      expect(a.reason).toMatch(/^undone: the environment was put back from backup \d+, taken before this write, after b 1\.0\.0 → 1\.0\.1 broke its site$/);
+      expect(res.stdout).toContain('undone: the environment was put back from backup');
+      const b = report.results.find((r) => r.step_id?.endsWith(':theme=b'))!;
+      expect(b).toMatchObject({ status: 'failed', restored: { status: 'succeeded' } });
+      // No step is reported done whose change the environment no longer runs.
+      for (const r of report.results.filter((x) => x.status === 'succeeded' && x.role !== 'backup')) {
+        const theme = (r.request!.body as { name: string }).name;
+        expect(live.themes.get(theme)!.version).toBe('1.0.1');
+      }
+    },
+  );
 
   it('staging first: the staging store records nothing of a version a restore undid, and the failure of the one that broke the site', async () => {
     const { sim, file } = await threeThemes('', '    rollout: { staging_first: true, soak: 20h }\n');
@@ -73,22 +69,20 @@ describe('pinned updates of several themes on one guarded environment', () => {
     expect(res.code).not.toBe(0);
     const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
     const staging = [...sim.fleet.environments.values()].find((e) => e.displayName === 'staging')!;
-    for (const theme of ['a', 'b'])
-      expect(report.results.find((r) => r.role === 'staging' && r.step_id?.endsWith(`:theme=${theme}`))).toMatchObject({
-        status: 'failed',
-        reason: expect.stringMatching(/^undone: /) as unknown,
-      });
+    expect(report.results.find((r) => r.role === 'staging' && r.step_id?.endsWith(':theme=a'))).toMatchObject({
+      status: 'failed',
+      reason: expect.stringMatching(/^undone: /) as unknown,
+    });
     const store = join(env.SITEFLEET_STATE_DIR!, 'staging', `${sim.companyId}.jsonl`);
     const lines = readFileSync(store, 'utf8')
       .split('\n')
       .filter(Boolean)
       .map((l) => JSON.parse(l) as { env_id: string; theme: string; version: string; kind: string });
     const of = (theme: string) => lines.filter((l) => l.env_id === staging.id && l.theme === theme).map((l) => `${l.version} ${l.kind}`);
-    // One look after the three: a and b were put back with the site, staged again on a later night, never barred;
-    // c, whose look it was, holds its version (under on_broken: isolate each is judged alone: the test below).
+    // a 1.0.1 passed its checks and was put back only because b broke the site: staged again on a later night, never barred.
     expect(of('a')).toEqual([]);
-    expect(of('b')).toEqual([]);
-    expect(of('c')).toEqual(['1.0.1 failed']);
+    expect(of('b')).toEqual(['1.0.1 failed']);
+    expect(of('c')).toEqual(['1.0.1 healthy']);
   });
 
   it('sitefleet restore the morning after: the environment its writes broke together is restored once', async () => {
@@ -111,7 +105,7 @@ describe('pinned updates of several themes on one guarded environment', () => {
     expect(report.results.filter((r) => r.restored?.status === 'succeeded')).toHaveLength(1);
   });
 
-  it('resume after a kill while the restore went: the restore is followed, and the writes it undid are said so', async () => {
+  it('resume after a kill while the restore went: the writes it undid are said so, and the rest is sent', async () => {
     const { sim, file } = await threeThemes('');
     const path = join(tempDir(), 'r.json');
     await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
@@ -128,13 +122,15 @@ describe('pinned updates of several themes on one guarded environment', () => {
         .join(''),
     );
     const live = [...sim.fleet.environments.values()].find((e) => e.displayName === 'live')!;
+    live.themes.get('c')!.version = '1.0.0';
     const resumed = await runCli(['resume', path, '--yes', '--poll-interval', '50'], simEnv(sim));
     expect(resumed.code).toBe(1);
     const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
     const status = (theme: string) => report.results.find((r) => r.step_id?.endsWith(`:theme=${theme}`))!;
-    for (const theme of ['a', 'b']) expect(status(theme)).toMatchObject({ status: 'failed', reason: expect.stringMatching(/^undone: /) as unknown });
-    expect(status('c')).toMatchObject({ status: 'failed', restored: { status: 'succeeded' } });
-    expect([...live.themes].map(([n, t]) => `${n} ${t.version}`).sort()).toEqual(['a 1.0.0', 'b 1.0.0', 'c 1.0.0']);
+    expect(status('a')).toMatchObject({ status: 'failed', reason: expect.stringMatching(/^undone: /) as unknown });
+    expect(status('b')).toMatchObject({ status: 'failed', restored: { status: 'succeeded' } });
+    expect(status('c').status, JSON.stringify(status('c'))).toBe('succeeded');
+    expect([...live.themes].map(([n, t]) => `${n} ${t.version}`).sort()).toEqual(['a 1.0.0', 'b 1.0.0', 'c 1.0.1']);
   });
 });
 

@@ -21,6 +21,7 @@ import type { VisualBaseline } from '../visual-gate.js';
 import { heldText, type VisualSeen } from '../visual-outcome.js';
 import type { Watcher, WatchOptions } from '../watcher.js';
 import { healthyByItems, undoByItems } from './undo-items.js';
+import { restoreLeft, undoLeft } from './state.js';
 import { groupMates, matesDone, putBackByFiles } from './guard-group.js';
 
 /** What a guarded write carries from before its send to after its operation. */
@@ -91,6 +92,8 @@ export class WriteLife {
     const own = this.run.taskOf(last);
     const after = await this.lookAfter(own, last, this.run.results.get(last.id)!, { ...guarded, gate: guarded.gate, grouped: undefined }, url);
     this.run.countFailure(own, this.run.budgetOf(own), after);
+    // A halt left the group's put-back or restore under way: the others wait for it (resume puts them back with it).
+    if (undoLeft(after) || restoreLeft(after)) return;
     for (const step of done.slice(0, -1)) {
       const now = this.run.results.get(step.id)!;
       // Undone by the group's restore (undoneWrites said so), or its own look happened after all (a resume).
