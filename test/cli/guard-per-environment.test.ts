@@ -48,6 +48,15 @@ function looksAt(sim: Simulator, envId: string): number {
   return sim.siteLog.filter((v) => v.domain === domain).length;
 }
 
+/** Three sites whose busiest plugin's newest version breaks every site it goes to; the live environments' offers. */
+async function breakingPluginFleet() {
+  const { sim } = await start({ sites: 3, pluginsPerEnv: 8, seed: 5, operationDelayMs: 20 });
+  const { plugin, envs } = busiestPlugin(sim);
+  const latest = sim.fleet.pluginCatalog.get(plugin)!.versions.at(-1)!;
+  sim.breakPlugin(`${plugin}@${latest}`);
+  return { sim, plugin, envs, latest, offers: liveOffers(sim) };
+}
+
 describe('one guard per environment: pinned writes of a task share one look (issue 56, item 1)', () => {
   it('a pinned night of several plugins an environment: one restore point, one look before, one clear and one look after each', async () => {
     const { sim } = await start({ sites: 4, pluginsPerEnv: 8, seed: 11, operationDelayMs: 20 });
@@ -73,11 +82,7 @@ describe('one guard per environment: pinned writes of a task share one look (iss
   });
 
   it('a plugin of the group breaks the site: put back by the items’ files once for all of them, isolated over the group by files; no backup restored', async () => {
-    const { sim } = await start({ sites: 3, pluginsPerEnv: 8, seed: 5, operationDelayMs: 20 });
-    const { plugin, envs } = busiestPlugin(sim);
-    const latest = sim.fleet.pluginCatalog.get(plugin)!.versions.at(-1)!;
-    sim.breakPlugin(`${plugin}@${latest}`);
-    const offers = liveOffers(sim);
+    const { sim, plugin, envs, latest, offers } = await breakingPluginFleet();
     const offered = offeredPlugins(sim).filter((o) => !o.vulnerableUpdate);
     const broken = envs.filter((id) => (offers.get(id) ?? 0) > 1);
     expect(broken.length).toBeGreaterThan(0);
@@ -110,11 +115,7 @@ describe('one guard per environment: pinned writes of a task share one look (iss
 
 describe('one guard per environment, resumed', () => {
   it('killed while the group’s items were being put back: resume finishes the put-back and isolates over every item of the group', async () => {
-    const { sim } = await start({ sites: 3, pluginsPerEnv: 8, seed: 5, operationDelayMs: 20 });
-    const { plugin, envs } = busiestPlugin(sim);
-    const latest = sim.fleet.pluginCatalog.get(plugin)!.versions.at(-1)!;
-    sim.breakPlugin(`${plugin}@${latest}`);
-    const offers = liveOffers(sim);
+    const { sim, plugin, envs, offers } = await breakingPluginFleet();
     const id = envs.find((e) => (offers.get(e) ?? 0) > 1)!;
     const offered = offeredPlugins(sim).filter((o) => !o.vulnerableUpdate && o.env === id);
     const dir = tempDir();
