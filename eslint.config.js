@@ -11,7 +11,7 @@ export default tseslint.config(
       parserOptions: {
         // The bench scripts are linted without types (below), but still parsed by the default project.
         projectService: {
-          allowDefaultProject: ['*.js', 'bench/*.mjs', 'scripts/*.mjs', 'vitest.config.ts'],
+          allowDefaultProject: ['*.js', 'bench/*.mjs', 'scripts/*.mjs', 'test/helpers/*.mjs', 'vitest.config.ts'],
           maximumDefaultProjectFileMatchCount_THIS_WILL_SLOW_DOWN_LINTING: 40, // 19 bench scripts, the scripts, the configs: room to grow
         },
         tsconfigRootDir: import.meta.dirname,
@@ -30,7 +30,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['bench/**/*.mjs', 'scripts/**/*.mjs', '*.js'],
+    files: ['bench/**/*.mjs', 'scripts/**/*.mjs', 'test/helpers/*.mjs', '*.js'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       globals: { process: 'readonly', console: 'readonly', URL: 'readonly', performance: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' },

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
+import { loadProgram } from './load-program.js';
 
 // `sitefleet --version` answers before anything else loads: scripts and doctors call it to check an
-// install, and pay the start-up. Everything else goes through the program (program.ts).
+// install, and pay the start-up. Everything else goes through the program (program.ts), from its bundle (load-program.ts).
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -13,7 +14,7 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
     if (error.code === 'EPIPE') process.exit(0);
     throw error;
   });
-  const [{ main }, { processIo }] = await Promise.all([import('./program.js'), import('../app/io.js')]);
+  const { main, processIo } = loadProgram();
   process.exitCode = await main(args, processIo());
   exitIfLeftOpen();
 }

@@ -1,9 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Script } from 'node:vm';
+import type { Script } from 'node:vm';
 import type { ValidateFunction } from 'ajv';
 import * as runtime from './ajv-runtime.js';
+import { cachedScript } from './cached-script.js';
 
 /**
  * The validators, compiled at build time when the CLI was built (`npm run build` writes
@@ -44,23 +44,13 @@ export interface BuiltScript {
 }
 
 /**
- * A validator's file compiled as CommonJS would be, with V8's code cache the build wrote beside it
- * (`<file>.v8`, made once the validator had run: scripts/build-validators.mjs). The playbook's validator
- * is one function of 250 kB that V8 would otherwise compile at its first call, ~60 ms of every `validate`;
- * a cache another node version made is rejected by V8, and the file is compiled as without one. Both
- * are written together and never apart (V8 checks a cache against its source's length, not its text).
- * Synchronous, as a validator is asked for in the middle of a load.
+ * A validator's file compiled with V8's code cache the build wrote beside it (cachedScript; made once
+ * the validator had run: scripts/build-validators.mjs). The playbook's validator is one function of
+ * 250 kB that V8 would otherwise compile at its first call, ~60 ms of every `validate`.
  */
 export function builtScript(file: string): BuiltScript {
-  const cache = `${file}.v8`;
-  const source = `(function (exports, require, module) {${readFileSync(file, 'utf8')}\n})`;
-  const script = new Script(source, { filename: file, ...(existsSync(cache) ? { cachedData: readFileSync(cache) } : {}) });
-  const make = () => {
-    const module = { exports: {} as unknown };
-    (script.runInThisContext() as (e: unknown, r: NodeJS.Require, m: { exports: unknown }) => void)(module.exports, createRequire(file), module);
-    return (module.exports as (sitefleet: typeof runtime) => ValidateFunction)(runtime);
-  };
-  return { script, make };
+  const { script, load } = cachedScript(file);
+  return { script, make: () => (load() as (sitefleet: typeof runtime) => ValidateFunction)(runtime) };
 }
 
 /** The validator of `name` built with the CLI, or undefined when there is none (run from the sources). */

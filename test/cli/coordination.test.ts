@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, runCliProcess, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
@@ -19,12 +20,16 @@ describe('--coordination is optional', () => {
     const r = await redis();
     const dir = tempDir();
     const playbook = writePlaybook(backups('x', 'lock: company'), dir);
-    // A module hook that refuses to resolve ioredis: a command that loads it fails.
-    const hook = `data:text/javascript,${encodeURIComponent(
-      `import { register } from 'node:module'; register('data:text/javascript,' + encodeURIComponent('export async function resolve(s, c, n) { if (s === "ioredis") throw new Error("ioredis was loaded"); return n(s, c); }'));`,
-    )}`;
+    // A loader hook that refuses ioredis, imported or required (the bundle requires it): a command that loads it fails.
+    const refuse = join(dir, 'refuse-ioredis.cjs');
+    writeFileSync(
+      refuse,
+      `const Module = require('node:module'); const load = Module._load;
+Module._load = function (request) { if (request === 'ioredis') throw new Error('ioredis was loaded'); return load.apply(this, arguments); };
+Module.register('data:text/javascript,' + encodeURIComponent('export async function resolve(s, c, n) { if (s === "ioredis") throw new Error("ioredis was loaded"); return n(s, c); }'));`,
+    );
     // A process of its own: what a command loads is the process's, and the hook is set at its start.
-    const env = { ...simEnv(sim), NODE_OPTIONS: `--import=${hook}` };
+    const env = { ...simEnv(sim), NODE_OPTIONS: `--require=${refuse}` };
     const plain = await runCliProcess(['run', playbook, '--yes', '--report', join(dir, 'a.json')], env);
     expect(plain.code, plain.stderr).toBe(0);
     const coordinated = await runCliProcess(['--coordination', r.url, 'run', playbook, '--yes', '--report', join(dir, 'b.json')], env);

@@ -2,12 +2,14 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { capturedIo } from '../../src/app/io.js';
 import { buildProgram, commandCalled } from '../../src/cli/program.js';
+import { fileURLToPath } from 'node:url';
+import { cachedScript } from '../../src/util/cached-script.js';
 import { CLI } from '../helpers/cli.js';
-import { loadedFrom, loadHookFlags } from '../helpers/loaded.js';
+import { loadedFrom, loadHookFlags, UNBUNDLED_CLI } from '../helpers/loaded.js';
 
-/** The files a command's process loads. */
-function loadedBy(args: string[]): string[] {
-  const result = spawnSync(process.execPath, [...loadHookFlags(), CLI, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, SITEFLEET_TOKEN: 't' } });
+/** The files a command's process loads: module by module (UNBUNDLED_CLI), or the packages its bundle requires (CLI). */
+function loadedBy(args: string[], cli = UNBUNDLED_CLI): string[] {
+  const result = spawnSync(process.execPath, [...loadHookFlags(), cli, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, SITEFLEET_TOKEN: 't' } });
   expect(result.status, result.stderr).toBe(0);
   return loadedFrom(result.stderr);
 }
@@ -22,6 +24,18 @@ describe('what validate loads', () => {
     expect(loaded.some((url) => url.endsWith('/dist/playbook/load.js'))).toBe(true);
     for (const heavy of ['/node_modules/undici/', '/node_modules/pino/', '/node_modules/p-queue/', 'node:readline', '/dist/app/runtime.js'])
       expect(loaded.filter((url) => url.includes(heavy))).toEqual([]);
+  });
+
+  it('bundled, as users run it: the validators’ runtime and no package a run needs', () => {
+    const packages = loadedBy(['validate', 'playbooks/php-staging.yaml'], CLI).filter((url) => url.includes('/node_modules/'));
+    // The hook sees what the bundle requires: the built validators' runtime, from ajv.
+    expect(packages.some((url) => url.includes('/node_modules/ajv/'))).toBe(true);
+    for (const heavy of ['/undici/', '/pino/', '/ioredis/', '/playwright-core/', '/pngjs/']) expect(packages.filter((url) => url.includes(heavy))).toEqual([]);
+  });
+
+  it('the bundle is read with the code cache the build made of it (not compiled again at each start)', () => {
+    // Undefined when there is no cache, true when it is not the bundle's.
+    expect(cachedScript(fileURLToPath(new URL('../../dist/bin/program.cjs', import.meta.url))).script.cachedDataRejected).toBe(false);
   });
 });
 

@@ -3,9 +3,9 @@ import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/sim/server.js';
-import { CLI, runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
+import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
 import { useSimulator } from '../helpers/sim.js';
-import { loadedFrom, loadHookFlags } from '../helpers/loaded.js';
+import { loadedFrom, loadHookFlags, UNBUNDLED_CLI } from '../helpers/loaded.js';
 
 const start = useSimulator();
 
@@ -27,10 +27,14 @@ tasks:
 async function loadedByRun(sim: Simulator, file: string): Promise<{ code: number | null; loaded: string[] }> {
   // Asynchronously: the simulator answering the run lives in this process.
   // Operations polled at 50 ms: what this test times is what a run loads, not the watcher's first polls.
-  const child = spawn(process.execPath, [...loadHookFlags(), CLI, 'run', file, '--yes', '--poll-interval', '50', '--report', join(tempDir(), 'r.json')], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...simEnv(sim) },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...loadHookFlags(), UNBUNDLED_CLI, 'run', file, '--yes', '--poll-interval', '50', '--report', join(tempDir(), 'r.json')],
+    {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...simEnv(sim) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));

@@ -10,6 +10,7 @@ import { preparePlan } from '../../app/prepare.js';
 import { runPlaybook } from '../../app/run-playbook.js';
 import { parseRate } from '../../util/rate.js';
 import { KIND_TABLE } from '../../inventory/kinds.js';
+import { PACKAGE_ROOT } from '../../util/package-files.js';
 /** The kinds of item the demo's safe nights update (the simulator breaks sites by them). */
 type Kind = 'theme' | 'plugin';
 import { catalogOf, installedOf, latestOf } from '../../sim/fleet.js';
@@ -25,7 +26,7 @@ export const EXAMPLES = [
   'nightly-backups.yaml',
   'wp-cli-and-dns.yaml',
 ];
-export const PLAYBOOKS_DIR = new URL('../../../playbooks/', import.meta.url);
+export const PLAYBOOKS_DIR = new URL('playbooks/', PACKAGE_ROOT);
 /** Shown first, each on a version of its kind the simulator breaks: the rollout stops after its canary. */
 export const SAFE_EXAMPLES: readonly { file: string; kind: Kind }[] = [
   { file: 'safe-theme-updates.yaml', kind: 'theme' },
