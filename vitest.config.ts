@@ -7,7 +7,6 @@ const MOCKING = ['test/cli/restore-lost-coordination.test.ts'];
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // A test waits for events, never a time; this bound only ends one that hangs. Beside a CPU hog the heaviest
     // CLI tests (Chromium, several processes, isolation nights) took 30-40 s, so 30 s failed them for the machine alone.
     testTimeout: 60_000,
@@ -24,7 +23,7 @@ export default defineConfig({
     // 240 s). Files share nothing else: each starts its own simulator, servers and temp dirs. The one
     // file that replaces a module (vi.mock) keeps a graph of its own, so no other file sees its stand-in.
     projects: [
-      { extends: true, test: { name: 'shared', exclude: MOCKING, isolate: false } },
+      { extends: true, test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: MOCKING, isolate: false } },
       { extends: true, test: { name: 'isolated', include: MOCKING, isolate: true } },
     ],
   },

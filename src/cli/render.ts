@@ -1,7 +1,7 @@
 import { targetNoun } from '../actions/action.js';
 import { taskCounts } from '../report/task-counts.js';
 import { problemCount } from '../run/types.js';
-import { bySite, othersNote, problemSites } from './site-problems.js';
+import { bySite, othersNote, problemSites } from '../report/site-problems.js';
 import { ACTIONS, restoreFrom } from '../actions/index.js';
 import { databaseLines } from '../report/database-lines.js';
 import { backupSlotsSummary } from '../report/backup-slot-lines.js';

@@ -2,7 +2,8 @@ import { nameOf } from '../inventory/kinds.js';
 import { restoreLine } from '../report/report.js';
 import { clip, forSlack, MESSAGE_WIDTH, NAME_WIDTH } from '../util/safe-text.js';
 import { continueCommand } from '../report/ci-formats.js';
-import { countsText, exitMeaning, problemsOf, type RunEnd } from './run-end.js';
+import { countsText, exitMeaning, type RunEnd } from './run-end.js';
+import { othersNote, problemSites } from '../report/site-problems.js';
 import { targetLabel, type Report } from '../report/report.js';
 import { releaseAgeGroups } from '../report/release-age-lines.js';
 import { holdsLive, stagingGroups } from '../report/staging-lines.js';
@@ -34,16 +35,17 @@ export function slackMessage(end: RunEnd, sentAt: Date): { text: string; blocks:
         ].join('\n'),
       ),
     );
-  const problems = report ? problemsOf(report) : [];
-  if (problems.length > 0) {
-    const lines = problems
+  // Each failed site once, as the terminal says it: three writes one restore took back are one site that broke.
+  const sites = report ? problemSites(report) : [];
+  if (sites.length > 0) {
+    const lines = sites
       .slice(0, SLACK_LISTED)
       .map(
-        (r) =>
-          `• ${r.status} ${forSlack(clip(targetLabel(r), NAME_WIDTH))} (${forSlack(clip(r.task, NAME_WIDTH))}): ${forSlack(clip(r.reason ?? r.error ?? '', MESSAGE_WIDTH))}` +
+        ({ lead: r, others }) =>
+          `• ${r.status} ${forSlack(clip(targetLabel(r), NAME_WIDTH))} (${forSlack(clip(r.task, NAME_WIDTH))}): ${forSlack(clip(`${r.reason ?? r.error ?? ''}${othersNote(others)}`, MESSAGE_WIDTH))}` +
           `${r.restore_point ? `; ${forSlack(restoreLine({ ...r, restore_point: r.restore_point }))}` : ''}`,
       );
-    if (problems.length > SLACK_LISTED) lines.push(`… and ${problems.length - SLACK_LISTED} more in the report`);
+    if (sites.length > SLACK_LISTED) lines.push(`… and ${sites.length - SLACK_LISTED} more sites in the report`);
     blocks.push(section(lines.join('\n')));
   }
   const isolated = report ? isolatedResults(report.results) : [];

@@ -3,6 +3,7 @@ import { backupSlotsText } from './backup-slot-lines.js';
 import { groupOf, taskCounts } from './task-counts.js';
 export { groupOf };
 import { countsAgainstBudget, isProblem, problemCount } from '../run/types.js';
+import { othersNote, problemSites } from './site-problems.js';
 import { answerLines } from './answer-lines.js';
 import { changedLines, moreChangedLine } from './changed.js';
 import { bypassLines } from './staging-lines.js';
@@ -75,6 +76,20 @@ export function guardText(r: ReportResult): string {
 /** Updated items a Markdown summary names (the run's page lists every one, with its sites). */
 const LISTED_CHANGES = 50;
 
+/** The failed, held and unknown steps, each site once (with how many more steps there it stands for), at most 50 sites. */
+function problemLines(report: Report): string[] {
+  const steps = report.results.filter((r) => isProblem(r.status)).length;
+  if (steps === 0) return [];
+  const sites = problemSites(report);
+  const lines = ['', `**${steps} failed, held or unknown:**`, ''];
+  for (const { lead: r, others } of sites.slice(0, 50))
+    lines.push(
+      `- ${r.status} ${forMarkdown(clip(targetLabel(r), NAME_WIDTH))} (${forMarkdown(r.task)}): ${forMarkdown(clip(`${r.reason ?? r.error ?? ''}${othersNote(others)}`, MESSAGE_WIDTH))}`,
+    );
+  if (sites.length > 50) lines.push(`- … and ${sites.length - 50} more sites in the report`);
+  return lines;
+}
+
 /** Markdown for a CI job summary: what the run updated, a table per task, the failed and unknown steps, and the command that continues the work. */
 export function markdownSummary(report: Report, reportPath: string): string {
   const lines = [`### sitefleet: ${forMarkdown(report.name)}${report.mode === 'dry-run' ? ' (dry run)' : ''}`, ''];
@@ -88,15 +103,7 @@ export function markdownSummary(report: Report, reportPath: string): string {
   const changed = changedLines(report, LISTED_CHANGES);
   if (changed.lines.length > 0) lines.push('', '**Updated:**', '', ...changed.lines.map((line) => `- ${forMarkdown(clip(line, MESSAGE_WIDTH))}`));
   if (changed.more > 0) lines.push(`- ${moreChangedLine(changed.more)}`);
-  const problems = report.results.filter((r) => isProblem(r.status));
-  if (problems.length > 0) {
-    lines.push('', `**${problems.length} failed, held or unknown:**`, '');
-    for (const r of problems.slice(0, 50))
-      lines.push(
-        `- ${r.status} ${forMarkdown(clip(targetLabel(r), NAME_WIDTH))} (${forMarkdown(r.task)}): ${forMarkdown(clip(r.reason ?? r.error ?? '', MESSAGE_WIDTH))}`,
-      );
-    if (problems.length > 50) lines.push(`- … and ${problems.length - 50} more in the report`);
-  }
+  lines.push(...problemLines(report));
   const answers = answerLines(report);
   if (answers.length > 0) lines.push('', ...answers.map((line) => `- ${forMarkdown(clip(line, MESSAGE_WIDTH))}`));
   const bypassed = bypassLines(report.results);

@@ -1,5 +1,5 @@
 import { isProblem } from '../run/types.js';
-import { targetLabel, type Report, type ReportResult } from '../report/report.js';
+import { targetLabel, type Report, type ReportResult } from './report.js';
 
 /** A site's problems in one task: the one that says what happened, and the others on the same site. */
 export interface SiteProblems<R extends ReportResult = ReportResult> {
