@@ -433,7 +433,8 @@ class Execution implements LifeRun {
    * Resume: every write the interrupted run sent and whose life it did not end (an operation to
    * follow, a look after, a restore, isolation rounds) goes on now, before any new write and before
    * a crossed budget is honoured: a site left mid-restore or unchecked is worse than one not updated.
-   * Writes looked at together (rollout.together) finish in their group's turn.
+   * Writes looked at together (rollout.together) finish in their group's turn. Then each guard group
+   * whose isolation ended says what became of its writes (settleGroup: a kill may have come between).
    */
   async finishCutLives(): Promise<void> {
     const gates = new Map<number, HealthGate | undefined>();
@@ -459,6 +460,10 @@ class Execution implements LifeRun {
         });
       }),
     );
+    for (const step of this.plan.steps) {
+      const known = this.results.get(step.id);
+      if (known?.isolation && known.isolation.outcome !== 'isolating') await this.isolator.settleGroup(step, known);
+    }
   }
 
   /** `rollout.together`: the step is looked at with its environment's other writes. */

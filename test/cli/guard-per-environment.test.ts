@@ -150,4 +150,35 @@ describe('one guard per environment, resumed', () => {
     }
     expect(requestsTo(sim, 'restoreBackup')).toEqual([]);
   });
+
+  it('killed once the group’s isolation ended, before its writes said what became of their items: resume says it, and sends nothing', async () => {
+    const { sim, plugin, envs, offers } = await breakingPluginFleet();
+    const id = envs.find((e) => (offers.get(e) ?? 0) > 1)!;
+    const dir = tempDir();
+    const reportPath = join(dir, 'r.json');
+    const env = simEnv(sim);
+    const file = writePlaybook(pinnedNight(sim, ', on_broken: isolate, undo: items_first'), dir);
+    await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', reportPath], env);
+    // What a kill just after isolation's end was journaled leaves: the journal up to that record.
+    const journal = reportPath.replace(/\.json$/, '.journal.jsonl');
+    const lines = readFileSync(journal, 'utf8').split('\n').filter(Boolean);
+    const cut = lines.findIndex((l) => l.includes(id) && l.includes('"isolation":{') && l.includes('"outcome":"found"'));
+    expect(cut).toBeGreaterThan(0);
+    writeFileSync(
+      journal,
+      lines
+        .slice(0, cut + 1)
+        .map((l) => `${l}\n`)
+        .join(''),
+    );
+    const sent = sim.log.length;
+    const resumed = await runCli(['resume', reportPath, '--yes', '--poll-interval', '50'], env);
+    const report = JSON.parse(readFileSync(reportPath, 'utf8')) as Report;
+    const steps = report.results.filter((r) => r.target?.env_id === id && r.role !== 'backup');
+    for (const r of steps) {
+      const name = (r.request!.body as { name: string }).name;
+      expect(r.status, `${name}: ${r.reason} ${resumed.stdout}`).toBe(name === plugin ? 'failed' : 'succeeded');
+    }
+    expect(sim.log.slice(sent).filter((e) => e.method !== 'GET' && e.endpoint !== 'clearCache')).toEqual([]);
+  });
 });

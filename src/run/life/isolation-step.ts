@@ -90,8 +90,12 @@ export class Isolator {
     return ended.isolation?.outcome === 'isolating' ? ended : this.settleGroup(step, ended);
   }
 
-  /** A guard group's isolation ended: each write of it (the holder last) says what became of its own item. */
-  private async settleGroup(holder: Step, ended: StepResult): Promise<StepResult> {
+  /**
+   * A guard group's isolation ended: each write of it (the holder last) says what became of its own
+   * item. Once said, saying it again changes nothing, so a resume says it again for every ended
+   * isolation: a process killed between isolation's end and these records left them "undone".
+   */
+  async settleGroup(holder: Step, ended: StepResult): Promise<StepResult> {
     const mates = groupMates(this.run.steps, holder);
     if (!mates) return ended;
     for (const mate of matesUndone(mates, this.run.results))
