@@ -113,34 +113,49 @@ describe('one guard per environment: pinned writes of a task share one look (iss
   });
 });
 
+/**
+ * The breaking night on a fleet, run to its end, then its journal cut after the first record of the
+ * environment `at` picks: what a kill at that moment leaves. Then the resume, and its report's steps there.
+ */
+async function killedAt(at: (line: string, env: string) => boolean) {
+  const fleet = await breakingPluginFleet();
+  const { sim, envs, offers } = fleet;
+  const id = envs.find((e) => (offers.get(e) ?? 0) > 1)!;
+  const dir = tempDir();
+  const reportPath = join(dir, 'r.json');
+  const env = simEnv(sim);
+  const file = writePlaybook(pinnedNight(sim, ', on_broken: isolate, undo: items_first'), dir);
+  await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', reportPath], env);
+  const journal = reportPath.replace(/\.json$/, '.journal.jsonl');
+  const lines = readFileSync(journal, 'utf8').split('\n').filter(Boolean);
+  const cut = lines.findIndex((l) => at(l, id));
+  expect(cut).toBeGreaterThan(0);
+  writeFileSync(
+    journal,
+    lines
+      .slice(0, cut + 1)
+      .map((l) => `${l}\n`)
+      .join(''),
+  );
+  const resume = async () => {
+    const resumed = await runCli(['resume', reportPath, '--yes', '--poll-interval', '50'], env);
+    const report = JSON.parse(readFileSync(reportPath, 'utf8')) as Report;
+    return { resumed, steps: report.results.filter((r) => r.target?.env_id === id && r.role !== 'backup') };
+  };
+  return { ...fleet, id, resume };
+}
+
 describe('one guard per environment, resumed', () => {
   it('killed while the group’s items were being put back: resume finishes the put-back and isolates over every item of the group', async () => {
-    const { sim, plugin, envs, offers } = await breakingPluginFleet();
-    const id = envs.find((e) => (offers.get(e) ?? 0) > 1)!;
-    const offered = offeredPlugins(sim).filter((o) => !o.vulnerableUpdate && o.env === id);
-    const dir = tempDir();
-    const reportPath = join(dir, 'r.json');
-    const env = simEnv(sim);
-    const file = writePlaybook(pinnedNight(sim, ', on_broken: isolate, undo: items_first'), dir);
-    await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', reportPath], env);
     // What a kill while the put-back's first command was on the wire leaves: the journal up to that record.
-    const journal = reportPath.replace(/\.json$/, '.journal.jsonl');
-    const lines = readFileSync(journal, 'utf8').split('\n').filter(Boolean);
-    const cut = lines.findIndex((l) => l.includes(id) && l.includes('"undone":{"status":"sending"') && l.includes('"status":"sending","operation_id":null'));
-    expect(cut).toBeGreaterThan(0);
-    writeFileSync(
-      journal,
-      lines
-        .slice(0, cut + 1)
-        .map((l) => `${l}\n`)
-        .join(''),
+    const { sim, plugin, offers, id, resume } = await killedAt(
+      (l, id) => l.includes(id) && l.includes('"undone":{"status":"sending"') && l.includes('"status":"sending","operation_id":null'),
     );
+    const offered = offeredPlugins(sim).filter((o) => !o.vulnerableUpdate && o.env === id);
     // The site as the kill left it: every item of the group on its new version, broken.
     const site = sim.fleet.environments.get(id)!;
     for (const o of offered) site.plugins.get(o.name)!.version = o.latest;
-    const resumed = await runCli(['resume', reportPath, '--yes', '--poll-interval', '50'], env);
-    const report = JSON.parse(readFileSync(reportPath, 'utf8')) as Report;
-    const steps = report.results.filter((r) => r.target?.env_id === id && r.role !== 'backup');
+    const { resumed, steps } = await resume();
     const holder = steps.find((r) => r.undone)!;
     expect(holder.isolation, resumed.stdout + resumed.stderr).toMatchObject({ outcome: 'found', culprits: [{ plugin }] });
     expect(holder.isolation!.updates).toHaveLength(offers.get(id)!);
@@ -152,29 +167,10 @@ describe('one guard per environment, resumed', () => {
   });
 
   it('killed once the group’s isolation ended, before its writes said what became of their items: resume says it, and sends nothing', async () => {
-    const { sim, plugin, envs, offers } = await breakingPluginFleet();
-    const id = envs.find((e) => (offers.get(e) ?? 0) > 1)!;
-    const dir = tempDir();
-    const reportPath = join(dir, 'r.json');
-    const env = simEnv(sim);
-    const file = writePlaybook(pinnedNight(sim, ', on_broken: isolate, undo: items_first'), dir);
-    await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', reportPath], env);
     // What a kill just after isolation's end was journaled leaves: the journal up to that record.
-    const journal = reportPath.replace(/\.json$/, '.journal.jsonl');
-    const lines = readFileSync(journal, 'utf8').split('\n').filter(Boolean);
-    const cut = lines.findIndex((l) => l.includes(id) && l.includes('"isolation":{') && l.includes('"outcome":"found"'));
-    expect(cut).toBeGreaterThan(0);
-    writeFileSync(
-      journal,
-      lines
-        .slice(0, cut + 1)
-        .map((l) => `${l}\n`)
-        .join(''),
-    );
+    const { sim, plugin, resume } = await killedAt((l, id) => l.includes(id) && l.includes('"isolation":{') && l.includes('"outcome":"found"'));
     const sent = sim.log.length;
-    const resumed = await runCli(['resume', reportPath, '--yes', '--poll-interval', '50'], env);
-    const report = JSON.parse(readFileSync(reportPath, 'utf8')) as Report;
-    const steps = report.results.filter((r) => r.target?.env_id === id && r.role !== 'backup');
+    const { resumed, steps } = await resume();
     for (const r of steps) {
       const name = (r.request!.body as { name: string }).name;
       expect(r.status, `${name}: ${r.reason} ${resumed.stdout}`).toBe(name === plugin ? 'failed' : 'succeeded');
