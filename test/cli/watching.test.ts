@@ -25,7 +25,10 @@ describe('watching operations through one watcher', () => {
     'Ctrl-C while operations are watched exits 130 at once and leaves them accepted; status --wait and resume --wait finish them',
     { timeout: 90_000 },
     async () => {
-      const { sim } = await start({ sites: 8, operationDelayMs: [1500, 2500] });
+      // Operations of a minute on the simulator's clock, which the test moves on once the run is gone:
+      // however slowly the machine runs, none can end while the run watches them.
+      let ahead = 0;
+      const { sim } = await start({ sites: 8, operationDelayMs: 60_000, now: () => Date.now() + ahead });
       const dir = tempDir();
       const env = simEnv(sim);
       const file = writePlaybook(
@@ -50,6 +53,7 @@ describe('watching operations through one watcher', () => {
       expect(interrupted.results.filter((r) => r.task === 'ips').every((r) => r.status === 'skipped')).toBe(true);
 
       // status --wait finishes the accepted operations and writes them to the journal too.
+      ahead = 60_000;
       const status = await runCli(['status', report, '--wait', '30s'], env);
       expect(status.code).toBe(130); // the report still says the run was interrupted
       const after = readReport(report);
