@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Report, ReportResult } from '../../src/report/report.js';
-import type { Simulator } from '../../src/sim/server.js';
+import { afterAll } from 'vitest';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/sim/server.js';
 import { runCli, simEnv, tempDir, writePlaybook } from './cli.js';
 import { busiestTheme } from './themes.js';
 
@@ -37,4 +38,27 @@ export async function run(
   const report = JSON.parse(readFileSync(reportPath, 'utf8')) as Report;
   const write = report.results.find((r) => r.role !== 'backup' && r.step_id !== null)!;
   return { code: result.code, out: result.stdout + result.stderr + readFileSync(html, 'utf8'), report, reportPath, write };
+}
+
+type VisualRun = Awaited<ReturnType<typeof run>> & { sim: Simulator; at: ReturnType<typeof oneSite> };
+
+/**
+ * One run of `playbook` on a fleet `look` shapes, made by the first test that asks and shared by the
+ * describe's tests that read it from different sides: a browser started and its pages shot once, not
+ * per test. Its simulator (useSimulator's timings) stops after them all.
+ */
+export function sharedRun(options: SimulatorOptions, look: (sim: Simulator, at: ReturnType<typeof oneSite>) => void): () => Promise<VisualRun> {
+  let made: Promise<VisualRun> | undefined;
+  let sim: Simulator | undefined;
+  afterAll(async () => {
+    await sim?.stop();
+  });
+  return () =>
+    (made ??= (async () => {
+      const profile = process.env.SITEFLEET_TEST_PROFILE === 'real' ? { profile: 'real' as const } : {};
+      sim = await startSimulator({ operationDelayMs: 50, clearCacheGapMs: 250, ...profile, ...options });
+      const at = oneSite(sim);
+      look(sim, at);
+      return { ...(await run(sim, playbook(sim, at))), sim, at };
+    })());
 }
