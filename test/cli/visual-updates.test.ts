@@ -46,16 +46,21 @@ describe('health.visual: the pages before and after a theme update, in the machi
   });
 
   describe('a theme that strips the page’s styles (one run, looked at from two sides)', () => {
-    const unstyled = sharedRun({ sites: 8, themes: 4, seed: 3 }, (sim, at) => void sim.lookTheme(`${at.theme}@latest`, 'unstyled'));
+    const unstyled = sharedRun({ sites: 8, themes: 4, seed: 3 }, (sim) => {
+      const at = oneSite(sim);
+      sim.lookTheme(`${at.theme}@latest`, 'unstyled');
+      return [at];
+    });
 
     it('a layout that breaks is restored (on_broken: restore)', async () => {
       const { sim, at, code, write } = await unstyled();
+      const { envId, theme } = at[0]!;
       expect(code).toBe(1);
       expect(write).toMatchObject({ status: 'failed', health: { outcome: 'healthy' }, visual: { outcome: 'broken' }, restored: { status: 'succeeded' } });
       expect(write.reason).toMatch(/^visual: /);
       expect(sim.log.filter((e) => e.endpoint === 'restoreBackup')).toHaveLength(1);
-      const version = sim.fleet.environments.get(at.envId)!.themes.get(at.theme)!.version;
-      expect(version).not.toBe(sim.fleet.catalog.get(at.theme)!.versions.at(-1));
+      const version = sim.fleet.environments.get(envId)!.themes.get(theme)!.version;
+      expect(version).not.toBe(sim.fleet.catalog.get(theme)!.versions.at(-1));
     });
 
     it('it changes at most all of the page (not 117%), and status reads the run’s own report back', async () => {
