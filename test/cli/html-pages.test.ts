@@ -18,8 +18,14 @@ const browser = useBrowser();
 const PLAYBOOK =
   'version: 1\nname: php\nsettings: { wait: true }\ntasks:\n  - { name: php, action: php.set_version, target: all, with: { php_version: "8.3" } }\n  - { name: wp, action: wp_cli.run, target: { environment: live }, with: { wp_command: "wp core version" } }\n';
 
-/** A run against the hostile fleet with half its operations failing, its page written by `run --html`. */
-async function hostileRun(): Promise<{ dir: string; report: string; page: string }> {
+/**
+ * A run against the hostile fleet with half its operations failing, its page written by `run --html`:
+ * made by the first test that asks, and read by each (none changes what the run wrote).
+ */
+let hostile: Promise<{ dir: string; report: string; page: string }> | undefined;
+const hostileRun = () => (hostile ??= runHostile());
+
+async function runHostile(): Promise<{ dir: string; report: string; page: string }> {
   const { sim } = await start({ names: 'hostile', sites: HOSTILE_NAMES.length + 2, themes: 5, operationDelayMs: 20, seed: 4, failOperations: 0.5 });
   const dir = tempDir();
   const report = join(dir, 'r.json');

@@ -46,7 +46,7 @@ const BROWSER_CODE = ['/node_modules/playwright-core/', '/node_modules/pixelmatc
 // Chromium's start and screenshots take seconds each on a loaded machine, where 30 s is too few.
 describe('the browser is the machine’s, loaded only when a playbook looks at pages', { timeout: 90_000 }, () => {
   it('a run with health: and no visual loads no playwright-core, pixelmatch or pngjs; one with visual does', async () => {
-    const { sim } = await start({ sites: 3, themes: 2 });
+    const { sim } = await start({ sites: 1, themes: 2 }); // one site: what is loaded does not grow with the pages shot
     const plain = await loadedByRun(sim, playbook(sim));
     expect(plain.code).toBe(0);
     expect(plain.loaded.some((url) => url.endsWith('/dist/app/session.js'))).toBe(true);
@@ -91,7 +91,7 @@ describe('the browser is the machine’s, loaded only when a playbook looks at p
   });
 
   it('a resume checks what a run checks before it sends: without Chromium it sends nothing (exit 2), and a linked images folder is refused', async () => {
-    const { sim } = await start({ sites: 3, themes: 2 });
+    const { sim } = await start({ sites: 1, themes: 2 }); // one step to send again is enough: every one is checked before any
     const file = playbook(sim, '{ gap: 10ms }');
     const dir = tempDir();
     const report = join(dir, 'r.json');
@@ -115,7 +115,7 @@ describe('the browser is the machine’s, loaded only when a playbook looks at p
 
   it('the sandbox stays on: as root a run says why it cannot start it and what to do (exit 2, one line, nothing sent), doctor too; the opt-out is warned of once', async () => {
     expect(process.getuid!()).toBe(0); // this machine, as CI containers: Chromium refuses its sandbox as root
-    const { sim } = await start({ sites: 3, themes: 2 });
+    const { sim } = await start({ sites: 2, themes: 2 }); // two steps: the opt-out is warned of once a run, not once a step
     const sandboxed = playbook(sim, '{ gap: 10ms }', true);
     const seen = sim.log.length;
     const refused = await runCli(['run', sandboxed, '--yes', '--report', join(tempDir(), 'r.json')], simEnv(sim));

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { decodePng } from '../../src/health/visual/image.js';
 import { runCli, simEnv } from '../helpers/cli.js';
 import { useSimulator } from '../helpers/sim.js';
-import { oneSite, playbook, run } from '../helpers/visual-run.js';
+import { oneSite, playbook, run, sharedRun } from '../helpers/visual-run.js';
 
 const start = useSimulator();
 
@@ -45,30 +45,33 @@ describe('health.visual: the pages before and after a theme update, in the machi
     expect(out).toContain('Pages that look different (1)');
   });
 
-  it('a layout that breaks is restored (on_broken: restore)', async () => {
-    const { sim } = await start({ sites: 8, themes: 4, seed: 3 });
-    const at = oneSite(sim);
-    sim.lookTheme(`${at.theme}@latest`, 'unstyled');
-    const { code, write } = await run(sim, playbook(sim, at));
-    expect(code).toBe(1);
-    expect(write).toMatchObject({ status: 'failed', health: { outcome: 'healthy' }, visual: { outcome: 'broken' }, restored: { status: 'succeeded' } });
-    expect(write.reason).toMatch(/^visual: /);
-    expect(sim.log.filter((e) => e.endpoint === 'restoreBackup')).toHaveLength(1);
-    const version = sim.fleet.environments.get(at.envId)!.themes.get(at.theme)!.version;
-    expect(version).not.toBe(sim.fleet.catalog.get(at.theme)!.versions.at(-1));
-  });
+  describe('a theme that strips the page’s styles (one run, looked at from two sides)', () => {
+    const unstyled = sharedRun({ sites: 8, themes: 4, seed: 3 }, (sim) => {
+      const at = oneSite(sim);
+      sim.lookTheme(`${at.theme}@latest`, 'unstyled');
+      return [at];
+    });
 
-  it('a theme that strips the page’s styles changes at most all of it (not 117%), and status reads the run’s own report back', async () => {
-    const { sim } = await start({ sites: 8, themes: 4, seed: 3 });
-    const at = oneSite(sim);
-    sim.lookTheme(`${at.theme}@latest`, 'unstyled');
-    const { write, reportPath } = await run(sim, playbook(sim, at));
-    const page = write.visual!.pages[0]!;
-    expect(page.verdict).toBe('broken');
-    expect(page.changed_percent).toBeGreaterThan(25);
-    expect(page.changed_percent).toBeLessThanOrEqual(100);
-    const status = await runCli(['status', reportPath], simEnv(sim));
-    expect(status.stderr).not.toMatch(/report|schema|changed_percent/i);
-    expect(status.code).toBe(1);
+    it('a layout that breaks is restored (on_broken: restore)', async () => {
+      const { sim, at, code, write } = await unstyled();
+      const { envId, theme } = at[0]!;
+      expect(code).toBe(1);
+      expect(write).toMatchObject({ status: 'failed', health: { outcome: 'healthy' }, visual: { outcome: 'broken' }, restored: { status: 'succeeded' } });
+      expect(write.reason).toMatch(/^visual: /);
+      expect(sim.log.filter((e) => e.endpoint === 'restoreBackup')).toHaveLength(1);
+      const version = sim.fleet.environments.get(envId)!.themes.get(theme)!.version;
+      expect(version).not.toBe(sim.fleet.catalog.get(theme)!.versions.at(-1));
+    });
+
+    it('it changes at most all of the page (not 117%), and status reads the run’s own report back', async () => {
+      const { sim, write, reportPath } = await unstyled();
+      const page = write.visual!.pages[0]!;
+      expect(page.verdict).toBe('broken');
+      expect(page.changed_percent).toBeGreaterThan(25);
+      expect(page.changed_percent).toBeLessThanOrEqual(100);
+      const status = await runCli(['status', reportPath], simEnv(sim));
+      expect(status.stderr).not.toMatch(/report|schema|changed_percent/i);
+      expect(status.code).toBe(1);
+    });
   });
 });

@@ -1,7 +1,6 @@
-import { afterEach } from 'vitest';
-import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { CHROMIUM_FLAGS, findChromium, NO_SANDBOX } from '../../src/util/chromium.js';
-import { tempDir } from './cli.js';
 
 /** Debian's chromium (scripts/test-components.json installs it), found as `--pdf` finds it; never a browser playwright downloads. */
 export const CHROMIUM = findChromium(process.env);
@@ -14,22 +13,26 @@ export interface PageWatch {
 }
 
 /**
- * Opens pages in headless Chromium with a fresh profile of its own, stopped after each test. Every
- * request but the page's own file is recorded and refused (so nothing leaves the machine either way).
+ * Opens pages in headless Chromium: one browser for the test file (its start is most of a page's cost),
+ * each page in a fresh context of its own (an incognito profile: no cookie, cache or storage shared),
+ * closed after each test. Every request but the page's own file is recorded and refused (so nothing
+ * leaves the machine either way).
  */
 export function useBrowser() {
+  let browser: Promise<Browser> | undefined;
   const contexts: BrowserContext[] = [];
   afterEach(async () => {
     for (const context of contexts.splice(0)) await context.close();
   });
+  afterAll(async () => {
+    await (await browser)?.close();
+  });
   async function context(): Promise<BrowserContext> {
-    const { chromium } = await import('playwright-core');
-    const ctx = await chromium.launchPersistentContext(tempDir(), {
-      executablePath: CHROMIUM,
+    browser ??= import('playwright-core').then(({ chromium }) =>
       // sitefleet's own pages, every request refused: as --pdf opens them (we run as root here).
-      args: [...CHROMIUM_FLAGS, NO_SANDBOX],
-      viewport: { width: 1100, height: 900 },
-    });
+      chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_FLAGS, NO_SANDBOX] }),
+    );
+    const ctx = await (await browser).newContext({ viewport: { width: 1100, height: 900 } });
     contexts.push(ctx);
     return ctx;
   }
