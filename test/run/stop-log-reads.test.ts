@@ -7,6 +7,9 @@ import type { BusyRegister } from '../../src/coord/types.js';
 
 const start = useSimulator();
 
+/** Operations polled every 50 ms, not the CLI's 1 s at first: the lives' polls are not what is looked at. */
+const FAST_POLLS = { intervalMs: 50, maxIntervalMs: 100 };
+
 /**
  * Under `on_broken: isolate` each write's error log is read before it (isolation's first suspect), and
  * log reads have a rule of their own (35 a minute on the service). A stop keeps the writes still
@@ -26,6 +29,7 @@ describe('a stop drops the log reads before writes it keeps from starting', () =
       sites,
       signal: interrupt.signal,
       logs: { limit: 1, periodMs: 3000 },
+      tracking: FAST_POLLS,
     });
     // Every site looked at before its write: each read before a write is asked for, waiting for the rule.
     await waitFor(() => new Set(sim.siteLog.map((e) => e.domain)).size === lives.length, 60_000);
@@ -55,6 +59,7 @@ describe('a stop drops the log reads before writes it keeps from starting', () =
       halt,
       signal: interrupt.signal,
       logs: { limit: 1, periodMs: 3000 },
+      tracking: FAST_POLLS,
     });
     await waitFor(() => new Set(sim.siteLog.map((e) => e.domain)).size === lives.length, 60_000);
     interrupt.abort();
