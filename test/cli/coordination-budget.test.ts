@@ -24,7 +24,7 @@ const blockedOps = (sim: Simulator) => [...sim.operations.all.values()].filter((
 describe('--coordination: one rate budget and one set of busy environments per company', () => {
   it('three playbooks on the same environments together: never more than R in a window, no 429, nothing blocked', async () => {
     // 10 per 500 ms: the shape of 120/min, 6 times faster.
-    const { sim } = await start({ sites: 8, rate: '10/500ms', operationDelayMs: [300, 900] });
+    const { sim } = await start({ sites: 4, rate: '10/500ms', operationDelayMs: [300, 900] });
     const r = await redis();
     const dir = tempDir();
     const names = ['one', 'two', 'three'];
@@ -97,7 +97,7 @@ describe('--coordination: one rate budget and one set of busy environments per c
   }, 60_000);
 
   it('Redis stopped mid-run: exit 3 saying why, report and journal intact, and resume finishes once Redis is back', async () => {
-    const { sim } = await start({ sites: 30, rate: '10/500ms', operationDelayMs: 0 });
+    const { sim } = await start({ sites: 12, rate: '10/500ms', operationDelayMs: 0 });
     const r = await redis();
     const dir = tempDir();
     const playbook = writePlaybook(backups('nightly', 'lock: company'), dir);

@@ -27,6 +27,24 @@ function hurriedClock() {
   return { now: () => (from === undefined ? Date.now() : from + (Date.now() - from) * 100), hurry: () => void (from = Date.now()) };
 }
 
+// Every run at --rate 50/s: the service's default 2/s would spend seconds of each on reads and writes no lock is about.
+/**
+ * The simulator's clock at real speed, or (hurried) a hundred times faster: the holders' operations
+ * (12 s) outlast however long the others take to be refused, and end at once after.
+ */
+function switchableClock() {
+  let base = Date.now();
+  let at = base;
+  let speed = 1;
+  const now = () => base + (Date.now() - at) * speed;
+  const set = (next: number) => {
+    base = now();
+    at = Date.now();
+    speed = next;
+  };
+  return { now, hurry: () => set(100), calm: () => set(1) };
+}
+
 describe('--coordination: one lock per scope across machines', () => {
   it('a run on another machine (its own state dir) exits 4 at once naming the holder; a killed holder is taken over within its lease + 1 s', async () => {
     // The holder must still run while a second process starts and is refused: seconds each beside a loaded machine.
@@ -36,10 +54,10 @@ describe('--coordination: one lock per scope across machines', () => {
     const url = `${r.url}?lease=2s`;
     const dir = tempDir();
     const playbook = writePlaybook(backups('nightly', 'lock: company', true), dir);
-    const holder = startCli(['--coordination', url, 'run', playbook, '--yes', '--report', join(dir, 'a.json')], simEnv(sim));
+    const holder = startCli(['--rate', '50/s', '--coordination', url, 'run', playbook, '--yes', '--report', join(dir, 'a.json')], simEnv(sim));
     await waitFor(() => existsSync(join(dir, 'a.journal.jsonl')), 60_000);
 
-    const second = await runCli(['--coordination', url, 'run', playbook, '--yes', '--report', join(dir, 'b.json')], simEnv(sim)); // another state dir
+    const second = await runCli(['--rate', '50/s', '--coordination', url, 'run', playbook, '--yes', '--report', join(dir, 'b.json')], simEnv(sim)); // another state dir
     // At once: while the holder still runs (its operations take 4 s and it waits for them), not after it let go.
     expect(holder.child.exitCode).toBe(null);
     expect(second.stderr).not.toMatch(/waiting for the lock/);
@@ -51,7 +69,10 @@ describe('--coordination: one lock per scope across machines', () => {
     const killedAt = Date.now();
     clock.hurry();
     await holder.done;
-    const third = startCli(['--coordination', url, 'run', playbook, '--yes', '--wait-lock', '--report', join(dir, 'c.json')], simEnv(sim));
+    const third = startCli(
+      ['--rate', '50/s', '--coordination', url, 'run', playbook, '--yes', '--poll-interval', '50', '--wait-lock', '--report', join(dir, 'c.json')],
+      simEnv(sim),
+    );
     // Within the lease + 1 s of the moment the third was there to take it (a loaded machine takes a while to start a process).
     // Its start alone (node, the CLI's modules, the fleet read) took over 10 s beside a full suite: the clock below starts when it is there.
     await waitFor(() => /waiting for the lock|took over the lock/.test(third.stderr()), 40_000);
@@ -63,19 +84,28 @@ describe('--coordination: one lock per scope across machines', () => {
   }, 120_000);
 
   it('lock: playbook lets two playbooks of one company run together; the same playbook twice exits 4; without coordination it warns', async () => {
-    const { sim } = await start({ sites: 4, operationDelayMs: 2000 });
+    const clock = switchableClock();
+    const { sim } = await start({ sites: 4, operationDelayMs: 12_000, now: clock.now });
     const r = await redis();
     const dir = tempDir();
     const first = writePlaybook(backups('first', 'lock: playbook', true), dir, 'first.yaml');
     const second = writePlaybook(backups('second', 'lock: playbook', true), dir, 'second.yaml');
-    const a = startCli(['--coordination', r.url, 'run', first, '--yes', '--report', join(dir, 'a.json')], simEnv(sim));
+    const a = startCli(
+      ['--rate', '50/s', '--coordination', r.url, 'run', first, '--yes', '--poll-interval', '50', '--report', join(dir, 'a.json')],
+      simEnv(sim),
+    );
     await waitFor(() => existsSync(join(dir, 'a.journal.jsonl')), 60_000);
     const wholeCompany = writePlaybook(backups('whole', 'lock: company'), dir, 'whole.yaml');
-    const [b, again, company] = await Promise.all([
-      runCli(['--coordination', r.url, 'run', second, '--yes', '--report', join(dir, 'b.json')], simEnv(sim)),
-      runCli(['--coordination', r.url, 'run', first, '--yes', '--report', join(dir, 'c.json')], simEnv(sim)),
-      runCli(['--coordination', r.url, 'run', wholeCompany, '--yes', '--report', join(dir, 'e.json')], simEnv(sim)),
+    const running = runCli(
+      ['--rate', '50/s', '--coordination', r.url, 'run', second, '--yes', '--poll-interval', '50', '--report', join(dir, 'b.json')],
+      simEnv(sim),
+    );
+    const [again, company] = await Promise.all([
+      runCli(['--rate', '50/s', '--coordination', r.url, 'run', first, '--yes', '--report', join(dir, 'c.json')], simEnv(sim)),
+      runCli(['--rate', '50/s', '--coordination', r.url, 'run', wholeCompany, '--yes', '--report', join(dir, 'e.json')], simEnv(sim)),
     ]);
+    clock.hurry();
+    const b = await running;
     expect(again.code).toBe(4);
     expect(again.stderr).toMatch(/holds the lock for playbook "first" of this company/);
     // A company-wide run has the company to itself: it waits for the playbooks' runs.
@@ -85,31 +115,54 @@ describe('--coordination: one lock per scope across machines', () => {
     expect((await a.done).code).toBe(0);
     expect(blockedOps(sim)).toBe(0);
 
-    const alone = await runCli(['run', second, '--yes', '--report', join(dir, 'd.json')], simEnv(sim));
+    const alone = await runCli(['--rate', '50/s', 'run', second, '--yes', '--poll-interval', '50', '--report', join(dir, 'd.json')], simEnv(sim));
     expect(alone.stderr).toMatch(/warning: lock: playbook without --coordination: .* each learns the rate limit from 429s on its own/);
   }, 120_000);
 });
 
 describe('lock scopes on one machine (no coordination)', () => {
   it('a company-wide run and a playbook-scoped run exclude each other; two playbooks do not', async () => {
-    const { sim } = await start({ sites: 4, operationDelayMs: 2000 });
+    const clock = switchableClock();
+    const { sim } = await start({ sites: 4, operationDelayMs: 12_000, now: clock.now });
     const dir = tempDir();
     const env = simEnv(sim); // one state dir for all: one machine
     const first = writePlaybook(backups('first', 'lock: playbook', true), dir, 'first.yaml');
-    const holder = startCli(['run', first, '--yes', '--report', join(dir, 'a.json')], env);
+    const holder = startCli(['--rate', '50/s', 'run', first, '--yes', '--poll-interval', '50', '--report', join(dir, 'a.json')], env);
     await waitFor(() => existsSync(join(dir, 'a.journal.jsonl')), 60_000);
-    const company = await runCli(['run', writePlaybook(backups('whole', 'lock: company'), dir, 'whole.yaml'), '--yes', '--report', join(dir, 'b.json')], env);
+    const company = await runCli(
+      ['--rate', '50/s', 'run', writePlaybook(backups('whole', 'lock: company'), dir, 'whole.yaml'), '--yes', '--report', join(dir, 'b.json')],
+      env,
+    );
     expect(company.code).toBe(4);
     expect(company.stderr).toMatch(/holds the lock for playbook "first" of this company: pid \d+/);
-    const other = await runCli(['run', writePlaybook(backups('second', 'lock: playbook'), dir, 'second.yaml'), '--yes', '--report', join(dir, 'c.json')], env);
+    const other = await runCli(
+      ['--rate', '50/s', 'run', writePlaybook(backups('second', 'lock: playbook'), dir, 'second.yaml'), '--yes', '--report', join(dir, 'c.json')],
+      env,
+    );
     expect(other.code).toBe(0);
+    clock.hurry();
     expect((await holder.done).code).toBe(0);
+    clock.calm();
 
-    const whole = startCli(['run', writePlaybook(backups('whole2', 'lock: company', true), dir, 'whole2.yaml'), '--yes', '--report', join(dir, 'd.json')], env);
+    const whole = startCli(
+      [
+        '--rate',
+        '50/s',
+        'run',
+        writePlaybook(backups('whole2', 'lock: company', true), dir, 'whole2.yaml'),
+        '--yes',
+        '--poll-interval',
+        '50',
+        '--report',
+        join(dir, 'd.json'),
+      ],
+      env,
+    );
     await waitFor(() => existsSync(join(dir, 'd.journal.jsonl')), 60_000);
-    const blocked = await runCli(['run', first, '--yes', '--report', join(dir, 'e.json')], env);
+    const blocked = await runCli(['--rate', '50/s', 'run', first, '--yes', '--report', join(dir, 'e.json')], env);
     expect(blocked.code).toBe(4);
     expect(blocked.stderr).toMatch(/holds the lock for this company: pid \d+/);
+    clock.hurry();
     expect((await whole.done).code).toBe(0);
   }, 120_000);
 });

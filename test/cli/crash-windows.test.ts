@@ -1,12 +1,12 @@
-import { spawn } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Report } from '../../src/report/report.js';
 import { readJournal } from '../../src/run/journal.js';
-import { CLI, runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
-import { useSimulator, waitFor } from '../helpers/sim.js';
+import type { SimLogEntry, Simulator } from '../../src/sim/server.js';
+import { runCli, simEnv, startCliInProcess, tempDir, writePlaybook } from '../helpers/cli.js';
+import { useSimulator } from '../helpers/sim.js';
 
 const start = useSimulator();
 
@@ -55,26 +55,35 @@ describe('the lock comes first', () => {
   });
 });
 
+/** Calls `act` once the simulator has answered a creating call (POST) with a 429. */
+function whenAnswered429(sim: Simulator, act: () => void): void {
+  let done = false;
+  const push = sim.log.push.bind(sim.log);
+  sim.log.push = (...entries: SimLogEntry[]) => {
+    const length = push(...entries);
+    if (!done && entries.some((e) => e.status === 429 && e.method === 'POST')) {
+      done = true;
+      queueMicrotask(act);
+    }
+    return length;
+  };
+}
+
 describe('what never reached the service is sent by resume', () => {
-  it('Ctrl-C while steps wait out a 429: they end skipped ("not accepted"), never failed, and resume sends them', { timeout: 120_000 }, async () => {
+  it('Ctrl-C while steps wait out a 429: they end skipped ("not accepted"), never failed, and resume sends them', async () => {
     // Backups are creating calls, with a limit of their own: the reads before them (each environment's
     // backup list, its slots counted) learn the general one, and the backups still meet theirs.
-    const { sim } = await start({ sites: 20, operationDelayMs: 0, rate: '5/s', createRate: '2/s' });
+    const { sim } = await start({ sites: 4, operationDelayMs: 0, rate: '5/s', createRate: '2/s' });
     const dir = tempDir();
     const report = join(dir, 'r.json');
-    const child = spawn(
-      process.execPath,
-      [CLI, 'run', writePlaybook(backups('pause', 'settings: { rate_limit: 100/s, concurrency: 4 }\n'), dir), '--yes', '--report', report],
-      {
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, ...simEnv(sim) },
-        stdio: 'ignore',
-      },
+    // In this process: Ctrl-C is delivered as a terminal would (only SIGKILL needs a process of its own).
+    const running = await startCliInProcess(
+      ['run', writePlaybook(backups('pause', 'settings: { rate_limit: 100/s, concurrency: 4 }\n'), dir), '--yes', '--report', report],
+      simEnv(sim),
     );
-    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
     // A backup's own 429 (each environment's backup list is read first, to count its slots, and may meet one too).
-    await waitFor(() => sim.log.some((e) => e.status === 429 && e.method === 'POST'), 60_000);
-    child.kill('SIGINT');
-    expect(await closed).toBe(130);
+    whenAnswered429(sim, running.interrupt);
+    expect((await running.done).code).toBe(130);
     const interrupted = readReport(report);
     expect(interrupted.summary.failed).toBe(0);
     const refused = interrupted.results.filter((r) => r.status === 'skipped' && r.attempts > 0);

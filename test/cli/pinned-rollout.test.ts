@@ -39,7 +39,8 @@ tasks:
     expect(plan.steps.filter((s) => s.wave === 0)).toHaveLength(4);
 
     const path = join(dir, 'r.json');
-    const res = await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
+    // The service's default limits (2/s, backups 5 a minute) would spend 20 s on what the waves are not about.
+    const res = await runCli(['--rate', '50/s', '--create-rate', '50/s', 'run', file, '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
     expect(res.code).toBe(0);
     const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
     expect(report.results.filter((r) => r.status !== 'succeeded')).toEqual([]);
