@@ -9,6 +9,8 @@ import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
 import { useSimulator } from '../helpers/sim.js';
 
 const start = useSimulator();
+/** Operations end at once here (operationDelayMs: 0): polled soon, not after the CLI's 1 s first wait. */
+const FAST = ['--poll-interval', '20'];
 
 const playbook = (task: string, action = 'core.update') =>
   `version: 1\nname: core\nsettings: { rate_limit: 50/s }\ntasks:\n  - name: wp\n    action: ${action}\n    target: { environment: live }\n${task}`;
@@ -16,7 +18,7 @@ const playbook = (task: string, action = 'core.update') =>
 async function night(sim: Simulator, text: string) {
   const dir = tempDir();
   const reportPath = join(dir, 'report.json');
-  const result = await runCli(['run', writePlaybook(text, dir), '--yes', '--report', reportPath], { ...simEnv(sim), SITEFLEET_STATE_DIR: dir });
+  const result = await runCli(['run', writePlaybook(text, dir), '--yes', '--report', reportPath, ...FAST], { ...simEnv(sim), SITEFLEET_STATE_DIR: dir });
   return { ...result, reportPath, dir, report: JSON.parse(readFileSync(reportPath, 'utf8')) as Report };
 }
 
@@ -100,7 +102,7 @@ describe('the database step after `sitefleet restore`', () => {
     expect(canary.restored).toBeUndefined();
     const env = sim.fleet.environments.get(canary.target.env_id!)!;
     const before = env.wpCommands.length;
-    const restored = await runCli(['restore', reportPath, '--yes', '--poll-interval', '50'], { ...simEnv(sim), SITEFLEET_STATE_DIR: dir });
+    const restored = await runCli(['restore', reportPath, '--yes', ...FAST], { ...simEnv(sim), SITEFLEET_STATE_DIR: dir });
     expect(restored.code, restored.stdout + restored.stderr).toBe(0);
     const after = (JSON.parse(readFileSync(reportPath, 'utf8')) as Report).results.find((r) => r.step_id === canary.step_id)!;
     expect(after).toMatchObject({ status: 'failed', restored: { status: 'succeeded' } });
@@ -151,14 +153,14 @@ describe('the database step, resumed', () => {
     const report = join(dir, 'r.json');
     const journal = join(dir, 'r.journal.jsonl');
     const env = { ...simEnv(sim), SITEFLEET_STATE_DIR: dir };
-    expect((await runCli(['run', writePlaybook(playbook('    with: { max_bump: major }\n'), dir), '--yes', '--report', report], env)).code).toBe(0);
+    expect((await runCli(['run', writePlaybook(playbook('    with: { max_bump: major }\n'), dir), '--yes', '--report', report, ...FAST], env)).code).toBe(0);
     // As if killed right after the first database step was journaled `sending`: every later record lost.
     const lines = readFileSync(journal, 'utf8').trim().split('\n');
     const cut = lines.findIndex((l) => (JSON.parse(l) as { result?: StepResult }).result?.database?.[0]?.status === 'sending');
     expect(cut).toBeGreaterThan(0);
     const stepId = (JSON.parse(lines[cut]!) as { step: string }).step;
     writeFileSync(journal, `${lines.slice(0, cut + 1).join('\n')}\n`);
-    const resumed = await runCli(['resume', report, '--yes'], env);
+    const resumed = await runCli(['resume', report, '--yes', ...FAST], env);
     expect(resumed.code).toBe(0);
     const step = (JSON.parse(readFileSync(report, 'utf8')) as Report).results.find((r) => r.step_id === stepId)!;
     expect(step).toMatchObject({ status: 'succeeded', database: [{ command: 'wp core update-db', after: 'update', status: 'succeeded' }] });
@@ -193,7 +195,7 @@ describe('the database step after a restore, resumed', () => {
   }
 
   async function resume(sim: Simulator, reportPath: string, dir: string, stepId: string) {
-    const resumed = await runCli(['resume', reportPath, '--yes'], { ...simEnv(sim), SITEFLEET_STATE_DIR: dir });
+    const resumed = await runCli(['resume', reportPath, '--yes', ...FAST], { ...simEnv(sim), SITEFLEET_STATE_DIR: dir });
     expect(resumed.code, resumed.stdout + resumed.stderr).not.toBe(2);
     return (JSON.parse(readFileSync(reportPath, 'utf8')) as Report).results.find((r) => r.step_id === stepId)!;
   }

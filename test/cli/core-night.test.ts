@@ -16,7 +16,7 @@ const playbook = (task: string) =>
 async function night(sim: Simulator, task: string, dir = tempDir(), now?: () => number) {
   const reportPath = join(dir, `r-${Math.random().toString(36).slice(2)}.json`);
   const env = { ...simEnv(sim), SITEFLEET_STATE_DIR: dir };
-  const result = await runCli(['run', writePlaybook(playbook(task), dir), '--yes', '--report', reportPath], env, now ? { now } : {});
+  const result = await runCli(['run', writePlaybook(playbook(task), dir), '--yes', '--poll-interval', '20', '--report', reportPath], env, now ? { now } : {});
   return { ...result, report: JSON.parse(readFileSync(reportPath, 'utf8')) as Report };
 }
 

@@ -24,12 +24,13 @@ const MOMENTS: [string, string, number][] = [
 describe('resume after a halt finishes the life of a write that broke its site', () => {
   for (const [when, endpoint, nth] of MOMENTS)
     it(`halted ${when}: resume puts the site back and isolates the culprit`, async () => {
-      const { sim } = await start({ sites: 1, seed: 2, operationDelayMs: 80, pageCacheTtlMs: 0 });
+      // Operations of 20 ms polled every 20 ms, cache clears without the vendor's gap: the halts come by event, not by time.
+      const { sim } = await start({ sites: 1, seed: 2, operationDelayMs: 20, clearCacheGapMs: 0, pageCacheTtlMs: 0 });
       const { live } = fourPlugins(sim);
       const dir = tempDir();
       const path = join(dir, 'r.json');
       const env = simEnv(sim);
-      const running = await startCliInProcess(['run', writePlaybook(isolatingNight(sim), dir), '--yes', '--poll-interval', '50', '--report', path], env);
+      const running = await startCliInProcess(['run', writePlaybook(isolatingNight(sim), dir), '--yes', '--poll-interval', '20', '--report', path], env);
       let halted = false;
       whenAnswered(sim, endpoint, nth, () => {
         halted = true;
@@ -39,7 +40,7 @@ describe('resume after a halt finishes the life of a write that broke its site',
       const run = await running.done;
       expect(halted).toBe(true);
       expect(run.code, run.stderr).toBe(130);
-      const resumed = await runCli(['resume', path, '--yes', '--poll-interval', '50'], env);
+      const resumed = await runCli(['resume', path, '--yes', '--poll-interval', '20'], env);
       const told = `${resumed.stdout}${resumed.stderr}`;
       expect(resumed.code, told).toBe(1);
       expect(isolatedWrite(path, live.id), told).toMatchObject({

@@ -72,7 +72,7 @@ describe('hostile names from the service', () => {
     const env = simEnv(sim);
     const dir = tempDir();
     const file = writePlaybook(
-      'version: 1\nname: php\nsettings: { wait: true }\ntasks:\n  - { name: php, action: php.set_version, target: all, with: { php_version: "8.3" } }\n',
+      'version: 1\nname: php\nsettings: { wait: true, rate_limit: 50/s }\ntasks:\n  - { name: php, action: php.set_version, target: all, with: { php_version: "8.3" } }\n',
       dir,
     );
     const plan = await runCli(['plan', file, '-v', '--out', join(dir, 'plan.json')], env);
@@ -83,11 +83,14 @@ describe('hostile names from the service', () => {
 
     const summary = join(dir, 'step-summary.md');
     const report = join(dir, 'r.json');
-    const run = await runCli(['run', file, '--yes', '--report', report, '--junit', join(dir, 'junit.xml'), '--summary-md', join(dir, 's.md')], {
-      ...env,
-      GITHUB_ACTIONS: 'true',
-      GITHUB_STEP_SUMMARY: summary,
-    });
+    const run = await runCli(
+      ['run', file, '--yes', '--poll-interval', '20', '--report', report, '--junit', join(dir, 'junit.xml'), '--summary-md', join(dir, 's.md')],
+      {
+        ...env,
+        GITHUB_ACTIONS: 'true',
+        GITHUB_STEP_SUMMARY: summary,
+      },
+    );
     expect(run.code, run.stderr).toBe(1);
     expectReadable(run, 'run');
     const written = JSON.parse(readFileSync(report, 'utf8')) as {

@@ -16,7 +16,7 @@ const PER_VISIT = 7;
 describe('isolation rounds put back by the items’ own files (health.undo: items_first, issue 55 item 2)', () => {
   it('a plugin breaking shops among a bulk write’s: found in rounds that go back by files; no backup restored, none taken for a round, every order kept', async () => {
     // Quiet logs: no suspect named, so isolation halves the candidates over several rounds.
-    const { sim } = await start({ sites: 3, pluginsPerEnv: 8, seed: 5, operationDelayMs: 20, quietBreaks: true });
+    const { sim } = await start({ sites: 3, pluginsPerEnv: 8, seed: 5, operationDelayMs: 20, clearCacheGapMs: 0, quietBreaks: true });
     const { plugin, envs } = busiestPlugin(sim);
     const offered = offeredPlugins(sim).filter((o) => !o.vulnerableUpdate);
     const latest = sim.fleet.pluginCatalog.get(plugin)!.versions.at(-1)!;
@@ -28,7 +28,7 @@ describe('isolation rounds put back by the items’ own files (health.undo: item
     expect(yaml).toContain('undo: items_first');
     const dir = tempDir();
     const reportPath = join(dir, 'r.json');
-    const res = await runCli(['run', writePlaybook(yaml, dir), '--yes', '--poll-interval', '50', '--report', reportPath], simEnv(sim));
+    const res = await runCli(['run', writePlaybook(yaml, dir), '--yes', '--poll-interval', '20', '--report', reportPath], simEnv(sim));
     expect(res.code, res.stdout + res.stderr).toBe(1);
     const report = JSON.parse(readFileSync(reportPath, 'utf8')) as Report;
     // No restore, and no backup but each written environment's own restore point.

@@ -20,12 +20,12 @@ const start = useSimulator();
  */
 describe('resume of an isolation cut off in a strict night', () => {
   it('max_failures: 0, Ctrl-C during isolation: the resume goes on to the culprit', async () => {
-    const { sim } = await start({ sites: 1, seed: 5, operationDelayMs: 300, pageCacheTtlMs: 0 });
+    const { sim } = await start({ sites: 1, seed: 5, operationDelayMs: 150, clearCacheGapMs: 0, pageCacheTtlMs: 0 });
     const { live, names } = fourPlugins(sim);
     const dir = tempDir();
     const path = join(dir, 'r.json');
     const yaml = isolatingNight(sim).replace('max_failures: 100', 'max_failures: 0');
-    const running = await startCliInProcess(['run', writePlaybook(yaml, dir), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
+    const running = await startCliInProcess(['run', writePlaybook(yaml, dir), '--yes', '--poll-interval', '20', '--report', path], simEnv(sim));
     // After the write's own restore, as the first round goes out.
     await waitFor(() => roundAfterRestore(sim, live.id, 1), 60_000);
     // The budget was crossed as the site was seen broken, so the run had stopped (isolation finishing under
@@ -35,7 +35,7 @@ describe('resume of an isolation cut off in a strict night', () => {
     expect((await running.done).code).toBe(3);
     const cut = (JSON.parse(readFileSync(path, 'utf8')) as Report).results.find((r) => r.target.env_id === live.id && r.request?.method === 'PUT')!;
     expect(cut.isolation?.outcome).toBe('isolating');
-    const resumed = await runCli(['resume', path, '--yes', '--poll-interval', '50'], simEnv(sim));
+    const resumed = await runCli(['resume', path, '--yes', '--poll-interval', '20'], simEnv(sim));
     const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
     const write = report.results.find((r) => r.target.env_id === live.id && r.request?.method === 'PUT')!;
     expect(write.isolation, resumed.stdout + resumed.stderr).toMatchObject({ outcome: 'found', culprits: [{ plugin: 'p0' }] });

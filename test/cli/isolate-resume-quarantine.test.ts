@@ -19,7 +19,15 @@ const start = useSimulator();
  */
 describe('resume: isolation of a write the run quarantine trimmed', () => {
   it('never sends the run-quarantined version to the site (it was left out of the write; a round must not put it back)', async () => {
-    const { sim } = await start({ sites: 2, seed: 5, operationDelayMs: 400, pageCacheTtlMs: 0, createRate: '100/s', operationVisibleAfterMs: 0 }); // a canary's chain of operations in series: neither the creating-call limit nor new operations' 2 s of 404 (the real profile's) is what is tested
+    const { sim } = await start({
+      sites: 2,
+      seed: 5,
+      operationDelayMs: 200,
+      clearCacheGapMs: 0,
+      pageCacheTtlMs: 0,
+      createRate: '100/s',
+      operationVisibleAfterMs: 0,
+    }); // a canary's chain of operations in series: neither the creating-call limit nor new operations' 2 s of 404 (the real profile's) is what is tested
     sim.fleet.pluginCatalog.clear();
     const names = ['p0', 'p1', 'p2', 'p3'];
     for (const name of names) sim.fleet.pluginCatalog.set(name, { name, title: name, versions: ['1.0.0', '1.1.0'], vulnerable: new Set() });

@@ -9,13 +9,13 @@ const start = useSimulator();
 
 describe('an isolated site in the outputs, from the CLI against the simulator', () => {
   it('the terminal summary, the run page and the monthly record name the culprit, the version kept, the updates kept and the restores', async () => {
-    const { sim } = await start({ sites: 1, seed: 5, operationDelayMs: 20, pageCacheTtlMs: 0 });
+    const { sim } = await start({ sites: 1, seed: 5, operationDelayMs: 20, clearCacheGapMs: 0, pageCacheTtlMs: 0 });
     const { live } = fourPlugins(sim);
     const site = sim.fleet.sites.get(live.siteId)!.displayName;
     const dir = tempDir();
     const reportPath = join(dir, 'r.json');
     const playbook = writePlaybook(isolatingNight(sim), dir);
-    const run = await runCli(['run', playbook, '--yes', '--poll-interval', '50', '--report', reportPath], simEnv(sim));
+    const run = await runCli(['run', playbook, '--yes', '--poll-interval', '20', '--report', reportPath], simEnv(sim));
     const out = run.stdout + run.stderr;
     expect(run.code, out).toBe(1);
     const restores = JSON.parse(readFileSync(reportPath, 'utf8')).results.find((r: { isolation?: unknown }) => r.isolation).isolation.restores as number;

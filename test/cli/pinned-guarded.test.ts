@@ -11,7 +11,7 @@ const start = useSimulator();
 
 /** One site whose live environment has three themes with a patch offered; the second one's patch breaks the site. */
 async function threeThemes(maxFailures: string, rollout = '', onBroken = 'restore'): Promise<{ sim: Simulator; file: string }> {
-  const { sim } = await start({ sites: 1, seed: 5 });
+  const { sim } = await start({ sites: 1, seed: 5, clearCacheGapMs: 0 });
   const patch = { versions: ['1.0.0', '1.0.1'], vulnerable: [] };
   shapeFleet(sim, { a: patch, b: patch, c: patch });
   sim.breakTheme('b@1.0.1');
@@ -41,7 +41,7 @@ describe('pinned updates of several themes on one guarded environment', () => {
     async (_, maxFailures) => {
       const { sim, file } = await threeThemes(maxFailures);
       const path = join(tempDir(), 'r.json');
-      const res = await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
+      const res = await runCli(['run', file, '--yes', '--poll-interval', '20', '--report', path], simEnv(sim));
       expect(res.code).not.toBe(0);
       const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
       const live = [...sim.fleet.environments.values()].find((e) => e.displayName === 'live')!;
@@ -65,7 +65,7 @@ describe('pinned updates of several themes on one guarded environment', () => {
     const { sim, file } = await threeThemes('', '    rollout: { staging_first: true, soak: 20h }\n');
     const env = simEnv(sim);
     const path = join(tempDir(), 'r.json');
-    const res = await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', path], env);
+    const res = await runCli(['run', file, '--yes', '--poll-interval', '20', '--report', path], env);
     expect(res.code).not.toBe(0);
     const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
     const staging = [...sim.fleet.environments.values()].find((e) => e.displayName === 'staging')!;
@@ -88,9 +88,9 @@ describe('pinned updates of several themes on one guarded environment', () => {
   it('sitefleet restore the morning after: the environment its writes broke together is restored once', async () => {
     const { sim, file } = await threeThemes('    max_failures: 0\n', '', 'leave');
     const path = join(tempDir(), 'r.json');
-    const ran = await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
+    const ran = await runCli(['run', file, '--yes', '--poll-interval', '20', '--report', path], simEnv(sim));
     expect(ran.code).toBe(3);
-    const restored = await runCli(['restore', path, '--yes', '--poll-interval', '50'], simEnv(sim));
+    const restored = await runCli(['restore', path, '--yes', '--poll-interval', '20'], simEnv(sim));
     expect(restored.code, restored.stdout + restored.stderr).toBe(0);
     const live = [...sim.fleet.environments.values()].find((e) => e.displayName === 'live')!;
     expect([...live.themes].map(([n, t]) => `${n} ${t.version}`).sort()).toEqual(['a 1.0.0', 'b 1.0.0', 'c 1.0.0']);
@@ -108,7 +108,7 @@ describe('pinned updates of several themes on one guarded environment', () => {
   it('resume after a kill while the restore went: the writes it undid are said so, and the rest is sent', async () => {
     const { sim, file } = await threeThemes('');
     const path = join(tempDir(), 'r.json');
-    await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
+    await runCli(['run', file, '--yes', '--poll-interval', '20', '--report', path], simEnv(sim));
     // What a kill just after the restore was accepted leaves: the journal up to that answer.
     const journal = path.replace(/\.json$/, '.journal.jsonl');
     const lines = readFileSync(journal, 'utf8').split('\n').filter(Boolean);
@@ -123,7 +123,7 @@ describe('pinned updates of several themes on one guarded environment', () => {
     );
     const live = [...sim.fleet.environments.values()].find((e) => e.displayName === 'live')!;
     live.themes.get('c')!.version = '1.0.0';
-    const resumed = await runCli(['resume', path, '--yes', '--poll-interval', '50'], simEnv(sim));
+    const resumed = await runCli(['resume', path, '--yes', '--poll-interval', '20'], simEnv(sim));
     expect(resumed.code).toBe(1);
     const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
     const status = (theme: string) => report.results.find((r) => r.step_id?.endsWith(`:theme=${theme}`))!;
@@ -140,7 +140,7 @@ describe('pinned updates under health.on_broken: isolate', () => {
   it('the second theme breaks the site: isolation over the three finds it; the other two are in again', async () => {
     const { sim, file } = await threeThemes('', '', 'isolate');
     const path = join(tempDir(), 'r.json');
-    const res = await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
+    const res = await runCli(['run', file, '--yes', '--poll-interval', '20', '--report', path], simEnv(sim));
     expect(res.code, res.stdout + res.stderr).toBe(1);
     const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
     const live = [...sim.fleet.environments.values()].find((e) => e.displayName === 'live')!;

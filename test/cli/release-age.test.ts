@@ -40,7 +40,9 @@ async function night(sim: Simulator, env: Record<string, string>, at: number, wi
   const dir = tempDir();
   const reportPath = join(dir, 'r.json');
   const before = installed(sim);
-  const result = await runCli([...flags, 'run', playbook(withBlock, dir), '--yes', '--report', reportPath, ...runFlags], env, { now: () => at });
+  const result = await runCli([...flags, 'run', playbook(withBlock, dir), '--yes', '--poll-interval', '20', '--report', reportPath, ...runFlags], env, {
+    now: () => at,
+  });
   expect(result.code, result.stderr).toBe(0);
   const after = installed(sim);
   const moved = [...new Set([...before].filter(([key, v]) => after.get(key) !== v).map(([key]) => key.split(' ')[1]!))].sort();

@@ -10,7 +10,8 @@ import { busiestTheme } from '../helpers/themes.js';
 
 const start = useSimulator();
 
-function playbook(sim: Simulator, theme: string, onBroken = 'restore', settings = ''): string {
+/** The CLI's default 120 calls a minute would space this fleet's calls 0.5 s apart; the simulator sets no limit. */
+function playbook(sim: Simulator, theme: string, onBroken = 'restore', settings = 'settings: { rate_limit: 50/s }\n'): string {
   const file = join(tempDir(), 'safe.yaml');
   writeFileSync(
     file,
@@ -266,17 +267,18 @@ describe('sitefleet restore: never beyond what broke', () => {
 
 describe('a restore cut off by SIGKILL', () => {
   it('the process killed while its restore is on the wire: neither resume nor restore sends it again', async () => {
-    const { sim } = await start({ sites: 16, themes: 4, seed: 3, operationDelayMs: 100, slowMs: 5000 });
+    const { sim } = await start({ sites: 16, themes: 4, seed: 3, operationDelayMs: 100, slowMs: 2500 });
     const { theme } = busiestTheme(sim);
     sim.breakTheme(`${theme}@latest`);
-    // The service takes the restore and answers 5 s later: the process dies between its journal's
-    // "sending" and the answer, the one moment a second restore could be sent by mistake.
+    // The service takes the restore and answers 2.5 s later (the kill follows its taking within a few
+    // polls of 20 ms): the process dies between its journal's "sending" and the answer, the one moment
+    // a second restore could be sent by mistake.
     sim.setFaults({ slow: 1 }, { only: ['restoreBackup'] });
     const dir = tempDir();
     const path = join(dir, 'r.json');
     const journal = join(dir, 'r.journal.jsonl');
     const running = startCli(['run', playbook(sim, theme), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
-    // The event is the service taking the restore (its answer is 5 s away), not the journal's line
+    // The event is the service taking the restore (its answer is 2.5 s away), not the journal's line
     // written just before it is sent: a process killed between the two has sent nothing at all.
     await waitFor(() => [...sim.operations.all.values()].some((op) => op.kind === ENDPOINTS.restoreBackup.operation), 20_000);
     expect(readFileSync(journal, 'utf8')).toContain('"status":"sending"');

@@ -9,6 +9,7 @@ import { busiestTheme } from '../helpers/themes.js';
 
 const start = useSimulator();
 
+/** At 50 calls a second: the CLI's default 120 a minute would space this fleet's calls 0.5 s apart (the simulator sets no limit). */
 function playbook(sim: Simulator, theme: string, extra = ''): string {
   const dir = tempDir();
   const file = join(dir, 'safe.yaml');
@@ -16,6 +17,7 @@ function playbook(sim: Simulator, theme: string, extra = ''): string {
     file,
     `version: 1
 name: safe
+settings: { rate_limit: 50/s }
 tasks:
   - name: update ${theme}
     action: themes.update
@@ -71,7 +73,7 @@ describe('safe updates: a backup first, a health check after', () => {
       // The command it offers continues the rollout, and stops it again at the next broken site.
       const offered = /send them \(stopping at the next failure\) with: sitefleet resume (\S+) --max-failures 1$/m.exec(stdout);
       expect(offered).not.toBeNull();
-      const resumed = await runCli(['resume', offered![1]!, '--max-failures', '1', '--yes'], simEnv(sim));
+      const resumed = await runCli(['resume', offered![1]!, '--max-failures', '1', '--yes', '--poll-interval', '50'], simEnv(sim));
       expect(resumed.code).toBe(3);
       expect(sim.log.filter((e) => e.endpoint === 'bulkUpdateThemes').length).toBeGreaterThan(1);
       expect(resumed.stdout).toMatch(/run stopped: failure budget exceeded in task "update [a-z-]+": 2 failed, 1 allowed/);

@@ -10,7 +10,7 @@ import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
 import { useRedis } from '../helpers/redis.js';
 import { useSimulator } from '../helpers/sim.js';
 import { installed, shapeFleet } from '../helpers/themes.js';
-import { decisionsOf, HOUR, night, playbook, sitesOf, T0 } from '../helpers/staging.js';
+import { decisionsOf, HOUR, night, playbook, POLL, sitesOf, T0 } from '../helpers/staging.js';
 
 const start = useSimulator();
 const redis = useRedis();
@@ -22,7 +22,7 @@ async function stagedNight() {
   shapeFleet(sim, { calm: { versions: ['1.0.0', '1.0.1'], vulnerable: [] } });
   const env = simEnv(sim);
   const reportPath = join(tempDir(), 'r.json');
-  const run = await runCli(['run', playbook(sim), '--yes', '--report', reportPath], env, { now: () => T0 });
+  const run = await runCli(['run', playbook(sim), '--yes', '--report', reportPath, ...POLL], env, { now: () => T0 });
   expect(run.code, run.stderr).toBe(0);
   return { sim, env, reportPath, store: join(env.SITEFLEET_STATE_DIR!, 'staging', `${sim.companyId}.jsonl`) };
 }
@@ -51,7 +51,7 @@ describe('rollout.staging_first across nights: the stores, releases between nigh
     const env = simEnv(sim);
     const url = (await redis()).url;
     const reportPath = join(tempDir(), 'r.json');
-    const run = await runCli(['--coordination', url, 'run', playbook(sim), '--yes', '--report', reportPath], env, { now: () => T0 });
+    const run = await runCli(['--coordination', url, 'run', playbook(sim), '--yes', '--report', reportPath, ...POLL], env, { now: () => T0 });
     expect(run.code, run.stderr).toBe(0);
     const staged = (JSON.parse(readFileSync(reportPath, 'utf8')) as Report).results.filter((r) => r.role === 'staging' && r.status === 'succeeded');
     const link = await RedisLink.connect(parseRedisUrl(url));
@@ -74,7 +74,7 @@ describe('rollout.staging_first across nights: the stores, releases between nigh
     mkdirSync(store);
     // No base URL: a resume with nothing to send needs none, nor a runtime to warn through.
     const { SITEFLEET_BASE_URL: _unused, ...offline } = env;
-    const resumed = await runCli(['resume', reportPath, '--yes'], offline, { now: () => T0 + HOUR });
+    const resumed = await runCli(['resume', reportPath, '--yes', ...POLL], offline, { now: () => T0 + HOUR });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout).toContain('nothing left to send');
     expect(resumed.stderr).toMatch(/^sitefleet: warning: could not record what the staging updates came to \(.*\): live holds those versions/m);
@@ -149,7 +149,7 @@ describe('rollout.staging_first across nights: the stores, releases between nigh
     const writes = sim.log.filter((e) => e.method !== 'GET').length;
     sim.rename('site', b!.displayName, a!.displayName);
     const file = playbook(sim);
-    const refused = await runCli(['run', file, '--yes', '--report', join(tempDir(), 'r.json')], simEnv(sim), { now: () => T0 + 48 * HOUR });
+    const refused = await runCli(['run', file, '--yes', '--report', join(tempDir(), 'r.json'), ...POLL], simEnv(sim), { now: () => T0 + 48 * HOUR });
     expect(refused.code).toBe(2);
     const lines = refused.stderr.trim().split('\n');
     // One line naming file, line and field, and the house's closing word.
@@ -174,7 +174,7 @@ describe('rollout.staging_first across nights: the stores, releases between nigh
     const file = writePlaybook(
       `version: 1\nname: staged\nsettings: { rate_limit: 50/s }\ntasks:\n  - name: themes\n    action: themes.update\n    target: { environment: live }\n    rollout: { staging_first: true, no_staging: live }\n`,
     );
-    const ran = await runCli(['run', file, '--yes', '--report', join(tempDir(), 'r.json')], simEnv(sim), { now: () => T0 });
+    const ran = await runCli(['run', file, '--yes', '--report', join(tempDir(), 'r.json'), ...POLL], simEnv(sim), { now: () => T0 });
     expect(ran.code, ran.stderr).toBe(0);
     // a's staging takes the update tonight; a's live waits for it, never "updated on live directly".
     const versions = installed(sim);
@@ -185,7 +185,7 @@ describe('rollout.staging_first across nights: the stores, releases between nigh
     // Once a's name stands for two sites, the environment left out cannot be told apart: refused, nothing sent.
     const writes = sim.log.filter((e) => e.method !== 'GET').length;
     sim.rename('site', b!.displayName, a!.displayName);
-    const refused = await runCli(['run', file, '--yes', '--report', join(tempDir(), 'r.json')], simEnv(sim), { now: () => T0 + 48 * HOUR });
+    const refused = await runCli(['run', file, '--yes', '--report', join(tempDir(), 'r.json'), ...POLL], simEnv(sim), { now: () => T0 + 48 * HOUR });
     expect(refused.code).toBe(2);
     const lines = refused.stderr.trim().split('\n');
     expect(lines, refused.stderr).toEqual([expect.any(String), '1 problem; nothing was sent']);

@@ -7,7 +7,7 @@ import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
 import { useRedis } from '../helpers/redis.js';
 import { useSimulator } from '../helpers/sim.js';
 import { installed, shapeFleet } from '../helpers/themes.js';
-import { codes, decisionsOf, HOUR, iso, night, playbook, playbookLeaving, sameSite, sitesOf, T0 } from '../helpers/staging.js';
+import { codes, decisionsOf, HOUR, iso, night, playbook, playbookLeaving, POLL, sameSite, sitesOf, T0 } from '../helpers/staging.js';
 
 const start = useSimulator();
 const redis = useRedis();
@@ -138,7 +138,7 @@ describe('rollout.staging_first: staging takes the update first, live on a later
     // on_broken: leave: staging keeps the broken version.
     const rollout = '{ staging_first: true, soak: 20h }';
     const reportPath = join(tempDir(), 'r.json');
-    const first = await runCli(['run', playbookLeaving(sim, rollout), '--yes', '--report', reportPath], env, { now: () => T0 });
+    const first = await runCli(['run', playbookLeaving(sim, rollout), '--yes', '--report', reportPath, ...POLL], env, { now: () => T0 });
     expect(first.code).toBe(1);
     // What a SIGKILL after the last result leaves: no end in the journal, nothing in the store.
     const journal = reportPath.replace(/\.json$/, '.journal.jsonl');
@@ -152,12 +152,12 @@ describe('rollout.staging_first: staging takes the update first, live on a later
     );
     const store = join(env.SITEFLEET_STATE_DIR!, 'staging', `${sim.companyId}.jsonl`);
     writeFileSync(store, '');
-    const resumed = await runCli(['resume', reportPath, '--yes'], env, { now: () => T0 + HOUR });
+    const resumed = await runCli(['resume', reportPath, '--yes', ...POLL], env, { now: () => T0 + HOUR });
     expect(resumed.stdout).toContain('nothing left to send');
     expect(readFileSync(store, 'utf8')).toContain('"kind":"failed"');
     for (const at of [T0 + 24 * HOUR, T0 + 48 * HOUR]) {
       const before = installed(sim);
-      await runCli(['run', playbookLeaving(sim, rollout), '--yes', '--report', join(tempDir(), 'r.json')], env, { now: () => at });
+      await runCli(['run', playbookLeaving(sim, rollout), '--yes', '--report', join(tempDir(), 'r.json'), ...POLL], env, { now: () => at });
       expect(installed(sim)).toEqual(before);
     }
   });
@@ -191,7 +191,7 @@ describe('rollout.staging_first: staging takes the update first, live on a later
       `version: 1\nname: staged\nsettings: { rate_limit: 50/s }\ntasks:\n  - name: themes\n    action: themes.update\n    target: { environment: [live, preview] }\n    rollout: { staging_first: true }\n`,
       dir,
     );
-    const res = await runCli(['run', file, '--yes', '--report', join(dir, 'r.json')], simEnv(sim), { now: () => T0 });
+    const res = await runCli(['run', file, '--yes', '--report', join(dir, 'r.json'), ...POLL], simEnv(sim), { now: () => T0 });
     expect(res.code, res.stderr).toBe(0);
     const staging = envs.find((e) => e.displayName === 'staging')!;
     expect([staging.themes.get('calm')!.version, staging.themes.get('other')!.version]).toEqual(['1.0.1', '2.0.1']);

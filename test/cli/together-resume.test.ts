@@ -39,7 +39,7 @@ describe('rollout.together resumed in the middle of a group', () => {
     const live = [...sim.fleet.environments.values()].find((e) => e.displayName === 'live')!;
     const dir = tempDir();
     const report = join(dir, 'r.json');
-    const first = await runCli(['run', writePlaybook(TASKS(sim), dir), '--yes', '--report', report], simEnv(sim));
+    const first = await runCli(['run', writePlaybook(TASKS(sim), dir), '--yes', '--poll-interval', '20', '--report', report], simEnv(sim));
     expect(first.code, first.stderr).toBe(1);
     // The journal as a kill would leave it: the plugin write's operation ended, nothing after it.
     const journal = join(dir, 'r.journal.jsonl');
@@ -55,7 +55,7 @@ describe('rollout.together resumed in the middle of a group', () => {
     live.plugins.get('forms')!.version = '1.1.0';
     live.themes.get('calm')!.version = '1.0.0';
 
-    const resumed = await runCli(['resume', report, '--yes'], simEnv(sim));
+    const resumed = await runCli(['resume', report, '--yes', '--poll-interval', '20'], simEnv(sim));
     const after = JSON.parse(readFileSync(report, 'utf8')) as Report;
     const [plugin, theme] = [0, 1].map((i) => after.results.find((r) => r.step_id === `${i}:${live.id}`)!);
     expect(resumed.code, JSON.stringify(after.results.map((r) => [r.step_id, r.status, r.reason, r.health]))).toBe(1);

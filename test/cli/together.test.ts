@@ -43,7 +43,8 @@ async function night(sim: Simulator, together = true, edit = (yaml: string) => y
   const file = writePlaybook(edit(TASKS(sim, together)), dir);
   const reportPath = join(dir, 'r.json');
   const before = sim.siteLog.length;
-  const result = await runCli(['run', file, '--yes', '--report', reportPath], simEnv(sim));
+  // Polled every 20 ms, not after the CLI's 1 s first wait: most of these nights' operations end at once.
+  const result = await runCli(['run', file, '--yes', '--poll-interval', '20', '--report', reportPath], simEnv(sim));
   const pages = sim.siteLog.length - before;
   return { code: result.code, report: JSON.parse(readFileSync(reportPath, 'utf8')) as Report, pages };
 }

@@ -44,7 +44,7 @@ function playbook(withBlock: string, dir = tempDir()): string {
 async function run(sim: Simulator, withBlock: string): Promise<{ code: number | null; stdout: string; report: Report }> {
   const dir = tempDir();
   const reportPath = join(dir, 'r.json');
-  const result = await runCli(['run', playbook(withBlock, dir), '--yes', '--report', reportPath], simEnv(sim));
+  const result = await runCli(['run', playbook(withBlock, dir), '--yes', '--poll-interval', '20', '--report', reportPath], simEnv(sim));
   return { code: result.code, stdout: result.stdout, report: JSON.parse(readFileSync(reportPath, 'utf8')) as Report };
 }
 
@@ -164,7 +164,7 @@ describe('themes.update policies against the simulator', () => {
     sim.fleet.catalog.get('patch-sec')!.versions.push('2.0.2');
     sim.fleet.catalog.get('minor-sec')!.versions.splice(1, 1, '4.1.5');
     const reportPath = join(dir, 'r.json');
-    const applied = await runCli(['run', '--plan', planFile, '--yes', '--report', reportPath], simEnv(sim));
+    const applied = await runCli(['run', '--plan', planFile, '--yes', '--poll-interval', '20', '--report', reportPath], simEnv(sim));
     expect(applied.code).toBe(0);
     const report = JSON.parse(readFileSync(reportPath, 'utf8')) as Report;
     const themeOf = (step: { body?: unknown }) => (step.body as { name: string }).name;

@@ -10,6 +10,8 @@ import { installed } from './themes.js';
 export const T0 = Date.parse('2026-03-02T02:00:00.000Z');
 export const HOUR = 3_600_000;
 export const iso = (at: number) => new Date(at).toISOString();
+/** The simulator's operations end in 50 ms: polled every 20 ms, not after the CLI's 1 s first wait. */
+export const POLL = ['--poll-interval', '20'];
 
 export function playbook(sim: Simulator, rollout = '{ staging_first: true, soak: 20h }', withBlock = '{}'): string {
   return writePlaybook(
@@ -53,7 +55,9 @@ export async function night(
 ) {
   const reportPath = join(tempDir(), 'r.json');
   const before = installed(sim);
-  const result = await runCli([...flags, 'run', playbook(sim, rollout, withBlock), '--yes', '--report', reportPath, ...runFlags], env, { now: () => at });
+  const result = await runCli([...flags, 'run', playbook(sim, rollout, withBlock), '--yes', '--report', reportPath, ...POLL, ...runFlags], env, {
+    now: () => at,
+  });
   const after = installed(sim);
   const names = new Map([...sim.fleet.environments.values()].map((e) => [e.id, e.displayName]));
   const moved = [...before].filter(([key, v]) => after.get(key) !== v).map(([key]) => names.get(key.split(' ')[0]!)!);
