@@ -79,8 +79,7 @@ describe('the real profile’s other habits', () => {
   });
 
   it('operations unknown for a while after acceptance are waited for; past not_found_grace they are unknown', async () => {
-    // Each operation's first poll answers 404 whenever it comes (an event, not 1.5 s a loaded machine may spend before status polls).
-    const { sim } = await start({ profile: 'real', sites: 3, operationDelayMs: 100, operationVisibleAfterMs: 0, operationPolls: { hidden: 1 } });
+    const { sim } = await start({ profile: 'real', sites: 3, operationDelayMs: 100, operationVisibleAfterMs: 1500 });
     const dir = tempDir();
     const report = join(dir, 'r.json');
     const ok = await runCli(['run', writePlaybook(php(), dir), '--yes', '--report', report, '--poll-interval', '200'], simEnv(sim));
