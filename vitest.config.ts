@@ -1,9 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import LongestFirst from './test/longest-first.js';
-
-/** Test files that replace a module with vi.mock. */
-const MOCKING = ['test/cli/restore-lost-coordination.test.ts'];
+import { MOCKING } from './test/mocking-files.js';
 
 export default defineConfig({
   test: {
@@ -12,6 +10,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    globalSetup: ['./test/bundle-is-current.ts'],
     // Most of a test's time is spent waiting (for the simulator's operations, a lease, a child process),
     // not computing: three workers a core keep the cores busy (vitest's default is one fewer than the
     // cores, one worker on a 2-core machine). Measured on 2 cores: 4 workers 177 s, 6 workers 147 s.

@@ -22,9 +22,9 @@ const playbooks = readdirSync(examples)
   .map((f) => parse(readFileSync(new URL(f, examples), 'utf8')));
 for (const file of Object.keys(files).filter((f) => f.endsWith('.cjs'))) {
   const path = fileURLToPath(new URL(file, target));
-  const { script, make } = builtScript(path);
+  const { make, keep } = builtScript(path);
   const validate = make();
   // What the cache holds is what has been compiled: the code the example playbooks run through.
   for (const input of file === 'playbook.cjs' ? playbooks : [{}]) validate(input);
-  writeFileSync(`${path}.v8`, script.createCachedData());
+  keep();
 }

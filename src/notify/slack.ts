@@ -3,7 +3,7 @@ import { restoreLine } from '../report/report.js';
 import { clip, forSlack, MESSAGE_WIDTH, NAME_WIDTH } from '../util/safe-text.js';
 import { continueCommand } from '../report/ci-formats.js';
 import { countsText, exitMeaning, type RunEnd } from './run-end.js';
-import { othersNote, problemSites } from '../report/site-problems.js';
+import { problemSites, siteText } from '../report/site-problems.js';
 import { targetLabel, type Report } from '../report/report.js';
 import { releaseAgeGroups } from '../report/release-age-lines.js';
 import { holdsLive, stagingGroups } from '../report/staging-lines.js';
@@ -41,9 +41,9 @@ export function slackMessage(end: RunEnd, sentAt: Date): { text: string; blocks:
     const lines = sites
       .slice(0, SLACK_LISTED)
       .map(
-        ({ lead: r, others }) =>
-          `• ${r.status} ${forSlack(clip(targetLabel(r), NAME_WIDTH))} (${forSlack(clip(r.task, NAME_WIDTH))}): ${forSlack(clip(`${r.reason ?? r.error ?? ''}${othersNote(others)}`, MESSAGE_WIDTH))}` +
-          `${r.restore_point ? `; ${forSlack(restoreLine({ ...r, restore_point: r.restore_point }))}` : ''}`,
+        (site) =>
+          `• ${site.lead.status} ${forSlack(clip(targetLabel(site.lead), NAME_WIDTH))} (${forSlack(clip(site.lead.task, NAME_WIDTH))}): ${forSlack(siteText(site, MESSAGE_WIDTH))}` +
+          `${site.lead.restore_point ? `; ${forSlack(restoreLine({ ...site.lead, restore_point: site.lead.restore_point }))}` : ''}`,
       );
     if (sites.length > SLACK_LISTED) lines.push(`… and ${sites.length - SLACK_LISTED} more sites in the report`);
     blocks.push(section(lines.join('\n')));

@@ -3,7 +3,7 @@ import { backupSlotsText } from './backup-slot-lines.js';
 import { groupOf, taskCounts } from './task-counts.js';
 export { groupOf };
 import { countsAgainstBudget, isProblem, problemCount } from '../run/types.js';
-import { othersNote, problemSites } from './site-problems.js';
+import { problemSites, siteText } from './site-problems.js';
 import { answerLines } from './answer-lines.js';
 import { changedLines, moreChangedLine } from './changed.js';
 import { bypassLines } from './staging-lines.js';
@@ -82,10 +82,10 @@ function problemLines(report: Report): string[] {
   if (steps === 0) return [];
   const sites = problemSites(report);
   const lines = ['', `**${steps} failed, held or unknown:**`, ''];
-  for (const { lead: r, others } of sites.slice(0, 50))
-    lines.push(
-      `- ${r.status} ${forMarkdown(clip(targetLabel(r), NAME_WIDTH))} (${forMarkdown(r.task)}): ${forMarkdown(clip(`${r.reason ?? r.error ?? ''}${othersNote(others)}`, MESSAGE_WIDTH))}`,
-    );
+  for (const site of sites.slice(0, 50)) {
+    const r = site.lead;
+    lines.push(`- ${r.status} ${forMarkdown(clip(targetLabel(r), NAME_WIDTH))} (${forMarkdown(r.task)}): ${forMarkdown(siteText(site, MESSAGE_WIDTH))}`);
+  }
   if (sites.length > 50) lines.push(`- … and ${sites.length - 50} more sites in the report`);
   return lines;
 }

@@ -1,4 +1,5 @@
 import { isProblem } from '../run/types.js';
+import { clip } from '../util/safe-text.js';
 import { targetLabel, type Report, type ReportResult } from './report.js';
 
 /** A site's problems in one task: the one that says what happened, and the others on the same site. */
@@ -46,4 +47,13 @@ export function othersNote(others: readonly ReportResult[]): string {
   const reasons = new Set(others.map((r) => r.reason ?? r.error ?? ''));
   const steps = `${others.length} more step${others.length === 1 ? '' : 's'} on this site`;
   return reasons.size === 1 && [...reasons][0] !== '' ? ` (and ${steps}: ${[...reasons][0]})` : ` (and ${steps}, in the report)`;
+}
+
+/**
+ * A site's line within `width` characters: its lead's reason, then what its other steps were. The
+ * reason is what gives way (a PHP fatal error runs long): a line that stands for several steps says so.
+ */
+export function siteText({ lead, others }: SiteProblems, width: number): string {
+  const note = clip(othersNote(others), Math.floor(width / 2));
+  return `${clip(lead.reason ?? lead.error ?? '', width - note.length)}${note}`;
 }

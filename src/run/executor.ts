@@ -433,10 +433,15 @@ class Execution implements LifeRun {
    * Resume: every write the interrupted run sent and whose life it did not end (an operation to
    * follow, a look after, a restore, isolation rounds) goes on now, before any new write and before
    * a crossed budget is honoured: a site left mid-restore or unchecked is worse than one not updated.
-   * Writes looked at together (rollout.together) finish in their group's turn. Then each guard group
-   * whose isolation ended says what became of its writes (settleGroup: a kill may have come between).
+   * Writes looked at together (rollout.together) finish in their group's turn. Each guard group whose
+   * isolation had ended says first what became of its writes (settleGroup: a kill may have come between).
    */
   async finishCutLives(): Promise<void> {
+    // First, so that the budgets the cut lives rebuild (budgetOf) count each write by what became of it.
+    for (const step of this.plan.steps) {
+      const known = this.results.get(step.id);
+      if (known?.isolation && known.isolation.outcome !== 'isolating') await this.isolator.settleGroup(step, known);
+    }
     const gates = new Map<number, HealthGate | undefined>();
     const gateOf = (task: TaskSummary) => {
       if (!gates.has(task.index))
@@ -460,10 +465,6 @@ class Execution implements LifeRun {
         });
       }),
     );
-    for (const step of this.plan.steps) {
-      const known = this.results.get(step.id);
-      if (known?.isolation && known.isolation.outcome !== 'isolating') await this.isolator.settleGroup(step, known);
-    }
   }
 
   /** `rollout.together`: the step is looked at with its environment's other writes. */

@@ -1,10 +1,12 @@
 import { spawnSync } from 'node:child_process';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { capturedIo } from '../../src/app/io.js';
 import { buildProgram, commandCalled } from '../../src/cli/program.js';
 import { fileURLToPath } from 'node:url';
 import { cachedScript } from '../../src/util/cached-script.js';
-import { CLI } from '../helpers/cli.js';
+import { CLI, tempDir } from '../helpers/cli.js';
 import { loadedFrom, loadHookFlags, UNBUNDLED_CLI } from '../helpers/loaded.js';
 
 /** The files a command's process loads: module by module (UNBUNDLED_CLI), or the packages its bundle requires (CLI). */
@@ -33,9 +35,17 @@ describe('what validate loads', () => {
     for (const heavy of ['/undici/', '/pino/', '/ioredis/', '/playwright-core/', '/pngjs/']) expect(packages.filter((url) => url.includes(heavy))).toEqual([]);
   });
 
-  it('the bundle is read with the code cache the build made of it (not compiled again at each start)', () => {
-    // Undefined when there is no cache, true when it is not the bundle's.
-    expect(cachedScript(fileURLToPath(new URL('../../dist/bin/program.cjs', import.meta.url))).script.cachedDataRejected).toBe(false);
+  it('the bundle is read with the code cache the build made of it (not compiled again at each start), and only with its own text', () => {
+    const bundle = fileURLToPath(new URL('../../dist/bin/program.cjs', import.meta.url));
+    // Undefined when no cache is used, true when V8 refuses it.
+    expect(cachedScript(bundle).script.cachedDataRejected).toBe(false);
+    // An edit of the same length (V8 checks no more): the old compiled code would run; the cache is not used.
+    const dir = tempDir();
+    const text = readFileSync(bundle, 'utf8');
+    expect(text).toContain('pino log level');
+    writeFileSync(join(dir, 'program.cjs'), text.replace('pino log level', 'PINO log level'));
+    copyFileSync(`${bundle}.v8`, join(dir, 'program.cjs.v8'));
+    expect(cachedScript(join(dir, 'program.cjs')).script.cachedDataRejected).toBeUndefined();
   });
 });
 

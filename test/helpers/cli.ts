@@ -49,7 +49,7 @@ export function startCli(args: string[], env: Record<string, string | undefined>
   return { child, stderr: () => stderr, done };
 }
 
-/** The built CLI's entry point and io, loaded once per test file (from dist/, what users run). */
+/** The built CLI's entry point and io, from dist/ module by module (what users run is their bundle), loaded once per worker. */
 let built: Promise<[typeof Program, typeof IoModule]> | undefined;
 function builtCli(): Promise<[typeof Program, typeof IoModule]> {
   built ??= Promise.all([

@@ -17,8 +17,14 @@ import { tempDir } from '../../helpers/cli.js';
  */
 
 // Playwright makes each browser's throwaway profile in the temporary folder: this file's own, to look in.
+// Put back after: the worker runs other files after this one (vitest.config.ts, isolate: false).
 const TMP = tempDir();
-process.env.TMPDIR = TMP;
+const tmpBefore = process.env.TMPDIR;
+beforeAll(() => void (process.env.TMPDIR = TMP));
+afterAll(() => {
+  if (tmpBefore === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = tmpBefore;
+});
 
 const SHOT: ShotOptions = { width: 800, height: 600, max_height: 1200, hide: [] };
 const NAMES: Record<string, string> = { 'internal.example': '127.0.0.1', 'shop.example': '127.0.0.1', localhost: '127.0.0.1' };
