@@ -13,7 +13,8 @@ export default defineConfig({
     globalSetup: ['./test/bundle-is-current.ts'],
     // Most of a test's time is spent waiting (for the simulator's operations, a lease, a child process),
     // not computing: three workers a core keep the cores busy (vitest's default is one fewer than the
-    // cores, one worker on a 2-core machine). Measured on 2 cores: 4 workers 177 s, 6 workers 147 s.
+    // cores, one worker on a 2-core machine). Measured on 2 idle cores, the whole suite: 6 workers 235 s,
+    // 9 workers 247 s (its ~290 s of CPU bind it then).
     maxWorkers: Math.max(2, 3 * availableParallelism()),
     reporters: ['default', './test/plain-summary-reporter.ts'],
     sequence: { sequencer: LongestFirst },

@@ -78,7 +78,10 @@ describe('rollout.staging_first: staging takes the update first, live on a later
     sim.breakTheme('risky@2.1.0');
     const { staged } = sitesOf(sim);
     const env = simEnv(sim);
-    const first = await night(sim, env, T0, [], '{ staging_first: true }');
+    // Operations first polled after 1 s (the CLI's own): every staging write is sent before any look
+    // after ends. Polled at 20 ms, the first site seen broken taught the run's quarantine before the
+    // last write went, which then kept it back (skipped), and that site's staging recorded no failure.
+    const first = await night(sim, env, T0, [], '{ staging_first: true }', ['--poll-interval', '1000']);
     // Staging broke and was put back from its restore point: the run fails (exit 1), live untouched.
     expect(first.code).toBe(1);
     expect(first.moved).toEqual([]);
