@@ -14,9 +14,14 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
     if (error.code === 'EPIPE') process.exit(0);
     throw error;
   });
-  const { main, processIo } = loadProgram();
-  process.exitCode = await main(args, processIo());
-  exitIfLeftOpen();
+  const program = loadProgram();
+  if ('missing' in program) {
+    process.stderr.write(`sitefleet: ${program.missing}\n`);
+    process.exitCode = 1; // as any unexpected error (report-error.ts)
+  } else {
+    process.exitCode = await program.main(args, program.processIo());
+    exitIfLeftOpen();
+  }
 }
 
 /**

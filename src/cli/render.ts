@@ -1,7 +1,7 @@
 import { targetNoun } from '../actions/action.js';
 import { taskCounts } from '../report/task-counts.js';
 import { problemCount } from '../run/types.js';
-import { bySite, othersNote, problemSites } from '../report/site-problems.js';
+import { bySite, problemSites, siteText } from '../report/site-problems.js';
 import { ACTIONS, restoreFrom } from '../actions/index.js';
 import { databaseLines } from '../report/database-lines.js';
 import { backupSlotsSummary } from '../report/backup-slot-lines.js';
@@ -205,11 +205,12 @@ export function renderSummary(report: Report, reportPath: string, paint: Painter
   });
   lines.push(table(['task', 'targets', 'ok', 'failed', 'held', 'unknown', 'skipped', 'planned'], rows));
   const problems = problemSites(report);
-  for (const { lead: r, others } of problems.slice(0, 10)) {
+  for (const site of problems.slice(0, 10)) {
+    const r = site.lead;
     lines.push(
       paint(
         r.status === 'failed' ? 'red' : 'yellow',
-        `${r.status} ${terminalName(targetLabel(r))} (${r.task}): ${terminalMessage(`${r.reason ?? r.error ?? ''}${othersNote(others)}`)}`,
+        `${r.status} ${terminalName(targetLabel(r))} (${r.task}): ${terminalMessage(siteText(site, MESSAGE_WIDTH))}`,
       ),
     );
   }

@@ -18,15 +18,6 @@ function backups(name: string, settings = 'lock: playbook', wait = false): strin
 
 const blockedOps = (sim: Simulator) => [...sim.operations.all.values()].filter((op) => op.message === BLOCKED_MESSAGE).length;
 
-/**
- * The simulator's clock: real time until `hurry`, then a hundred times faster, so that the operations
- * that had to outlast the holder (12 s each) end at once for whoever follows them after it.
- */
-function hurriedClock() {
-  let from: number | undefined;
-  return { now: () => (from === undefined ? Date.now() : from + (Date.now() - from) * 100), hurry: () => void (from = Date.now()) };
-}
-
 // Every run at --rate 50/s: the service's default 2/s would spend seconds of each on reads and writes no lock is about.
 /**
  * The simulator's clock at real speed, or (hurried) a hundred times faster: the holders' operations
@@ -48,7 +39,7 @@ function switchableClock() {
 describe('--coordination: one lock per scope across machines', () => {
   it('a run on another machine (its own state dir) exits 4 at once naming the holder; a killed holder is taken over within its lease + 1 s', async () => {
     // The holder must still run while a second process starts and is refused: seconds each beside a loaded machine.
-    const clock = hurriedClock();
+    const clock = switchableClock();
     const { sim } = await start({ sites: 4, operationDelayMs: 12_000, now: clock.now });
     const r = await redis();
     const url = `${r.url}?lease=2s`;

@@ -6,6 +6,7 @@ import { capturedIo } from '../../src/app/io.js';
 import { buildProgram, commandCalled } from '../../src/cli/program.js';
 import { fileURLToPath } from 'node:url';
 import { cachedScript } from '../../src/util/cached-script.js';
+import { loadProgram } from '../../src/cli/load-program.js';
 import { CLI, tempDir } from '../helpers/cli.js';
 import { loadedFrom, loadHookFlags, UNBUNDLED_CLI } from '../helpers/loaded.js';
 
@@ -72,5 +73,14 @@ describe('the command a line calls', () => {
       '/dist/run/watcher.js',
     ])
       expect(loaded.filter((url) => url.includes(other))).toEqual([]);
+  });
+});
+
+describe('a package without its bundle', () => {
+  it('says so in one line that names the file and what to do', () => {
+    const missing = join(tempDir(), 'program.cjs');
+    expect(loadProgram(missing)).toEqual({
+      missing: `${missing} is missing: this installation of sitefleet is incomplete (install it again, or run npm run build in a checkout); nothing was sent`,
+    });
   });
 });

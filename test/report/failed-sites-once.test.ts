@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { markdownSummary } from '../../src/report/ci-formats.js';
 import type { ReportResult } from '../../src/report/report.js';
 import { slackMessage } from '../../src/notify/slack.js';
+import { renderSummary } from '../../src/cli/render.js';
 import { nightReport, runEndOf } from '../helpers/sinks.js';
 
 /**
@@ -59,12 +60,13 @@ describe('each failed site once, in the summaries a person reads', () => {
     expect(text.match(/failed blog\/live/g)).toHaveLength(1);
   });
 
-  it('a long reason gives way, never the note on the other steps', () => {
+  it('a long reason gives way, never the note on the other steps (Markdown, Slack, the terminal)', () => {
     const fatal = `health: HTTP 500 at https://shop.example/: PHP Fatal error: ${'Uncaught Error: Call to undefined function wc_get_product() '.repeat(6)}`;
     const long = nightReport([write('shop', { reason: fatal }), write('shop', {}), write('shop', {})]);
     const md = lines(markdownSummary(long, '/tmp/r.json'), 'shop');
     expect(md).toHaveLength(1);
     expect(md[0]).toContain('… (and 2 more steps on this site: undone: the environment was put back from backup 7)');
     expect(JSON.stringify(slackMessage(runEndOf(long, '/tmp/r.json'), new Date()).blocks)).toContain('(and 2 more steps on this site');
+    expect(renderSummary(long, '/tmp/r.json')).toContain('… (and 2 more steps on this site: undone: the environment was put back from backup 7)');
   });
 });
