@@ -194,7 +194,14 @@ async function resume(reportPath: string, state: JournalState, ctx: ResumeContex
 /** What a resume has left to send, poll, look at, restore or isolate. */
 function leftToDo(todo: ResumePlan): number {
   return (
-    todo.neverSent.length + todo.resend.length + todo.toPoll.length + todo.toIsolate.length + todo.toLook.length + todo.toRestore.length + todo.toUndo.length
+    todo.neverSent.length +
+    todo.resend.length +
+    todo.toPoll.length +
+    todo.toIsolate.length +
+    todo.toLook.length +
+    todo.toRestore.length +
+    todo.toUndo.length +
+    todo.toSettle.length
   );
 }
 
@@ -203,6 +210,9 @@ function describeTodo(state: JournalState, todo: ResumePlan): string {
     `resuming run ${state.start.run_id} of ${forTerminal(state.start.playbook)} (${state.start.plan.steps.length} steps):`,
     `  ${todo.ended.length} ended before: left alone${todo.toPoll.length ? ` (${todo.toPoll.length} accepted operations will be polled)` : ''}`,
     ...(todo.toIsolate.length ? [`  ${todo.toIsolate.length} isolating the update that broke their site: isolation goes on`] : []),
+    ...(todo.toSettle.length
+      ? [`  ${todo.toSettle.length} isolation ended before the writes it covered said what became of their items: said now, nothing sent`]
+      : []),
     ...(todo.toLook.length ? [`  ${todo.toLook.length} written and never looked at after: their cache is cleared and their page looked at`] : []),
     ...(todo.toRestore.length ? [`  ${todo.toRestore.length} broken by their write, their restore kept from leaving: restored now`] : []),
     ...(todo.toUndo.length

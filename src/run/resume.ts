@@ -1,6 +1,7 @@
 import type { Step } from '../plan/plan.js';
 import type { StepResult } from './types.js';
 import type { JournalState } from './journal.js';
+import { groupUnsettled } from './life/guard-group.js';
 import { restoreReadBack } from './life/restore.js';
 import { lifeAt } from './life/state.js';
 
@@ -26,6 +27,8 @@ export interface ResumePlan {
   toRestore: Step[];
   /** Broken sites whose items a halt caught going back (health.undo: items_first): the commands not seen to succeed go again, then the look. */
   toUndo: Step[];
+  /** Guard groups whose isolation ended before their writes said what became of their items (a kill between): said now, nothing sent. */
+  toSettle: Step[];
 }
 
 /**
@@ -47,6 +50,7 @@ export function planResume(state: JournalState): ResumePlan {
     toLook: [],
     toRestore: [],
     toUndo: [],
+    toSettle: [],
   };
   for (const step of plan.steps) {
     const result = state.results.get(step.id);
@@ -85,5 +89,6 @@ export function planResume(state: JournalState): ResumePlan {
       out.neverSent.push(step);
     }
   }
+  for (const step of out.ended) if (groupUnsettled(plan.steps, step, out.initial.get(step.id)!, out.initial)) out.toSettle.push(step);
   return out;
 }

@@ -117,7 +117,12 @@ describe('one guard per environment: pinned writes of a task share one look (iss
  * The breaking night on a fleet, run to its end, then its journal cut after the first record of the
  * environment `at` picks: what a kill at that moment leaves. Then the resume, and its report's steps there.
  */
-async function killedAt(at: (line: string, env: string) => boolean) {
+/**
+ * The night run to its end, then its journal cut where `at` first holds for the environment the test
+ * watches: a kill there. `othersDone`: the other environments' later records kept (their nights had
+ * ended when this one's was cut), so that nothing but this environment's records is missing.
+ */
+async function killedAt(at: (line: string, env: string) => boolean, { othersDone = false } = {}) {
   const fleet = await breakingPluginFleet();
   const { sim, envs, offers } = fleet;
   const id = envs.find((e) => (offers.get(e) ?? 0) > 1)!;
@@ -133,7 +138,7 @@ async function killedAt(at: (line: string, env: string) => boolean) {
   writeFileSync(
     journal,
     lines
-      .slice(0, cut + 1)
+      .filter((l, i) => i <= cut || (othersDone && !l.includes(id)))
       .map((l) => `${l}\n`)
       .join(''),
   );
@@ -178,5 +183,18 @@ describe('one guard per environment, resumed', () => {
     // Nothing to this environment: its isolation had ended. (The cut journal lost other environments'
     // records after this one, however far their nights had gone: what resume sends them again is theirs.)
     expect(sim.log.slice(sent).filter((e) => e.path.includes(id) && e.method !== 'GET' && e.endpoint !== 'clearCache')).toEqual([]);
+  });
+
+  it('killed there with every other step of the night ended: resume still says what became of its writes, and sends nothing', async () => {
+    const isolationEnded = (l: string, id: string) => l.includes(id) && l.includes('"isolation":{') && l.includes('"outcome":"found"');
+    const { sim, plugin, resume } = await killedAt(isolationEnded, { othersDone: true });
+    const sent = sim.log.length;
+    const { resumed, steps } = await resume();
+    expect(resumed.stdout).toMatch(/1 isolation ended before the writes it covered said what became of their items: said now, nothing sent/);
+    for (const r of steps) {
+      const name = (r.request!.body as { name: string }).name;
+      expect(r.status, `${name}: ${r.reason} ${resumed.stdout}`).toBe(name === plugin ? 'failed' : 'succeeded');
+    }
+    expect(sim.log.slice(sent).filter((e) => e.method !== 'GET' && e.endpoint !== 'clearCache')).toEqual([]);
   });
 });

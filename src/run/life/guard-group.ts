@@ -86,3 +86,13 @@ export function settledHolder(holder: Step, ended: StepResult): StepResult {
   if (out || ended.status === 'succeeded' || iso.outcome === 'isolating') return ended;
   return { ...ended, status: 'succeeded', reason: `in: its update went in again in isolation over its environment's writes; ${ended.reason ?? ''}`.trimEnd() };
 }
+
+/**
+ * A guard group whose isolation ended (`ended`, the holder's result) and whose writes have not all said
+ * what became of their items: a kill came between isolation's end and those records (settleGroup says them).
+ */
+export function groupUnsettled(steps: readonly Step[], holder: Step, ended: StepResult, results: ReadonlyMap<string, StepResult>): boolean {
+  if (!ended.isolation || ended.isolation.outcome === 'isolating') return false;
+  const mates = groupMates(steps, holder);
+  return mates !== undefined && (matesUndone(mates, results).length > 0 || settledHolder(holder, ended) !== ended);
+}
