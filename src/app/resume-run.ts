@@ -173,6 +173,7 @@ async function resume(reportPath: string, state: JournalState, ctx: ResumeContex
   await journal.append({ t: 'resume', at: now() });
   for (const step of todo.leftUnknown) await journal.append({ t: 'result', step: step.id, result: todo.initial.get(step.id)!, at: now() });
   for (const step of todo.restoresInQuestion) await journal.append({ t: 'update', step: step.id, result: todo.initial.get(step.id)!, at: now() });
+  await journalSettled(journal, todo, now);
   const { exitCode } = await runSession({
     plan,
     scope: ctx.scope,
@@ -191,17 +192,15 @@ async function resume(reportPath: string, state: JournalState, ctx: ResumeContex
   return exitCode;
 }
 
+/** What the writes of guard groups a kill left unsettled say of their items (planResume put it in `initial`). */
+async function journalSettled(journal: Journal, todo: ResumePlan, now: () => number): Promise<void> {
+  for (const { said } of todo.toSettle) for (const [step, result] of said) await journal.append({ t: 'update', step: step.id, result, at: now() });
+}
+
 /** What a resume has left to send, poll, look at, restore or isolate. */
 function leftToDo(todo: ResumePlan): number {
   return (
-    todo.neverSent.length +
-    todo.resend.length +
-    todo.toPoll.length +
-    todo.toIsolate.length +
-    todo.toLook.length +
-    todo.toRestore.length +
-    todo.toUndo.length +
-    todo.toSettle.length
+    todo.neverSent.length + todo.resend.length + todo.toPoll.length + todo.toIsolate.length + todo.toLook.length + todo.toRestore.length + todo.toUndo.length
   );
 }
 
@@ -211,7 +210,9 @@ function describeTodo(state: JournalState, todo: ResumePlan): string {
     `  ${todo.ended.length} ended before: left alone${todo.toPoll.length ? ` (${todo.toPoll.length} accepted operations will be polled)` : ''}`,
     ...(todo.toIsolate.length ? [`  ${todo.toIsolate.length} isolating the update that broke their site: isolation goes on`] : []),
     ...(todo.toSettle.length
-      ? [`  ${todo.toSettle.length} isolation ended before the writes it covered said what became of their items: said now, nothing sent`]
+      ? [
+          `  ${todo.toSettle.length} guard group${todo.toSettle.length === 1 ? '' : 's'} whose isolation ended before their writes said what became of their items: said now`,
+        ]
       : []),
     ...(todo.toLook.length ? [`  ${todo.toLook.length} written and never looked at after: their cache is cleared and their page looked at`] : []),
     ...(todo.toRestore.length ? [`  ${todo.toRestore.length} broken by their write, their restore kept from leaving: restored now`] : []),
@@ -229,6 +230,16 @@ function describeTodo(state: JournalState, todo: ResumePlan): string {
 
 /** Nothing to send or poll: say so, bring the report (and the other outputs) up to date with the journal, send nothing. */
 async function upToDate(reportPath: string, state: JournalState, todo: ResumePlan, { globals, opts, started, scope }: ResumeContext): Promise<number> {
+  if (todo.toSettle.length > 0) {
+    // Said from the journal alone (nothing is read from the fleet or sent): the run's playbook, window and Chromium are not needed for it.
+    const journal = await Journal.open(journalPathFor(reportPath));
+    try {
+      await journal.append({ t: 'resume', at: globals.io.now() });
+      await journalSettled(journal, todo, () => globals.io.now());
+    } finally {
+      await journal.close();
+    }
+  }
   const report = reportFromJournal(state, todo.initial);
   // A run cut off after its staging steps ended, before it recorded them: recorded now.
   await recordStagingOrWarn(scope, state.start.plan.company, endsOf(state.start.plan, todo.initial));

@@ -1,7 +1,7 @@
 import type { Step } from '../plan/plan.js';
 import type { StepResult } from './types.js';
 import type { JournalState } from './journal.js';
-import { groupUnsettled } from './life/guard-group.js';
+import { groupSettlement } from './life/guard-group.js';
 import { restoreReadBack } from './life/restore.js';
 import { lifeAt } from './life/state.js';
 
@@ -27,8 +27,11 @@ export interface ResumePlan {
   toRestore: Step[];
   /** Broken sites whose items a halt caught going back (health.undo: items_first): the commands not seen to succeed go again, then the look. */
   toUndo: Step[];
-  /** Guard groups whose isolation ended before their writes said what became of their items (a kill between): said now, nothing sent. */
-  toSettle: Step[];
+  /**
+   * Guard groups whose isolation ended before their writes said what became of their items (a kill came
+   * between): what each says, already in `initial`, for resume to journal; nothing is sent for it.
+   */
+  toSettle: { holder: Step; said: [Step, StepResult][] }[];
 }
 
 /**
@@ -89,6 +92,11 @@ export function planResume(state: JournalState): ResumePlan {
       out.neverSent.push(step);
     }
   }
-  for (const step of out.ended) if (groupUnsettled(plan.steps, step, out.initial.get(step.id)!, out.initial)) out.toSettle.push(step);
+  // After the loop: a group's mates may come after its holder in the plan, and each is read from `initial`.
+  for (const holder of out.ended) {
+    const said = groupSettlement(plan.steps, holder, out.initial.get(holder.id)!, out.initial);
+    for (const [step, result] of said) out.initial.set(step.id, result);
+    if (said.length > 0) out.toSettle.push({ holder, said });
+  }
   return out;
 }

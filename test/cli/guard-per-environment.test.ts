@@ -115,12 +115,9 @@ describe('one guard per environment: pinned writes of a task share one look (iss
 
 /**
  * The breaking night on a fleet, run to its end, then its journal cut after the first record of the
- * environment `at` picks: what a kill at that moment leaves. Then the resume, and its report's steps there.
- */
-/**
- * The night run to its end, then its journal cut where `at` first holds for the environment the test
- * watches: a kill there. `othersDone`: the other environments' later records kept (their nights had
- * ended when this one's was cut), so that nothing but this environment's records is missing.
+ * environment `at` picks: what a kill at that moment leaves. `othersDone`: the other environments'
+ * later records kept (their nights had ended when this one's was cut), so that nothing but this
+ * environment's records is missing. Then the resume, and its report's steps there.
  */
 async function killedAt(at: (line: string, env: string) => boolean, { othersDone = false } = {}) {
   const fleet = await breakingPluginFleet();
@@ -189,12 +186,19 @@ describe('one guard per environment, resumed', () => {
     const isolationEnded = (l: string, id: string) => l.includes(id) && l.includes('"isolation":{') && l.includes('"outcome":"found"');
     const { sim, plugin, resume } = await killedAt(isolationEnded, { othersDone: true });
     const sent = sim.log.length;
+    // No fleet read, no playbook, no Chromium or window needed: what is said comes from the journal alone.
     const { resumed, steps } = await resume();
-    expect(resumed.stdout).toMatch(/1 isolation ended before the writes it covered said what became of their items: said now, nothing sent/);
+    expect(resumed.stdout).toMatch(/1 guard group whose isolation ended before their writes said what became of their items: said now/);
+    expect(resumed.stdout).toMatch(/nothing left to send: every step has ended/);
+    expect(resumed.code).toBe(1); // its culprit failed
     for (const r of steps) {
       const name = (r.request!.body as { name: string }).name;
       expect(r.status, `${name}: ${r.reason} ${resumed.stdout}`).toBe(name === plugin ? 'failed' : 'succeeded');
     }
-    expect(sim.log.slice(sent).filter((e) => e.method !== 'GET' && e.endpoint !== 'clearCache')).toEqual([]);
+    expect(sim.log.slice(sent)).toEqual([]);
+    // Said once, journaled: a second resume has nothing to say, and reports the same.
+    const again = await resume();
+    expect(again.resumed.stdout).not.toMatch(/guard group/);
+    expect(again.steps.map((r) => r.status)).toEqual(steps.map((r) => r.status));
   });
 });

@@ -147,9 +147,10 @@ describe('the real profile’s other habits', () => {
     expect(refused.length).toBeGreaterThan(0);
     expect(refused.every((e) => e.endpoint === 'addManualBackup')).toBe(true);
     expect(finished.learned_limit).toBe(40);
-    // The server's 4 a second, or one call over it while that raise is being tried: a rule that held calls
-    // back for five of its windows without a 429 goes up by one (learned-limit.ts), which a slower machine's
-    // longer night reaches before its last backup (a whole-suite run of five ended it at 5).
+    // The server's 4 a second, or one call over it while that raise is being tried: a rule five of its windows
+    // past its last change without a 429, that held a call back in its last window, goes up by a tenth, at
+    // least one (learned-limit.ts), which a slower machine's longer night reaches before its last backup
+    // (one whole-suite run of five ended it at 5); a refused raise goes back to the 4 that worked.
     expect(finished.create_limit).toBeLessThanOrEqual(4 + 1);
     expect(res.stdout).toMatch(/to creating calls, under their own limit/);
   });

@@ -88,11 +88,15 @@ export function settledHolder(holder: Step, ended: StepResult): StepResult {
 }
 
 /**
- * A guard group whose isolation ended (`ended`, the holder's result) and whose writes have not all said
- * what became of their items: a kill came between isolation's end and those records (settleGroup says them).
+ * What the writes of a guard group whose isolation ended (`ended`, the holder's result) say of their own
+ * items, the holder last: the records settleGroup journals as isolation ends, and resume for a group a
+ * kill left unsaid (life/isolation-step.ts, run/resume.ts). None once they were said.
  */
-export function groupUnsettled(steps: readonly Step[], holder: Step, ended: StepResult, results: ReadonlyMap<string, StepResult>): boolean {
-  if (!ended.isolation || ended.isolation.outcome === 'isolating') return false;
+export function groupSettlement(steps: readonly Step[], holder: Step, ended: StepResult, results: ReadonlyMap<string, StepResult>): [Step, StepResult][] {
+  if (!ended.isolation || ended.isolation.outcome === 'isolating') return [];
   const mates = groupMates(steps, holder);
-  return mates !== undefined && (matesUndone(mates, results).length > 0 || settledHolder(holder, ended) !== ended);
+  if (!mates) return [];
+  const said = matesUndone(mates, results).map((mate): [Step, StepResult] => [mate, settledByIsolation(mate, results.get(mate.id)!, holder, ended)]);
+  const settled = settledHolder(holder, ended);
+  return settled === ended ? said : [...said, [holder, settled]];
 }

@@ -6,7 +6,7 @@ import type { Step, TaskSummary } from '../../plan/plan.js';
 import type { CallPort } from '../caller.js';
 import { ErrorLogLooks } from '../error-log.js';
 import type { HealthGate } from '../health-gate.js';
-import { groupMates, groupUpdates, matesUndone, settledByIsolation, settledHolder } from './guard-group.js';
+import { groupMates, groupSettlement, groupUpdates, matesUndone } from './guard-group.js';
 import { startIsolation } from './isolation.js';
 import { isolate, type IsolationContext } from './isolation-round.js';
 import type { RestoreContext } from './restore.js';
@@ -96,13 +96,9 @@ export class Isolator {
    * isolation: a process killed between isolation's end and these records left them "undone".
    */
   async settleGroup(holder: Step, ended: StepResult): Promise<StepResult> {
-    const mates = groupMates(this.run.steps, holder);
-    if (!mates) return ended;
-    for (const mate of matesUndone(mates, this.run.results))
-      await this.run.record(mate, settledByIsolation(mate, this.run.results.get(mate.id)!, holder, ended));
-    const settled = settledHolder(holder, ended);
-    if (settled !== ended) await this.run.record(holder, settled);
-    return settled;
+    const said = groupSettlement(this.run.steps, holder, ended, this.run.results);
+    for (const [step, result] of said) await this.run.record(step, result);
+    return said.find(([step]) => step.id === holder.id)?.[1] ?? ended;
   }
 
   /** The error log of a step's environment, read through its own rate rule; a 401 on the way stops the run. */
