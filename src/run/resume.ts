@@ -93,10 +93,15 @@ export function planResume(state: JournalState): ResumePlan {
     }
   }
   // After the loop: a group's mates may come after its holder in the plan, and each is read from `initial`.
+  settleUnsaid(plan.steps, out);
+  return out;
+}
+
+/** Guard groups a kill left unsettled: what their writes say, into `initial` and `toSettle`. */
+function settleUnsaid(steps: readonly Step[], out: ResumePlan): void {
   for (const holder of out.ended) {
-    const said = groupSettlement(plan.steps, holder, out.initial.get(holder.id)!, out.initial);
+    const said = groupSettlement(steps, holder, out.initial.get(holder.id)!, out.initial);
     for (const [step, result] of said) out.initial.set(step.id, result);
     if (said.length > 0) out.toSettle.push({ holder, said });
   }
-  return out;
 }
