@@ -87,10 +87,13 @@ describe('the real profile’s other habits', () => {
     expect(readReport(report).summary.succeeded).toBe(sim.fleet.environments.size);
     expect(sim.log.some((e) => e.endpoint === 'getOperation' && e.status === 404)).toBe(true);
 
+    // Past the grace on a service that shows its operations only after a minute: never within the run,
+    // however late a loaded machine polls (with them shown after 1.5 s, a poll delayed past that found them).
+    const { sim: late } = await start({ profile: 'real', sites: 3, operationDelayMs: 100, operationVisibleAfterMs: 60_000 });
     const short = join(dir, 'short.json');
     const lost = await runCli(
       ['run', writePlaybook(php(', not_found_grace: 500ms'), dir, 'short.yaml'), '--yes', '--report', short, '--poll-interval', '200'],
-      simEnv(sim),
+      simEnv(late),
     );
     expect(lost.code).toBe(1);
     for (const r of readReport(short).results)
