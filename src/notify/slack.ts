@@ -38,13 +38,13 @@ export function slackMessage(end: RunEnd, sentAt: Date): { text: string; blocks:
   // Each failed site once, as the terminal says it: three writes one restore took back are one site that broke.
   const sites = report ? problemSites(report) : [];
   if (sites.length > 0) {
-    const lines = sites
-      .slice(0, SLACK_LISTED)
-      .map(
-        (site) =>
-          `• ${site.lead.status} ${forSlack(clip(targetLabel(site.lead), NAME_WIDTH))} (${forSlack(clip(site.lead.task, NAME_WIDTH))}): ${forSlack(siteText(site, MESSAGE_WIDTH))}` +
-          `${site.lead.restore_point ? `; ${forSlack(restoreLine({ ...site.lead, restore_point: site.lead.restore_point }))}` : ''}`,
+    const lines = sites.slice(0, SLACK_LISTED).map((site) => {
+      const r = site.lead;
+      return (
+        `• ${r.status} ${forSlack(clip(targetLabel(r), NAME_WIDTH))} (${forSlack(clip(r.task, NAME_WIDTH))}): ${forSlack(siteText(site, MESSAGE_WIDTH))}` +
+        `${r.restore_point ? `; ${forSlack(restoreLine({ ...r, restore_point: r.restore_point }))}` : ''}`
       );
+    });
     if (sites.length > SLACK_LISTED) lines.push(`… and ${sites.length - SLACK_LISTED} more sites in the report`);
     blocks.push(section(lines.join('\n')));
   }

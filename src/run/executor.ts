@@ -433,15 +433,11 @@ class Execution implements LifeRun {
    * Resume: every write the interrupted run sent and whose life it did not end (an operation to
    * follow, a look after, a restore, isolation rounds) goes on now, before any new write and before
    * a crossed budget is honoured: a site left mid-restore or unchecked is worse than one not updated.
-   * Writes looked at together (rollout.together) finish in their group's turn. Each guard group whose
-   * isolation had ended says first what became of its writes (settleGroup: a kill may have come between).
+   * Writes looked at together (rollout.together) finish in their group's turn. A guard group whose
+   * isolation had ended was settled before (planResume: a kill may have come between), so the budgets
+   * the cut lives rebuild (budgetOf) count each write by what became of it.
    */
   async finishCutLives(): Promise<void> {
-    // First, so that the budgets the cut lives rebuild (budgetOf) count each write by what became of it.
-    for (const step of this.plan.steps) {
-      const known = this.results.get(step.id);
-      if (known?.isolation && known.isolation.outcome !== 'isolating') await this.isolator.settleGroup(step, known);
-    }
     const gates = new Map<number, HealthGate | undefined>();
     const gateOf = (task: TaskSummary) => {
       if (!gates.has(task.index))

@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Script } from 'node:vm';
 import type { ValidateFunction } from 'ajv';
 import * as runtime from './ajv-runtime.js';
 import { cachedScript } from './cached-script.js';
@@ -39,7 +38,6 @@ export function builtFile(name: ValidatorName): string {
 
 /** A built validator's file, compiled (not yet run), and the function that makes the validator. */
 export interface BuiltScript {
-  script: Script;
   make(): ValidateFunction;
   /** Writes V8's cache of it beside the file (the build's step: cachedScript). */
   keep(): void;
@@ -51,8 +49,8 @@ export interface BuiltScript {
  * 250 kB that V8 would otherwise compile at its first call, ~60 ms of every `validate`.
  */
 export function builtScript(file: string): BuiltScript {
-  const { script, load, keep } = cachedScript(file);
-  return { script, keep, make: () => (load() as (sitefleet: typeof runtime) => ValidateFunction)(runtime) };
+  const { load, keep } = cachedScript(file);
+  return { keep, make: () => (load() as (sitefleet: typeof runtime) => ValidateFunction)(runtime) };
 }
 
 /** The validator of `name` built with the CLI, or undefined when there is none (run from the sources). */

@@ -92,10 +92,10 @@ export class Isolator {
 
   /**
    * A guard group's isolation ended: each write of it (the holder last) says what became of its own
-   * item. Once said, saying it again changes nothing, so a resume says it again for every ended
-   * isolation: a process killed between isolation's end and these records left them "undone".
+   * item (groupSettlement). A process killed between isolation's end and these records left them
+   * "undone": resume says them from the journal (planResume).
    */
-  async settleGroup(holder: Step, ended: StepResult): Promise<StepResult> {
+  private async settleGroup(holder: Step, ended: StepResult): Promise<StepResult> {
     const said = groupSettlement(this.run.steps, holder, ended, this.run.results);
     for (const [step, result] of said) await this.run.record(step, result);
     return said.find(([step]) => step.id === holder.id)?.[1] ?? ended;
