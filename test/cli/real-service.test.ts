@@ -126,7 +126,10 @@ describe('the real profile’s other habits', () => {
       createRate: '4/s',
       operationDelayMs: 50,
       operationVisibleAfterMs: 0,
-      retryAfterUnitMs: 50,
+      // Retry-After in whole seconds, as the real service gives it: the refusals then teach the creation
+      // window's own rule. Given to 50 ms, one much shorter than the window taught a short-window rule
+      // instead (learned-limit.ts), and create_limit, the window's own rule, stayed at 40 (once in three runs).
+      retryAfterUnitMs: 1000,
     });
     const dir = tempDir();
     const file = writePlaybook(
