@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Report } from '../../src/report/report.js';
 import { restoreBound } from '../../src/run/life/isolation.js';
+import { isolationFacts } from '../../src/report/isolation-lines.js';
 import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
 import { busiestPlugin, offeredPlugins, requestsTo } from '../helpers/plugins.js';
 import { useSimulator } from '../helpers/sim.js';
@@ -58,5 +59,44 @@ describe('isolation rounds put back by the items’ own files (health.undo: item
       expect(env.orders).toBe(taken);
     }
     expect(requestsTo(sim, 'restoreBackup')).toEqual([]);
+  });
+
+  it('a round its files cannot heal goes back to the write’s restore point: isolation stops, and what the report says is in is on the site', async () => {
+    // p3 1.1.0 breaks the site and its 1.0.0 is no longer served (so its files cannot be put back); quiet logs, so
+    // the rounds halve in order: p0 and p1 go in healthy, then p2, then p3 alone breaks it, and the restore of
+    // the point taken before the write undoes p0, p1 and p2 too.
+    const { sim } = await start({ sites: 2, seed: 5, operationDelayMs: 20, clearCacheGapMs: 0, quietBreaks: true });
+    const names = ['p0', 'p1', 'p2', 'p3'];
+    sim.fleet.pluginCatalog.clear();
+    for (const name of names)
+      sim.fleet.pluginCatalog.set(name, { name, title: name, versions: name === 'p3' ? ['1.1.0'] : ['1.0.0', '1.1.0'], vulnerable: new Set() });
+    const live = [...sim.fleet.environments.values()].find((e) => e.displayName === 'live')!;
+    for (const env of sim.fleet.environments.values()) env.plugins.clear();
+    for (const name of names) live.plugins.set(name, { version: '1.0.0', status: 'active', updateStatus: 'none', autoUpdateType: 'none' });
+    sim.breakPlugin('p3@1.1.0');
+    const yaml = isolatingNight(sim).replace('on_broken: isolate }', 'on_broken: isolate, undo: items_first }');
+    const dir = tempDir();
+    const reportPath = join(dir, 'r.json');
+    const res = await runCli(['run', writePlaybook(yaml, dir), '--yes', '--poll-interval', '20', '--report', reportPath], simEnv(sim));
+    expect(res.code, res.stdout + res.stderr).toBe(1);
+    const w = (JSON.parse(readFileSync(reportPath, 'utf8')) as Report).results.find((r) => r.target.env_id === live.id && r.request?.method === 'PUT')!;
+    const rounds = w.isolation!.rounds;
+    expect(
+      rounds.map((r) => [r.names, r.status]),
+      JSON.stringify(w).slice(0, 3000),
+    ).toEqual([
+      [['p0', 'p1'], 'healthy'],
+      [['p2'], 'healthy'],
+      [['p3'], 'broken'],
+    ]);
+    expect(rounds[2]).toMatchObject({ undone: { status: 'failed' }, restored: { status: 'succeeded', health: { outcome: 'healthy' } } });
+    expect(w.isolation).toMatchObject({ outcome: 'stopped', culprits: [{ plugin: 'p3' }], reason: expect.stringContaining('which undid every update of it') });
+    // What the report counts in is on the site, what it counts out is not: here the restore took every update back.
+    const facts = isolationFacts(w.isolation!);
+    for (const c of facts.kept) expect(live.plugins.get('plugin' in c ? c.plugin : '')!.version).toBe(c.to);
+    for (const c of facts.left) expect(live.plugins.get('plugin' in c ? c.plugin : '')!.version).toBe(c.from);
+    expect(facts.kept).toEqual([]);
+    expect(live.plugins.get('p3')!.version).toBe('1.0.0');
+    expect(res.stdout).not.toMatch(/updated: p[0-3]/);
   });
 });

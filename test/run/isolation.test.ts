@@ -135,6 +135,36 @@ describe('isolation rounds', () => {
     expect(left.sort()).toEqual(['p1', 'p2', 'p3']);
   });
 
+  describe('a by-items round its files could not heal goes back to the restore point taken before the write', () => {
+    const undone = { status: 'failed' as const, reason: 'a command failed', commands: [] };
+    const round = (status: 'succeeded' | 'unknown' | 'failed') => ({
+      names: ['p2', 'p3'],
+      status: 'broken' as const,
+      by_items: true as const,
+      undone,
+      restored: { backup_id: 1, operation_id: 'op', status, health: status === 'succeeded' ? { outcome: 'healthy' as const } : undefined },
+    });
+    const ended = (status: 'succeeded' | 'unknown' | 'failed') => {
+      const next = nextRound({ ...startIsolation(updates(4)), restores: 1, rounds: [{ names: ['p0', 'p1'], status: 'healthy' }, round(status)] });
+      if (!('end' in next)) throw new Error(`isolation went on: ${JSON.stringify(next)}`);
+      return { ...next.end, left: (next.end.left ?? []).map((c) => ('plugin' in c ? c.plugin : '')).sort() };
+    };
+
+    it('restored and healthy: isolation stops, and the updates of earlier rounds are not counted in (that restore undid them)', () => {
+      expect(ended('succeeded')).toMatchObject({ outcome: 'stopped', left: ['p0', 'p1', 'p2', 'p3'], reason: expect.stringContaining('undid every update') });
+    });
+
+    it('its restore not known to have ended: none of the write is counted in, and the reason says so', () => {
+      const end = ended('unknown');
+      expect(end).toMatchObject({ outcome: 'stopped', left: ['p0', 'p1', 'p2', 'p3'] });
+      expect(end.reason).toMatch(/ended unknown, so every update of the write may be undone: look at the site$/);
+    });
+
+    it('its restore refused (nothing restored): the updates of earlier rounds stay in', () => {
+      expect(ended('failed')).toMatchObject({ outcome: 'stopped', left: ['p2', 'p3'], reason: expect.stringContaining('restore ended failed') });
+    });
+  });
+
   it('a round that could not be judged stops isolation, listing what is not in', () => {
     const iso = startIsolation(updates(4));
     const next = nextRound({ ...iso, rounds: [{ names: ['p0', 'p1'], status: 'failed', reason: 'operation failed: 500' }] });

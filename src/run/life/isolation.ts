@@ -1,6 +1,6 @@
 import type { ItemChange } from '../../actions/action.js';
 import { itemOf, nameOf, type ItemRef } from '../../inventory/kinds.js';
-import type { Isolation, IsolationRound } from '../types.js';
+import type { Isolation, IsolationRound, RestoreStatus } from '../types.js';
 
 /**
  * `health.on_broken: isolate`, as a pure decision over the rounds journaled so far: which updates the
@@ -72,8 +72,13 @@ export function known(iso: Isolation): Known {
   return state;
 }
 
-/** A broken round's site was put back (restored, or by its items' own files) and seen healthy: the next round starts from a known state. */
+/**
+ * A broken round's site was put back (restored, or by its items' own files) and seen healthy: the next
+ * round starts from a known state. Not so a by-items round restored to before the write: the rounds
+ * before it that went in healthy were undone with it.
+ */
 function putBack(round: IsolationRound): boolean {
+  if (undidTheWrite(round)) return false;
   const back = round.restored ?? round.undone;
   return back?.status === 'succeeded' && back.health?.outcome === 'healthy';
 }
@@ -86,13 +91,28 @@ function waysBackUsed(iso: Pick<Isolation, 'rounds'>): number {
   return 1 + iso.rounds.filter((r) => (r.restored && r.restored.status !== 'not sent') || (r.undone && r.undone.status !== 'not sent')).length;
 }
 
+/**
+ * A by-items round that its files could not heal goes back to the write's own restore point, taken
+ * before every update of the write: once that restore may have run, no update of the write counts as in.
+ */
+const MAY_HAVE_RUN: ReadonlySet<RestoreStatus> = new Set(['sending', 'accepted', 'succeeded', 'unknown']);
+
+function undidTheWrite(round: IsolationRound): boolean {
+  return round.by_items === true && round.restored !== undefined && MAY_HAVE_RUN.has(round.restored.status);
+}
+
 /** Why a round ended isolation: it could not be judged, or the site it broke was not seen put back. */
 function failure(round: IsolationRound, n: number): string {
   if (round.status !== 'broken') return `round ${n} could not be judged: ${round.reason ?? round.status}`;
-  if (round.by_items && round.restored?.status === 'succeeded')
-    return `round ${n} broke the site and putting its items' files back did not heal it (${round.undone?.reason ?? round.undone?.health?.detail ?? round.undone?.status ?? 'not sent'}): restored from the backup taken before the write, which undid every update of it`;
   const r = round.restored;
   const after = r?.health ? `, then the site was ${r.health.outcome}${r.health.detail ? ` (${r.health.detail})` : ''}` : '';
+  if (r && undidTheWrite(round)) {
+    const files = `round ${n} broke the site and putting its items' files back did not heal it (${round.undone?.reason ?? round.undone?.health?.detail ?? round.undone?.status ?? 'not sent'})`;
+    if (r.status !== 'succeeded')
+      return `${files}; its restore from the backup taken before the write ended ${r.status}${r.reason ? ` (${r.reason})` : ''}, so every update of the write may be undone: look at the site`;
+    const healthy = r.health?.outcome === 'healthy' ? '' : `${after}: look at the site`;
+    return `${files}: restored from the backup taken before the write, which undid every update of it${healthy}`;
+  }
   return `round ${n} broke the site and its restore ended ${r?.status ?? 'not sent'}${r?.reason ? ` (${r.reason})` : ''}${after}: look at the site`;
 }
 
@@ -127,8 +147,9 @@ export function nextRound(iso: Isolation, bound = restoreBound(iso.updates.lengt
   const end = (outcome: Isolation['outcome'], reason?: string): NextRound => ({
     end: { outcome, culprits, ...(left.length > 0 ? { left } : {}), ...(reason ? { reason } : {}) },
   });
-  if (state.failed?.by_items && state.failed.restored?.status === 'succeeded') {
-    // A round its items' files could not heal was restored from the write's own restore point: nothing of the write is on the site.
+  if (state.failed && undidTheWrite(state.failed)) {
+    // A round its items' files could not heal was (or may have been) restored from the write's own restore point:
+    // nothing of the write is known to be on the site, so none of it is counted in (a later night sees what is).
     const out = iso.updates.filter((u) => !state.culprits.includes(nameOfChange(u)));
     return {
       end: { outcome: 'stopped', culprits, ...(out.length > 0 ? { left: out } : {}), reason: failure(state.failed, iso.rounds.indexOf(state.failed) + 1) },
