@@ -93,7 +93,7 @@ export interface SlotPort {
 export type RoomOutcome =
   | { kind: 'room'; removed: Backup[]; earlier: Set<number> }
   | { kind: 'held'; held: NoSlotHeld; reason: string }
-  | { kind: 'failed'; reason: string; stop?: { reason: string; kind: StopKind } };
+  | { kind: 'failed'; reason: string; stop?: { reason: string; kind: StopKind }; removed?: Backup[] };
 
 /**
  * Makes room for one more manual backup of `envId`, tagged `tag`: reads its list, removes what
@@ -115,8 +115,9 @@ export async function makeRoom(port: SlotPort, envId: string, tag: string, label
   const earlier = new Set(backups.filter((b) => tagOfBackup(b) === tag).map((b) => b.id));
   const decision = decideRoom(backups, port.slots, port.ours, port.spared);
   if (decision.kind === 'full') return heldNoSlot(envId, label, decision.manual, port.slots);
-  const { problem } = await removeBackups(port, envId, decision.remove);
-  if (problem) return { kind: 'failed', reason: `could not make room for its backup: ${problem}` };
+  const { problem, removed } = await removeBackups(port, envId, decision.remove);
+  // Those removed before the problem are gone all the same: the record says so.
+  if (problem) return { kind: 'failed', reason: `could not make room for its backup: ${problem}`, removed };
   return { kind: 'room', removed: decision.remove, earlier };
 }
 

@@ -96,7 +96,10 @@ export class SlotKeeper {
     const base = { http_status: null, operation_id: null, attempts: 0, error: null, reason: outcome.reason };
     if (outcome.kind === 'failed') {
       if (outcome.stop) this.run.stop.stop(outcome.stop.reason, outcome.stop.kind);
-      return this.run.record('result', step, { step_id: step.id, status: outcome.stop ? 'skipped' : 'failed', ...base });
+      // Those removed before the problem went all the same.
+      const removed = (outcome.removed ?? []).map((b) => ({ id: b.id, tag: tagOfBackup(b), why: 'room' as const }));
+      const slots = removed.length > 0 ? { backup_slots: { removed } } : {};
+      return this.run.record('result', step, { step_id: step.id, status: outcome.stop ? 'skipped' : 'failed', ...base, ...slots });
     }
     // Not sent, and not silently dropped: the backup and each write it guards are held, naming what to do.
     for (const s of [step, ...this.run.plan.steps.filter((w) => w.backup_step === step.id)])

@@ -186,6 +186,8 @@ export interface IsolationRound {
   undone?: UndoneByItems;
   /** The fatal error line the log showed after this round broke the site. */
   logged?: LoggedError;
+  /** Backups sitefleet made that were removed to make room for the round's backup (journaled as they went). */
+  room?: BackupSlots['removed'];
 }
 
 /**

@@ -43,4 +43,16 @@ describe('backupSlotsSummary: one line for the whole run', () => {
     );
     expect(backupSlotsSummary([{}])).toBeUndefined();
   });
+
+  it('counts those removed for isolation rounds too, and an environment once for its backup step and its write', () => {
+    const room = [{ id: 4, tag: 'sitefleet-c', why: 'room' as const }];
+    const results = [
+      { target: { env_id: 'e1' }, backup_slots: { removed: [{ id: 3, tag: 'sitefleet-b', why: 'room' as const }] } },
+      { target: { env_id: 'e1' }, isolation: { rounds: [{}, { room }] } },
+    ];
+    expect(backupSlotsSummary(results)).toBe(
+      'removed 2 backups sitefleet made on 1 environment (2 to make room); none a person took (ids and tags in the report)',
+    );
+    expect(backupSlotsText(results[1]!)).toBe('removed backups 4 (sitefleet-c, to make room for isolation round 2)');
+  });
 });

@@ -2,7 +2,8 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { Backup } from '../../src/api/types.js';
 import type { Step } from '../../src/plan/plan.js';
-import { beyondKeep, decideRoom, seriesOf } from '../../src/run/backup-slots.js';
+import { beyondKeep, decideRoom, makeRoom, seriesOf, type SlotPort } from '../../src/run/backup-slots.js';
+import type { Watcher } from '../../src/run/watcher.js';
 import type { CallPort } from '../../src/run/caller.js';
 import { findRestorePoint } from '../../src/run/restore-point.js';
 
@@ -53,5 +54,26 @@ describe('findRestorePoint: each run its own restore point', () => {
     const step = { body: { tag }, params: { env_id: 'e1' } } as unknown as Step;
     const found = await findRestorePoint(caller, step, pino({ level: 'silent' }), new Set([41]));
     expect(found.point).toEqual({ tag, backup_id: null });
+  });
+});
+
+describe('makeRoom: a removal refused after another went', () => {
+  it('fails, and still names the backup that went (the slot it freed is not a thing the record may forget)', async () => {
+    // Six manual backups and five slots: two of sitefleet's go; the service removes the first and refuses the second.
+    const list = [b(1, 'launch', 10), b(2, 'x', 20), b(3, 'y', 30), b(4, 'sitefleet-a-2026-11-01', 40), b(5, 'sitefleet-a-2026-11-02', 50), b(6, 'z', 60)];
+    const deleted: string[] = [];
+    const caller = {
+      read: () => Promise.resolve({ environment: { display_name: 'live', backups: list } }),
+      withPlace: (_p: unknown, _n: string, fn: (place: unknown) => unknown) => fn(undefined),
+      call: (_e: string, params: { backup_id: string }) => {
+        deleted.push(params.backup_id);
+        const data = params.backup_id === '4' ? {} : { status: 409, message: 'backup locked' };
+        return Promise.resolve({ ok: true, value: { data } });
+      },
+    } as unknown as CallPort;
+    const port: SlotPort = { caller, watcher: {} as Watcher, watch: {} as never, logger: pino({ level: 'silent' }), slots: 5, ours, spared: NONE };
+    const room = await makeRoom(port, 'env-1', 'sitefleet-a-2026-11-27', 'site/live');
+    expect(deleted).toEqual(['4', '5']);
+    expect(room).toMatchObject({ kind: 'failed', reason: expect.stringContaining('backup locked'), removed: [{ id: 4 }] });
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ItemChange } from '../../src/actions/action.js';
 import { restoreFrom } from '../../src/actions/index.js';
+import { backupSlotsSummary, backupSlotsText } from '../../src/report/backup-slot-lines.js';
 import type { ProbeResult, SiteProbePort } from '../../src/health/http/probe.js';
 import { resolveHealth } from '../../src/health/spec.js';
 import type { Step } from '../../src/plan/plan.js';
@@ -319,6 +320,11 @@ describe("a round's backup and the environment's five manual backup slots", () =
     expect(tags(live)).toEqual(expect.arrayContaining([...person, point.tag, 'sitefleet-before-test-round-2']));
     expect(tags(live)).not.toContain('sitefleet-before-test-2026-10-01');
     expect(manual(live).length).toBeLessThanOrEqual(5);
+    // The removal is on the round's record, so in the report and the run's line on slots.
+    const round = ended.isolation!.rounds.find((r) => r.room);
+    expect(round?.room).toEqual([{ id: expect.any(Number), tag: 'sitefleet-before-test-2026-10-01', why: 'room' }]);
+    expect(backupSlotsSummary([ended])).toMatch(/^removed 1 backup sitefleet made on 1 environment \(1 to make room\)/);
+    expect(backupSlotsText(ended)).toMatch(/^removed backups \d+ \(sitefleet-before-test-2026-10-01, to make room for isolation round \d\)$/);
   });
 
   it('every other slot a person’s: the round is not sent, isolation stops saying so, and the site stays healthy', async () => {

@@ -95,3 +95,36 @@ describe('SlotKeeper at fleet scale (bench scenario 32: 500 environments spent m
     expect(gets()).toBeLessThan(4 * plan.steps.length);
   });
 });
+
+describe('SlotKeeper: room that could not all be made', () => {
+  it('records the backup step failed, naming the backup that went before the refusal (in the report, not only the log)', async () => {
+    const plan = { ...night(), steps: night().steps.slice(0, 1 + WRITES) } as Plan;
+    const backup = (id: number, note: string, created_at: number) => ({ id, name: `n-${id}`, note, type: 'manual', created_at });
+    const list = [
+      backup(1, 'launch', 1),
+      backup(2, 'x', 2),
+      backup(3, 'y', 3),
+      backup(4, TAG.replace('11-27', '11-01'), 4),
+      backup(5, TAG.replace('11-27', '11-02'), 5),
+      backup(6, 'z', 6),
+    ];
+    const caller = {
+      read: () => Promise.resolve({ environment: { display_name: 'live', backups: list } }),
+      withPlace: (_p: unknown, _n: string, fn: (place: unknown) => unknown) => fn(undefined),
+      call: (_e: string, params: { backup_id: string }) =>
+        Promise.resolve({ ok: true, value: { data: params.backup_id === '4' ? {} : { status: 409, message: 'locked' } } }),
+    } as unknown as CallPort;
+    const { run } = runOf(plan, 'planned');
+    const recorded: StepResult[] = [];
+    const keeper = new SlotKeeper({
+      ...run,
+      results: new Map(),
+      options: { ...run.options, caller },
+      record: (_t, _s, r) => (recorded.push(r), Promise.resolve()),
+    });
+    await keeper.beforeWave(task, plan.steps);
+    expect(recorded).toEqual([
+      expect.objectContaining({ step_id: plan.steps[0]!.id, status: 'failed', backup_slots: { removed: [{ id: 4, tag: list[3]!.note, why: 'room' }] } }),
+    ]);
+  });
+});

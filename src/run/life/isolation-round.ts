@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { restorePoint } from '../../actions/index.js';
 import { findRestorePoint } from '../restore-point.js';
-import { makeRoom, type SlotPort } from '../backup-slots.js';
+import { makeRoom, tagOfBackup, type SlotPort } from '../backup-slots.js';
 import { ITEM_WRITES } from '../../actions/item-writes.js';
 import type { ItemChange, RequestSpec } from '../../actions/action.js';
 import { reasonText } from '../../api/answer.js';
@@ -380,7 +380,7 @@ async function takeRestorePoint(
   if (!backup) {
     const asked = await askForBackup(ctx, step, round, tag, put);
     if (!asked) return undefined;
-    ({ backup, earlier } = asked);
+    ({ backup, earlier, round } = asked);
   }
   if (backup.status === 'accepted' && backup.operation_id) {
     const watch = ctx.watcher.watch(backup.operation_id, 'backups:add', ctx.watch);
@@ -410,7 +410,8 @@ type Backup = NonNullable<IsolationRound['backup']>;
 /**
  * Asks for a round's backup, once there is a slot for it (backup-slots.ts: only backups sitefleet
  * made are removed to make room; every slot a person's, the round fails saying so, and isolation
- * stops with the site as the last round left it). Journaled `sending` before it leaves.
+ * stops with the site as the last round left it). Journaled `sending` before it leaves; the backups
+ * removed for it on the round (`room`), which it returns as it now stands.
  */
 async function askForBackup(
   ctx: IsolationContext,
@@ -418,11 +419,13 @@ async function askForBackup(
   round: IsolationRound,
   tag: string,
   put: (r: IsolationRound) => Promise<StepResult>,
-): Promise<{ backup: Backup; earlier: ReadonlySet<number> } | undefined> {
+): Promise<{ backup: Backup; earlier: ReadonlySet<number>; round: IsolationRound } | undefined> {
   if (!ctx.mayGoOn()) return undefined;
   const label = [step.target.site, step.target.environment].filter(Boolean).join('/') || step.target.env_id!;
   const room = await makeRoom(ctx.slots(), step.target.env_id!, tag, label);
   if (room.kind === 'failed' && room.stop) ctx.stop(room.stop.reason, room.stop.kind);
+  const removed = room.kind === 'held' ? [] : (room.removed ?? []).map((b) => ({ id: b.id, tag: tagOfBackup(b), why: 'room' as const }));
+  if (removed.length > 0) round = { ...round, room: [...(round.room ?? []), ...removed] };
   if (room.kind !== 'room') return void (await put({ ...round, status: 'failed', reason: `its backup: ${room.reason}` }));
   const backup: Backup = { operation_id: null, status: 'sending' };
   await put({ ...round, backup });
@@ -434,7 +437,7 @@ async function askForBackup(
     return void (await put({ ...round, backup: { ...backup, status: sent.state }, status: 'failed', reason: `its backup: ${sent.reason}` }));
   const asked: Backup = { operation_id: sent.state === 'accepted' ? sent.operationId : null, status: sent.state === 'accepted' ? 'accepted' : 'succeeded' };
   await put({ ...round, backup: asked });
-  return { backup: asked, earlier: room.earlier };
+  return { backup: asked, earlier: room.earlier, round };
 }
 
 /**
