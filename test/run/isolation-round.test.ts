@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ItemChange } from '../../src/actions/action.js';
 import { restoreFrom } from '../../src/actions/index.js';
+import { createAjv } from '../../src/util/ajv.js';
+import { readBackSchema } from '../../src/util/json-input.js';
 import { backupSlotsSummary, backupSlotsText } from '../../src/report/backup-slot-lines.js';
 import type { ProbeResult, SiteProbePort } from '../../src/health/http/probe.js';
 import { resolveHealth } from '../../src/health/spec.js';
@@ -324,6 +326,10 @@ describe("a round's backup and the environment's five manual backup slots", () =
     const round = ended.isolation!.rounds.find((r) => r.room);
     expect(round?.room).toEqual([{ id: expect.any(Number), tag: 'sitefleet-before-test-2026-10-01', why: 'room' }]);
     expect(backupSlotsSummary([ended])).toMatch(/^removed 1 backup sitefleet made on 1 environment \(1 to make room\)/);
+    // And a journal or report holding it is read back (resume, report): the records schema knows the field.
+    const ajv = createAjv().addSchema(readBackSchema('records.schema.json'));
+    const valid = ajv.compile({ $ref: 'https://sitefleet.dev/schemas/records.schema.json#/$defs/step_result' });
+    expect(valid(ended), JSON.stringify(valid.errors)).toBe(true);
     expect(backupSlotsText(ended)).toMatch(/^removed backups \d+ \(sitefleet-before-test-2026-10-01, to make room for isolation round \d\)$/);
   });
 
