@@ -1,5 +1,6 @@
 import type { ItemChange } from '../actions/action.js';
 import { itemOf } from '../inventory/kinds.js';
+import { undidTheWrite } from '../run/life/isolation.js';
 import type { Isolation, LoggedError } from '../run/types.js';
 import { clip } from '../util/safe-text.js';
 import type { ReportResult } from './report.js';
@@ -44,7 +45,10 @@ export interface IsolationFacts {
 export function isolationFacts(iso: Isolation): IsolationFacts {
   const nameOf = (c: ItemChange) => itemOf(c)?.name ?? '';
   const guilty = new Set(iso.culprits.map(nameOf));
-  const sentHealthy = new Set(iso.rounds.filter((r) => r.status === 'healthy').flatMap((r) => r.names));
+  // A round restored to the point before the write (by items, its files could not heal it) undid the rounds before it too,
+  // or is undoing them while a resume follows that restore.
+  const undone = iso.rounds.some(undidTheWrite);
+  const sentHealthy = new Set(undone ? [] : iso.rounds.filter((r) => r.status === 'healthy').flatMap((r) => r.names));
   const left = iso.left ?? (iso.outcome === 'isolating' ? iso.updates.filter((u) => !guilty.has(nameOf(u)) && !sentHealthy.has(nameOf(u))) : []);
   const notIn = new Set(left.map(nameOf));
   return { culprits: iso.culprits, kept: iso.updates.filter((u) => !guilty.has(nameOf(u)) && !notIn.has(nameOf(u))), left };
@@ -67,6 +71,15 @@ export function culpritLog(iso: Isolation | undefined, logged: LoggedError | und
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/**
+ * Isolation stopped at a round that broke the site alone and was not put back (its restore or its
+ * files did not succeed): that culprit may still be on the site.
+ */
+function mayStay(iso: Isolation): boolean {
+  const last = iso.rounds.at(-1);
+  return last?.status === 'broken' && last.names.length === 1 && (last.restored ?? last.undone)?.status !== 'succeeded';
+}
 
 /**
  * A site's isolation in one line: `isolated akismet 5.3 → 5.4 as the update that broke the site
@@ -94,7 +107,9 @@ export function isolationLine(r: { isolation?: Isolation; logged?: LoggedError }
       return `not reproduced: ${iso.updates.length === 1 ? 'the update was' : `the ${iso.updates.length} updates were`} sent again in ${plural(iso.rounds.length, 'round')} and none broke the site${logged}; ${keptText('')} (all installed); ${restores}`;
     case 'stopped':
       return `isolation stopped${iso.reason ? ` (${iso.reason})` : ''}${logged}: ${keptText('')}${
-        culprits.length > 0 ? `; found breaking it: ${changesText(culprits)} (old versions kept)` : ''
+        culprits.length > 0
+          ? `; found breaking it: ${changesText(culprits)} (${mayStay(iso) ? 'the way back after it did not end: it may still be installed' : 'old versions kept'})`
+          : ''
       }; not installed: ${left.length > 0 ? changesText(left) : 'none'}; ${restores}`;
     case 'isolating':
       return `isolating, ${plural(iso.rounds.length, 'round')} so far${logged}: ${keptText('')}; left: ${left.length > 0 ? changesText(left) : 'none'}; ${restores}${

@@ -186,7 +186,10 @@ export interface IsolationRound {
   undone?: UndoneByItems;
   /** The fatal error line the log showed after this round broke the site. */
   logged?: LoggedError;
-  /** Backups sitefleet made that were removed to make room for the round's backup (journaled as they went). */
+  /**
+   * Backups sitefleet made that were removed to make room for the round's backup: journaled with its
+   * backup's `sending` record (a kill among the removals loses them here; the log keeps each).
+   */
   room?: BackupSlots['removed'];
 }
 

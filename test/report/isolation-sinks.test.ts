@@ -93,6 +93,30 @@ describe('isolationLine: the words', () => {
     );
   });
 
+  it('a by-items round restored to the point before the write: nothing counted in, while that restore is followed too; a culprit whose way back failed may stay', () => {
+    const restored = (status: 'accepted' | 'failed') => ({ backup_id: 1, operation_id: 'op', status });
+    const undone = { status: 'failed' as const, commands: [] };
+    const rounds = [
+      { names: others.slice(0, 6).map((o) => o.plugin), status: 'healthy' as const, by_items: true as const },
+      { names: ['akismet'], status: 'broken' as const, by_items: true as const, undone, restored: restored('accepted') },
+    ];
+    // A halt while the restore is followed: the six that went in healthy are being undone by it.
+    const going = isolationFacts(iso({ outcome: 'isolating', culprits: [akismet], rounds }));
+    expect(going.kept).toEqual([]);
+    expect(going.left).toEqual(others);
+    // Its files and its restore both failed: the culprit is not said to be back on its old version.
+    const failed = iso({
+      outcome: 'stopped',
+      culprits: [akismet],
+      left: others.slice(6),
+      rounds: [rounds[0]!, { ...rounds[1]!, restored: restored('failed') }],
+    });
+    expect(isolationLine({ isolation: failed })).toMatch(
+      /found breaking it: akismet 5\.3 → 5\.4 \(the way back after it did not end: it may still be installed\)/,
+    );
+    expect(isolationLine({ isolation: FOUND })).not.toContain('may still be installed');
+  });
+
   it('an isolation not done is continued by resume', () => {
     const going = report([result({ isolation: iso({ outcome: 'isolating', restores: 1 }) })]);
     expect(nextCommand(going, PATH)).toEqual({ kind: 'resume', argv: ['resume', PATH] });

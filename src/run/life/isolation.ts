@@ -97,7 +97,7 @@ function waysBackUsed(iso: Pick<Isolation, 'rounds'>): number {
  */
 const MAY_HAVE_RUN: ReadonlySet<RestoreStatus> = new Set(['sending', 'accepted', 'succeeded', 'unknown']);
 
-function undidTheWrite(round: IsolationRound): boolean {
+export function undidTheWrite(round: IsolationRound): boolean {
   return round.by_items === true && round.restored !== undefined && MAY_HAVE_RUN.has(round.restored.status);
 }
 
