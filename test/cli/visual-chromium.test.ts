@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { Report } from '../../src/report/report.js';
 import type { Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
 import { useSimulator } from '../helpers/sim.js';
 import { loadedFrom, loadHookFlags, UNBUNDLED_CLI } from '../helpers/loaded.js';
+import { looked, shared } from '../helpers/visual-run.js';
 
 const start = useSimulator();
 
@@ -23,35 +25,43 @@ tasks:
 `);
 }
 
-/** The files a `run` process loads (a process: what it loads is the test). */
-async function loadedByRun(sim: Simulator, file: string): Promise<{ code: number | null; loaded: string[] }> {
+/** The files a `run` process loads (a process: what it loads is the test), what it said on stderr, and its report. */
+async function runProcess(sim: Simulator, file: string): Promise<{ code: number | null; loaded: string[]; stderr: string; report: string }> {
+  const report = join(tempDir(), 'r.json');
   // Asynchronously: the simulator answering the run lives in this process.
   // Operations polled at 50 ms: what this test times is what a run loads, not the watcher's first polls.
-  const child = spawn(
-    process.execPath,
-    [...loadHookFlags(), UNBUNDLED_CLI, 'run', file, '--yes', '--poll-interval', '50', '--report', join(tempDir(), 'r.json')],
-    {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...simEnv(sim) },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, [...loadHookFlags(), UNBUNDLED_CLI, 'run', file, '--yes', '--poll-interval', '50', '--report', report], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...simEnv(sim) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  return { code, loaded: loadedFrom(stderr) };
+  return { code, loaded: loadedFrom(stderr), stderr, report };
 }
 
 const BROWSER_CODE = ['/node_modules/playwright-core/', '/node_modules/pixelmatch/', '/node_modules/pngjs/'];
 
+/**
+ * A run that looks at pages (settings.visual_sandbox: false), in a process of its own, of two sites' steps:
+ * read by the tests of what such a run loads, what it warns of, and what a resume of it checks (its
+ * browser started and its pages shot once, not in each).
+ */
+const lookingRun = shared({ sites: 2, themes: 2 }, async (sim) => {
+  const run = await runProcess(sim, playbook(sim, looked()));
+  const report = JSON.parse(readFileSync(run.report, 'utf8')) as Report;
+  return { ...run, looked: report.results.filter((r) => r.visual?.outcome === 'passed').length };
+});
+
 // Chromium's start and screenshots take seconds each on a loaded machine, where 30 s is too few.
 describe('the browser is the machine’s, loaded only when a playbook looks at pages', { timeout: 90_000 }, () => {
   it('a run with health: and no visual loads no playwright-core, pixelmatch or pngjs; one with visual does', async () => {
-    const { sim } = await start({ sites: 1, themes: 2 }); // one site: what is loaded does not grow with the pages shot
-    const plain = await loadedByRun(sim, playbook(sim));
+    const { sim } = await start({ sites: 1, themes: 2 }); // one site: what is loaded does not grow with the steps sent
+    const plain = await runProcess(sim, playbook(sim));
     expect(plain.code).toBe(0);
     expect(plain.loaded.some((url) => url.endsWith('/dist/app/session.js'))).toBe(true);
     for (const code of BROWSER_CODE) expect(plain.loaded.filter((url) => url.includes(code))).toEqual([]);
-    const looking = await loadedByRun(sim, playbook(sim, '{ gap: 10ms }'));
+    const looking = await lookingRun();
     expect(looking.code).toBe(0);
     for (const code of BROWSER_CODE) expect(looking.loaded.some((url) => url.includes(code))).toBe(true);
   });
@@ -91,11 +101,9 @@ describe('the browser is the machine’s, loaded only when a playbook looks at p
   });
 
   it('a resume checks what a run checks before it sends: without Chromium it sends nothing (exit 2), and a linked images folder is refused', async () => {
-    const { sim } = await start({ sites: 1, themes: 2 }); // one step to send again is enough: every one is checked before any
-    const file = playbook(sim, '{ gap: 10ms }');
-    const dir = tempDir();
-    const report = join(dir, 'r.json');
-    expect((await runCli(['run', file, '--yes', '--poll-interval', '50', '--report', report], simEnv(sim))).code).toBe(0);
+    const { sim, code, report } = await lookingRun();
+    expect(code).toBe(0);
+    const dir = dirname(report);
     // The journal as a run killed right after it began leaves it: every step still to send.
     const journal = join(dir, 'r.journal.jsonl');
     writeFileSync(journal, `${readFileSync(journal, 'utf8').split('\n')[0]!}\n`);
@@ -115,8 +123,9 @@ describe('the browser is the machine’s, loaded only when a playbook looks at p
 
   it('the sandbox stays on: as root a run says why it cannot start it and what to do (exit 2, one line, nothing sent), doctor too; the opt-out is warned of once', async () => {
     expect(process.getuid!()).toBe(0); // this machine, as CI containers: Chromium refuses its sandbox as root
-    const { sim } = await start({ sites: 2, themes: 2 }); // two steps: the opt-out is warned of once a run, not once a step
-    const sandboxed = playbook(sim, '{ gap: 10ms }', true);
+    const { sim, code, stderr, looked: steps } = await lookingRun();
+    expect(steps).toBe(2); // two steps that looked at pages: the opt-out is warned of once a run, not once a step
+    const sandboxed = playbook(sim, looked(), true);
     const seen = sim.log.length;
     const refused = await runCli(['run', sandboxed, '--yes', '--report', join(tempDir(), 'r.json')], simEnv(sim));
     expect(refused.code).toBe(2);
@@ -127,12 +136,8 @@ describe('the browser is the machine’s, loaded only when a playbook looks at p
     expect(sim.log).toHaveLength(seen);
     const doctor = await runCli(['doctor', sandboxed], simEnv(sim));
     expect(doctor.stdout).toMatch(/^fail {2}sandbox .*Chromium will not start its sandbox as root/m);
-    const optedOut = await runCli(
-      ['run', playbook(sim, '{ gap: 10ms }'), '--yes', '--poll-interval', '50', '--report', join(tempDir(), 'r.json')],
-      simEnv(sim),
-    );
-    expect(optedOut.code).toBe(0);
-    expect(optedOut.stderr.match(/warning: settings\.visual_sandbox: false: customer pages load in Chromium without its sandbox/g)).toHaveLength(1);
+    expect(code).toBe(0);
+    expect(stderr.match(/warning: settings\.visual_sandbox: false: customer pages load in Chromium without its sandbox/g)).toHaveLength(1);
   });
 
   it('health.visual fields are checked at their line: restore_over must be over hold_over', async () => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { decodePng } from '../../src/health/visual/image.js';
 import { runCli, simEnv } from '../helpers/cli.js';
 import { useSimulator } from '../helpers/sim.js';
-import { oneSite, playbook, run, sharedRun } from '../helpers/visual-run.js';
+import { oneSite, playbook, run, sharedRun, WINDOW } from '../helpers/visual-run.js';
 
 const start = useSimulator();
 
@@ -37,7 +37,7 @@ describe('health.visual: the pages before and after a theme update, in the machi
       /^visual_difference: [\d.]+% of the page changed at http:\/\/127\.0\.0\.1:\d+\/sites\/.+ \(diff night\.json\.visual\/.+-diff\.png\)$/,
     );
     const diff = decodePng(readFileSync(join(dirname(reportPath), page.images!.diff)));
-    expect(diff.width).toBe(1280);
+    expect(diff.width).toBe(WINDOW.width);
     for (const kind of ['before', 'after', 'mask'] as const) expect(existsSync(join(dirname(reportPath), page.images![kind]))).toBe(true);
     // The update stays; no restore was sent.
     expect(sim.log.filter((e) => e.endpoint === 'restoreBackup')).toHaveLength(0);

@@ -45,10 +45,20 @@ export function sitesApart(sim: Simulator, n: number): UpdateAt[] {
 }
 
 /**
- * A guarded theme update of each site (a task each), with the pages looked at (the gap between
- * screenshots tiny: the carousel moves per load, not per second).
+ * The window the pages are shot in: narrow, as what a run's own process spends (decoding, comparing and
+ * encoding the screenshots) grows with their pixels, and the simulator's page is 1088 px tall at any
+ * width (its parts have fixed heights: sim/site-look.ts), so a share of its rows (a slider, a header, a
+ * bar) is what it is at the default 1280. A part of fixed size (the carousel's slide) is a bigger share.
  */
-export function playbook(sim: Simulator, at: UpdateAt | UpdateAt[], visual = '{ gap: 10ms }'): string {
+export const WINDOW = { width: 480, height: 320 };
+
+/** health.visual in WINDOW, with `more` of its fields (`hold_over: "3%"`); the gap between screenshots tiny: the carousel moves per load, not per second. */
+export function looked(more = ''): string {
+  return `{ gap: 10ms, viewport: { width: ${WINDOW.width}, height: ${WINDOW.height} }${more ? `, ${more}` : ''} }`;
+}
+
+/** A guarded theme update of each site (a task each), with the pages looked at (`visual`). */
+export function playbook(sim: Simulator, at: UpdateAt | UpdateAt[], visual = looked()): string {
   const tasks = [at].flat().map(
     (a) => `  - name: update ${a.theme}
     action: themes.update
@@ -80,12 +90,12 @@ export async function run(
 type VisualRun = Awaited<ReturnType<typeof run>> & { sim: Simulator; at: UpdateAt[] };
 
 /**
- * One run of `playbook` on the sites `prepare` picks (and gives their looks), made by the first test
- * that asks and shared by the describe's tests that read it from different sides: a browser started and
- * its pages shot once, not per test. Its simulator (useSimulator's timings) stops after them all.
+ * What `make` does on a simulator of its own (useSimulator's timings), done by the first test that asks
+ * and shared by the describe's (or file's) tests that read it from different sides: a browser started
+ * and its pages shot once, not per test. The simulator stops after them all.
  */
-export function sharedRun(options: SimulatorOptions, prepare: (sim: Simulator) => UpdateAt[]): () => Promise<VisualRun> {
-  let made: Promise<VisualRun> | undefined;
+export function shared<T>(options: SimulatorOptions, make: (sim: Simulator) => Promise<T>): () => Promise<T & { sim: Simulator }> {
+  let made: Promise<T & { sim: Simulator }> | undefined;
   let sim: Simulator | undefined;
   afterAll(async () => {
     await sim?.stop();
@@ -94,14 +104,21 @@ export function sharedRun(options: SimulatorOptions, prepare: (sim: Simulator) =
     (made ??= (async () => {
       const profile = process.env.SITEFLEET_TEST_PROFILE === 'real' ? { profile: 'real' as const } : {};
       sim = await startSimulator({ operationDelayMs: 50, clearCacheGapMs: 250, ...profile, ...options });
-      const at = prepare(sim);
-      return { ...(await run(sim, playbook(sim, at))), sim, at };
+      return { ...(await make(sim)), sim };
     })());
 }
 
+/** One run of `playbook` (its pages looked at as `visual` says) on the sites `prepare` picks (and gives their looks), shared as `shared` says. */
+export function sharedRun(options: SimulatorOptions, prepare: (sim: Simulator) => UpdateAt[], visual = looked()): () => Promise<VisualRun> {
+  return shared(options, async (sim) => {
+    const at = prepare(sim);
+    return { ...(await run(sim, playbook(sim, at, visual))), at };
+  });
+}
+
 /** The write of the run's `nth` site (as `prepare` gave them), and the run's exit code. */
-export function writeAt(shared: VisualRun, nth: number): { code: number | null; write: ReportResult } {
-  const write = shared.writes.find((w) => w.target.site === shared.at[nth]!.site);
-  if (!write) throw new Error(`no write of ${shared.at[nth]!.site} in the report`);
-  return { code: shared.code, write };
+export function writeAt(made: VisualRun, nth: number): { code: number | null; write: ReportResult } {
+  const write = made.writes.find((w) => w.target.site === made.at[nth]!.site);
+  if (!write) throw new Error(`no write of ${made.at[nth]!.site} in the report`);
+  return { code: made.code, write };
 }
