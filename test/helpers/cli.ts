@@ -79,13 +79,25 @@ export async function runCli(
 /**
  * The built CLI started in this process, as runCli, with `interrupt` delivering SIGINT as Ctrl-C
  * would: for tests of what a run does when interrupted (a process of its own only where SIGKILL is).
+ * `options.stderr`: called with each text the command writes to stderr, as it writes it (a test that
+ * acts once the run says something: it waits for a lock, it took one over).
  */
 export async function startCliInProcess(
   args: string[],
   env: Record<string, string | undefined> = {},
+  options: { stderr?: (text: string) => void } = {},
 ): Promise<{ interrupt: () => void; done: Promise<CliResult> }> {
   const [{ main }, { capturedIo }] = await builtCli();
   const io = capturedIo({ env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...env } });
+  const told = options.stderr;
+  if (told) {
+    const write = io.stderr.write.bind(io.stderr);
+    io.stderr.write = (text: string) => {
+      const written = write(text);
+      told(text);
+      return written;
+    };
+  }
   const done = main(args, io).then((code) => ({ code, signal: null, stdout: io.stdout.text, stderr: io.stderr.text }));
   // A second Ctrl-C halts and exits at once: in this process its exit is thrown at the sender, while main ends with its code.
   const interrupt = () => {
