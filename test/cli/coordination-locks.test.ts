@@ -3,11 +3,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BLOCKED_MESSAGE } from '../../src/sim/operations.js';
 import type { Simulator } from '../../src/sim/server.js';
-import { runCli, simEnv, startCli, tempDir, writePlaybook } from '../helpers/cli.js';
+import { runCli, simEnv, startCli, startCliInProcess, tempDir, writePlaybook } from '../helpers/cli.js';
 import { useRedis } from '../helpers/redis.js';
 import { useSimulator, waitFor } from '../helpers/sim.js';
 
-// Real redis-server processes and real CLI processes: no Redis mocks behind these claims.
+// Real redis-server processes, no Redis mocks behind these claims; a CLI process of its own where a holder is
+// killed, or where two processes share a machine's lock files. Other runs go in-process, each its own state dir.
 const start = useSimulator();
 const redis = useRedis();
 
@@ -60,17 +61,19 @@ describe('--coordination: one lock per scope across machines', () => {
     const killedAt = Date.now();
     clock.hurry();
     await holder.done;
-    const third = startCli(
+    // In this process: the holder's SIGKILL is what needs one of its own.
+    let told = '';
+    const third = await startCliInProcess(
       ['--rate', '50/s', '--coordination', url, 'run', playbook, '--yes', '--poll-interval', '50', '--wait-lock', '--report', join(dir, 'c.json')],
       simEnv(sim),
+      { stderr: (text) => (told += text) },
     );
-    // Within the lease + 1 s of the moment the third was there to take it (a loaded machine takes a while to start a process).
-    // Its start alone (node, the CLI's modules, the fleet read) took over 10 s beside a full suite: the clock below starts when it is there.
-    await waitFor(() => /waiting for the lock|took over the lock/.test(third.stderr()), 40_000);
+    // Within the lease + 1 s of the moment the third was there to take it (it reads the fleet first).
+    await waitFor(() => /waiting for the lock|took over the lock/.test(told), 40_000);
     const readyAt = Date.now();
-    await waitFor(() => /took over the lock/.test(third.stderr()), 10_000);
+    await waitFor(() => /took over the lock/.test(told), 10_000);
     expect(Date.now() - Math.max(readyAt, killedAt + 2000)).toBeLessThan(1000);
-    expect(third.stderr()).toMatch(new RegExp(`took over the lock from pid ${holder.child.pid} on \\S+ .*: it stopped renewing its 2s lease`));
+    expect(told).toMatch(new RegExp(`took over the lock from pid ${holder.child.pid} on \\S+ .*: it stopped renewing its 2s lease`));
     expect((await third.done).code).toBe(0);
   }, 120_000);
 
@@ -81,7 +84,8 @@ describe('--coordination: one lock per scope across machines', () => {
     const dir = tempDir();
     const first = writePlaybook(backups('first', 'lock: playbook', true), dir, 'first.yaml');
     const second = writePlaybook(backups('second', 'lock: playbook', true), dir, 'second.yaml');
-    const a = startCli(
+    // Each run in this process with a state dir of its own: machines that share only the Redis.
+    const a = await startCliInProcess(
       ['--rate', '50/s', '--coordination', r.url, 'run', first, '--yes', '--poll-interval', '50', '--report', join(dir, 'a.json')],
       simEnv(sim),
     );
@@ -135,7 +139,7 @@ describe('lock scopes on one machine (no coordination)', () => {
     expect((await holder.done).code).toBe(0);
     clock.calm();
 
-    const whole = startCli(
+    const whole = await startCliInProcess(
       [
         '--rate',
         '50/s',
