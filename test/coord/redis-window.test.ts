@@ -35,7 +35,7 @@ async function answered(window: RedisWindow, n: number): Promise<void> {
 
 describe('the shared rate window (real Redis)', () => {
   it('slots are shared: held from sending until one period after the answer, whichever process took them', async () => {
-    const { a, wa, wb } = await twoProcesses(10, 1000);
+    const { a, wa, wb } = await twoProcesses(10, 500);
     for (let i = 0; i < 10; i++) await wa.take();
     const waiting = new AbortController();
     setTimeout(() => waiting.abort(new Error('still waiting')), 300);
@@ -46,7 +46,7 @@ describe('the shared rate window (real Redis)', () => {
     for (let i = 0; i < 10; i++) wa.give({});
     await a.redis.ping(); // the answers are in Redis (one connection keeps its order)
     await wb.take();
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(995); // a period after the answers (ms rounding aside), not at once
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(495); // a period after the answers (ms rounding aside), not at once
   });
 
   it("each rule of the service has its own shared window: log reads fill theirs, never the general one nor the creating calls'", async () => {
@@ -64,15 +64,18 @@ describe('the shared rate window (real Redis)', () => {
   });
 
   it('a 429 seen by one process pauses the other until Retry-After and lowers the limit they share', async () => {
-    const { b, wa, wb } = await twoProcesses(10, 5000);
+    // A Retry-After longer than the period: what holds the other process back is the pause, not the window
+    // (which lets go one period after the answers); not much shorter than the period, so the period's rule learns.
+    const { b, wa, wb } = await twoProcesses(10, 500);
     await answered(wa, 4);
     await wa.take();
-    wa.give({ rateLimited: true, retryAfterMs: 3000 });
+    // From before the answer: Redis dates the pause from when it is told, never earlier.
+    const t0 = Date.now();
+    wa.give({ rateLimited: true, retryAfterMs: 1500 });
     await wa.settled(); // the answer and what it taught are in Redis
     expect((await rules(b)).map((r) => r.limit)).toEqual([4]); // what the server let through
-    const t0 = Date.now();
     await wb.take();
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(2900);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1495); // ms rounding aside
     expect(wb.pausedForMs()).toBe(0);
   });
 
