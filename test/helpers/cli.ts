@@ -63,15 +63,21 @@ function builtCli(): Promise<[typeof Program, typeof IoModule]> {
  * Runs the built CLI in this process (`main(argv, io)`), with the given environment and input: what a
  * user sees on stdout and stderr, and the exit code. Much cheaper than a process; the simulator keeps
  * answering meanwhile, as both share this event loop. `now`: the wall clock release ages are judged
- * by (the io's clock), for tests that move days ahead without waiting.
+ * by (the io's clock), for tests that move days ahead without waiting. `tty`: its streams say they are
+ * a terminal (what a process on a real one shows first is a test of its own: ci-outputs.test.ts).
  */
 export async function runCli(
   args: string[],
   env: Record<string, string | undefined> = {},
-  options: { input?: string; now?: () => number } = {},
+  options: { input?: string; now?: () => number; tty?: boolean } = {},
 ): Promise<CliResult> {
   const [{ main }, { capturedIo }] = await builtCli();
-  const io = capturedIo({ env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...env }, input: options.input, now: options.now });
+  const io = capturedIo({
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...env },
+    input: options.input,
+    now: options.now,
+    tty: options.tty,
+  });
   const code = await main(args, io);
   return { code, signal: null, stdout: io.stdout.text, stderr: io.stderr.text };
 }
