@@ -1,7 +1,8 @@
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseDocument } from 'yaml';
 import type { GlobalOptions } from '../../app/runtime.js';
 import { EXIT } from '../../errors.js';
 import type { Report } from '../../report/report.js';
@@ -9,6 +10,7 @@ import { startSimulator, type Simulator } from '../../sim/server.js';
 import { preparePlan } from '../../app/prepare.js';
 import { runPlaybook } from '../../app/run-playbook.js';
 import { parseRate } from '../../util/rate.js';
+import { parseDuration } from '../../util/duration.js';
 import { KIND_TABLE } from '../../inventory/kinds.js';
 import { PACKAGE_ROOT } from '../../util/package-files.js';
 /** The kinds of item the demo's safe nights update (the simulator breaks sites by them). */
@@ -39,15 +41,18 @@ interface Demo {
   reports: string;
   globals: GlobalOptions;
   say: (text: string) => void;
+  /** `--speed`: how many times shorter its waits are than the demo's own (1: as a person watches it). */
+  speed: number;
 }
 
 const example = (name: string) => fileURLToPath(new URL(name, PLAYBOOKS_DIR));
 const reportOf = (demo: Demo, name: string) => join(demo.reports, name.replace(/\.yaml$/, '.report.json'));
 
 /** `sitefleet demo`: the simulator, a plan, the safe rollout, every example, the operator's reads and the pages. Returns the worst exit code. */
-export async function runDemo(globals: GlobalOptions, size: number): Promise<number> {
-  const sim = await demoSimulator(globals, size);
-  const demo: Demo = { sim, reports: mkdtempSync(join(tmpdir(), 'sitefleet-demo-')), globals, say: (text) => void globals.io.stdout.write(`${text}\n`) };
+export async function runDemo(globals: GlobalOptions, size: number, speed = 1): Promise<number> {
+  const sim = await demoSimulator(globals, size, speed);
+  const say = (text: string) => void globals.io.stdout.write(`${text}\n`);
+  const demo: Demo = { sim, reports: mkdtempSync(join(tmpdir(), 'sitefleet-demo-')), globals, say, speed };
   demo.globals = demoGlobals(globals, demo);
   try {
     demo.say(`simulator: ${sim.fleet.environments.size} environments at ${sim.baseUrl}; reports go to ${demo.reports}\n`);
@@ -68,9 +73,10 @@ export async function runDemo(globals: GlobalOptions, size: number): Promise<num
 /**
  * The real service's habits (outcomes in the body, a window of its own for creating calls, here a
  * tenth of the demo's rate, operations unseen for a moment after acceptance). No general window:
- * the demo's runs follow each other at once, and each would find the one before in it.
+ * the demo's runs follow each other at once, and each would find the one before in it. `speed`
+ * divides its times (tests): what it does, and in which order, stays.
  */
-function demoSimulator(globals: GlobalOptions, size: number): Promise<Simulator> {
+function demoSimulator(globals: GlobalOptions, size: number, speed: number): Promise<Simulator> {
   const rate = parseRate(globals.rate ?? '50/s');
   return startSimulator({
     profile: 'real',
@@ -78,15 +84,15 @@ function demoSimulator(globals: GlobalOptions, size: number): Promise<Simulator>
     sites: size,
     themes: 8,
     seed: 7,
-    operationDelayMs: 200,
-    operationVisibleAfterMs: 500,
+    operationDelayMs: 200 / speed,
+    operationVisibleAfterMs: 500 / speed,
     // The vendor's one manual cache clear per 10 s, scaled as the operations are (a restore's clear follows its write's).
-    clearCacheGapMs: 1000,
+    clearCacheGapMs: 1000 / speed,
   });
 }
 
 /** The demo talks to its own simulator only, whatever the environment says. */
-function demoGlobals(globals: GlobalOptions, { sim, reports }: Demo): GlobalOptions {
+function demoGlobals(globals: GlobalOptions, { sim, reports, speed }: Demo): GlobalOptions {
   return {
     ...globals,
     io: { ...globals.io, env: { ...globals.io.env, SITEFLEET_TOKEN: sim.token } },
@@ -96,7 +102,7 @@ function demoGlobals(globals: GlobalOptions, { sim, reports }: Demo): GlobalOpti
     // the demo's own --sites is a fleet size, not the global sites file
     sites: undefined,
     rate: globals.rate ?? '50/s',
-    pollInterval: 100,
+    pollInterval: Math.max(1, Math.round(100 / speed)),
     // Its locks and learned limits beside its reports: the simulator's company is the same in every
     // demo, so two demos on one machine (or a demo beside a real run's state) must not share a lock.
     stateDir: join(reports, 'state'),
@@ -137,7 +143,8 @@ async function showSafeUpdates(demo: Demo, file: string, kind: Kind): Promise<nu
   const { sim, say } = demo;
   // The sites are the simulator's; the run's own stop line is in its summary, so the log keeps to errors.
   const safeGlobals = { ...demo.globals, healthUrl: sim.siteUrl, logLevel: 'error', quiet: false };
-  const plan = await preparePlan(example(file), safeGlobals, (prepared) => prepared.plan);
+  const playbook = pacedExample(demo, file);
+  const plan = await preparePlan(playbook, safeGlobals, (prepared) => prepared.plan);
   const item = canaryItem(sim, plan.steps, kind);
   if (!item) {
     say(`== ${file}: no ${kind} update to show on this fleet\n`);
@@ -146,7 +153,7 @@ async function showSafeUpdates(demo: Demo, file: string, kind: Kind): Promise<nu
   const broken = kind === 'theme' ? sim.breakTheme(item) : sim.breakPlugin(item);
   const what = kind === 'theme' ? "WordPress's critical error" : `a PHP fatal error in ${KIND_TABLE[kind].codePath}`;
   say(`== run ${file} (the simulator now answers ${what} on every site running ${broken})`);
-  const { exitCode } = await runPlaybook(example(file), safeGlobals, { yes: true, report: reportOf(demo, file) });
+  const { exitCode } = await runPlaybook(playbook, safeGlobals, { yes: true, report: reportOf(demo, file) });
   const stopped = exitCode === EXIT.stopped;
   const restored = restoredCanary(reportOf(demo, file));
   say(
@@ -157,6 +164,24 @@ async function showSafeUpdates(demo: Demo, file: string, kind: Kind): Promise<nu
         : 'the canary broke its site, so the rollout stopped there, and it was not restored: see its line above\n',
   );
   return stopped && restored ? 0 : EXIT.someFailed;
+}
+
+/**
+ * The safe playbook as shipped, or at `--speed` a copy beside the reports whose health attempts are
+ * as many times closer: a broken canary is looked at three times, 3 s apart, before it is restored.
+ */
+function pacedExample({ speed, reports }: Demo, file: string): string {
+  if (speed === 1) return example(file);
+  const doc = parseDocument(readFileSync(example(file), 'utf8'));
+  const tasks = (doc.toJS() as { tasks: { health?: { interval?: string } }[] }).tasks;
+  tasks.forEach(({ health }, i) => {
+    const ms = health?.interval === undefined ? undefined : parseDuration(health.interval);
+    if (ms !== undefined) doc.setIn(['tasks', i, 'health', 'interval'], `${Math.max(1, Math.round(ms / speed))}ms`);
+  });
+  const paced = join(reports, 'playbooks', file);
+  mkdirSync(join(reports, 'playbooks'), { recursive: true });
+  writeFileSync(paced, doc.toString());
+  return paced;
 }
 
 /**
