@@ -91,7 +91,8 @@ describe('the runner’s answer to every fault the simulator injects', () => {
   });
 
   it('429 bursts: the call waits Retry-After and is retried, even a creating one, and the budget learns', async () => {
-    const ctx = await withWriteFaults('429=0.3', { seed: 11 });
+    // Retry-After in units of 50 ms (`0.05`, which the client reads): each refusal pauses the budget that long, not a second.
+    const ctx = await withWriteFaults('429=0.3', { seed: 11, retryAfterUnitMs: 50 });
     const { results, budget } = await run(ctx, backups, { rate: { limit: 1000, periodMs: 1000 } });
     expect([...results.values()].every((r) => r.status === 'accepted')).toBe(true);
     expect(budget!.rateLimitedCount).toBeGreaterThan(0);
