@@ -23,8 +23,9 @@ const blockedOps = (sim: Simulator) => [...sim.operations.all.values()].filter((
 
 describe('--coordination: one rate budget and one set of busy environments per company', () => {
   it('three playbooks on the same environments together: never more than R in a window, no 429, nothing blocked', async () => {
-    // 10 per 500 ms: the shape of 120/min, 6 times faster.
-    const { sim } = await start({ sites: 4, rate: '10/500ms', operationDelayMs: [300, 900] });
+    // 10 per 250 ms: the shape of 120/min, 12 times faster; operations long enough that a backup sent to an
+    // environment still busy with another run's would find it blocked.
+    const { sim } = await start({ sites: 4, rate: '10/250ms', operationDelayMs: [150, 450] });
     const r = await redis();
     const dir = tempDir();
     const names = ['one', 'two', 'three'];
@@ -35,10 +36,12 @@ describe('--coordination: one rate budget and one set of busy environments per c
             '--coordination',
             r.url,
             '--rate',
-            '10/500ms',
+            '10/250ms',
             'run',
             writePlaybook(backups(name, 'lock: playbook', true), dir, `${name}.yaml`),
             '--yes',
+            '--poll-interval',
+            '100',
             '--report',
             join(dir, `${name}.json`),
           ],
@@ -51,7 +54,7 @@ describe('--coordination: one rate budget and one set of busy environments per c
     expect(
       busiestWindow(
         sim.log.map((e) => e.at),
-        500,
+        250,
       ),
     ).toBeLessThanOrEqual(10);
     expect(blockedOps(sim)).toBe(0);
@@ -60,8 +63,9 @@ describe('--coordination: one rate budget and one set of busy environments per c
   }, 90_000);
 
   it('two processes share one creation window: backups from both keep to the service’s creating-call limit, no 429', async () => {
-    // General 40 a second, creating calls 4 a second: each process alone would send 4 a second, 8 together.
-    const { sim } = await start({ profile: 'real', sites: 8, rate: '40/s', createRate: '4/s', operationDelayMs: 100 });
+    // General 40, creating calls 4, per 250 ms: each process alone would send 4 a window, 8 together. A backup
+    // waits for the other process's on its environment to end: operations hidden 200 ms, not the profile's 2 s.
+    const { sim } = await start({ profile: 'real', sites: 8, rate: '40/250ms', createRate: '4/250ms', operationDelayMs: 100, operationVisibleAfterMs: 200 });
     const r = await redis();
     const dir = tempDir();
     const results = await Promise.all(
@@ -71,12 +75,14 @@ describe('--coordination: one rate budget and one set of busy environments per c
             '--coordination',
             r.url,
             '--rate',
-            '40/s',
+            '40/250ms',
             '--create-rate',
-            '4/s',
+            '4/250ms',
             'run',
             writePlaybook(backups(name), dir, `${name}.yaml`),
             '--yes',
+            '--poll-interval',
+            '50',
             '--report',
             join(dir, `${name}.json`),
           ],
@@ -91,7 +97,7 @@ describe('--coordination: one rate budget and one set of busy environments per c
     expect(
       busiestWindow(
         created.map((e) => e.at),
-        1000,
+        250,
       ),
     ).toBeLessThanOrEqual(4);
   }, 60_000);
