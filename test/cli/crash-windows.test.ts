@@ -6,7 +6,7 @@ import type { Report } from '../../src/report/report.js';
 import { readJournal } from '../../src/run/journal.js';
 import type { SimLogEntry, Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, startCliInProcess, tempDir, writePlaybook } from '../helpers/cli.js';
-import { useSimulator } from '../helpers/sim.js';
+import { useSimulator, whenAnswered } from '../helpers/sim.js';
 
 const start = useSimulator();
 
@@ -36,8 +36,12 @@ describe('the lock comes first', () => {
   });
 
   it('five runs racing for a stale lock: exactly one runs, four exit 4, and only the winner reads or writes', { timeout: 60_000 }, async () => {
-    // The winner waits for its operations (2 s), so all five overlap however slowly each starts.
-    const { sim } = await start({ sites: 6, operationDelayMs: 2000 });
+    // The winner waits for its operations, which end only once the four others have (the simulator's clock
+    // stands still until then): all five overlap however slowly each starts. A second fleet read (a lock
+    // that let two runs in) lets time go on too, so that a broken lock fails the test, not its timeout.
+    let stopped: number | undefined = Date.now();
+    const { sim } = await start({ sites: 6, operationDelayMs: 1, now: () => stopped ?? Date.now() });
+    whenAnswered(sim, 'listThemes', 2, () => (stopped = undefined));
     const env = simEnv(sim);
     const locks = join(env.SITEFLEET_STATE_DIR!, 'locks');
     mkdirSync(locks, { recursive: true });
@@ -45,8 +49,11 @@ describe('the lock comes first', () => {
       join(locks, `${sim.companyId}.lock`),
       JSON.stringify({ pid: 2 ** 22 + 4321, host: hostname(), started_at: '2026-11-22T01:00:00.000Z', command: 'run (killed)' }),
     );
-    const file = writePlaybook(backups('race', 'settings: { wait: true }\n'));
-    const results = await Promise.all(Array.from({ length: 5 }, (_, i) => runCli(['run', file, '--yes', '--report', join(tempDir(), `r${i}.json`)], env)));
+    const file = writePlaybook(backups('race', 'settings: { wait: true, rate_limit: 50/s }\n'));
+    const runs = Array.from({ length: 5 }, (_, i) => runCli(['run', file, '--yes', '--poll-interval', '50', '--report', join(tempDir(), `r${i}.json`)], env));
+    let ended = 0;
+    for (const run of runs) void run.then(() => ++ended === 4 && (stopped = undefined));
+    const results = await Promise.all(runs);
     const codes = results.map((r) => r.code).sort();
     expect(codes).toEqual([0, 4, 4, 4, 4]);
     expect(results.filter((r) => r.stderr.includes('took over a stale lock'))).toHaveLength(1);
@@ -73,7 +80,8 @@ describe('what never reached the service is sent by resume', () => {
   it('Ctrl-C while steps wait out a 429: they end skipped ("not accepted"), never failed, and resume sends them', async () => {
     // Backups are creating calls, with a limit of their own: the reads before them (each environment's
     // backup list, its slots counted) learn the general one, and the backups still meet theirs.
-    const { sim } = await start({ sites: 4, operationDelayMs: 0, rate: '5/s', createRate: '2/s' });
+    // Windows of a quarter second, Retry-After counted in 50 ms: each refusal is waited out in a fraction of a second.
+    const { sim } = await start({ sites: 4, operationDelayMs: 0, rate: '5/250ms', createRate: '2/250ms', retryAfterUnitMs: 50 });
     const dir = tempDir();
     const report = join(dir, 'r.json');
     // In this process: Ctrl-C is delivered as a terminal would (only SIGKILL needs a process of its own).
