@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Report } from '../../src/report/report.js';
 import { runCli, simEnv, startCliInProcess, tempDir, writePlaybook } from '../helpers/cli.js';
 import { roundAfterRestore } from '../helpers/plugins.js';
-import { useSimulator, waitFor } from '../helpers/sim.js';
+import { useSimulator, whenAnswered } from '../helpers/sim.js';
 import { fourPlugins, isolatingNight } from '../helpers/isolate.js';
 import { busiestTheme } from '../helpers/themes.js';
 import type { Simulator } from '../../src/sim/server.js';
@@ -41,7 +41,8 @@ async function allHealthy(sim: Simulator, envs: SimEnvironment[]): Promise<numbe
  */
 describe('a stop never abandons a started life', () => {
   it('max_failures: 0 on a night where p0 breaks every site: every isolation started finishes, no site is left broken', async () => {
-    const { sim } = await start({ sites: 4, seed: 5, operationDelayMs: 100, pageCacheTtlMs: 0 });
+    // Operations of 25 ms: an isolation is a dozen of them one after another, the four writes go out together first.
+    const { sim } = await start({ sites: 4, seed: 5, operationDelayMs: 25, pageCacheTtlMs: 0 });
     const { lives } = fourPlugins(sim, 'all');
     const dir = tempDir();
     const path = join(dir, 'r.json');
@@ -57,15 +58,19 @@ describe('a stop never abandons a started life', () => {
   }, 90_000);
 
   it('the first Ctrl-C during isolation lets it finish; the run exits 130 with no site broken', async () => {
-    const { sim } = await start({ sites: 1, seed: 5, operationDelayMs: 300, pageCacheTtlMs: 0 });
+    const { sim } = await start({ sites: 1, seed: 5, operationDelayMs: 50, pageCacheTtlMs: 0, clearCacheGapMs: 0 });
     const { live } = fourPlugins(sim);
     const dir = tempDir();
     const path = join(dir, 'r.json');
     const running = await startCliInProcess(['run', writePlaybook(isolatingNight(sim), dir), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
-    // After the write's own restore, as the first round goes out.
-    await waitFor(() => roundAfterRestore(sim, live.id, 1), 60_000);
-    running.interrupt();
+    let interrupted = false;
+    // As the first round's write is answered (after the write's own restore): the round under way, whatever the machine's pace.
+    whenAnswered(sim, 'updatePlugin', 1, () => {
+      interrupted = roundAfterRestore(sim, live.id, 1);
+      running.interrupt();
+    });
     const done = await running.done;
+    expect(interrupted).toBe(true);
     expect(done.code).toBe(130);
     expect(writes(path)[0]!.isolation, done.stderr).toMatchObject({ outcome: 'found', culprits: [{ plugin: 'p0' }] });
     expect(versions([live])).toEqual([{ p0: '1.0.0', p1: '1.1.0', p2: '1.1.0', p3: '1.1.0' }]);
@@ -77,7 +82,7 @@ describe('a stop never abandons a started life', () => {
   });
 
   it('Ctrl-C twice while the cache is cleared: the write is held (not_looked), never succeeded; resume clears, looks and ends it', async () => {
-    const { sim } = await start({ sites: 2, themes: 3, seed: 3, operationDelayMs: 1000 });
+    const { sim } = await start({ sites: 2, themes: 3, seed: 3, operationDelayMs: 50, clearCacheGapMs: 0 });
     const { theme } = busiestTheme(sim);
     const dir = tempDir();
     const path = join(dir, 'r.json');
@@ -92,9 +97,11 @@ tasks:
     health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms }
 `;
     const running = await startCliInProcess(['run', writePlaybook(yaml, dir), '--yes', '--poll-interval', '50', '--report', path], simEnv(sim));
-    await waitFor(() => sim.log.some((e) => e.endpoint === 'clearCache'), 60_000);
-    running.interrupt();
-    running.interrupt();
+    // As the first clear is answered: its operation under way, however long operations take.
+    whenAnswered(sim, 'clearCache', 1, () => {
+      running.interrupt();
+      running.interrupt();
+    });
     expect((await running.done).code).toBe(130);
     const cut = writes(path).filter((r) => r.held?.code === 'not_looked');
     expect(cut.length).toBeGreaterThan(0);
