@@ -6,7 +6,8 @@ import { restoreBound } from '../../src/run/life/isolation.js';
 import type { Simulator } from '../../src/sim/server.js';
 import { runCli, simEnv, startCli, startCliInProcess, tempDir, writePlaybook } from '../helpers/cli.js';
 import { busiestPlugin, offeredPlugins, requestsTo, roundAfterRestore } from '../helpers/plugins.js';
-import { useSimulator, waitFor } from '../helpers/sim.js';
+import { useSimulator } from '../helpers/sim.js';
+import { whenSeen } from '../helpers/sim-events.js';
 import { fourPlugins, isolatedWrite, isolatingNight } from '../helpers/isolate.js';
 import { shapeFleet, withoutPlugins } from '../helpers/themes.js';
 
@@ -101,8 +102,8 @@ async function nightInAProcess() {
 
 /** The four-plugin night, begun: its simulator, environment and the run's arguments (the report path last). */
 async function fourPluginNight() {
-  // Operations of 150 ms: a round still on the wire when the test, polling every 20 ms, sees it sent.
-  const { sim } = await start({ sites: 1, seed: 5, operationDelayMs: 150, clearCacheGapMs: 0, pageCacheTtlMs: 0 });
+  // The stops come as the simulator answers a round's write: its operation under way however short operations are.
+  const { sim } = await start({ sites: 1, seed: 5, operationDelayMs: 30, clearCacheGapMs: 0, pageCacheTtlMs: 0 });
   const { live, names } = fourPlugins(sim);
   const dir = tempDir();
   const args = ['run', writePlaybook(isolatingNight(sim), dir), '--yes', '--poll-interval', '20', '--report', join(dir, 'r.json')];
@@ -113,8 +114,11 @@ describe('isolation cut off', () => {
   it('killed (SIGKILL) with a round on the wire after another ended with its restore: resume finishes it, never restoring an ended round again', async () => {
     const { sim, live, names, path, running } = await nightInAProcess();
     // The event: a round went out after the site had been put back twice (the write's own restore and a round's).
-    await waitFor(() => restoresOf(sim, live.id).length === 2 && roundAfterRestore(sim, live.id, 2), 60_000);
-    running.child.kill('SIGKILL');
+    whenSeen(
+      sim,
+      () => restoresOf(sim, live.id).length === 2 && roundAfterRestore(sim, live.id, 2),
+      () => running.child.kill('SIGKILL'),
+    );
     expect((await running.done).signal).toBe('SIGKILL');
     const before = restoresOf(sim, live.id).length;
 
@@ -134,10 +138,16 @@ describe('isolation cut off', () => {
     const path = args.at(-1)!;
     const running = await startCliInProcess(args, simEnv(sim));
     // After the write's own restore, as the first round goes out. The first Ctrl-C lets isolation finish; the second halts it.
-    await waitFor(() => restoresOf(sim, live.id).length === 1 && roundAfterRestore(sim, live.id, 1), 60_000);
-    running.interrupt();
-    running.interrupt();
+    const seen = whenSeen(
+      sim,
+      () => restoresOf(sim, live.id).length === 1 && roundAfterRestore(sim, live.id, 1),
+      () => {
+        running.interrupt();
+        running.interrupt();
+      },
+    );
     const stopped = await running.done;
+    expect(seen()).toBe(true);
     expect(stopped.code, stopped.stdout + stopped.stderr).toBe(130);
     const first = isolatedWrite(path, live.id);
     expect(first.isolation?.outcome, JSON.stringify(first.isolation)).toBe('isolating');
