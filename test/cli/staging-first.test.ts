@@ -5,7 +5,8 @@ import { jsonSummary } from '../../src/notify/run-end.js';
 import { slackMessage } from '../../src/notify/slack.js';
 import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
 import { useRedis } from '../helpers/redis.js';
-import { useSimulator } from '../helpers/sim.js';
+import { heldPages } from '../helpers/held-pages.js';
+import { useSimulator, whenAnswered } from '../helpers/sim.js';
 import { installed, shapeFleet } from '../helpers/themes.js';
 import { codes, decisionsOf, HOUR, iso, night, playbook, playbookLeaving, POLL, sameSite, sitesOf, T0 } from '../helpers/staging.js';
 
@@ -78,10 +79,12 @@ describe('rollout.staging_first: staging takes the update first, live on a later
     sim.breakTheme('risky@2.1.0');
     const { staged } = sitesOf(sim);
     const env = simEnv(sim);
-    // Operations first polled after 1 s (the CLI's own): every staging write is sent before any look
-    // after ends. Polled at 20 ms, the first site seen broken taught the run's quarantine before the
-    // last write went, which then kept it back (skipped), and that site's staging recorded no failure.
-    const first = await night(sim, env, T0, [], '{ staging_first: true }', ['--poll-interval', '1000']);
+    // Every staging write is sent before any look after one ends: the looks after wait until the last write
+    // was answered. Else the first site seen broken taught the run's quarantine before the last write went,
+    // which then kept it back (skipped), and that site's staging recorded no failure.
+    const pages = await heldPages(sim, 'updateTheme');
+    whenAnswered(sim, 'updateTheme', staged, pages.release);
+    const first = await night(sim, env, T0, [], '{ staging_first: true }', ['--health-url', pages.url]);
     // Staging broke and was put back from its restore point: the run fails (exit 1), live untouched.
     expect(first.code).toBe(1);
     expect(first.moved).toEqual([]);
