@@ -79,20 +79,21 @@ describe('the real profile’s other habits', () => {
   });
 
   it('operations unknown for a while after acceptance are waited for; past not_found_grace they are unknown', async () => {
-    const { sim } = await start({ profile: 'real', sites: 3, operationDelayMs: 100, operationVisibleAfterMs: 1500 });
+    // Unknown for their first two polls, whenever they come (an event: 1.5 s of 404s, a loaded machine may poll past).
+    const { sim } = await start({ profile: 'real', sites: 3, operationDelayMs: 100, operationVisibleAfterMs: 0, operationPolls: { hidden: 2 } });
     const dir = tempDir();
     const report = join(dir, 'r.json');
-    const ok = await runCli(['run', writePlaybook(php(), dir), '--yes', '--report', report, '--poll-interval', '200'], simEnv(sim));
+    const ok = await runCli(['run', writePlaybook(php(), dir), '--yes', '--report', report, '--poll-interval', '50'], simEnv(sim));
     expect(ok.code).toBe(0);
     expect(readReport(report).summary.succeeded).toBe(sim.fleet.environments.size);
-    expect(sim.log.some((e) => e.endpoint === 'getOperation' && e.status === 404)).toBe(true);
+    expect(sim.log.filter((e) => e.endpoint === 'getOperation' && e.status === 404)).toHaveLength(2 * sim.fleet.environments.size);
 
     // Past the grace on a service that shows its operations only after a minute: never within the run,
     // however late a loaded machine polls (with them shown after 1.5 s, a poll delayed past that found them).
     const { sim: late } = await start({ profile: 'real', sites: 3, operationDelayMs: 100, operationVisibleAfterMs: 60_000 });
     const short = join(dir, 'short.json');
     const lost = await runCli(
-      ['run', writePlaybook(php(', not_found_grace: 500ms'), dir, 'short.yaml'), '--yes', '--report', short, '--poll-interval', '200'],
+      ['run', writePlaybook(php(', not_found_grace: 300ms'), dir, 'short.yaml'), '--yes', '--report', short, '--poll-interval', '50'],
       simEnv(late),
     );
     expect(lost.code).toBe(1);
@@ -162,13 +163,14 @@ describe('the real profile’s other habits', () => {
   });
 
   it('a known creation limit (--create-rate) is kept without a single 429', async () => {
-    const { sim } = await start({ profile: 'real', sites: 6, rate: '40/s', createRate: '4/s', operationDelayMs: 50, operationVisibleAfterMs: 0 });
+    // The real profile's shape (creating calls a tenth of the general budget), in windows of a quarter second.
+    const { sim } = await start({ profile: 'real', sites: 6, rate: '40/250ms', createRate: '4/250ms', operationDelayMs: 50, operationVisibleAfterMs: 0 });
     const dir = tempDir();
     const file = writePlaybook(
-      'version: 1\nname: b\nsettings: { rate_limit: 40/s }\ntasks:\n  - { name: backup, action: backups.create, target: all, with: { tag: "pre-{{date}}" } }\n',
+      'version: 1\nname: b\nsettings: { rate_limit: 40/250ms }\ntasks:\n  - { name: backup, action: backups.create, target: all, with: { tag: "pre-{{date}}" } }\n',
       dir,
     );
-    const res = await runCli(['run', file, '--yes', '--create-rate', '4/s', '--report', join(dir, 'r.json')], simEnv(sim));
+    const res = await runCli(['run', file, '--yes', '--create-rate', '4/250ms', '--report', join(dir, 'r.json')], simEnv(sim));
     expect(res.code).toBe(0);
     expect(sim.log.filter((e) => e.status === 429)).toHaveLength(0);
     expect(sim.log.filter((e) => e.endpoint === 'addManualBackup')).toHaveLength(sim.fleet.environments.size);
@@ -192,20 +194,21 @@ describe('a budget shared with other clients of the key', () => {
   });
 
   it('a run refused past --rate-limit-wait stops (exit 3): what was never accepted is skipped, and resume sends it', { timeout: 60_000 }, async () => {
-    const { sim } = await start({ sites: 4 });
+    // Retry-After in units of 50 ms, and a wait of 300 ms: six refusals or so, not two of a second each.
+    const { sim } = await start({ sites: 4, retryAfterUnitMs: 50 });
     const dir = tempDir();
     const report = join(dir, 'r.json');
     const env = simEnv(sim);
     // Reads go through; every write is refused with 429, as when another client holds the budget.
     sim.setFaults({ 429: 1 }, { writesOnly: true });
-    const res = await runCli(['run', writePlaybook(php(), dir), '--yes', '--report', report, '--rate-limit-wait', '2s'], env);
+    const res = await runCli(['run', writePlaybook(php(), dir), '--yes', '--report', report, '--rate-limit-wait', '300ms'], env);
     sim.setFaults({});
     expect(res.code).toBe(3);
     const stopped = readReport(report);
     expect(stopped.stopped).toMatchObject({ kind: 'rate_limited', reason: expect.stringMatching(/another client of this API key/) as unknown });
     expect(stopped.summary.skipped).toBe(sim.fleet.environments.size);
     expect(res.stdout).toMatch(/steps were never accepted by the service; send them with: sitefleet resume/);
-    const resumed = await runCli(['resume', report, '--yes'], env);
+    const resumed = await runCli(['resume', report, '--yes', '--poll-interval', '50'], env);
     expect(resumed.code).toBe(0);
     expect(readReport(report).summary.succeeded + readReport(report).summary.accepted).toBe(sim.fleet.environments.size);
   });
@@ -226,8 +229,9 @@ describe('a budget shared with other clients of the key', () => {
   it('settings.headroom leaves a share of each window to the key’s other clients', async () => {
     const { sim } = await start({ sites: 20, operationDelayMs: 0 });
     const dir = tempDir();
+    // 20 a quarter second, half of it left to others: the run keeps to 10 in any quarter second.
     const file = writePlaybook(
-      'version: 1\nname: h\nsettings: { rate_limit: 20/s, headroom: 0.5 }\ntasks:\n  - { name: php, action: php.set_version, target: all, with: { php_version: "8.3" } }\n',
+      'version: 1\nname: h\nsettings: { rate_limit: 20/250ms, headroom: 0.5 }\ntasks:\n  - { name: php, action: php.set_version, target: all, with: { php_version: "8.3" } }\n',
       dir,
     );
     const res = await runCli(['run', file, '--yes', '--report', join(dir, 'r.json')], simEnv(sim));
@@ -236,18 +240,18 @@ describe('a budget shared with other clients of the key', () => {
     expect(
       busiestWindow(
         sim.log.map((e) => e.at),
-        1000,
+        250,
       ),
     ).toBeLessThanOrEqual(10);
   });
 
   it('past --rate-limit-wait it gives up in one line that says why and what to do', async () => {
-    const { sim } = await start({ sites: 4, rate: '20/s' });
+    const { sim } = await start({ sites: 4, rate: '20/s', retryAfterUnitMs: 50 });
     const dir = tempDir();
     // Every call refused with 429, as when another client holds the whole window: a hog racing the
     // plan for each freed slot let the plan through now and then on a loaded machine.
     sim.setFaults({ 429: 1 });
-    const res = await runCli(['plan', writePlaybook(php(), dir), '--rate-limit-wait', '2s'], simEnv(sim));
+    const res = await runCli(['plan', writePlaybook(php(), dir), '--rate-limit-wait', '300ms'], simEnv(sim));
     sim.setFaults({});
     expect(res.code).toBe(1);
     const lines = res.stderr.trim().split('\n');
