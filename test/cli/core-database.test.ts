@@ -9,7 +9,10 @@ import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
 import { useSimulator } from '../helpers/sim.js';
 
 const start = useSimulator();
-/** Operations end at once here (operationDelayMs: 0): polled soon, not after the CLI's 1 s first wait. */
+/**
+ * Operations end at once here (operationDelayMs: 0): polled soon, not after the CLI's 1 s first wait. Where a site
+ * breaks, its restore's cache clear follows the write's at once: clears without the vendor's gap (not what is tested).
+ */
 const FAST = ['--poll-interval', '20'];
 
 const playbook = (task: string, action = 'core.update') =>
@@ -80,7 +83,7 @@ describe("WordPress's database step after a core write", () => {
   });
 
   it('a restore that moved WordPress back runs its database step too, after the restore, the write staying failed', async () => {
-    const { sim } = await start({ sites: 6, seed: 3, operationDelayMs: 0, breakCore: ['6.7.2'] });
+    const { sim } = await start({ sites: 6, seed: 3, operationDelayMs: 0, breakCore: ['6.7.2'], clearCacheGapMs: 0 });
     const task = `    backup_first: true\n    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: restore }\n    max_failures: 0\n    rollout: { canary: 1, waves: ["100%"] }\n`;
     const { report } = await night(sim, playbook(task));
     const canary = report.results.find((r) => r.step_id && !r.step_id.endsWith(':backup') && r.status === 'failed')!;
@@ -95,7 +98,7 @@ describe("WordPress's database step after a core write", () => {
 
 describe('the database step after `sitefleet restore`', () => {
   it('a core write left broken, restored the morning after: the restore runs its database step and records it, as the run does after its own', async () => {
-    const { sim } = await start({ sites: 6, seed: 3, operationDelayMs: 0, breakCore: ['6.7.2'] });
+    const { sim } = await start({ sites: 6, seed: 3, operationDelayMs: 0, breakCore: ['6.7.2'], clearCacheGapMs: 0 });
     const task = `    backup_first: true\n    health: { url: "${sim.siteUrl}", attempts: 2, interval: 50ms, on_broken: leave }\n    max_failures: 0\n    rollout: { canary: 1, waves: ["100%"] }\n`;
     const { report, reportPath, dir } = await night(sim, playbook(task));
     const canary = report.results.find((r) => r.step_id && !r.step_id.endsWith(':backup') && r.status === 'failed')!;
@@ -178,7 +181,7 @@ describe('the database step after a restore, resumed', () => {
 
   /** A core night whose canary broke and was restored; its journal cut right after the first record `cut` matches (every later one lost). */
   async function cutNight(cut: (r: StepResult) => boolean) {
-    const { sim } = await start({ sites: 6, seed: 3, operationDelayMs: 0, breakCore: ['6.7.2'] });
+    const { sim } = await start({ sites: 6, seed: 3, operationDelayMs: 0, breakCore: ['6.7.2'], clearCacheGapMs: 0 });
     const { report, reportPath, dir } = await night(sim, guardedCore(sim));
     const journal = reportPath.replace(/\.json$/, '.journal.jsonl');
     const lines = readFileSync(journal, 'utf8').trim().split('\n');
@@ -222,7 +225,7 @@ describe('the database step after a restore, resumed', () => {
 
 describe('the database step after a group restore (rollout.together)', () => {
   it('a core write looked at with its themes write, the site broken: the group restored, then WordPress’s database step', async () => {
-    const { sim } = await start({ sites: 4, seed: 3, operationDelayMs: 0, breakCore: ['6.7.2'] });
+    const { sim } = await start({ sites: 4, seed: 3, operationDelayMs: 0, breakCore: ['6.7.2'], clearCacheGapMs: 0 });
     const text =
       `version: 1\nname: n\nsettings: { rate_limit: 50/s }\ntasks:\n` +
       `  - name: themes\n    action: themes.update\n    target: { environment: live }\n    backup_first: true\n` +
