@@ -21,16 +21,17 @@ const MOMENTS: [string, string, number][] = [
   ["before the restore's look (cache clear)", 'clearCache', 2],
 ];
 
-describe('resume after a halt finishes the life of a write that broke its site', () => {
+// The moments side by side: each a simulator, state folder and run of its own, waiting mostly on its own operations.
+describe.concurrent('resume after a halt finishes the life of a write that broke its site', () => {
   for (const [when, endpoint, nth] of MOMENTS)
-    it(`halted ${when}: resume puts the site back and isolates the culprit`, async () => {
-      // Operations of 20 ms polled every 20 ms, cache clears without the vendor's gap: the halts come by event, not by time.
-      const { sim } = await start({ sites: 1, seed: 2, operationDelayMs: 20, clearCacheGapMs: 0, pageCacheTtlMs: 0 });
+    it(`halted ${when}: resume puts the site back and isolates the culprit`, async ({ onTestFinished }) => {
+      // Operations of 5 ms polled every 5 ms, cache clears without the vendor's gap: the halts come by event, not by time.
+      const { sim } = await start({ sites: 1, seed: 2, operationDelayMs: 5, clearCacheGapMs: 0, pageCacheTtlMs: 0 }, { onTestFinished });
       const { live } = fourPlugins(sim);
       const dir = tempDir();
       const path = join(dir, 'r.json');
       const env = simEnv(sim);
-      const running = await startCliInProcess(['run', writePlaybook(isolatingNight(sim), dir), '--yes', '--poll-interval', '20', '--report', path], env);
+      const running = await startCliInProcess(['run', writePlaybook(isolatingNight(sim), dir), '--yes', '--poll-interval', '5', '--report', path], env);
       let halted = false;
       whenAnswered(sim, endpoint, nth, () => {
         halted = true;
@@ -40,7 +41,7 @@ describe('resume after a halt finishes the life of a write that broke its site',
       const run = await running.done;
       expect(halted).toBe(true);
       expect(run.code, run.stderr).toBe(130);
-      const resumed = await runCli(['resume', path, '--yes', '--poll-interval', '20'], env);
+      const resumed = await runCli(['resume', path, '--yes', '--poll-interval', '5'], env);
       const told = `${resumed.stdout}${resumed.stderr}`;
       expect(resumed.code, told).toBe(1);
       expect(isolatedWrite(path, live.id), told).toMatchObject({

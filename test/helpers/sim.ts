@@ -1,8 +1,11 @@
-import { afterEach } from 'vitest';
+import { afterEach, type TestContext } from 'vitest';
 import { HostingClient } from '../../src/api/client.js';
 import { startSimulator, type SimLogEntry, type Simulator, type SimulatorOptions } from '../../src/sim/server.js';
 
-/** Starts a simulator (and a client for it) that the current test file stops after each test. */
+/**
+ * Starts a simulator (and a client for it) that the current test file stops after each test; given a
+ * test's context (`test`), when that test ends instead, for tests that run concurrently.
+ */
 export function useSimulator() {
   const started: { sim: Simulator; client: HostingClient }[] = [];
   afterEach(async () => {
@@ -11,13 +14,18 @@ export function useSimulator() {
       await sim.stop();
     }
   });
-  return async (options: SimulatorOptions = {}) => {
+  return async (options: SimulatorOptions = {}, test?: Pick<TestContext, 'onTestFinished'>) => {
     // Scaled as the operations are: the vendor's one cache clear per 10 s would hold a restore's clear that long.
     // SITEFLEET_TEST_PROFILE=real: a test file against the real service's answers where the spec is silent.
     const profile = process.env.SITEFLEET_TEST_PROFILE === 'real' ? { profile: 'real' as const } : {};
     const sim = await startSimulator({ sites: 6, themes: 5, operationDelayMs: 50, clearCacheGapMs: 250, ...profile, ...options });
     const client = new HostingClient({ baseUrl: sim.baseUrl, token: sim.token });
-    started.push({ sim, client });
+    if (test)
+      test.onTestFinished(async () => {
+        await client.close();
+        await sim.stop();
+      });
+    else started.push({ sim, client });
     return { sim, client };
   };
 }
