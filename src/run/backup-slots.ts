@@ -90,6 +90,11 @@ export interface SlotPort {
   spared: ReadonlySet<number>;
 }
 
+/** Backups removed to make room, as a record keeps them (a backup step's `backup_slots`, a round's `room`). */
+export function roomEntries(backups: readonly Backup[]): { id: number; tag: string; why: 'room' }[] {
+  return backups.map((b) => ({ id: b.id, tag: tagOfBackup(b), why: 'room' }));
+}
+
 export type RoomOutcome =
   | { kind: 'room'; removed: Backup[]; earlier: Set<number> }
   | { kind: 'held'; held: NoSlotHeld; reason: string }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Backup } from '../api/types.js';
 import type { Plan, Step, TaskSummary } from '../plan/plan.js';
-import { beyondKeep, DEFAULT_MANUAL_BACKUP_SLOTS, makeRoom, oursIn, removeBackups, seriesOf, tagOfBackup, type SlotPort } from './backup-slots.js';
+import { beyondKeep, DEFAULT_MANUAL_BACKUP_SLOTS, makeRoom, oursIn, removeBackups, roomEntries, seriesOf, tagOfBackup, type SlotPort } from './backup-slots.js';
 import type { CallPort } from './caller.js';
 import { ENDED_STATUSES, type BackupSlots, type StepResult, type StopKind } from './types.js';
 import type { Watcher, WatchOptions } from './watcher.js';
@@ -97,7 +97,7 @@ export class SlotKeeper {
     if (outcome.kind === 'failed') {
       if (outcome.stop) this.run.stop.stop(outcome.stop.reason, outcome.stop.kind);
       // Those removed before the problem went all the same.
-      const removed = (outcome.removed ?? []).map((b) => ({ id: b.id, tag: tagOfBackup(b), why: 'room' as const }));
+      const removed = roomEntries(outcome.removed ?? []);
       const slots = removed.length > 0 ? { backup_slots: { removed } } : {};
       return this.run.record('result', step, { step_id: step.id, status: outcome.stop ? 'skipped' : 'failed', ...base, ...slots });
     }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { restorePoint } from '../../actions/index.js';
 import { findRestorePoint } from '../restore-point.js';
-import { makeRoom, tagOfBackup, type SlotPort } from '../backup-slots.js';
+import { makeRoom, roomEntries, type SlotPort } from '../backup-slots.js';
 import { ITEM_WRITES } from '../../actions/item-writes.js';
 import type { ItemChange, RequestSpec } from '../../actions/action.js';
 import { reasonText } from '../../api/answer.js';
@@ -424,7 +424,7 @@ async function askForBackup(
   const label = [step.target.site, step.target.environment].filter(Boolean).join('/') || step.target.env_id!;
   const room = await makeRoom(ctx.slots(), step.target.env_id!, tag, label);
   if (room.kind === 'failed' && room.stop) ctx.stop(room.stop.reason, room.stop.kind);
-  const removed = room.kind === 'held' ? [] : (room.removed ?? []).map((b) => ({ id: b.id, tag: tagOfBackup(b), why: 'room' as const }));
+  const removed = room.kind === 'held' ? [] : roomEntries(room.removed ?? []);
   if (removed.length > 0) round = { ...round, room: [...(round.room ?? []), ...removed] };
   if (room.kind !== 'room') return void (await put({ ...round, status: 'failed', reason: `its backup: ${room.reason}` }));
   const backup: Backup = { operation_id: null, status: 'sending' };
