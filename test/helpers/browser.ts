@@ -1,10 +1,22 @@
+import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import { afterAll, afterEach } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { decodePng } from '../../src/health/visual/image.js';
 import { CHROMIUM_FLAGS, findChromium, NO_SANDBOX } from '../../src/util/chromium.js';
 
-/** Debian's chromium (scripts/test-components.json installs it), found as `--pdf` finds it; never a browser playwright downloads. */
+/**
+ * Debian's Chromium headless shell (scripts/test-components.json installs it), found as `--pdf` and
+ * `health.visual` find it; never a browser playwright downloads.
+ */
 export const CHROMIUM = findChromium(process.env);
+
+/** Debian's full browser, `chromium` on PATH (installed beside the headless shell): what users without the shell run. */
+export function fullChromium(): string {
+  const dir = (process.env.PATH ?? '').split(delimiter).find((d) => d !== '' && existsSync(join(d, 'chromium')));
+  if (!dir) throw new Error('chromium (Debian package chromium) is not on PATH: npm test installs it');
+  return join(dir, 'chromium');
+}
 
 /** What a page did that a sitefleet page must never do: run script, open a dialog, ask for anything but itself. */
 export interface PageWatch {

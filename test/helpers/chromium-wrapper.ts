@@ -9,7 +9,7 @@ export interface WrappedChromium {
   path: string;
   /** How many times the browser was started. */
   starts(): number;
-  /** SIGKILLs the browser started last (as the OOM killer does). */
+  /** SIGKILLs the browser started last, and every process of it (as the OOM killer does). */
   kill(): void;
   /** From now on the browser does not start (exit 1, a line on stderr). */
   refuse(): void;
@@ -28,7 +28,9 @@ export function wrappedChromium(): WrappedChromium {
   return {
     path,
     starts: () => pids().length,
-    kill: () => process.kill(pids().at(-1)!, 'SIGKILL'),
+    // The whole process group playwright started it in: Debian's chromium-headless-shell is a script that
+    // does not exec the browser, so its pid is the shell's, and the browser would outlive it.
+    kill: () => process.kill(-pids().at(-1)!, 'SIGKILL'),
     refuse: () => writeFileSync(join(dir, 'refuse'), ''),
   };
 }

@@ -42,9 +42,16 @@ export interface CameraPort {
 /**
  * What the visual check's Chromium is told beside CHROMIUM_FLAGS: resolve no name itself (every request
  * goes through a PageProxy, which resolves and checks), and send no UDP of WebRTC's outside the proxy
- * (a page could otherwise reach an address of the machine's network without any request).
+ * (a page could otherwise reach an address of the machine's network without any request). That policy
+ * takes two flags: the full browser reads `--webrtc-ip-handling-policy` and ignores the `force` one;
+ * the headless shell has no such setting of the browser's and reads only `--force-…` (without it, a
+ * page's STUN datagrams reached 127.0.0.1: test/health/visual/browser-proxy.test.ts).
  */
-const PAGE_FLAGS = ['--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1', '--webrtc-ip-handling-policy=disable_non_proxied_udp'];
+const PAGE_FLAGS = [
+  '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1',
+  '--webrtc-ip-handling-policy=disable_non_proxied_udp',
+  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+];
 
 /** Loopback is proxied too: Chromium sends `localhost` and 127.0.0.1 past a proxy unless told otherwise. */
 const PROXY_LOOPBACK = '<-loopback>';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PageProxy } from '../../../src/health/visual/page-proxy.js';
 import { Screenshooter, type ShotOptions } from '../../../src/health/visual/screenshots.js';
 import type { Resolver } from '../../../src/health/http/lookup.js';
-import { CHROMIUM } from '../../helpers/browser.js';
+import { CHROMIUM, fullChromium } from '../../helpers/browser.js';
 import { tempDir } from '../../helpers/cli.js';
 
 /**
@@ -132,6 +132,21 @@ describe('the visual check’s browser goes through a proxy that keeps the addre
       await camera.close();
     }
     expect(site.requests).toContain('/redirect-img');
+    expect(site.reports.sort()).toEqual(['fetch=failed', 'notification=denied', 'popup=closed', 'webrtc=0-candidates', 'ws=failed']);
+    expect(inside).toMatchObject({ connections: 0, requests: [], datagrams: 0 });
+  });
+
+  // The two browsers take the WebRTC policy from different flags (screenshots.ts, PAGE_FLAGS): each is held to it.
+  it('the full browser (Debian’s chromium, for machines without the headless shell) keeps the same rule', async () => {
+    expect(CHROMIUM).toMatch(/headless-shell$/);
+    site.reports = [];
+    const full = await Screenshooter.launch(fullChromium(), { concurrency: 1, userAgent: 'sitefleet-test', sandbox: false, resolve });
+    try {
+      const camera = await full.site({ width: 800, height: 600, named: named() });
+      expect((await camera.shoot(`http://${named()}/page`, SHOT)).png.length).toBeGreaterThan(0);
+    } finally {
+      await full.close();
+    }
     expect(site.reports.sort()).toEqual(['fetch=failed', 'notification=denied', 'popup=closed', 'webrtc=0-candidates', 'ws=failed']);
     expect(inside).toMatchObject({ connections: 0, requests: [], datagrams: 0 });
   });
