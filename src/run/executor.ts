@@ -267,7 +267,9 @@ class Execution implements LifeRun {
     return closed;
   }
 
-  async record(type: 'result' | 'update', step: Step, result: StepResult): Promise<void> {
+  async record(type: 'result' | 'update', step: Step, given: StepResult): Promise<void> {
+    // A restore point's record carries what its room removed from the first (slot-keeper.ts).
+    const result = step.endpoint === 'addManualBackup' ? this.slots.withRoom(step, given) : given;
     this.results.set(step.id, result);
     // A re-send after "blocked" started another operation: the environment is busy with that one now.
     const held = this.claims.get(step.id);

@@ -27,7 +27,7 @@ export interface SlotRun {
  */
 export class SlotKeeper {
   readonly #earlier = new Map<string, ReadonlySet<number>>();
-  /** The backups each backup step's room removed before it was sent: journaled on its result once the task ended (afterTask). */
+  /** The backups each backup step's room removed before it was sent: on each of its records (withRoom), its first on. */
   readonly #removed = new Map<string, Backup[]>();
   /**
    * Worked out once, as the plan does not change during a run: its own tags, and its steps by
@@ -39,9 +39,23 @@ export class SlotKeeper {
 
   constructor(private readonly run: SlotRun) {}
 
-  /** Backups that carried a backup step's tag before it was sent: never its restore point. */
+  /** Backups that carried a backup step's tag before it was sent: never its restore point (a resumed run reads them off its record). */
   earlier(step: Step): ReadonlySet<number> | undefined {
-    return this.#earlier.get(step.id);
+    const recorded = this.run.results.get(step.id)?.backup_slots?.earlier;
+    return this.#earlier.get(step.id) ?? (recorded ? new Set(recorded) : undefined);
+  }
+
+  /**
+   * A backup step's record with what its room removed and what its tag carried before it, from its
+   * first record on: a run killed before its task ended still reports each removal (the report
+   * records every call), and a resume still knows which backups of its tag are an earlier run's.
+   */
+  withRoom(step: Step, result: StepResult): StepResult {
+    const removed = this.#removed.get(step.id);
+    const earlier = this.#earlier.get(step.id);
+    if (!removed && !earlier?.size) return result;
+    const made: BackupSlots = { removed: roomEntries(removed ?? []), ...(earlier?.size ? { earlier: [...earlier] } : {}) };
+    return { ...result, backup_slots: mergeSlots(result.backup_slots, made) };
   }
 
   /** `env`: the slots of that environment only, whose list holds none of another's backups. */
@@ -131,16 +145,14 @@ export class SlotKeeper {
     );
   }
 
-  /** What the step's slots lost and kept, on its journal record (and so in the report): said only when there is something to say. */
+  /** What the step's slots lost and kept, on its journal record (and so in the report): said only when there is something new to say. */
   async #journal(step: Step, pruned: { removed: Backup[]; kept: Backup[] } | undefined, why: 'judged' | 'keep', keep: number | undefined): Promise<void> {
-    const entry = (b: Backup, w: BackupSlots['removed'][number]['why']) => ({ id: b.id, tag: tagOfBackup(b), why: w });
-    const removed = [...(this.#removed.get(step.id) ?? []).map((b) => entry(b, 'room')), ...(pruned?.removed ?? []).map((b) => entry(b, why))];
-    const earlier = [...(this.#earlier.get(step.id) ?? [])];
-    const kept = keep !== undefined && pruned ? pruned.kept.map((b) => b.id) : undefined;
     const result = this.run.results.get(step.id);
-    if (!result || (removed.length === 0 && earlier.length === 0 && kept === undefined)) return;
-    const slots: BackupSlots = { removed, ...(kept ? { kept } : {}), ...(earlier.length > 0 ? { earlier } : {}) };
-    await this.run.record('update', step, { ...result, backup_slots: slots });
+    const removed = (pruned?.removed ?? []).map((b) => ({ id: b.id, tag: tagOfBackup(b), why }));
+    const kept = keep !== undefined && pruned ? pruned.kept.map((b) => b.id) : undefined;
+    if (!result || (removed.length === 0 && kept === undefined)) return;
+    // Its room and earlier backups are on its record already (withRoom), or on the record a resumed run read.
+    await this.run.record('update', step, { ...result, backup_slots: mergeSlots(result.backup_slots, { removed, ...(kept ? { kept } : {}) }) });
   }
 
   /** Removes what `choose` picks of the environment's list; returns what went and what of the step's series stays (undefined: the list could not be read). */
@@ -168,6 +180,15 @@ export class SlotKeeper {
       release();
     }
   }
+}
+
+/** Two accounts of one step's slots as one: each removal once (the first account's word on it kept), the later `kept`. */
+function mergeSlots(before: BackupSlots | undefined, more: BackupSlots): BackupSlots {
+  const seen = new Set((before?.removed ?? []).map((r) => r.id));
+  const removed = [...(before?.removed ?? []), ...more.removed.filter((r) => !seen.has(r.id))];
+  const earlier = [...new Set([...(before?.earlier ?? []), ...(more.earlier ?? [])])];
+  const kept = more.kept ?? before?.kept;
+  return { removed, ...(kept ? { kept } : {}), ...(earlier.length > 0 ? { earlier } : {}) };
 }
 
 function tagOf(step: Step): string {

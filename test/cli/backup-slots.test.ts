@@ -2,8 +2,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Report } from '../../src/report/report.js';
+import type { SimEnvironment } from '../../src/sim/fleet.js';
 import type { Simulator } from '../../src/sim/server.js';
-import { runCli, simEnv, tempDir, writePlaybook } from '../helpers/cli.js';
+import { journalPathFor, readJournal } from '../../src/run/journal.js';
+import { heldPages } from '../helpers/held-pages.js';
+import { runCli, simEnv, startCli, tempDir, writePlaybook } from '../helpers/cli.js';
 import { useSimulator, waitFor } from '../helpers/sim.js';
 
 const start = useSimulator();
@@ -58,6 +61,15 @@ async function night(sim: Simulator, n: number, nightlyWaits = false): Promise<{
   return { code: res.code, out: res.stdout + res.stderr, report: JSON.parse(readFileSync(path, 'utf8')) as Report };
 }
 
+/** Two restore points earlier nights left (600 the older): with three of a person's, the five slots are full. */
+function olderPoints(sim: Simulator, live: SimEnvironment): void {
+  const state = sim.fleet.backupStates.values().next().value!;
+  for (const [i, id] of [600, 601].entries()) {
+    live.backups.push({ id, name: `s-${i}`, note: `sitefleet-before-php-2026-10-2${i}`, type: 'manual', created_at: NIGHT_ONE - DAY * (10 - i) });
+    sim.fleet.backupStates.set(id, state);
+  }
+}
+
 const manual = (sim: Simulator, env: string) => sim.fleet.environments.get(env)!.backups.filter((b) => b.type === 'manual');
 
 describe('manual backup slots over nights (issue 55, item 1)', () => {
@@ -87,11 +99,7 @@ describe('manual backup slots over nights (issue 55, item 1)', () => {
 
   it('the backups a step removed to make room, those judged and those kept are journaled on its record and in the report', async () => {
     const { sim, live } = await fleet(3);
-    const state = sim.fleet.backupStates.values().next().value!;
-    for (const [i, id] of [600, 601].entries()) {
-      live.backups.push({ id, name: `s-${i}`, note: `sitefleet-before-php-2026-10-2${i}`, type: 'manual', created_at: NIGHT_ONE - DAY * (10 - i) });
-      sim.fleet.backupStates.set(id, state);
-    }
+    olderPoints(sim, live);
     const { code, out, report } = await night(sim, 0, true);
     expect(code, out).toBe(0);
     const point = report.results.find((r) => r.task === 'php' && r.role === 'backup')!;
@@ -110,6 +118,29 @@ describe('manual backup slots over nights (issue 55, item 1)', () => {
     expect(nightly.backup_slots).toEqual({ removed: [], kept: kept.map((b) => b.id) });
     const removed = sim.log.filter((e) => e.endpoint === 'deleteBackup').map((e) => Number(e.path.split('/').at(-1)));
     expect(removed.sort()).toEqual([600, 601, own].sort());
+  });
+
+  it('a run killed before its task ended still names the backup it removed to make room, and its resume keeps it in the report', async () => {
+    const { sim, live } = await fleet(3);
+    olderPoints(sim, live);
+    // The look after the write waits: the task cannot end (where its removals were journaled before) until the kill.
+    const pages = await heldPages(sim, 'modifyPhpVersion');
+    const report = join(tempDir(), 'r.json');
+    const args = ['--yes', '--poll-interval', '20', '--health-url', pages.url];
+    const running = startCli(['run', playbook(0), ...args, '--report', report], simEnv(sim));
+    await waitFor(() => sim.log.some((e) => e.endpoint === 'modifyPhpVersion'), 20_000);
+    running.child.kill('SIGKILL');
+    expect((await running.done).signal).toBe('SIGKILL');
+    expect(sim.log.filter((e) => e.endpoint === 'deleteBackup').map((e) => e.path.split('/').at(-1))).toEqual(['600']);
+    const room = { id: 600, tag: 'sitefleet-before-php-2026-10-20', why: 'room' };
+    const cut = readJournal(journalPathFor(report));
+    const backupStep = cut.start.plan.steps.find((s) => s.task === 'php' && s.role === 'backup')!;
+    expect(cut.results.get(backupStep.id)?.backup_slots?.removed).toEqual([room]);
+    pages.release();
+    const resumed = await runCli(['resume', report, ...args], simEnv(sim));
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    const point = (JSON.parse(readFileSync(report, 'utf8')) as Report).results.find((r) => r.step_id === backupStep.id)!;
+    expect(point.backup_slots?.removed).toEqual([room, expect.objectContaining({ id: 601, why: 'judged' }), expect.objectContaining({ why: 'judged' })]);
   });
 
   it('a dry run names the backups it would remove to make room where the plan read the list, and says what may go where it did not', async () => {

@@ -128,3 +128,29 @@ describe('SlotKeeper: room that could not all be made', () => {
     ]);
   });
 });
+
+describe('SlotKeeper: what a backup step found and removed, on its records from the first', () => {
+  it('puts its room and the earlier backups of its tag on each record once, and a resumed run reads the earlier ones back', async () => {
+    const plan = { ...night(), steps: night().steps.slice(0, 1 + WRITES) } as Plan;
+    const step = plan.steps[0]!;
+    const backup = (id: number, note: string) => ({ id, name: `n-${id}`, note, type: 'manual', created_at: id });
+    const list = [backup(1, 'a'), backup(2, 'b'), backup(3, TAG.replace('11-27', '11-01')), backup(4, TAG), backup(5, 'c')];
+    const caller = {
+      read: () => Promise.resolve({ environment: { display_name: 'live', backups: list } }),
+      withPlace: (_p: unknown, _n: string, fn: (place: unknown) => unknown) => fn(undefined),
+      call: () => Promise.resolve({ ok: true, value: { data: {} } }),
+    } as unknown as CallPort;
+    const { run } = runOf(plan, 'planned');
+    const keeper = new SlotKeeper({ ...run, results: new Map(), options: { ...run.options, caller } });
+    await keeper.beforeWave(task, plan.steps);
+    const sent: StepResult = { step_id: step.id, status: 'accepted', http_status: 202, operation_id: 'op', attempts: 1, error: null, reason: null };
+    const once = keeper.withRoom(step, sent);
+    const slots = { removed: [{ id: 3, tag: list[2]!.note, why: 'room' }], earlier: [4] };
+    expect(once.backup_slots).toEqual(slots);
+    expect(keeper.withRoom(step, once).backup_slots).toEqual(slots);
+    // Resumed: a new keeper, with the record read back from the journal.
+    const resumed = new SlotKeeper({ ...run, results: new Map([[step.id, once]]) });
+    expect(resumed.earlier(step)).toEqual(new Set([4]));
+    expect(resumed.withRoom(step, once)).toBe(once);
+  });
+});
