@@ -4,17 +4,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { SitefleetError } from '../errors.js';
+import type { Signals } from './io.js';
 import { CHROMIUM_FLAGS, NO_SANDBOX } from '../util/chromium.js';
 
 /** A page of 10,000 steps prints in seconds; a browser that takes this long is stuck. */
 const PRINT_TIMEOUT_MS = 120_000;
+
+/** `signals`: the command's (io.signals), passed on to the browser; `timeoutMs`: how long a stuck browser is given. */
+export interface PrintOptions {
+  signals?: Signals;
+  timeoutMs?: number;
+}
 
 /**
  * Prints a page to PDF (A4, the page's own print style) with a Chromium of the machine's, in a fresh
  * profile folder of its own that is removed after. The page is a file in that folder: it loads
  * nothing, so the browser needs no network.
  */
-export async function printPdf(chromium: string, page: string): Promise<Buffer> {
+export async function printPdf(chromium: string, page: string, options: PrintOptions = {}): Promise<Buffer> {
   const dir = mkdtempSync(join(tmpdir(), 'sitefleet-pdf-'));
   try {
     const htmlFile = join(dir, 'page.html');
@@ -29,7 +36,7 @@ export async function printPdf(chromium: string, page: string): Promise<Buffer> 
       `--print-to-pdf=${pdfFile}`,
       pathToFileURL(htmlFile).href,
     ];
-    await runToEnd(chromium, args);
+    await runToEnd(chromium, args, options);
     const pdf = readFileSync(pdfFile);
     if (!pdf.subarray(0, 5).equals(Buffer.from('%PDF-'))) throw new SitefleetError(`--pdf: ${chromium} wrote no PDF`);
     return pdf;
@@ -41,19 +48,38 @@ export async function printPdf(chromium: string, page: string): Promise<Buffer> 
   }
 }
 
-/** Runs the browser to its end; its last line of stderr says why when it fails. */
-function runToEnd(command: string, args: string[]): Promise<void> {
+/**
+ * Runs the browser to its end; its last line of stderr says why when it fails. It runs in a process
+ * group of its own, ended whole: a launcher script that does not exec the browser (Debian's
+ * chromium-headless-shell) would die alone, and the browser live on, holding stderr open (so this
+ * never ended). A group of its own hears no Ctrl-C from the terminal: the command's is passed on.
+ */
+function runToEnd(command: string, args: string[], options: PrintOptions): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
-    const timer = setTimeout(() => child.kill('SIGKILL'), PRINT_TIMEOUT_MS);
-    child.on('error', (error) => {
+    const killAll = () => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    };
+    const timer = setTimeout(killAll, options.timeoutMs ?? PRINT_TIMEOUT_MS);
+    options.signals?.on('SIGINT', killAll);
+    options.signals?.on('SIGTERM', killAll);
+    const ended = () => {
       clearTimeout(timer);
+      options.signals?.off('SIGINT', killAll);
+      options.signals?.off('SIGTERM', killAll);
+    };
+    child.on('error', (error) => {
+      ended();
       reject(new SitefleetError(`--pdf: could not start ${command}: ${error.message}`));
     });
     child.on('close', (code, signal) => {
-      clearTimeout(timer);
+      ended();
       if (code === 0) return resolve();
       const why = stderr.trim().split('\n').at(-1) ?? '';
       reject(new SitefleetError(`--pdf: ${command} ended with ${signal ?? `exit ${code}`}${why ? `: ${why}` : ''}`));

@@ -10,7 +10,7 @@ import { journalPathFor } from '../run/journal.js';
 import { readJournalRecordsBack } from '../run/journal-read-back.js';
 import { readJsonFile } from '../util/json-input.js';
 import { writeOutput } from '../util/output-file.js';
-import type { Io } from './io.js';
+import type { Io, Signals } from './io.js';
 
 /** A report of 50,000 steps is some 60 MB of JSON (as `status` reads it). */
 const MAX_REPORT_BYTES = 512 << 20;
@@ -111,10 +111,10 @@ export function recordPageOf(reports: readonly Report[], options: { sites?: stri
 }
 
 /** Writes the page, and prints it to PDF with the Chromium found for `--pdf` (see pdf.ts, loaded only then). */
-export async function writePage(page: string, files: { html?: string; pdf?: { path: string; chromium: string } }): Promise<void> {
+export async function writePage(page: string, files: { html?: string; pdf?: { path: string; chromium: string; signals: Signals } }): Promise<void> {
   if (files.html !== undefined) writeOutput({ flag: '--html', path: files.html, kind: 'html' }, page);
   if (files.pdf !== undefined) {
     const { printPdf } = await import('./pdf.js');
-    writeOutput({ flag: '--pdf', path: files.pdf.path, kind: 'pdf' }, await printPdf(files.pdf.chromium, page));
+    writeOutput({ flag: '--pdf', path: files.pdf.path, kind: 'pdf' }, await printPdf(files.pdf.chromium, page, { signals: files.pdf.signals }));
   }
 }

@@ -61,7 +61,7 @@ export async function reportPage(paths: string[], opts: ReportPageOptions, globa
     : runPageOf(reports[0]!.path, reports[0]!.report, brand, opts.html);
   await writePage(page, {
     ...(opts.html !== undefined && { html: opts.html }),
-    ...(opts.pdf !== undefined && chromium !== undefined && { pdf: { path: opts.pdf, chromium } }),
+    ...(opts.pdf !== undefined && chromium !== undefined && { pdf: { path: opts.pdf, chromium, signals: io.signals } }),
   });
   const what = record ? `the maintenance record of ${reports.length} ${reports.length === 1 ? 'report' : 'reports'}` : "the run's page";
   for (const file of outputs) io.stderr.write(`sitefleet: wrote ${what} to ${forTerminal(file.path)}\n`);
