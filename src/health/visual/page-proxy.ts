@@ -10,6 +10,11 @@ export interface ProxyRule {
   allowPrivate: boolean;
   /** `127.0.0.1:8080`: the address and port the playbook's own `health.url` names, reached whatever it is. */
   named?: string;
+  /**
+   * The browser's own proxy, which no site's context overrides: every request refused. Only a site's
+   * pages reach out; the full browser asks for update and account servers despite its flags.
+   */
+  nowhere?: true;
 }
 
 /** Headers that belong to one hop (the browser's connection to this proxy), never forwarded. */
@@ -62,6 +67,7 @@ export class PageProxy {
   /** Why `host:port` may not be reached before any lookup (an address of the machine's network, `localhost`), or undefined. */
   #refusal(hostname: string, port: number): string | undefined {
     const host = hostname.replace(/^\[|\]$/g, '');
+    if (this.rule.nowhere) return `${hostname}:${port}: the browser's own requests go nowhere (only a site's pages reach out)`;
     if (this.rule.named !== undefined && `${hostname}:${port}` === this.rule.named) return undefined;
     if (this.rule.allowPrivate) return undefined;
     if (isIP(host)) {

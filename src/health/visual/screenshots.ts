@@ -90,7 +90,7 @@ export class Screenshooter implements CameraPort {
     const { chromium } = await import('playwright-core');
     const args = [...CHROMIUM_FLAGS, ...PAGE_FLAGS, ...(options.sandbox ? [] : [NO_SANDBOX])];
     const resolve = options.resolve ?? systemResolver;
-    const proxy = await PageProxy.start({ resolve, allowPrivate: false });
+    const proxy = await PageProxy.start({ resolve, allowPrivate: false, nowhere: true });
     // A fresh profile per browser, in a temporary folder playwright removes when it closes (or the browser dies).
     const start = () =>
       chromium.launch({

@@ -86,6 +86,17 @@ describe('PageProxy', () => {
     expect(site.seen).toHaveLength(1);
   });
 
+  it('the browser’s own proxy refuses everything, a public address and the address a playbook names too', async () => {
+    const site = await target();
+    const { proxy, port } = await proxyOf({ nowhere: true, named: `127.0.0.1:${site.port}` });
+    expect(await viaProxy(port, `http://93.184.216.34/`)).toEqual({ error: 'ECONNRESET' });
+    expect(await raw(port, `CONNECT update.googleapis.com:443 HTTP/1.1\r\nHost: update.googleapis.com\r\n\r\n`)).toMatch(/^HTTP\/1\.1 403 /);
+    expect(await viaProxy(port, `http://127.0.0.1:${site.port}/`)).toEqual({ error: 'ECONNRESET' });
+    expect(proxy.refused).toBe(3);
+    expect(proxy.lastRefusal).toBe(`127.0.0.1:${site.port}: the browser's own requests go nowhere (only a site's pages reach out)`);
+    expect(site.seen).toEqual([]);
+  });
+
   it('the address the playbook names is reached on its port only', async () => {
     const site = await target();
     const other = await target();
