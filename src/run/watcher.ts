@@ -73,6 +73,9 @@ interface Entry {
   resolve(tracked: Tracked): void;
 }
 
+/** How many ended operations a watcher remembers: a few MB at most, whatever the fleet. */
+const ENDED_KEPT = 10_000;
+
 /** The shortest gap between polls of one operation that is late: a tenth of a second is below any API's pace. */
 const MIN_GAP_MS = 100;
 /**
@@ -109,6 +112,13 @@ export class Watcher {
   readonly #entries = new Set<Entry>();
   readonly #probing = new Map<string, number>();
   readonly #parked = new Map<string, Entry[]>();
+  /**
+   * Operations seen to end (succeeded or failed), the newest ENDED_KEPT: an ended operation does not
+   * change, so watching it again is answered at once, not polled. An isolation round follows each of
+   * its writes before the next leaves, then the round's operations together: each of those polls came
+   * a predicted duration after the second watch began (5 writes of a round: 5 s of nothing).
+   */
+  readonly #ended = new Map<string, Tracked>();
   polls = 0;
 
   constructor(poll: PollFn, options: WatcherOptions = {}) {
@@ -135,6 +145,8 @@ export class Watcher {
   }
 
   watch(operationId: string, kind: string, options: WatchOptions, acceptedAt = this.#clock.now()): Watch {
+    const ended = this.#ended.get(operationId);
+    if (ended) return { done: Promise.resolve({ ...ended, polls: 0 }), expedite: () => undefined };
     let entry!: Entry;
     // Operations of unknown age (a report's, a resumed run's) learn apart: what they teach is the
     // time left from now, which says nothing of how long a fresh operation of the kind takes.
@@ -252,6 +264,7 @@ export class Watcher {
 
   #finish(entry: Entry, tracked: Tracked): void {
     if (!this.#entries.delete(entry)) return;
+    if (tracked.state === 'succeeded' || tracked.state === 'failed') this.#remember(entry.id, tracked);
     if (entry.timer !== undefined) this.#clock.clearTimeout(entry.timer);
     if (entry.parked) this.#unpark(entry);
     entry.resolve(tracked);
@@ -271,6 +284,12 @@ export class Watcher {
       if (entry.timer !== undefined) this.#clock.clearTimeout(entry.timer);
       this.#schedule(entry);
     }
+  }
+
+  #remember(id: string, tracked: Tracked): void {
+    this.#ended.set(id, tracked);
+    // The oldest goes first (a Map keeps its order): one watched again is watched soon after it ended.
+    if (this.#ended.size > ENDED_KEPT) this.#ended.delete(this.#ended.keys().next().value!);
   }
 
   #unpark(entry: Entry): void {

@@ -48,6 +48,32 @@ describe('Watcher', () => {
     expect(svc.polls.length / 50).toBeLessThanOrEqual(1.5);
   });
 
+  it('an operation seen to end is not polled again when watched again (an isolation round follows its writes twice)', async () => {
+    const clock = new ManualClock();
+    const svc = service(clock);
+    const watcher = new Watcher(svc.poll, { clock, firstPollMs: 1000 });
+    svc.ops.set('done', { startedAt: 0, durationMs: 500 });
+    svc.ops.set('broke', { startedAt: 0, durationMs: 500, fail: 'plugin not found' });
+    const first = [watcher.watch('done', 'plugins', opts).done, watcher.watch('broke', 'plugins', opts).done];
+    await clock.advance(10_000);
+    const [done, broke] = await Promise.all(first);
+    const polled = svc.polls.length;
+    // Watched again: answered at once, the same end, no poll and no wait for the clock.
+    expect(await watcher.watch('done', 'plugins', opts).done).toEqual({ ...done, polls: 0 });
+    expect(await watcher.watch('broke', 'plugins', opts).done).toMatchObject({ state: 'failed', message: 'plugin not found', polls: 0 });
+    expect([done!.state, broke!.state, svc.polls.length]).toEqual(['succeeded', 'failed', polled]);
+    // One that did not end (stopped watching) is polled when watched again.
+    svc.ops.set('long', { startedAt: 0, durationMs: 60_000 });
+    const stop = new AbortController();
+    const cut = watcher.watch('long', 'plugins', { ...opts, until: stop.signal }).done;
+    stop.abort();
+    expect((await cut).state).toBe('untracked');
+    const again = watcher.watch('long', 'plugins', opts).done;
+    await clock.advance(120_000);
+    expect((await again).state).toBe('succeeded');
+    expect(svc.polls.length).toBeGreaterThan(polled);
+  });
+
   it('polls a known kind at its predicted moment, and a late one on a short, growing schedule', async () => {
     const clock = new ManualClock();
     const svc = service(clock);
