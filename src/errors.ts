@@ -192,6 +192,12 @@ export class AbortedError extends SitefleetError {
   override name = 'AbortedError';
 }
 
+/** A command that sends nothing (printing a page) ended by Ctrl-C or a signal: exit 130, as a shell reports it. */
+export class InterruptedError extends SitefleetError {
+  override name = 'InterruptedError';
+  override readonly exitCode = EXIT.interrupted;
+}
+
 /**
  * The shared state of `--coordination` (Redis) cannot be reached or trusted: the lock, the budget or
  * the busy register. Nothing more is started (exit 3); what was sent is in the journal.

@@ -8,10 +8,10 @@ export interface Output {
   isTTY?: boolean;
 }
 
-/** What delivers SIGINT and SIGTERM to a command: the process, or a test. */
+/** What delivers SIGINT, SIGTERM (and SIGHUP, a closed terminal) to a command: the process, or a test. */
 export interface Signals {
-  on(signal: 'SIGINT' | 'SIGTERM', handler: (signal: NodeJS.Signals) => void): unknown;
-  off(signal: 'SIGINT' | 'SIGTERM', handler: (signal: NodeJS.Signals) => void): unknown;
+  on(signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP', handler: (signal: NodeJS.Signals) => void): unknown;
+  off(signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP', handler: (signal: NodeJS.Signals) => void): unknown;
 }
 
 /**

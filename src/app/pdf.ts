@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { SitefleetError } from '../errors.js';
+import { InterruptedError, SitefleetError } from '../errors.js';
 import type { Signals } from './io.js';
 import { CHROMIUM_FLAGS, NO_SANDBOX } from '../util/chromium.js';
 
@@ -48,16 +48,21 @@ export async function printPdf(chromium: string, page: string, options: PrintOpt
   }
 }
 
+/** The signals that end a command: each is passed on to the browser's group, which hears none of them itself. */
+const ENDING = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
 /**
  * Runs the browser to its end; its last line of stderr says why when it fails. It runs in a process
- * group of its own, ended whole: a launcher script that does not exec the browser (Debian's
- * chromium-headless-shell) would die alone, and the browser live on, holding stderr open (so this
- * never ended). A group of its own hears no Ctrl-C from the terminal: the command's is passed on.
+ * group (and session) of its own, ended whole: a launcher script that does not exec the browser
+ * (Debian's chromium-headless-shell) would die alone, and the browser live on, holding stderr open
+ * (so this never ended). A group of its own hears no Ctrl-C, nor the terminal closing: the command's
+ * signals are passed on, and the command ends interrupted (exit 130).
  */
 function runToEnd(command: string, args: string[], options: PrintOptions): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
     let stderr = '';
+    let interrupted: NodeJS.Signals | undefined;
     child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
     const killAll = () => {
       try {
@@ -66,13 +71,15 @@ function runToEnd(command: string, args: string[], options: PrintOptions): Promi
         // already gone
       }
     };
+    const onSignal = (signal: NodeJS.Signals) => {
+      interrupted = signal;
+      killAll();
+    };
     const timer = setTimeout(killAll, options.timeoutMs ?? PRINT_TIMEOUT_MS);
-    options.signals?.on('SIGINT', killAll);
-    options.signals?.on('SIGTERM', killAll);
+    for (const signal of ENDING) options.signals?.on(signal, onSignal);
     const ended = () => {
       clearTimeout(timer);
-      options.signals?.off('SIGINT', killAll);
-      options.signals?.off('SIGTERM', killAll);
+      for (const signal of ENDING) options.signals?.off(signal, onSignal);
     };
     child.on('error', (error) => {
       ended();
@@ -80,6 +87,9 @@ function runToEnd(command: string, args: string[], options: PrintOptions): Promi
     });
     child.on('close', (code, signal) => {
       ended();
+      // What the browser left behind it (a helper process of its own) goes with it.
+      killAll();
+      if (interrupted) return reject(new InterruptedError(`--pdf: interrupted (${interrupted}): the browser was ended, no PDF written`));
       if (code === 0) return resolve();
       const why = stderr.trim().split('\n').at(-1) ?? '';
       reject(new SitefleetError(`--pdf: ${command} ended with ${signal ?? `exit ${code}`}${why ? `: ${why}` : ''}`));
