@@ -183,6 +183,7 @@ async function resume(reportPath: string, state: JournalState, ctx: ResumeContex
     startedAt: new Date(state.start.started_at),
     playbook,
     initial: todo.initial,
+    room: state.room,
     flags: opts,
     deadline: ctx.deadline,
     started: ctx.started,

@@ -10,7 +10,7 @@ import { cacheMissingWarning } from './run-events/cache-missing.js';
 import { stepLog } from './run-events/step-log.js';
 import { fanOut, type Subscriber } from './run-events/subscriber.js';
 import { execute, type RunLook } from '../run/executor.js';
-import type { ExecuteOutcome, StepResult } from '../run/types.js';
+import type { BackupSlots, ExecuteOutcome, StepResult } from '../run/types.js';
 import type { Journal } from '../run/journal.js';
 import type { GlobalOptions, Runtime } from './runtime.js';
 import type { RunScope } from './run-scope.js';
@@ -34,6 +34,8 @@ export interface SessionArgs {
   startedAt: Date;
   /** Resume: results that stand. */
   initial?: Map<string, StepResult>;
+  /** Resume: restore points' room the journal holds. */
+  room?: ReadonlyMap<string, BackupSlots>;
   overrideMaxFailures?: number | string;
   /** For writing login links to the files the tasks name (a fresh run only: resume has no playbook). */
   playbook?: Playbook;
@@ -153,6 +155,7 @@ async function executeWatched(args: SessionArgs): Promise<{ outcome: ExecuteOutc
       tracking: runtime.tracking,
       env: globals.io.env,
       initial: args.initial,
+      ...(args.room ? { room: args.room } : {}),
       onEvent: fanOut(subscribers),
       onStart: (run) => void (look = run),
     });

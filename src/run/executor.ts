@@ -20,7 +20,7 @@ import { WriteLife, type Guarded, type LifeRun } from './life/write-life.js';
 import { parseDuration } from '../util/duration.js';
 import { sendStep } from './send-step.js';
 import { followRestore, restoreBroken, undoneWrites } from './life/restore.js';
-import { countsAgainstBudget, ENDED_STATUSES, isProblem, UNDONE, type ExecuteOutcome, type RunEvent, type StepResult } from './types.js';
+import { countsAgainstBudget, ENDED_STATUSES, isProblem, UNDONE, type BackupSlots, type ExecuteOutcome, type RunEvent, type StepResult } from './types.js';
 import type { VisualPort } from './visual-gate.js';
 import { verifyTask } from './verify.js';
 import { Isolator } from './life/isolation-step.js';
@@ -67,6 +67,8 @@ export interface ExecuteOptions {
   blockedBackoffMs?: number;
   /** Results known before this execution (resume): those steps are not sent again. */
   initial?: Map<string, StepResult>;
+  /** Restore points' room the journal holds (resume): on their records, whether they are sent again or not. */
+  room?: ReadonlyMap<string, BackupSlots>;
   onEvent?(event: RunEvent): void | Promise<void>;
   /** Called once, before anything is sent, with what a progress line may ask of the run as it goes. */
   onStart?(run: RunLook): void;
@@ -144,13 +146,14 @@ class Execution implements LifeRun {
   /** Writes counted as their site was seen broken (countBreak). */
   readonly countedAtBreak = new Set<string>();
   /** Manual backup slots: room before each backup, restore points removed once judged (slot-keeper.ts). */
-  readonly slots: SlotKeeper = new SlotKeeper(this);
+  readonly slots: SlotKeeper;
 
   constructor(
     readonly plan: Plan,
     readonly options: ExecuteOptions,
   ) {
     this.results = new Map(options.initial ?? []);
+    this.slots = new SlotKeeper(this, options.room);
     this.stepsById = new Map(plan.steps.map((s) => [s.id, s]));
     // A resume sends nowhere what the interrupted run found to break a site.
     for (const [id, known] of this.results) {
@@ -275,6 +278,10 @@ class Execution implements LifeRun {
     const held = this.claims.get(step.id);
     if (held && type === 'update' && result.status === 'accepted' && result.operation_id) held.claim.started(result.operation_id, held.forMs);
     await this.options.onEvent?.({ type, step, result });
+  }
+
+  async recordRoom(step: Step, slots: BackupSlots): Promise<void> {
+    await this.options.onEvent?.({ type: 'room', step, slots });
   }
 
   /** A task's failure budget, made once: a task whose writes joined another's turn counts them there too. */

@@ -5,7 +5,8 @@ import { dirname } from 'node:path';
 import type { Plan } from '../plan/plan.js';
 import { SitefleetError, UsageError } from '../errors.js';
 import { syncFolder } from '../util/atomic-write.js';
-import type { StepResult, StopKind } from './types.js';
+import type { BackupSlots, StepResult, StopKind } from './types.js';
+import { mergeSlots } from './slot-record.js';
 
 /** One line of the journal. `t` is the record type; every record after `start` names its step; `at` is epoch ms. */
 export type JournalRecord =
@@ -31,6 +32,12 @@ export type JournalRecord =
   | { t: 'result'; step: string; result: StepResult; at: number }
   /** A later word on a step: its operation ended, verify, `sitefleet status`. */
   | { t: 'update'; step: string; result: StepResult; at: number }
+  /**
+   * A restore point's room, once made and before its backup is asked for: the backups removed to make
+   * it (and those its tag carried before). Its step's records carry it too; this one stands for them
+   * until the first is written (a kill before then), and through a resume that sends the step again.
+   */
+  | { t: 'room'; step: string; slots: BackupSlots; at: number }
   | { t: 'stopped'; kind: StopKind; reason: string; at: number }
   | { t: 'end'; at: number };
 
@@ -168,6 +175,8 @@ export interface JournalState {
    * a time no later reader re-stamps.
    */
   putBack: Map<string, { at: number; result: StepResult }[]>;
+  /** Each restore point's room as its `room` records said (merged onto its result, when it has one, as the journal is read). */
+  room: Map<string, BackupSlots>;
 }
 
 /** The offset just past the last newline of the file (0 if none): where its last complete record ends. */
@@ -247,7 +256,7 @@ export function readJournal(path: string): JournalState {
 export function foldJournal(records: JournalRecord[], path = 'journal'): JournalState {
   const first = records[0];
   if (!first || first.t !== 'start') throw new Error(`${path} does not begin with a start record`);
-  const state: JournalState = { start: first, results: new Map(), intents: new Map(), ended: false, resumes: 0, putBack: new Map() };
+  const state: JournalState = { start: first, results: new Map(), intents: new Map(), ended: false, resumes: 0, putBack: new Map(), room: new Map() };
   for (const r of records.slice(1)) {
     switch (r.t) {
       case 'intent':
@@ -261,6 +270,9 @@ export function foldJournal(records: JournalRecord[], path = 'journal'): Journal
           if (seen) seen.push({ at: r.at, result: r.result });
           else state.putBack.set(r.step, [{ at: r.at, result: r.result }]);
         }
+        break;
+      case 'room':
+        state.room.set(r.step, mergeSlots(state.room.get(r.step), r.slots));
         break;
       case 'stopped':
         state.stopped = { kind: r.kind, reason: r.reason };
@@ -276,6 +288,11 @@ export function foldJournal(records: JournalRecord[], path = 'journal'): Journal
       case 'start':
         throw new Error(`${path}: a second start record`);
     }
+  }
+  // A record written before its room's record was read in (or a kill between the two): the room goes on it.
+  for (const [step, slots] of state.room) {
+    const result = state.results.get(step);
+    if (result) state.results.set(step, { ...result, backup_slots: mergeSlots(result.backup_slots, slots) });
   }
   return state;
 }

@@ -86,6 +86,8 @@ export function planResume(state: JournalState): ResumePlan {
           attempts: state.intents.get(step.id)!,
           error: null,
           reason: 'sent before the interruption, and no answer was recorded; a creating call is not re-sent: check it by hand',
+          // A restore point's room was made before it was asked for: its removals are this record's too.
+          ...(state.room.has(step.id) ? { backup_slots: state.room.get(step.id)! } : {}),
         });
       }
     } else {

@@ -3,6 +3,7 @@ import type { Backup } from '../api/types.js';
 import type { Plan, Step, TaskSummary } from '../plan/plan.js';
 import { beyondKeep, DEFAULT_MANUAL_BACKUP_SLOTS, makeRoom, oursIn, removeBackups, roomEntries, seriesOf, tagOfBackup, type SlotPort } from './backup-slots.js';
 import type { CallPort } from './caller.js';
+import { mergeSlots } from './slot-record.js';
 import { ENDED_STATUSES, type BackupSlots, type StepResult, type StopKind } from './types.js';
 import type { Watcher, WatchOptions } from './watcher.js';
 
@@ -16,6 +17,8 @@ export interface SlotRun {
   readonly stop: { stop(reason: string, kind: StopKind): void };
   watchOptions(task: TaskSummary): WatchOptions;
   record(type: 'result' | 'update', step: Step, result: StepResult): Promise<void>;
+  /** Journals a restore point's room at once (before its backup is asked for). */
+  recordRoom(step: Step, slots: BackupSlots): Promise<void>;
   sendsOver(): boolean;
 }
 
@@ -26,9 +29,11 @@ export interface SlotRun {
  * which are never this run's restore point.
  */
 export class SlotKeeper {
-  readonly #earlier = new Map<string, ReadonlySet<number>>();
-  /** The backups each backup step's room removed before it was sent: on each of its records (withRoom), its first on. */
-  readonly #removed = new Map<string, Backup[]>();
+  /**
+   * Each backup step's room (what it removed before it was sent, and what its tag carried before):
+   * journaled once made, and on each of its records (withRoom). A resumed run starts from the journal's.
+   */
+  readonly #rooms: Map<string, BackupSlots>;
   /**
    * Worked out once, as the plan does not change during a run: its own tags, and its steps by
    * environment. Each is a pass over the plan; once a restore point, they cost a night of 500
@@ -37,12 +42,17 @@ export class SlotKeeper {
   #ours?: (tag: string) => boolean;
   #byEnv?: Map<string | undefined, Step[]>;
 
-  constructor(private readonly run: SlotRun) {}
+  constructor(
+    private readonly run: SlotRun,
+    journaled: ReadonlyMap<string, BackupSlots> = new Map(),
+  ) {
+    this.#rooms = new Map(journaled);
+  }
 
-  /** Backups that carried a backup step's tag before it was sent: never its restore point (a resumed run reads them off its record). */
+  /** Backups that carried a backup step's tag before it was sent: never its restore point. */
   earlier(step: Step): ReadonlySet<number> | undefined {
-    const recorded = this.run.results.get(step.id)?.backup_slots?.earlier;
-    return this.#earlier.get(step.id) ?? (recorded ? new Set(recorded) : undefined);
+    const earlier = this.#rooms.get(step.id)?.earlier ?? this.run.results.get(step.id)?.backup_slots?.earlier;
+    return earlier ? new Set(earlier) : undefined;
   }
 
   /**
@@ -51,11 +61,12 @@ export class SlotKeeper {
    * records every call), and a resume still knows which backups of its tag are an earlier run's.
    */
   withRoom(step: Step, result: StepResult): StepResult {
-    const removed = this.#removed.get(step.id);
-    const earlier = this.#earlier.get(step.id);
-    if (!removed && !earlier?.size) return result;
-    const made: BackupSlots = { removed: roomEntries(removed ?? []), ...(earlier?.size ? { earlier: [...earlier] } : {}) };
-    return { ...result, backup_slots: mergeSlots(result.backup_slots, made) };
+    const room = this.#rooms.get(step.id);
+    if (!room) return result;
+    const merged = mergeSlots(result.backup_slots, room);
+    const same =
+      result.backup_slots && merged.removed.length === result.backup_slots.removed.length && merged.earlier?.length === result.backup_slots.earlier?.length;
+    return same ? result : { ...result, backup_slots: merged };
   }
 
   /** `env`: the slots of that environment only, whose list holds none of another's backups. */
@@ -103,9 +114,10 @@ export class SlotKeeper {
       release();
     }
     if (outcome.kind === 'room') {
-      this.#earlier.set(step.id, outcome.earlier);
-      if (outcome.removed.length > 0) this.#removed.set(step.id, outcome.removed);
-      return;
+      if (outcome.removed.length === 0 && outcome.earlier.size === 0) return;
+      const room: BackupSlots = { removed: roomEntries(outcome.removed), ...(outcome.earlier.size > 0 ? { earlier: [...outcome.earlier] } : {}) };
+      this.#rooms.set(step.id, mergeSlots(this.#rooms.get(step.id), room));
+      return this.run.recordRoom(step, room);
     }
     const base = { http_status: null, operation_id: null, attempts: 0, error: null, reason: outcome.reason };
     if (outcome.kind === 'failed') {
@@ -180,15 +192,6 @@ export class SlotKeeper {
       release();
     }
   }
-}
-
-/** Two accounts of one step's slots as one: each removal once (the first account's word on it kept), the later `kept`. */
-function mergeSlots(before: BackupSlots | undefined, more: BackupSlots): BackupSlots {
-  const seen = new Set((before?.removed ?? []).map((r) => r.id));
-  const removed = [...(before?.removed ?? []), ...more.removed.filter((r) => !seen.has(r.id))];
-  const earlier = [...new Set([...(before?.earlier ?? []), ...(more.earlier ?? [])])];
-  const kept = more.kept ?? before?.kept;
-  return { removed, ...(kept ? { kept } : {}), ...(earlier.length > 0 ? { earlier } : {}) };
 }
 
 function tagOf(step: Step): string {

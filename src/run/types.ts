@@ -470,7 +470,9 @@ export type RunEvent =
   | { type: 'result'; step: Step; result: StepResult }
   /** A later word on an ended step: its operation finished, or verify found the work not done. */
   | { type: 'update'; step: Step; result: StepResult }
-  | { type: 'stopped'; kind: StopKind; reason: string };
+  | { type: 'stopped'; kind: StopKind; reason: string }
+  /** A restore point's room, made before it is asked for: journaled at once (journal.ts, `room`). */
+  | { type: 'room'; step: Step; slots: BackupSlots };
 
 export interface ExecuteOutcome {
   results: Map<string, StepResult>;

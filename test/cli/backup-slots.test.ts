@@ -6,6 +6,7 @@ import type { SimEnvironment } from '../../src/sim/fleet.js';
 import type { Simulator } from '../../src/sim/server.js';
 import { journalPathFor, readJournal } from '../../src/run/journal.js';
 import { heldPages } from '../helpers/held-pages.js';
+import { whenSeen } from '../helpers/sim-events.js';
 import { runCli, simEnv, startCli, tempDir, writePlaybook } from '../helpers/cli.js';
 import { useSimulator, waitFor } from '../helpers/sim.js';
 
@@ -141,6 +142,29 @@ describe('manual backup slots over nights (issue 55, item 1)', () => {
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
     const point = (JSON.parse(readFileSync(report, 'utf8')) as Report).results.find((r) => r.step_id === backupStep.id)!;
     expect(point.backup_slots?.removed).toEqual([room, expect.objectContaining({ id: 601, why: 'judged' }), expect.objectContaining({ why: 'judged' })]);
+  });
+
+  it('a run killed as its restore point was answered (room made, the backup perhaps unrecorded) still names the removal, and its resume keeps it', async () => {
+    const { sim, live } = await fleet(3);
+    olderPoints(sim, live);
+    const report = join(tempDir(), 'r.json');
+    const running = startCli(['run', playbook(0), '--yes', '--poll-interval', '20', '--report', report], simEnv(sim));
+    // Killed the moment the service answers the backup (its answer on its way): the room was made before it was asked for.
+    whenSeen(
+      sim,
+      () => sim.log.some((e) => e.endpoint === 'addManualBackup'),
+      () => running.child.kill('SIGKILL'),
+    );
+    expect((await running.done).signal).toBe('SIGKILL');
+    const room = { id: 600, tag: 'sitefleet-before-php-2026-10-20', why: 'room' };
+    const lines = readFileSync(journalPathFor(report), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { t: string; slots?: unknown });
+    expect(lines.filter((r) => r.t === 'room').map((r) => r.slots)).toEqual([{ removed: [room] }]);
+    const resumed = await runCli(['resume', report, '--yes', '--poll-interval', '20'], simEnv(sim));
+    const point = (JSON.parse(readFileSync(report, 'utf8')) as Report).results.find((r) => r.task === 'php' && r.role === 'backup')!;
+    expect(point.backup_slots?.removed, resumed.stdout + resumed.stderr).toEqual(expect.arrayContaining([room]));
   });
 
   it('a dry run names the backups it would remove to make room where the plan read the list, and says what may go where it did not', async () => {

@@ -64,6 +64,7 @@ function stateOf(steps: Step[], results: StepResult[], tasks: unknown[] = []): J
     ended: true,
     resumes: 0,
     putBack: new Map(),
+    room: new Map(),
   };
 }
 

@@ -72,6 +72,7 @@ function runOf(plan: Plan, status: StepResult['status']) {
     stop: { stop: () => {} },
     watchOptions: () => ({}) as never,
     record: () => Promise.resolve(),
+    recordRoom: () => Promise.resolve(),
     sendsOver: () => false,
   };
   return { run, gets: () => gets, reads: () => reads };
@@ -141,8 +142,16 @@ describe('SlotKeeper: what a backup step found and removed, on its records from 
       call: () => Promise.resolve({ ok: true, value: { data: {} } }),
     } as unknown as CallPort;
     const { run } = runOf(plan, 'planned');
-    const keeper = new SlotKeeper({ ...run, results: new Map(), options: { ...run.options, caller } });
+    const journaled: unknown[] = [];
+    const keeper = new SlotKeeper({
+      ...run,
+      results: new Map(),
+      options: { ...run.options, caller },
+      recordRoom: (s, slots) => (journaled.push([s.id, slots]), Promise.resolve()),
+    });
     await keeper.beforeWave(task, plan.steps);
+    // Journaled once made, before the backup is asked for.
+    expect(journaled).toEqual([[step.id, { removed: [{ id: 3, tag: list[2]!.note, why: 'room' }], earlier: [4] }]]);
     const sent: StepResult = { step_id: step.id, status: 'accepted', http_status: 202, operation_id: 'op', attempts: 1, error: null, reason: null };
     const once = keeper.withRoom(step, sent);
     const slots = { removed: [{ id: 3, tag: list[2]!.note, why: 'room' }], earlier: [4] };
@@ -152,5 +161,9 @@ describe('SlotKeeper: what a backup step found and removed, on its records from 
     const resumed = new SlotKeeper({ ...run, results: new Map([[step.id, once]]) });
     expect(resumed.earlier(step)).toEqual(new Set([4]));
     expect(resumed.withRoom(step, once)).toBe(once);
+    // Resumed with only the journal's room record (killed before the backup was answered): its next record carries it.
+    const fromJournal = new SlotKeeper({ ...run, results: new Map() }, new Map([[step.id, slots as never]]));
+    expect(fromJournal.earlier(step)).toEqual(new Set([4]));
+    expect(fromJournal.withRoom(step, sent).backup_slots).toEqual(slots);
   });
 });
