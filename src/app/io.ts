@@ -65,8 +65,8 @@ export class Captured implements Output {
 export interface CapturedIo extends Io {
   stdout: Captured;
   stderr: Captured;
-  /** Delivers SIGINT or SIGTERM to the command, as the process would. */
-  signals: Signals & { emit(signal: 'SIGINT' | 'SIGTERM', name: string): boolean };
+  /** Delivers SIGINT, SIGTERM or SIGHUP to the command, as the process would. */
+  signals: Signals & { emit(signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP', name: string): boolean };
 }
 
 /** An io for running a command in-process: captured output, the given environment, input and clock, no process signals. */

@@ -87,8 +87,6 @@ function runToEnd(command: string, args: string[], options: PrintOptions): Promi
     });
     child.on('close', (code, signal) => {
       ended();
-      // What the browser left behind it (a helper process of its own) goes with it.
-      killAll();
       if (interrupted) return reject(new InterruptedError(`--pdf: interrupted (${interrupted}): the browser was ended, no PDF written`));
       if (code === 0) return resolve();
       const why = stderr.trim().split('\n').at(-1) ?? '';

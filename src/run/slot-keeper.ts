@@ -51,8 +51,8 @@ export class SlotKeeper {
 
   /** Backups that carried a backup step's tag before it was sent: never its restore point. */
   earlier(step: Step): ReadonlySet<number> | undefined {
-    const earlier = this.#rooms.get(step.id)?.earlier ?? this.run.results.get(step.id)?.backup_slots?.earlier;
-    return earlier ? new Set(earlier) : undefined;
+    const earlier = [...(this.#rooms.get(step.id)?.earlier ?? []), ...(this.run.results.get(step.id)?.backup_slots?.earlier ?? [])];
+    return earlier.length > 0 ? new Set(earlier) : undefined;
   }
 
   /**

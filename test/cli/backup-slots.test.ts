@@ -7,7 +7,7 @@ import type { Simulator } from '../../src/sim/server.js';
 import { journalPathFor, readJournal } from '../../src/run/journal.js';
 import { heldPages } from '../helpers/held-pages.js';
 import { whenSeen } from '../helpers/sim-events.js';
-import { runCli, simEnv, startCli, tempDir, writePlaybook } from '../helpers/cli.js';
+import { runCli, simEnv, startCli, startCliInProcess, tempDir, writePlaybook } from '../helpers/cli.js';
 import { useSimulator, waitFor } from '../helpers/sim.js';
 
 const start = useSimulator();
@@ -165,6 +165,25 @@ describe('manual backup slots over nights (issue 55, item 1)', () => {
     const resumed = await runCli(['resume', report, '--yes', '--poll-interval', '20'], simEnv(sim));
     const point = (JSON.parse(readFileSync(report, 'utf8')) as Report).results.find((r) => r.task === 'php' && r.role === 'backup')!;
     expect(point.backup_slots?.removed, resumed.stdout + resumed.stderr).toEqual(expect.arrayContaining([room]));
+  });
+
+  it('a run stopped while it made room (its backup never sent) keeps the removal through a resume that sends the backup', async () => {
+    const { sim, live } = await fleet(3);
+    olderPoints(sim, live);
+    const report = join(tempDir(), 'r.json');
+    const args = ['--yes', '--poll-interval', '20'];
+    const started = await startCliInProcess(['run', playbook(0), ...args, '--report', report], simEnv(sim));
+    // Ctrl-C as the room's removal is asked for: the run stops, and the backup it made room for is not sent.
+    whenSeen(sim, () => sim.log.some((e) => e.endpoint === 'deleteBackup'), started.interrupt);
+    const stopped = await started.done;
+    expect(stopped.code, stopped.stdout + stopped.stderr).toBe(130);
+    expect(sim.log.filter((e) => e.endpoint === 'addManualBackup')).toEqual([]);
+    const room = { id: 600, tag: 'sitefleet-before-php-2026-10-20', why: 'room' };
+    const resumed = await runCli(['resume', report, ...args], simEnv(sim));
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    const point = (JSON.parse(readFileSync(report, 'utf8')) as Report).results.find((r) => r.task === 'php' && r.role === 'backup')!;
+    expect(point.status).toBe('succeeded');
+    expect(point.backup_slots?.removed).toEqual(expect.arrayContaining([room]));
   });
 
   it('a dry run names the backups it would remove to make room where the plan read the list, and says what may go where it did not', async () => {

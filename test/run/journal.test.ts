@@ -2,7 +2,7 @@ import { appendFileSync, lstatSync, readFileSync, symlinkSync, writeFileSync } f
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Plan } from '../../src/plan/plan.js';
-import { hasStartRecord, Journal, NoStartRecordError, readJournal } from '../../src/run/journal.js';
+import { foldJournal, hasStartRecord, Journal, NoStartRecordError, readJournal, type JournalRecord } from '../../src/run/journal.js';
 import { writeFileAtomic } from '../../src/util/atomic-write.js';
 import { tempDir } from '../helpers/cli.js';
 
@@ -13,6 +13,25 @@ function start(stepCount = 2000) {
 }
 
 describe('journal', () => {
+  it("folds a restore point's room records onto its result, however the two came in order, each removal once", () => {
+    const room = { id: 600, tag: 'sitefleet-before-php-2026-10-20', why: 'room' as const };
+    const answered = { step_id: '0:0', status: 'accepted' as const, http_status: 202, operation_id: 'op', attempts: 1, error: null, reason: null };
+    const records: JournalRecord[] = [
+      start(2),
+      { t: 'room', step: '0:0', slots: { removed: [room], earlier: [5] }, at: 1 },
+      { t: 'intent', step: '0:0', attempt: 1, at: 2 },
+      // Written by a run that had not the room in memory (a resume): it names only what it removed itself.
+      { t: 'result', step: '0:0', result: { ...answered, backup_slots: { removed: [{ id: 601, tag: 't', why: 'judged' }] } }, at: 3 },
+      { t: 'room', step: '0:0', slots: { removed: [room] }, at: 4 },
+      { t: 'room', step: '0:1', slots: { removed: [{ ...room, id: 700 }] }, at: 5 },
+    ];
+    const state = foldJournal(records);
+    expect(state.results.get('0:0')?.backup_slots).toEqual({ removed: [{ id: 601, tag: 't', why: 'judged' }, room], earlier: [5] });
+    // A step with no record yet keeps its room apart (resume puts it on the step's next record).
+    expect(state.results.has('0:1')).toBe(false);
+    expect(state.room.get('0:1')).toEqual({ removed: [{ ...room, id: 700 }] });
+  });
+
   it('comes into being whole, and a second run cannot take the same name', async () => {
     const path = join(tempDir(), 'r.journal.jsonl');
     const { journal, replaced } = await Journal.create(path, start());
