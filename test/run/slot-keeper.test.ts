@@ -78,6 +78,17 @@ function runOf(plan: Plan, status: StepResult['status']) {
   return { run, gets: () => gets, reads: () => reads };
 }
 
+/** A keeper of one environment whose backup list is `list`; each removal answered as `answer` says (by the backup's id). */
+function keeperOver(plan: Plan, list: unknown[], answer: (id: string) => object, more: Partial<SlotRun>): SlotKeeper {
+  const caller = {
+    read: () => Promise.resolve({ environment: { display_name: 'live', backups: list } }),
+    withPlace: (_p: unknown, _n: string, fn: (place: unknown) => unknown) => fn(undefined),
+    call: (_e: string, params: { backup_id: string }) => Promise.resolve({ ok: true, value: { data: answer(params.backup_id) } }),
+  } as unknown as CallPort;
+  const { run } = runOf(plan, 'planned');
+  return new SlotKeeper({ ...run, results: new Map(), options: { ...run.options, caller }, ...more });
+}
+
 describe('SlotKeeper at fleet scale (bench scenario 32: 500 environments spent minutes of CPU here)', () => {
   it("makes room for a wave's restore points with one pass over the plan, not one a restore point", async () => {
     const plan = night();
@@ -109,18 +120,8 @@ describe('SlotKeeper: room that could not all be made', () => {
       backup(5, TAG.replace('11-27', '11-02'), 5),
       backup(6, 'z', 6),
     ];
-    const caller = {
-      read: () => Promise.resolve({ environment: { display_name: 'live', backups: list } }),
-      withPlace: (_p: unknown, _n: string, fn: (place: unknown) => unknown) => fn(undefined),
-      call: (_e: string, params: { backup_id: string }) =>
-        Promise.resolve({ ok: true, value: { data: params.backup_id === '4' ? {} : { status: 409, message: 'locked' } } }),
-    } as unknown as CallPort;
-    const { run } = runOf(plan, 'planned');
     const recorded: StepResult[] = [];
-    const keeper = new SlotKeeper({
-      ...run,
-      results: new Map(),
-      options: { ...run.options, caller },
+    const keeper = keeperOver(plan, list, (id) => (id === '4' ? {} : { status: 409, message: 'locked' }), {
       record: (_t, _s, r) => (recorded.push(r), Promise.resolve()),
     });
     await keeper.beforeWave(task, plan.steps);
@@ -136,19 +137,9 @@ describe('SlotKeeper: what a backup step found and removed, on its records from 
     const step = plan.steps[0]!;
     const backup = (id: number, note: string) => ({ id, name: `n-${id}`, note, type: 'manual', created_at: id });
     const list = [backup(1, 'a'), backup(2, 'b'), backup(3, TAG.replace('11-27', '11-01')), backup(4, TAG), backup(5, 'c')];
-    const caller = {
-      read: () => Promise.resolve({ environment: { display_name: 'live', backups: list } }),
-      withPlace: (_p: unknown, _n: string, fn: (place: unknown) => unknown) => fn(undefined),
-      call: () => Promise.resolve({ ok: true, value: { data: {} } }),
-    } as unknown as CallPort;
-    const { run } = runOf(plan, 'planned');
     const journaled: unknown[] = [];
-    const keeper = new SlotKeeper({
-      ...run,
-      results: new Map(),
-      options: { ...run.options, caller },
-      recordRoom: (s, slots) => (journaled.push([s.id, slots]), Promise.resolve()),
-    });
+    const keeper = keeperOver(plan, list, () => ({}), { recordRoom: (s, slots) => (journaled.push([s.id, slots]), Promise.resolve()) });
+    const { run } = runOf(plan, 'planned');
     await keeper.beforeWave(task, plan.steps);
     // Journaled once made, before the backup is asked for.
     expect(journaled).toEqual([[step.id, { removed: [{ id: 3, tag: list[2]!.note, why: 'room' }], earlier: [4] }]]);
