@@ -62,11 +62,7 @@ export class SlotKeeper {
    */
   withRoom(step: Step, result: StepResult): StepResult {
     const room = this.#rooms.get(step.id);
-    if (!room) return result;
-    const merged = mergeSlots(result.backup_slots, room);
-    const same =
-      result.backup_slots && merged.removed.length === result.backup_slots.removed.length && merged.earlier?.length === result.backup_slots.earlier?.length;
-    return same ? result : { ...result, backup_slots: merged };
+    return room ? { ...result, backup_slots: mergeSlots(result.backup_slots, room) } : result;
   }
 
   /** `env`: the slots of that environment only, whose list holds none of another's backups. */

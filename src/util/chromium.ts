@@ -67,14 +67,22 @@ function isExecutable(path: string): boolean {
   }
 }
 
+/** Where an executable file of that name is on the environment's PATH, or undefined. */
+export function onPath(env: Record<string, string | undefined>, name: string): string | undefined {
+  for (const dir of (env.PATH ?? '').split(delimiter).filter(Boolean)) if (isExecutable(join(dir, name))) return join(dir, name);
+  return undefined;
+}
+
 /** The browser to start, or why there is none (with what to install): looked at, never run. */
 export function locateChromium(env: Record<string, string | undefined>, use: ChromiumUse): { path: string } | { problem: string } {
   const named = env.SITEFLEET_CHROMIUM;
   if (named !== undefined && named !== '') {
     return isExecutable(named) ? { path: named } : { problem: `${use.what}: SITEFLEET_CHROMIUM=${named} is not an executable file` };
   }
-  const dirs = (env.PATH ?? '').split(delimiter).filter(Boolean);
-  for (const name of NAMES) for (const dir of dirs) if (isExecutable(join(dir, name))) return { path: join(dir, name) };
+  for (const name of NAMES) {
+    const path = onPath(env, name);
+    if (path) return { path };
+  }
   return {
     problem: `${use.what} needs Chromium and none was found (${NAMES.join(', ')} on PATH, or SITEFLEET_CHROMIUM): install it (Debian/Ubuntu: apt-get install chromium-headless-shell, or chromium; macOS: brew install --cask chromium)${use.instead ? `, or ${use.instead}` : ''}`,
   };

@@ -1,9 +1,7 @@
-import { existsSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
 import { afterAll, afterEach } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { decodePng } from '../../src/health/visual/image.js';
-import { CHROMIUM_FLAGS, findChromium, NO_SANDBOX } from '../../src/util/chromium.js';
+import { CHROMIUM_FLAGS, findChromium, NO_SANDBOX, onPath } from '../../src/util/chromium.js';
 
 /**
  * Debian's Chromium headless shell (scripts/test-components.json installs it), found as `--pdf` and
@@ -13,9 +11,9 @@ export const CHROMIUM = findChromium(process.env);
 
 /** Debian's full browser, `chromium` on PATH (installed beside the headless shell): what users without the shell run. */
 export function fullChromium(): string {
-  const dir = (process.env.PATH ?? '').split(delimiter).find((d) => d !== '' && existsSync(join(d, 'chromium')));
-  if (!dir) throw new Error('chromium (Debian package chromium) is not on PATH: npm test installs it');
-  return join(dir, 'chromium');
+  const path = onPath(process.env, 'chromium');
+  if (!path) throw new Error('chromium (Debian package chromium) is not on PATH: npm test installs it');
+  return path;
 }
 
 /** What a page did that a sitefleet page must never do: run script, open a dialog, ask for anything but itself. */
